@@ -1,0 +1,176 @@
+//! The event: one decoded frame of any known type.
+
+use crate::book::{Book, BookKind, LEVEL_LEN, MAX_LEVELS_PER_SIDE};
+use crate::consts::frame_type;
+use crate::option_quote::OptionQuote;
+use crate::pool_state::PoolState;
+use crate::trade::Trade;
+
+/// One event. The reader hands these out as views into the segment (or the
+/// LZ4 block scratch); the writer takes them as input.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Event<'a> {
+    /// Frame type 1.
+    Trade(Trade),
+    /// Frame types 2 (snapshot) and 3 (delta).
+    Book(Book<'a>),
+    /// Frame type 4.
+    OptionQuote(OptionQuote),
+    /// Frame type 5.
+    PoolState(PoolState<'a>),
+}
+
+/// Which writer conventions to follow where the reference and the spec text
+/// disagree (see FORMAT-NOTES).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Profile {
+    /// Byte-for-byte what the flox reference writer produces: the book header
+    /// type byte as given, symbol_count 0, Sorted only on compressed segments
+    /// whose blocks do not overlap, first/last_event_ns from the first
+    /// non-zero and the last event handed in.
+    #[default]
+    Reference,
+    /// The spec text: book header type 2/3, symbol_count counted, Sorted
+    /// whenever the segment's timestamps never decrease, first/last_event_ns
+    /// the earliest and latest timestamps.
+    Spec,
+}
+
+/// What a reader does with a frame type no layout defines.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum UnknownTypes {
+    /// Stop with `UnknownRecordType` (spec 1.0; the default).
+    #[default]
+    Reject,
+    /// Skip the frame by its size (flox's later revision).
+    Skip,
+}
+
+impl<'a> Event<'a> {
+    /// Decodes a payload of a known frame type. `Err` carries why the payload
+    /// does not fit its type (the reader reports it as `MalformedRecord`).
+    #[inline]
+    pub fn decode(frame_type: u8, payload: &'a [u8]) -> Result<Event<'a>, &'static str> {
+        match frame_type {
+            frame_type::TRADE => Trade::parse(payload).map(Event::Trade),
+            frame_type::BOOK_SNAPSHOT => Book::parse(BookKind::Snapshot, payload).map(Event::Book),
+            frame_type::BOOK_DELTA => Book::parse(BookKind::Delta, payload).map(Event::Book),
+            frame_type::OPTION_QUOTE => OptionQuote::parse(payload).map(Event::OptionQuote),
+            frame_type::POOL_STATE => PoolState::parse(payload).map(Event::PoolState),
+            _ => Err("frame type not defined by 1.0"),
+        }
+    }
+
+    /// The frame type this event is written as.
+    pub fn frame_type(&self) -> u8 {
+        match self {
+            Event::Trade(_) => frame_type::TRADE,
+            Event::Book(b) => b.kind.frame_type(),
+            Event::OptionQuote(_) => frame_type::OPTION_QUOTE,
+            Event::PoolState(_) => frame_type::POOL_STATE,
+        }
+    }
+
+    /// Exchange-side timestamp (every record starts with it).
+    #[inline]
+    pub fn exchange_ts_ns(&self) -> i64 {
+        match self {
+            Event::Trade(t) => t.exchange_ts_ns,
+            Event::Book(b) => b.exchange_ts_ns,
+            Event::OptionQuote(q) => q.exchange_ts_ns,
+            Event::PoolState(p) => p.exchange_ts_ns,
+        }
+    }
+
+    /// Receiver-side timestamp.
+    pub fn recv_ts_ns(&self) -> i64 {
+        match self {
+            Event::Trade(t) => t.recv_ts_ns,
+            Event::Book(b) => b.recv_ts_ns,
+            Event::OptionQuote(q) => q.recv_ts_ns,
+            Event::PoolState(p) => p.recv_ts_ns,
+        }
+    }
+
+    /// Symbol tag.
+    pub fn symbol_id(&self) -> u32 {
+        match self {
+            Event::Trade(t) => t.symbol_id,
+            Event::Book(b) => b.symbol_id,
+            Event::OptionQuote(q) => q.symbol_id,
+            Event::PoolState(p) => p.symbol_id,
+        }
+    }
+
+    /// Encoded payload length (without the 12-byte frame header).
+    #[inline]
+    pub fn payload_len(&self) -> usize {
+        match self {
+            Event::Trade(_) => Trade::LEN,
+            Event::Book(b) => b.len(),
+            Event::OptionQuote(_) => OptionQuote::LEN,
+            Event::PoolState(p) => p.len(),
+        }
+    }
+
+    /// Whether the event can be encoded under `profile`; `Err` says why not.
+    ///
+    /// Book sides hold at most 65535 levels; wire-form levels must be whole
+    /// 16-byte levels; a pool payload must fit a `u32` frame size; and under
+    /// the reference profile a book's header type byte must not contradict
+    /// its kind (0 or 2 for a snapshot, 1 or 3 for a delta), since flox
+    /// would pick the frame type from that byte.
+    pub fn validate(&self, profile: Profile) -> Result<(), &'static str> {
+        match self {
+            Event::Book(b) => {
+                for side in [b.bids, b.asks] {
+                    if let crate::book::Levels::Wire(w) = side {
+                        if w.len() % LEVEL_LEN != 0 {
+                            return Err("wire-form book levels are not a whole number of levels");
+                        }
+                    }
+                    if side.len() > MAX_LEVELS_PER_SIDE {
+                        return Err("book side has more than 65535 levels");
+                    }
+                }
+                if profile == Profile::Reference && !b.kind.accepts_header_type(b.header_type) {
+                    return Err("book header type byte contradicts the book kind");
+                }
+                Ok(())
+            }
+            Event::PoolState(p) => {
+                if p.payload.len() > u32::MAX as usize - PoolState::HEADER_LEN {
+                    return Err("pool state payload does not fit a frame");
+                }
+                Ok(())
+            }
+            Event::Trade(_) | Event::OptionQuote(_) => Ok(()),
+        }
+    }
+
+    /// Encodes the payload into `out` (exactly `payload_len()` bytes). The
+    /// event must have passed [`Event::validate`].
+    #[inline]
+    pub(crate) fn emit_payload(&self, profile: Profile, out: &mut [u8]) {
+        match self {
+            Event::Trade(t) => {
+                if let Ok(a) = <&mut [u8; Trade::LEN]>::try_from(out) {
+                    t.emit(a);
+                }
+            }
+            Event::Book(b) => {
+                let ht = match profile {
+                    Profile::Reference => b.header_type,
+                    Profile::Spec => b.kind.frame_type(),
+                };
+                b.emit(ht, out);
+            }
+            Event::OptionQuote(q) => {
+                if let Ok(a) = <&mut [u8; OptionQuote::LEN]>::try_from(out) {
+                    q.emit(a);
+                }
+            }
+            Event::PoolState(p) => p.emit(out),
+        }
+    }
+}

@@ -1,0 +1,241 @@
+//! The 12-byte frame header, and standalone frame encode/decode for callers
+//! that build their own streams.
+
+use crate::consts::{frame_type, RECORD_VERSION};
+use crate::crc32::crc32;
+use crate::error::{Error, ErrorKind, Result};
+use crate::event::{Event, Profile, UnknownTypes};
+use crate::le::{put_u16, put_u32, u16_at, u32_at};
+
+/// Byte offsets of the frame header fields.
+pub mod field {
+    /// `u32` payload bytes.
+    pub const SIZE: usize = 0;
+    /// `u32` CRC32 of the payload.
+    pub const CRC32: usize = 4;
+    /// `u8` record type.
+    pub const TYPE: usize = 8;
+    /// `u8` record layout version (1).
+    pub const REC_VERSION: usize = 9;
+    /// `u16` reserved, zero.
+    pub const FLAGS: usize = 10;
+}
+
+/// A decoded frame header.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct FrameHeader {
+    /// Payload bytes after the header.
+    pub size: u32,
+    /// CRC32 of the payload.
+    pub crc32: u32,
+    /// Record type ([`frame_type`]).
+    pub frame_type: u8,
+    /// Record layout version.
+    pub rec_version: u8,
+    /// Reserved, zero.
+    pub flags: u16,
+}
+
+impl FrameHeader {
+    /// Encoded length.
+    pub const LEN: usize = 12;
+
+    /// Decodes the first 12 bytes of `b`; `None` if shorter.
+    #[inline]
+    pub fn parse(b: &[u8]) -> Option<FrameHeader> {
+        if b.len() < Self::LEN {
+            return None;
+        }
+        Some(FrameHeader {
+            size: u32_at(b, field::SIZE),
+            crc32: u32_at(b, field::CRC32),
+            frame_type: b[field::TYPE],
+            rec_version: b[field::REC_VERSION],
+            flags: u16_at(b, field::FLAGS),
+        })
+    }
+
+    /// Encodes into `out[..12]`.
+    #[inline]
+    pub fn emit(&self, out: &mut [u8; 12]) {
+        put_u32(out, field::SIZE, self.size);
+        put_u32(out, field::CRC32, self.crc32);
+        out[field::TYPE] = self.frame_type;
+        out[field::REC_VERSION] = self.rec_version;
+        put_u16(out, field::FLAGS, self.flags);
+    }
+}
+
+/// Whether 1.0 (with FORMAT-NOTES) defines a layout for this frame type.
+pub const fn is_known_type(t: u8) -> bool {
+    matches!(
+        t,
+        frame_type::TRADE
+            | frame_type::BOOK_SNAPSHOT
+            | frame_type::BOOK_DELTA
+            | frame_type::OPTION_QUOTE
+            | frame_type::POOL_STATE
+    )
+}
+
+/// One frame as found in a stream: its header, payload, and where it is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RawFrame<'a> {
+    /// The decoded header.
+    pub header: FrameHeader,
+    /// The payload bytes (`header.size` of them).
+    pub payload: &'a [u8],
+}
+
+impl<'a> RawFrame<'a> {
+    /// Total encoded length (header + payload).
+    pub fn len(&self) -> usize {
+        FrameHeader::LEN + self.payload.len()
+    }
+
+    /// Never empty: a frame has at least its header.
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+
+    /// Decodes the payload as an event.
+    pub fn event(&self) -> core::result::Result<Event<'a>, &'static str> {
+        Event::decode(self.header.frame_type, self.payload)
+    }
+}
+
+/// What a frame check found, before it is turned into an event.
+pub(crate) enum Checked<'a> {
+    /// A frame of a known type that passed every check.
+    Event(Event<'a>, usize),
+    /// A frame of an unknown type, skipped on request; its encoded length.
+    Skipped(usize),
+}
+
+/// Validates the frame at the start of `b` and decodes its event.
+///
+/// `offset` is what errors report. Checks, in order: header and payload
+/// present (`Truncated`), rec_version, flags, CRC (when `verify_crc`), type,
+/// and the record's own layout (`MalformedRecord`).
+#[inline]
+pub(crate) fn check_frame(
+    b: &[u8],
+    offset: u64,
+    verify_crc: bool,
+    unknown: UnknownTypes,
+) -> Result<Checked<'_>> {
+    let Some(h) = FrameHeader::parse(b) else {
+        return Err(Error::new(
+            ErrorKind::Truncated,
+            offset,
+            "data ends inside a frame header",
+        ));
+    };
+    let end = FrameHeader::LEN as u64 + h.size as u64;
+    if end > b.len() as u64 {
+        return Err(Error::new(
+            ErrorKind::Truncated,
+            offset,
+            "data ends inside a frame payload (size field past the end)",
+        )
+        .needing(end));
+    }
+    let total = end as usize;
+    let payload = &b[FrameHeader::LEN..total];
+    if h.rec_version != RECORD_VERSION {
+        return Err(Error::new(
+            ErrorKind::UnsupportedRecordVersion,
+            offset,
+            "frame rec_version is not 1",
+        ));
+    }
+    if h.flags != 0 {
+        return Err(Error::new(
+            ErrorKind::FrameFlagsNonzero,
+            offset,
+            "frame reserved flags are not zero",
+        ));
+    }
+    if verify_crc && crc32(payload) != h.crc32 {
+        return Err(Error::new(
+            ErrorKind::CrcMismatch,
+            offset,
+            "frame payload does not match its CRC32",
+        ));
+    }
+    if !is_known_type(h.frame_type) {
+        return match unknown {
+            UnknownTypes::Reject => Err(Error::new(
+                ErrorKind::UnknownRecordType,
+                offset,
+                "frame type not defined by 1.0 (strict mode)",
+            )),
+            UnknownTypes::Skip => Ok(Checked::Skipped(total)),
+        };
+    }
+    match Event::decode(h.frame_type, payload) {
+        Ok(ev) => Ok(Checked::Event(ev, total)),
+        Err(what) => Err(Error::new(ErrorKind::MalformedRecord, offset, what)),
+    }
+}
+
+/// Options of a standalone frame decode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FrameOptions {
+    /// Verify the payload CRC (default true).
+    pub verify_crc: bool,
+    /// Unknown frame types: error (default) or skip.
+    pub unknown_types: UnknownTypes,
+}
+
+impl Default for FrameOptions {
+    fn default() -> Self {
+        FrameOptions {
+            verify_crc: true,
+            unknown_types: UnknownTypes::Reject,
+        }
+    }
+}
+
+/// Decodes one frame from the start of `b` with every check. Returns the
+/// event (or `None` for a skipped unknown type) and the frame's encoded
+/// length. Errors are at offset 0 (the start of `b`).
+pub fn decode_frame(b: &[u8], opts: FrameOptions) -> Result<(Option<Event<'_>>, usize)> {
+    match check_frame(b, 0, opts.verify_crc, opts.unknown_types)? {
+        Checked::Event(ev, n) => Ok((Some(ev), n)),
+        Checked::Skipped(n) => Ok((None, n)),
+    }
+}
+
+/// Encodes `ev` as a complete frame (header + payload, CRC computed) at the
+/// start of `out`; returns the bytes written. `BufferTooSmall` (with the
+/// size needed) if `out` is short, `InvalidInput` if the event cannot be
+/// encoded; `out` is untouched on error.
+pub fn encode_frame(ev: &Event<'_>, profile: Profile, out: &mut [u8]) -> Result<usize> {
+    ev.validate(profile)
+        .map_err(|what| Error::new(ErrorKind::InvalidInput, 0, what))?;
+    let payload_len = ev.payload_len();
+    let total = FrameHeader::LEN + payload_len;
+    if out.len() < total {
+        return Err(Error::new(
+            ErrorKind::BufferTooSmall,
+            0,
+            "output buffer shorter than the frame",
+        )
+        .needing(total as u64));
+    }
+    let (head, rest) = out.split_at_mut(FrameHeader::LEN);
+    let payload = &mut rest[..payload_len];
+    ev.emit_payload(profile, payload);
+    let h = FrameHeader {
+        size: payload_len as u32,
+        crc32: crc32(payload),
+        frame_type: ev.frame_type(),
+        rec_version: RECORD_VERSION,
+        flags: 0,
+    };
+    let mut hb = [0u8; FrameHeader::LEN];
+    h.emit(&mut hb);
+    head.copy_from_slice(&hb);
+    Ok(total)
+}

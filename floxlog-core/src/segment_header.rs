@@ -1,0 +1,203 @@
+//! The 64-byte segment header at offset 0 of every segment.
+
+use crate::consts::{FORMAT_VERSION, MAGIC_SEGMENT};
+use crate::error::{Error, ErrorKind, Result};
+use crate::le::{i64_at, put_i64, put_u16, put_u32, put_u64, u16_at, u32_at, u64_at};
+
+/// Byte offsets of the header fields.
+pub mod field {
+    /// `u32` magic, `FLOX`.
+    pub const MAGIC: usize = 0;
+    /// `u16` format version.
+    pub const VERSION: usize = 4;
+    /// `u8` flag bits.
+    pub const FLAGS: usize = 6;
+    /// `u8` exchange tag.
+    pub const EXCHANGE_ID: usize = 7;
+    /// `i64` wall clock when the segment was opened.
+    pub const CREATED_NS: usize = 8;
+    /// `i64` first (reference) or earliest (spec) event timestamp.
+    pub const FIRST_EVENT_NS: usize = 16;
+    /// `i64` last (reference) or latest (spec) event timestamp.
+    pub const LAST_EVENT_NS: usize = 24;
+    /// `u32` number of events.
+    pub const EVENT_COUNT: usize = 32;
+    /// `u32` distinct symbols (0 from the reference writer).
+    pub const SYMBOL_COUNT: usize = 36;
+    /// `u64` offset of the index trailer, 0 if none.
+    pub const INDEX_OFFSET: usize = 40;
+    /// `u8` codec: 0 none, 1 LZ4.
+    pub const COMPRESSION: usize = 48;
+    /// 15 reserved bytes, zero.
+    pub const RESERVED: core::ops::Range<usize> = 49..64;
+}
+
+/// Segment flag bits.
+pub mod flags {
+    /// Sparse index trailer present.
+    pub const HAS_INDEX: u8 = 0x01;
+    /// Frame stream partitioned into LZ4 blocks.
+    pub const COMPRESSED: u8 = 0x02;
+    /// Reserved in 1.0; a reader refuses it.
+    pub const ENCRYPTED: u8 = 0x04;
+    /// exchange_ts_ns never decreases across the segment.
+    pub const SORTED: u8 = 0x08;
+    /// Every bit 1.0 defines.
+    pub const KNOWN: u8 = HAS_INDEX | COMPRESSED | ENCRYPTED | SORTED;
+}
+
+/// Codec of the frame stream.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[repr(u8)]
+pub enum Compression {
+    /// Frames follow the header directly.
+    #[default]
+    None = 0,
+    /// Frames are packed into LZ4 blocks.
+    Lz4 = 1,
+}
+
+/// A decoded segment header.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct SegmentHeader {
+    /// Format version (1).
+    pub version: u16,
+    /// Flag bits ([`flags`]).
+    pub flags: u8,
+    /// Exchange tag; 0 if unused.
+    pub exchange_id: u8,
+    /// Wall-clock nanoseconds when the segment was opened.
+    pub created_ns: i64,
+    /// First (reference writer) or earliest (spec) event timestamp.
+    pub first_event_ns: i64,
+    /// Last (reference writer) or latest (spec) event timestamp.
+    pub last_event_ns: i64,
+    /// Events in the segment (0 in a placeholder header).
+    pub event_count: u32,
+    /// Distinct symbols (0 from the reference writer).
+    pub symbol_count: u32,
+    /// Offset of the index trailer; 0 if absent.
+    pub index_offset: u64,
+    /// Codec byte: 0 none, 1 LZ4.
+    pub compression: u8,
+}
+
+impl SegmentHeader {
+    /// Encoded length.
+    pub const LEN: usize = 64;
+
+    /// Decodes and validates a header from the first 64 bytes of `data`.
+    ///
+    /// Checks, in order: length (`Truncated`), magic (`BadMagic`), version
+    /// (`UnsupportedVersion`), flags (`Encrypted`, `UnknownFlags`), reserved
+    /// bytes (`ReservedNonzero`), codec byte (`UnknownCompression`). Every
+    /// error is at offset 0.
+    pub fn parse(data: &[u8]) -> Result<SegmentHeader> {
+        let h = Self::parse_unchecked(data)?;
+        h.validate(data)?;
+        Ok(h)
+    }
+
+    /// Decodes the fields without validating them (only the length is
+    /// checked). For tools that inspect damaged segments.
+    pub fn parse_unchecked(data: &[u8]) -> Result<SegmentHeader> {
+        if data.len() < Self::LEN {
+            return Err(Error::new(
+                ErrorKind::Truncated,
+                0,
+                "data shorter than the 64-byte segment header",
+            )
+            .needing(Self::LEN as u64));
+        }
+        Ok(SegmentHeader {
+            version: u16_at(data, field::VERSION),
+            flags: data[field::FLAGS],
+            exchange_id: data[field::EXCHANGE_ID],
+            created_ns: i64_at(data, field::CREATED_NS),
+            first_event_ns: i64_at(data, field::FIRST_EVENT_NS),
+            last_event_ns: i64_at(data, field::LAST_EVENT_NS),
+            event_count: u32_at(data, field::EVENT_COUNT),
+            symbol_count: u32_at(data, field::SYMBOL_COUNT),
+            index_offset: u64_at(data, field::INDEX_OFFSET),
+            compression: data[field::COMPRESSION],
+        })
+    }
+
+    fn validate(&self, data: &[u8]) -> Result<()> {
+        let fail = |kind, what| Err(Error::new(kind, 0, what));
+        if u32_at(data, field::MAGIC) != MAGIC_SEGMENT {
+            return fail(ErrorKind::BadMagic, "segment magic is not FLOX");
+        }
+        if self.version != FORMAT_VERSION {
+            return fail(
+                ErrorKind::UnsupportedVersion,
+                "segment format version is not 1",
+            );
+        }
+        if self.flags & !flags::KNOWN != 0 {
+            return fail(
+                ErrorKind::UnknownFlags,
+                "segment flag bit not defined by 1.0",
+            );
+        }
+        if self.flags & flags::ENCRYPTED != 0 {
+            return fail(
+                ErrorKind::Encrypted,
+                "Encrypted flag set (reserved in 1.0)",
+            );
+        }
+        if data[field::RESERVED].iter().any(|&b| b != 0) {
+            return fail(
+                ErrorKind::ReservedNonzero,
+                "reserved segment header byte is not zero",
+            );
+        }
+        let flagged = self.flags & flags::COMPRESSED != 0;
+        match (self.compression, flagged) {
+            (0, false) | (1, true) => Ok(()),
+            (0 | 1, _) => fail(
+                ErrorKind::UnknownCompression,
+                "compression byte disagrees with the Compressed flag",
+            ),
+            _ => fail(ErrorKind::UnknownCompression, "unknown compression codec"),
+        }
+    }
+
+    /// The codec, if the header is consistent.
+    pub fn codec(&self) -> Compression {
+        if self.flags & flags::COMPRESSED != 0 {
+            Compression::Lz4
+        } else {
+            Compression::None
+        }
+    }
+
+    /// Whether a flag bit is set.
+    pub fn has(&self, flag: u8) -> bool {
+        self.flags & flag != 0
+    }
+
+    /// Encodes into `out[..64]`; the magic is always `FLOX` and the reserved
+    /// bytes zero.
+    pub fn emit(&self, out: &mut [u8; 64]) {
+        put_u32(out, field::MAGIC, MAGIC_SEGMENT);
+        put_u16(out, field::VERSION, self.version);
+        out[field::FLAGS] = self.flags;
+        out[field::EXCHANGE_ID] = self.exchange_id;
+        put_i64(out, field::CREATED_NS, self.created_ns);
+        put_i64(out, field::FIRST_EVENT_NS, self.first_event_ns);
+        put_i64(out, field::LAST_EVENT_NS, self.last_event_ns);
+        put_u32(out, field::EVENT_COUNT, self.event_count);
+        put_u32(out, field::SYMBOL_COUNT, self.symbol_count);
+        put_u64(out, field::INDEX_OFFSET, self.index_offset);
+        out[field::COMPRESSION] = self.compression;
+        out[field::RESERVED].fill(0);
+    }
+
+    /// The encoded 64 bytes.
+    pub fn to_bytes(&self) -> [u8; 64] {
+        let mut b = [0u8; 64];
+        self.emit(&mut b);
+        b
+    }
+}

@@ -1,0 +1,872 @@
+//! The streaming segment writer: events in, segment bytes out, over buffers
+//! the caller provides and never reallocates.
+//!
+//! The writer appends encoded bytes to the caller's output buffer; the caller
+//! takes them with [`SegmentWriter::pending`] and [`SegmentWriter::consume`]
+//! (to a file, a socket, a NIC ring) whenever it likes. The first 64 pending
+//! bytes are a placeholder header; [`SegmentWriter::finish`] appends the index
+//! trailer and returns the final header for the caller to put at offset 0, so
+//! nothing already written has to be read back.
+//!
+//! Every method that can fail checks all of its buffers before it changes
+//! anything: on error the event was not accepted and everything accepted
+//! before it is intact, so the caller can drain, grow or flush and retry.
+
+use crate::block::{lz4_bound, BlockHeader};
+use crate::consts::{FORMAT_VERSION, INDEX_VERSION, RECORD_VERSION};
+use crate::crc32::crc32;
+use crate::error::{Error, ErrorKind, Result};
+use crate::event::{Event, Profile};
+use crate::frame::{is_known_type, FrameHeader};
+use crate::index::{trailer_len, IndexEntry, IndexHeader};
+use crate::segment_header::{flags, Compression, SegmentHeader};
+
+/// Distinct symbols the spec profile can count; past this `append` fails with
+/// `SymbolCapacity` (the reference profile does not count symbols).
+pub const SYMBOL_CAPACITY: usize = 4096;
+
+/// Writer settings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WriterConfig {
+    /// Codec of the frame stream.
+    pub compression: Compression,
+    /// Write the sparse index trailer.
+    pub create_index: bool,
+    /// Events between index entries (uncompressed), events per block (LZ4).
+    /// At least 1.
+    pub index_interval: u16,
+    /// Exchange tag of the segment header.
+    pub exchange_id: u8,
+    /// Wall-clock nanoseconds stamped as `created_ns` (no clock in no_std).
+    pub created_ns: i64,
+    /// Reference bytes (default) or spec-text conventions.
+    pub profile: Profile,
+}
+
+impl Default for WriterConfig {
+    fn default() -> Self {
+        WriterConfig {
+            compression: Compression::None,
+            create_index: true,
+            index_interval: crate::consts::DEFAULT_INDEX_INTERVAL,
+            exchange_id: 0,
+            created_ns: 0,
+            profile: Profile::Reference,
+        }
+    }
+}
+
+/// Position of one frame in the LZ4 staging area (the sort key of the
+/// in-block stable sort). Callers only allocate these: `[BlockSlot::EMPTY; N]`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BlockSlot {
+    ts: i64,
+    offset: u32,
+    len: u32,
+}
+
+impl BlockSlot {
+    /// An unused slot.
+    pub const EMPTY: BlockSlot = BlockSlot {
+        ts: 0,
+        offset: 0,
+        len: 0,
+    };
+}
+
+/// The caller's buffers. The writer borrows them for its lifetime.
+pub struct WriterBuffers<'b> {
+    /// Encoded segment bytes accumulate here until consumed. At least 64
+    /// bytes; an uncompressed frame needs `12 + payload` free, an LZ4 block
+    /// `16 + lz4_bound(block bytes)`, the trailer `32 + 16 × entries`.
+    pub out: &'b mut [u8],
+    /// LZ4 only: staging for one block's frames plus room for its sorted
+    /// copy, so twice the largest block's uncompressed bytes
+    /// ([`block_scratch_len`]). May be empty for uncompressed segments.
+    pub block: &'b mut [u8],
+    /// LZ4 only: at least `index_interval` slots. May be empty otherwise.
+    pub slots: &'b mut [BlockSlot],
+    /// Index entries: one per `index_interval` events (uncompressed) or per
+    /// block (LZ4). May be empty when `create_index` is false.
+    pub index: &'b mut [IndexEntry],
+}
+
+/// Which of the writer's buffers is short.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Buffer {
+    /// The output buffer.
+    Out,
+    /// The LZ4 block scratch.
+    Block,
+    /// The LZ4 block slots.
+    Slots,
+    /// The index entry storage.
+    Index,
+}
+
+/// All four buffers at once, borrowed mutably.
+pub struct Parts<'p> {
+    /// Output buffer.
+    pub out: &'p mut [u8],
+    /// LZ4 block scratch.
+    pub block: &'p mut [u8],
+    /// LZ4 block slots.
+    pub slots: &'p mut [BlockSlot],
+    /// Index entries.
+    pub index: &'p mut [IndexEntry],
+}
+
+/// Where a [`SegmentWriter`] keeps its bytes. [`WriterBuffers`] (fixed
+/// slices) is the no_std implementation; a std crate can implement it over
+/// growable vectors by overriding [`WriterStorage::grow`].
+pub trait WriterStorage {
+    /// The buffers, borrowed together.
+    fn parts(&mut self) -> Parts<'_>;
+    /// The output buffer, read-only.
+    fn out(&self) -> &[u8];
+    /// Called when buffer `which` is shorter than `needed` (bytes, or
+    /// entries for slots and index); return true after growing it to at
+    /// least `needed`, keeping its contents. The default cannot grow.
+    fn grow(&mut self, which: Buffer, needed: usize) -> bool {
+        let _ = (which, needed);
+        false
+    }
+    /// Current lengths of (out, block, slots, index).
+    fn lens(&self) -> (usize, usize, usize, usize);
+}
+
+impl WriterStorage for WriterBuffers<'_> {
+    fn parts(&mut self) -> Parts<'_> {
+        Parts {
+            out: self.out,
+            block: self.block,
+            slots: self.slots,
+            index: self.index,
+        }
+    }
+    fn out(&self) -> &[u8] {
+        self.out
+    }
+    fn lens(&self) -> (usize, usize, usize, usize) {
+        (
+            self.out.len(),
+            self.block.len(),
+            self.slots.len(),
+            self.index.len(),
+        )
+    }
+}
+
+/// Block scratch needed for blocks of up to `max_block_bytes` uncompressed
+/// frame bytes (staging plus the sorted copy).
+pub const fn block_scratch_len(max_block_bytes: usize) -> usize {
+    2 * max_block_bytes
+}
+
+/// Index entries a segment of `events` events needs.
+pub const fn index_entries_needed(events: u64, interval: u16) -> u64 {
+    let iv = if interval == 0 { 1 } else { interval as u64 };
+    events.div_ceil(iv)
+}
+
+/// Counts and time range of what the writer has accepted.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WriterStats {
+    /// Events accepted (including those still staged in an LZ4 block).
+    pub events: u32,
+    /// Events in blocks already emitted (equals `events` when uncompressed).
+    pub events_emitted: u32,
+    /// Segment bytes produced so far (header, frames, blocks; no trailer
+    /// until finish).
+    pub segment_bytes: u64,
+    /// Index entries recorded.
+    pub index_entries: usize,
+    /// Bytes waiting in the LZ4 staging area.
+    pub staged_bytes: usize,
+}
+
+/// Streaming writer of one segment over storage `S` (see the module docs).
+pub struct SegmentWriter<S: WriterStorage> {
+    cfg: WriterConfig,
+    store: S,
+    out_len: usize,
+    drained: u64,
+
+    block_len: usize,
+    block_events: usize,
+    block_first_ts: i64,
+    block_sorted: bool,
+    block_min_ts: i64,
+    block_max_ts: i64,
+
+    index_len: usize,
+
+    events: u32,
+    events_emitted: u32,
+    first_ts: i64,
+    last_ts: i64,
+    min_ts: i64,
+    max_ts: i64,
+    prev_ts: i64,
+    stream_sorted: bool,
+    blocks_sorted: bool,
+    prev_block_max: Option<i64>,
+    emitted_first_ts: i64,
+    emitted_last_ts: i64,
+    symbols: heapless::Vec<u32, SYMBOL_CAPACITY>,
+    finished: bool,
+}
+
+/// A frame to append: an event to encode, or a validated raw payload.
+#[derive(Clone, Copy)]
+enum Source<'e> {
+    Event(&'e Event<'e>),
+    Raw(u8, &'e [u8], i64, u32),
+}
+
+impl Source<'_> {
+    fn payload_len(&self) -> usize {
+        match self {
+            Source::Event(e) => e.payload_len(),
+            Source::Raw(_, p, _, _) => p.len(),
+        }
+    }
+    fn ts(&self) -> i64 {
+        match self {
+            Source::Event(e) => e.exchange_ts_ns(),
+            Source::Raw(_, _, ts, _) => *ts,
+        }
+    }
+    fn symbol(&self) -> u32 {
+        match self {
+            Source::Event(e) => e.symbol_id(),
+            Source::Raw(_, _, _, s) => *s,
+        }
+    }
+    fn frame_type(&self) -> u8 {
+        match self {
+            Source::Event(e) => e.frame_type(),
+            Source::Raw(t, _, _, _) => *t,
+        }
+    }
+    /// Writes header + payload into `dst` (exactly 12 + payload_len bytes).
+    #[inline]
+    fn emit(&self, profile: Profile, dst: &mut [u8]) {
+        let (head, payload) = dst.split_at_mut(FrameHeader::LEN);
+        match self {
+            Source::Event(e) => e.emit_payload(profile, payload),
+            Source::Raw(_, p, _, _) => payload.copy_from_slice(p),
+        }
+        let h = FrameHeader {
+            size: payload.len() as u32,
+            crc32: crc32(payload),
+            frame_type: self.frame_type(),
+            rec_version: RECORD_VERSION,
+            flags: 0,
+        };
+        let mut hb = [0u8; FrameHeader::LEN];
+        h.emit(&mut hb);
+        head.copy_from_slice(&hb);
+    }
+}
+
+impl<S: WriterStorage> SegmentWriter<S> {
+    /// Starts a segment: checks the configuration against the storage and
+    /// puts the 64-byte placeholder header in the output.
+    ///
+    /// Errors: `InvalidInput` for an interval of 0; `Lz4Unsupported` for
+    /// LZ4 in a build without the `lz4` feature; `BufferTooSmall` if the
+    /// output cannot hold the header or, for LZ4, there are fewer than
+    /// `index_interval` block slots. On error the storage is dropped; build
+    /// it from borrows ([`WriterBuffers`]) to keep it.
+    pub fn new(cfg: WriterConfig, store: S) -> Result<SegmentWriter<S>> {
+        let mut w = SegmentWriter {
+            cfg,
+            store,
+            out_len: 0,
+            drained: 0,
+            block_len: 0,
+            block_events: 0,
+            block_first_ts: 0,
+            block_sorted: true,
+            block_min_ts: i64::MAX,
+            block_max_ts: i64::MIN,
+            index_len: 0,
+            events: 0,
+            events_emitted: 0,
+            first_ts: 0,
+            last_ts: 0,
+            min_ts: i64::MAX,
+            max_ts: i64::MIN,
+            prev_ts: i64::MIN,
+            stream_sorted: true,
+            blocks_sorted: true,
+            prev_block_max: None,
+            emitted_first_ts: 0,
+            emitted_last_ts: 0,
+            symbols: heapless::Vec::new(),
+            finished: false,
+        };
+        if cfg.index_interval == 0 {
+            return Err(Error::new(
+                ErrorKind::InvalidInput,
+                0,
+                "index_interval must be at least 1",
+            ));
+        }
+        if cfg.compression == Compression::Lz4 {
+            if !cfg!(feature = "lz4") {
+                return Err(Error::new(
+                    ErrorKind::Lz4Unsupported,
+                    0,
+                    "this build has no LZ4 support (feature `lz4`)",
+                ));
+            }
+            if !w.ensure(Buffer::Slots, cfg.index_interval as usize) {
+                return Err(Error::new(
+                    ErrorKind::BufferTooSmall,
+                    0,
+                    "LZ4 needs one block slot per event of a block",
+                )
+                .needing(cfg.index_interval as u64));
+            }
+        }
+        if !w.ensure(Buffer::Out, SegmentHeader::LEN) {
+            return Err(Error::new(
+                ErrorKind::BufferTooSmall,
+                0,
+                "output buffer cannot hold the 64-byte segment header",
+            )
+            .needing(SegmentHeader::LEN as u64));
+        }
+        let h = w.placeholder_header().to_bytes();
+        w.store.parts().out[..SegmentHeader::LEN].copy_from_slice(&h);
+        w.out_len = SegmentHeader::LEN;
+        Ok(w)
+    }
+
+    /// Whether buffer `which` holds at least `needed`, growing it if the
+    /// storage can.
+    fn ensure(&mut self, which: Buffer, needed: usize) -> bool {
+        let (o, b, s, i) = self.store.lens();
+        let have = match which {
+            Buffer::Out => o,
+            Buffer::Block => b,
+            Buffer::Slots => s,
+            Buffer::Index => i,
+        };
+        have >= needed || (self.store.grow(which, needed) && self.len_of(which) >= needed)
+    }
+
+    fn len_of(&self, which: Buffer) -> usize {
+        let (o, b, s, i) = self.store.lens();
+        match which {
+            Buffer::Out => o,
+            Buffer::Block => b,
+            Buffer::Slots => s,
+            Buffer::Index => i,
+        }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &WriterConfig {
+        &self.cfg
+    }
+
+    /// The storage (for instance to reuse it after `finish`).
+    pub fn into_storage(self) -> S {
+        self.store
+    }
+
+    /// Encoded bytes not yet consumed, in segment order.
+    pub fn pending(&self) -> &[u8] {
+        &self.store.out()[..self.out_len]
+    }
+
+    /// Segment offset of the first pending byte.
+    pub fn pending_offset(&self) -> u64 {
+        self.drained
+    }
+
+    /// Marks the first `n` pending bytes as taken (written out by the
+    /// caller); the rest move to the front of the output buffer.
+    pub fn consume(&mut self, n: usize) {
+        let n = n.min(self.out_len);
+        self.store.parts().out.copy_within(n..self.out_len, 0);
+        self.out_len -= n;
+        self.drained += n as u64;
+    }
+
+    /// Copies as many pending bytes as fit into `dst` and consumes them;
+    /// returns how many.
+    pub fn drain_into(&mut self, dst: &mut [u8]) -> usize {
+        let n = dst.len().min(self.out_len);
+        dst[..n].copy_from_slice(&self.store.out()[..n]);
+        self.consume(n);
+        n
+    }
+
+    /// Counts so far.
+    pub fn stats(&self) -> WriterStats {
+        WriterStats {
+            events: self.events,
+            events_emitted: self.events_emitted,
+            segment_bytes: self.position(),
+            index_entries: self.index_len,
+            staged_bytes: self.block_len,
+        }
+    }
+
+    /// Whether [`SegmentWriter::finish`] has completed.
+    pub fn is_finished(&self) -> bool {
+        self.finished
+    }
+
+    /// Segment bytes produced so far (what the reference compares with
+    /// `max_segment_bytes`): header plus frames or blocks, no trailer.
+    pub fn segment_bytes(&self) -> u64 {
+        self.position()
+    }
+
+    /// The reference's rotation test: whether appending `ev` would take an
+    /// uncompressed segment past `max_segment_bytes` (`segment_bytes + 12 +
+    /// payload > max`). Always false for LZ4 (the reference this corpus
+    /// comes from never rotates compressed segments) and for a segment with
+    /// no events yet (so one oversized event still gets a segment).
+    pub fn would_exceed(&self, ev: &Event<'_>, max_segment_bytes: u64) -> bool {
+        self.cfg.compression == Compression::None
+            && self.events > 0
+            && self.position() + (FrameHeader::LEN + ev.payload_len()) as u64 > max_segment_bytes
+    }
+
+    fn position(&self) -> u64 {
+        self.drained + self.out_len as u64
+    }
+
+    fn out_short(&self, pos: u64, need: usize, what: &'static str) -> Error {
+        Error::new(ErrorKind::BufferTooSmall, pos, what).needing((self.out_len + need) as u64)
+    }
+
+    fn index_full(&self, pos: u64) -> Error {
+        Error::new(
+            ErrorKind::IndexFull,
+            pos,
+            "index storage full: finish the segment or give more entries",
+        )
+        .needing(self.index_len as u64 + 1)
+    }
+
+    /// Appends one event. See the module docs for what happens on error.
+    #[inline]
+    pub fn append(&mut self, ev: &Event<'_>) -> Result<()> {
+        ev.validate(self.cfg.profile)
+            .map_err(|what| Error::new(ErrorKind::InvalidInput, self.position(), what))?;
+        self.append_source(Source::Event(ev))
+    }
+
+    /// Appends a frame from its type and payload bytes, copied verbatim (for
+    /// converting tapes byte for byte). The payload must decode as a valid
+    /// record of a known type (`InvalidInput` otherwise). Under the spec
+    /// profile, a book's header type byte is kept as found.
+    pub fn append_raw(&mut self, frame_type: u8, payload: &[u8]) -> Result<()> {
+        let pos = self.position();
+        if !is_known_type(frame_type) {
+            return Err(Error::new(
+                ErrorKind::InvalidInput,
+                pos,
+                "raw frame of a type 1.0 does not define",
+            ));
+        }
+        let ev = Event::decode(frame_type, payload)
+            .map_err(|what| Error::new(ErrorKind::InvalidInput, pos, what))?;
+        self.append_source(Source::Raw(
+            frame_type,
+            payload,
+            ev.exchange_ts_ns(),
+            ev.symbol_id(),
+        ))
+    }
+
+    fn append_source(&mut self, src: Source<'_>) -> Result<()> {
+        let pos = self.position();
+        if self.finished {
+            return Err(Error::new(
+                ErrorKind::Finished,
+                pos,
+                "writer already finished",
+            ));
+        }
+        if self.events == u32::MAX {
+            return Err(Error::new(
+                ErrorKind::CapacityExceeded,
+                pos,
+                "segment event_count would overflow u32",
+            ));
+        }
+        let payload_len = src.payload_len();
+        if payload_len > u32::MAX as usize - FrameHeader::LEN {
+            return Err(Error::new(
+                ErrorKind::InvalidInput,
+                pos,
+                "payload does not fit a u32 frame size",
+            ));
+        }
+        let frame_len = FrameHeader::LEN + payload_len;
+        let new_symbol = self.check_symbol(src.symbol(), pos)?;
+        let ts = src.ts();
+        match self.cfg.compression {
+            Compression::None => {
+                let index_due = self.cfg.create_index
+                    && self.events % self.cfg.index_interval as u32 == 0;
+                if !self.ensure(Buffer::Out, self.out_len + frame_len) {
+                    return Err(self.out_short(
+                        pos,
+                        frame_len,
+                        "output buffer full: consume pending bytes and retry",
+                    ));
+                }
+                if index_due && !self.ensure(Buffer::Index, self.index_len + 1) {
+                    return Err(self.index_full(pos));
+                }
+                let at = self.out_len;
+                let profile = self.cfg.profile;
+                let parts = self.store.parts();
+                src.emit(profile, &mut parts.out[at..at + frame_len]);
+                if index_due {
+                    parts.index[self.index_len] = IndexEntry {
+                        timestamp_ns: ts,
+                        file_offset: pos,
+                    };
+                    self.index_len += 1;
+                }
+                self.out_len += frame_len;
+                self.note_event(ts, new_symbol);
+                self.events_emitted = self.events;
+                self.emitted_first_ts = self.first_ts;
+                self.emitted_last_ts = self.last_ts;
+                Ok(())
+            }
+            Compression::Lz4 => {
+                let staged = self.block_len + frame_len;
+                if staged > u32::MAX as usize
+                    || !self.ensure(Buffer::Block, block_scratch_len(staged))
+                {
+                    return Err(Error::new(
+                        ErrorKind::BufferTooSmall,
+                        pos,
+                        "LZ4 block scratch full: call flush_block() or give more scratch",
+                    )
+                    .needing(block_scratch_len(staged) as u64));
+                }
+                let completes = self.block_events + 1 >= self.cfg.index_interval as usize;
+                if completes {
+                    self.check_block_room(staged, pos)?;
+                }
+                let at = self.block_len;
+                let profile = self.cfg.profile;
+                let parts = self.store.parts();
+                src.emit(profile, &mut parts.block[at..at + frame_len]);
+                parts.slots[self.block_events] = BlockSlot {
+                    ts,
+                    offset: at as u32,
+                    len: frame_len as u32,
+                };
+                if self.block_events == 0 {
+                    self.block_first_ts = ts;
+                } else if ts < self.block_max_ts {
+                    self.block_sorted = false;
+                }
+                self.block_min_ts = self.block_min_ts.min(ts);
+                self.block_max_ts = self.block_max_ts.max(ts);
+                self.block_len = staged;
+                self.block_events += 1;
+                self.note_event(ts, new_symbol);
+                if completes {
+                    // Room was checked above, so this cannot fail.
+                    self.emit_block()?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Spec profile: `Some(symbol)` if it is new and fits the table.
+    fn check_symbol(&self, sym: u32, pos: u64) -> Result<Option<u32>> {
+        if self.cfg.profile != Profile::Spec {
+            return Ok(None);
+        }
+        match self.symbols.binary_search(&sym) {
+            Ok(_) => Ok(None),
+            Err(_) if self.symbols.is_full() => Err(Error::new(
+                ErrorKind::SymbolCapacity,
+                pos,
+                "more distinct symbols than the spec profile counts (SYMBOL_CAPACITY)",
+            )
+            .needing(SYMBOL_CAPACITY as u64 + 1)),
+            Err(_) => Ok(Some(sym)),
+        }
+    }
+
+    fn note_event(&mut self, ts: i64, new_symbol: Option<u32>) {
+        if let Some(s) = new_symbol {
+            if let Err(i) = self.symbols.binary_search(&s) {
+                // Capacity was checked by check_symbol.
+                let _ = self.symbols.insert(i, s);
+            }
+        }
+        // Reference: first_event_ns is taken while still 0.
+        if self.first_ts == 0 {
+            self.first_ts = ts;
+        }
+        self.last_ts = ts;
+        self.min_ts = self.min_ts.min(ts);
+        self.max_ts = self.max_ts.max(ts);
+        if self.events > 0 && ts < self.prev_ts {
+            self.stream_sorted = false;
+        }
+        self.prev_ts = ts;
+        self.events += 1;
+    }
+
+    /// Checks output and index room for emitting a block of `bytes`.
+    fn check_block_room(&mut self, bytes: usize, pos: u64) -> Result<()> {
+        let need = BlockHeader::LEN + compress_bound(bytes);
+        if !self.ensure(Buffer::Out, self.out_len + need) {
+            return Err(self.out_short(
+                pos,
+                need,
+                "output buffer cannot hold the next compressed block: consume pending bytes and retry",
+            ));
+        }
+        if self.cfg.create_index && !self.ensure(Buffer::Index, self.index_len + 1) {
+            return Err(self.index_full(pos));
+        }
+        Ok(())
+    }
+
+    /// LZ4 only: emits the staged events as a block now, before it holds
+    /// `index_interval` events (a valid segment, but no longer the
+    /// reference's block grouping). No-op when nothing is staged.
+    pub fn flush_block(&mut self) -> Result<()> {
+        if self.finished {
+            return Err(Error::new(
+                ErrorKind::Finished,
+                self.position(),
+                "writer already finished",
+            ));
+        }
+        if self.block_events == 0 {
+            return Ok(());
+        }
+        self.check_block_room(self.block_len, self.position())?;
+        self.emit_block()
+    }
+
+    /// Sorts, compresses and emits the staged block. Callers checked room.
+    fn emit_block(&mut self) -> Result<()> {
+        let pos = self.position();
+        let n = self.block_events;
+        let len = self.block_len;
+        let out_len = self.out_len;
+        let in_order = self.block_sorted;
+        let parts = self.store.parts();
+        let half = parts.block.len() / 2;
+        let (staging, sorted) = parts.block.split_at_mut(half);
+        let src: &[u8] = if in_order {
+            &staging[..len]
+        } else {
+            // Stable: ties keep arrival order, which the offset encodes.
+            let slots = &mut parts.slots[..n];
+            slots.sort_unstable_by_key(|s| (s.ts, s.offset));
+            let mut at = 0usize;
+            for s in slots.iter() {
+                let (o, l) = (s.offset as usize, s.len as usize);
+                sorted[at..at + l].copy_from_slice(&staging[o..o + l]);
+                at += l;
+            }
+            &sorted[..len]
+        };
+        let body_at = out_len + BlockHeader::LEN;
+        let clen = compress_into(src, &mut parts.out[body_at..]).map_err(|_| {
+            Error::new(
+                ErrorKind::BufferTooSmall,
+                pos,
+                "LZ4 compression did not fit the output buffer",
+            )
+        })?;
+        let bh = BlockHeader {
+            magic: crate::consts::MAGIC_BLOCK,
+            compressed_size: clen as u32,
+            original_size: len as u32,
+            event_count: n as u16,
+            flags: 0,
+        };
+        let mut hb = [0u8; BlockHeader::LEN];
+        bh.emit(&mut hb);
+        parts.out[out_len..body_at].copy_from_slice(&hb);
+        if self.cfg.create_index {
+            parts.index[self.index_len] = IndexEntry {
+                timestamp_ns: self.block_first_ts,
+                file_offset: pos,
+            };
+            self.index_len += 1;
+        }
+        self.out_len = body_at + clen;
+        if let Some(prev) = self.prev_block_max {
+            if self.block_min_ts < prev {
+                self.blocks_sorted = false;
+            }
+        }
+        // Within the block the sort made the order non-decreasing.
+        self.prev_block_max = Some(self.block_max_ts);
+        self.events_emitted = self.events;
+        self.emitted_first_ts = self.first_ts;
+        self.emitted_last_ts = self.last_ts;
+        self.block_len = 0;
+        self.block_events = 0;
+        self.block_sorted = true;
+        self.block_min_ts = i64::MAX;
+        self.block_max_ts = i64::MIN;
+        Ok(())
+    }
+
+    fn placeholder_header(&self) -> SegmentHeader {
+        let lz4 = self.cfg.compression == Compression::Lz4;
+        SegmentHeader {
+            version: FORMAT_VERSION,
+            flags: if lz4 { flags::COMPRESSED } else { 0 },
+            exchange_id: self.cfg.exchange_id,
+            created_ns: self.cfg.created_ns,
+            compression: self.cfg.compression as u8,
+            ..SegmentHeader::default()
+        }
+    }
+
+    /// The header a reader would find at offset 0 if the writer died now,
+    /// as the reference leaves it: uncompressed, the placeholder (no counts,
+    /// no index); LZ4, the counts as of the last emitted block, flags still
+    /// only Compressed. Recorders that rewrite the header as they go can
+    /// write this.
+    pub fn current_header(&self) -> SegmentHeader {
+        let mut h = self.placeholder_header();
+        if self.cfg.compression == Compression::Lz4 && self.events_emitted > 0 {
+            h.event_count = self.events_emitted;
+            h.first_event_ns = self.emitted_first_ts;
+            h.last_event_ns = self.emitted_last_ts;
+        }
+        h
+    }
+
+    fn final_header(&self, index_offset: u64) -> SegmentHeader {
+        let lz4 = self.cfg.compression == Compression::Lz4;
+        let spec = self.cfg.profile == Profile::Spec;
+        let mut h = self.placeholder_header();
+        h.event_count = self.events;
+        if spec {
+            if self.events > 0 {
+                h.first_event_ns = self.min_ts;
+                h.last_event_ns = self.max_ts;
+            }
+            h.symbol_count = self.symbols.len() as u32;
+        } else {
+            h.first_event_ns = self.first_ts;
+            h.last_event_ns = self.last_ts;
+        }
+        let sorted = if lz4 {
+            self.blocks_sorted
+        } else {
+            spec && self.stream_sorted
+        };
+        if sorted {
+            h.flags |= flags::SORTED;
+        }
+        if index_offset != 0 {
+            h.flags |= flags::HAS_INDEX;
+            h.index_offset = index_offset;
+        }
+        h
+    }
+
+    /// Ends the segment: emits the last LZ4 block, appends the index trailer
+    /// (when there is at least one entry, as the reference does) and returns
+    /// the final 64-byte header, which belongs at offset 0 in place of the
+    /// placeholder.
+    ///
+    /// On `BufferTooSmall` nothing is lost: consume pending bytes and call
+    /// `finish` again. After success, `pending` still holds the unconsumed
+    /// bytes (ending with the trailer) and appends fail with `Finished`.
+    pub fn finish(&mut self) -> Result<[u8; 64]> {
+        let pos = self.position();
+        if self.finished {
+            return Err(Error::new(
+                ErrorKind::Finished,
+                pos,
+                "writer already finished",
+            ));
+        }
+        if self.block_events > 0 {
+            // If the trailer then does not fit, the block stays emitted and
+            // a retry goes straight to the trailer.
+            self.check_block_room(self.block_len, pos)?;
+            self.emit_block()?;
+        }
+        let pos = self.position();
+        let mut index_offset = 0;
+        if self.cfg.create_index && self.index_len > 0 {
+            let need = trailer_len(self.index_len);
+            if !self.ensure(Buffer::Out, self.out_len + need) {
+                return Err(self.out_short(
+                    pos,
+                    need,
+                    "output buffer cannot hold the index trailer: consume pending bytes and retry",
+                ));
+            }
+            let at = self.out_len;
+            let n = self.index_len;
+            let interval = self.cfg.index_interval;
+            let parts = self.store.parts();
+            let entries = &parts.index[..n];
+            let body = &mut parts.out[at + IndexHeader::LEN..at + need];
+            for (e, o) in entries.iter().zip(body.chunks_exact_mut(IndexEntry::LEN)) {
+                let mut eb = [0u8; IndexEntry::LEN];
+                e.emit(&mut eb);
+                o.copy_from_slice(&eb);
+            }
+            let ih = IndexHeader {
+                version: INDEX_VERSION,
+                interval,
+                entry_count: n as u32,
+                crc32: crc32(body),
+                first_ts_ns: entries.first().map_or(0, |e| e.timestamp_ns),
+                last_ts_ns: entries.last().map_or(0, |e| e.timestamp_ns),
+            };
+            let mut hb = [0u8; IndexHeader::LEN];
+            ih.emit(&mut hb);
+            parts.out[at..at + IndexHeader::LEN].copy_from_slice(&hb);
+            self.out_len += need;
+            index_offset = pos;
+        }
+        self.finished = true;
+        Ok(self.final_header(index_offset).to_bytes())
+    }
+}
+
+#[cfg(feature = "lz4")]
+fn compress_bound(n: usize) -> usize {
+    lz4_flex::block::get_maximum_output_size(n).max(lz4_bound(n))
+}
+
+#[cfg(not(feature = "lz4"))]
+fn compress_bound(n: usize) -> usize {
+    lz4_bound(n)
+}
+
+#[cfg(feature = "lz4")]
+fn compress_into(src: &[u8], dst: &mut [u8]) -> core::result::Result<usize, ()> {
+    lz4_flex::block::compress_into(src, dst).map_err(|_| ())
+}
+
+#[cfg(not(feature = "lz4"))]
+fn compress_into(_src: &[u8], _dst: &mut [u8]) -> core::result::Result<usize, ()> {
+    Err(())
+}

@@ -1,0 +1,1 @@
+//! C ABI for floxlog-core (work in progress).

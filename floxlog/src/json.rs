@@ -1,0 +1,278 @@
+//! The conformance corpus's JSON event schema (one object per line), both
+//! ways. Integers are kept exact (64-bit, never through `f64`).
+
+use crate::owned::{OwnedBook, OwnedEvent, OwnedPoolState};
+use floxlog_core::fixed::Decimal;
+use floxlog_core::{BookKind, Event, Level, OptionQuote, Trade};
+use serde_json::{Map, Value};
+use std::fmt;
+
+/// Why a JSON event could not be read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JsonError(pub String);
+
+impl fmt::Display for JsonError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for JsonError {}
+
+/// How prices and quantities are written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum PriceStyle {
+    /// Raw fixed-point integers (the corpus schema).
+    #[default]
+    Raw,
+    /// Exact decimal strings (`"101.25"`), under the same field names
+    /// without the `_raw` suffix.
+    Decimal,
+}
+
+fn err(msg: impl Into<String>) -> JsonError {
+    JsonError(msg.into())
+}
+
+fn get<'v>(o: &'v Map<String, Value>, k: &str) -> Result<&'v Value, JsonError> {
+    o.get(k).ok_or_else(|| err(format!("missing field `{k}`")))
+}
+
+fn i64_of(o: &Map<String, Value>, k: &str) -> Result<i64, JsonError> {
+    get(o, k)?
+        .as_i64()
+        .ok_or_else(|| err(format!("field `{k}` is not a 64-bit signed integer")))
+}
+
+fn u64_of(o: &Map<String, Value>, k: &str) -> Result<u64, JsonError> {
+    get(o, k)?
+        .as_u64()
+        .ok_or_else(|| err(format!("field `{k}` is not a 64-bit unsigned integer")))
+}
+
+fn uint_of<T: TryFrom<u64>>(o: &Map<String, Value>, k: &str) -> Result<T, JsonError> {
+    T::try_from(u64_of(o, k)?).map_err(|_| err(format!("field `{k}` is out of range")))
+}
+
+fn levels_of(o: &Map<String, Value>, k: &str) -> Result<Vec<Level>, JsonError> {
+    let arr = get(o, k)?
+        .as_array()
+        .ok_or_else(|| err(format!("field `{k}` is not an array")))?;
+    arr.iter()
+        .map(|l| {
+            let pair = l
+                .as_array()
+                .filter(|p| p.len() == 2)
+                .ok_or_else(|| err(format!("`{k}` level is not [price_raw, qty_raw]")))?;
+            let p = pair[0].as_i64();
+            let q = pair[1].as_i64();
+            match (p, q) {
+                (Some(price_raw), Some(qty_raw)) => Ok(Level { price_raw, qty_raw }),
+                _ => Err(err(format!("`{k}` level values are not 64-bit integers"))),
+            }
+        })
+        .collect()
+}
+
+fn hex_decode(s: &str) -> Result<Vec<u8>, JsonError> {
+    if s.len() % 2 != 0 {
+        return Err(err("payload_hex has an odd number of digits"));
+    }
+    (0..s.len())
+        .step_by(2)
+        .map(|i| {
+            u8::from_str_radix(&s[i..i + 2], 16).map_err(|_| err("payload_hex is not hex"))
+        })
+        .collect()
+}
+
+fn hex_encode(b: &[u8]) -> String {
+    let mut s = String::with_capacity(b.len() * 2);
+    for x in b {
+        s.push_str(&format!("{x:02x}"));
+    }
+    s
+}
+
+/// Parses one event object of the corpus schema.
+pub fn event_from_value(v: &Value) -> Result<OwnedEvent, JsonError> {
+    let o = v.as_object().ok_or_else(|| err("event is not a JSON object"))?;
+    let ty = get(o, "type")?
+        .as_str()
+        .ok_or_else(|| err("field `type` is not a string"))?;
+    Ok(match ty {
+        "trade" => OwnedEvent::Trade(Trade {
+            exchange_ts_ns: i64_of(o, "exchange_ts_ns")?,
+            recv_ts_ns: i64_of(o, "recv_ts_ns")?,
+            price_raw: i64_of(o, "price_raw")?,
+            qty_raw: i64_of(o, "qty_raw")?,
+            trade_id: u64_of(o, "trade_id")?,
+            symbol_id: uint_of(o, "symbol_id")?,
+            side: uint_of(o, "side")?,
+            instrument: uint_of(o, "instrument")?,
+            exchange_id: uint_of(o, "exchange_id")?,
+        }),
+        "book_snapshot" | "book_delta" => {
+            let kind = if ty == "book_snapshot" {
+                BookKind::Snapshot
+            } else {
+                BookKind::Delta
+            };
+            let header_type = match o.get("header_type") {
+                Some(_) => uint_of(o, "header_type")?,
+                None => kind.flox_header_type(),
+            };
+            OwnedEvent::Book(OwnedBook {
+                kind,
+                exchange_ts_ns: i64_of(o, "exchange_ts_ns")?,
+                recv_ts_ns: i64_of(o, "recv_ts_ns")?,
+                seq: i64_of(o, "seq")?,
+                symbol_id: uint_of(o, "symbol_id")?,
+                header_type,
+                instrument: uint_of(o, "instrument")?,
+                exchange_id: uint_of(o, "exchange_id")?,
+                bids: levels_of(o, "bids")?,
+                asks: levels_of(o, "asks")?,
+            })
+        }
+        "option_quote" => OwnedEvent::OptionQuote(OptionQuote {
+            exchange_ts_ns: i64_of(o, "exchange_ts_ns")?,
+            recv_ts_ns: i64_of(o, "recv_ts_ns")?,
+            mark_price_raw: i64_of(o, "mark_price_raw")?,
+            index_price_raw: i64_of(o, "index_price_raw")?,
+            underlying_price_raw: i64_of(o, "underlying_price_raw")?,
+            iv_raw: i64_of(o, "iv_raw")?,
+            bid_price_raw: i64_of(o, "bid_price_raw")?,
+            ask_price_raw: i64_of(o, "ask_price_raw")?,
+            bid_size_raw: i64_of(o, "bid_size_raw")?,
+            ask_size_raw: i64_of(o, "ask_size_raw")?,
+            bid_iv_raw: i64_of(o, "bid_iv_raw")?,
+            ask_iv_raw: i64_of(o, "ask_iv_raw")?,
+            open_interest_raw: i64_of(o, "open_interest_raw")?,
+            symbol_id: uint_of(o, "symbol_id")?,
+            instrument: uint_of(o, "instrument")?,
+            exchange_id: uint_of(o, "exchange_id")?,
+        }),
+        "pool_state" => OwnedEvent::PoolState(OwnedPoolState {
+            exchange_ts_ns: i64_of(o, "exchange_ts_ns")?,
+            recv_ts_ns: i64_of(o, "recv_ts_ns")?,
+            symbol_id: uint_of(o, "symbol_id")?,
+            sub_type: uint_of(o, "sub_type")?,
+            venue: uint_of(o, "venue")?,
+            exchange_id: uint_of(o, "exchange_id")?,
+            payload: hex_decode(
+                get(o, "payload_hex")?
+                    .as_str()
+                    .ok_or_else(|| err("field `payload_hex` is not a string"))?,
+            )?,
+        }),
+        other => return Err(err(format!("unknown event type `{other}`"))),
+    })
+}
+
+/// Parses one line of JSON into an event.
+pub fn event_from_line(line: &str) -> Result<OwnedEvent, JsonError> {
+    let v: Value =
+        serde_json::from_str(line).map_err(|e| err(format!("invalid JSON: {e}")))?;
+    event_from_value(&v)
+}
+
+fn price(style: PriceStyle, name: &str, raw: i64, o: &mut Map<String, Value>) {
+    match style {
+        PriceStyle::Raw => {
+            o.insert(name.to_string(), Value::from(raw));
+        }
+        PriceStyle::Decimal => {
+            let key = name.strip_suffix("_raw").unwrap_or(name);
+            o.insert(key.to_string(), Value::from(Decimal(raw).to_string()));
+        }
+    }
+}
+
+fn levels_value(style: PriceStyle, levels: impl Iterator<Item = Level>) -> Value {
+    Value::Array(
+        levels
+            .map(|l| match style {
+                PriceStyle::Raw => Value::from(vec![Value::from(l.price_raw), Value::from(l.qty_raw)]),
+                PriceStyle::Decimal => Value::from(vec![
+                    Value::from(Decimal(l.price_raw).to_string()),
+                    Value::from(Decimal(l.qty_raw).to_string()),
+                ]),
+            })
+            .collect(),
+    )
+}
+
+/// The corpus-schema JSON object of an event (field order as in the corpus).
+pub fn event_to_value(ev: &Event<'_>, style: PriceStyle) -> Value {
+    let mut o = Map::new();
+    match ev {
+        Event::Trade(t) => {
+            o.insert("type".into(), "trade".into());
+            o.insert("exchange_ts_ns".into(), t.exchange_ts_ns.into());
+            o.insert("recv_ts_ns".into(), t.recv_ts_ns.into());
+            price(style, "price_raw", t.price_raw, &mut o);
+            price(style, "qty_raw", t.qty_raw, &mut o);
+            o.insert("trade_id".into(), t.trade_id.into());
+            o.insert("symbol_id".into(), t.symbol_id.into());
+            o.insert("side".into(), t.side.into());
+            o.insert("instrument".into(), t.instrument.into());
+            o.insert("exchange_id".into(), t.exchange_id.into());
+        }
+        Event::Book(b) => {
+            let ty = match b.kind {
+                BookKind::Snapshot => "book_snapshot",
+                BookKind::Delta => "book_delta",
+            };
+            o.insert("type".into(), ty.into());
+            o.insert("exchange_ts_ns".into(), b.exchange_ts_ns.into());
+            o.insert("recv_ts_ns".into(), b.recv_ts_ns.into());
+            o.insert("seq".into(), b.seq.into());
+            o.insert("symbol_id".into(), b.symbol_id.into());
+            o.insert("header_type".into(), b.header_type.into());
+            o.insert("instrument".into(), b.instrument.into());
+            o.insert("exchange_id".into(), b.exchange_id.into());
+            o.insert("bids".into(), levels_value(style, b.bids.iter()));
+            o.insert("asks".into(), levels_value(style, b.asks.iter()));
+        }
+        Event::OptionQuote(q) => {
+            o.insert("type".into(), "option_quote".into());
+            o.insert("exchange_ts_ns".into(), q.exchange_ts_ns.into());
+            o.insert("recv_ts_ns".into(), q.recv_ts_ns.into());
+            for (k, v) in [
+                ("mark_price_raw", q.mark_price_raw),
+                ("index_price_raw", q.index_price_raw),
+                ("underlying_price_raw", q.underlying_price_raw),
+                ("iv_raw", q.iv_raw),
+                ("bid_price_raw", q.bid_price_raw),
+                ("ask_price_raw", q.ask_price_raw),
+                ("bid_size_raw", q.bid_size_raw),
+                ("ask_size_raw", q.ask_size_raw),
+                ("bid_iv_raw", q.bid_iv_raw),
+                ("ask_iv_raw", q.ask_iv_raw),
+                ("open_interest_raw", q.open_interest_raw),
+            ] {
+                price(style, k, v, &mut o);
+            }
+            o.insert("symbol_id".into(), q.symbol_id.into());
+            o.insert("instrument".into(), q.instrument.into());
+            o.insert("exchange_id".into(), q.exchange_id.into());
+        }
+        Event::PoolState(p) => {
+            o.insert("type".into(), "pool_state".into());
+            o.insert("exchange_ts_ns".into(), p.exchange_ts_ns.into());
+            o.insert("recv_ts_ns".into(), p.recv_ts_ns.into());
+            o.insert("symbol_id".into(), p.symbol_id.into());
+            o.insert("sub_type".into(), p.sub_type.into());
+            o.insert("venue".into(), p.venue.into());
+            o.insert("exchange_id".into(), p.exchange_id.into());
+            o.insert("payload_hex".into(), hex_encode(p.payload).into());
+        }
+    }
+    Value::Object(o)
+}
+
+/// One JSON line (no newline) for an event.
+pub fn event_to_line(ev: &Event<'_>, style: PriceStyle) -> String {
+    event_to_value(ev, style).to_string()
+}
