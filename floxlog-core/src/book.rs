@@ -88,8 +88,9 @@ pub struct Level {
 }
 
 /// The levels of one side: decoded values the caller owns, or the encoded
-/// bytes inside a segment (zero-copy; 16 bytes a level).
-#[derive(Clone, Copy, Debug)]
+/// bytes inside a segment (zero-copy; 16 bytes a level). Equality and
+/// `Debug` look at the levels, not the representation.
+#[derive(Clone, Copy)]
 pub enum Levels<'a> {
     /// Levels as values.
     Slice(&'a [Level]),
@@ -163,6 +164,12 @@ impl<'a> Levels<'a> {
                 }
             }
         }
+    }
+}
+
+impl core::fmt::Debug for Levels<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
     }
 }
 

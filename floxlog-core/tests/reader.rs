@@ -1,0 +1,204 @@
+//! Reader behaviour through the public API: seeking, options, limits, and
+//! where it stops on damage.
+
+mod common;
+use common::*;
+use floxlog_core::*;
+
+fn trades(n: i64, step: i64) -> Vec<Event<'static>> {
+    (0..n).map(|i| Event::Trade(trade(1_000 + i * step, 1))).collect()
+}
+
+fn first_ts_after_seek(seg: &[u8], t: i64) -> Option<i64> {
+    let s = Segment::parse(seg).unwrap();
+    let ix = s.index().unwrap();
+    let mut scratch = vec![0u8; 1 << 20];
+    let mut r = s.reader(ReadOptions::default(), &mut scratch);
+    r.seek(ix.as_ref(), t);
+    r.next_event().unwrap().map(|e| e.exchange_ts_ns())
+}
+
+#[test]
+fn seek_finds_the_first_event_at_or_after_t() {
+    let events = trades(1000, 10); // ts 1000, 1010, ..., 10990
+    for cfg in [
+        WriterConfig { index_interval: 7, ..WriterConfig::default() },
+        WriterConfig { compression: Compression::Lz4, index_interval: 64, ..WriterConfig::default() },
+    ] {
+        let seg = write_all(cfg, &events);
+        assert_eq!(first_ts_after_seek(&seg, 0), Some(1000));
+        assert_eq!(first_ts_after_seek(&seg, 1000), Some(1000));
+        assert_eq!(first_ts_after_seek(&seg, 5001), Some(5010));
+        assert_eq!(first_ts_after_seek(&seg, 5010), Some(5010));
+        assert_eq!(first_ts_after_seek(&seg, 10990), Some(10990));
+        assert_eq!(first_ts_after_seek(&seg, 10991), None);
+    }
+}
+
+#[test]
+fn index_seek_picks_the_largest_entry_at_or_before_t() {
+    let events = trades(100, 10);
+    let seg = write_all(WriterConfig { index_interval: 10, ..WriterConfig::default() }, &events);
+    let s = Segment::parse(&seg).unwrap();
+    let ix = s.index().unwrap().unwrap();
+    assert_eq!(ix.len(), 10);
+    assert!(ix.is_monotonic());
+    assert_eq!(ix.seek(999), None);
+    assert_eq!(ix.seek(1000).unwrap().file_offset, 64);
+    assert_eq!(ix.seek(1099).unwrap().file_offset, 64);
+    assert_eq!(ix.seek(1100).unwrap().file_offset, 64 + 10 * 60);
+    assert_eq!(ix.seek(i64::MAX).unwrap().file_offset, 64 + 90 * 60);
+    assert_eq!(ix.header().first_ts_ns, 1000);
+    assert_eq!(ix.header().last_ts_ns, 1900);
+}
+
+#[test]
+fn equal_timestamps_seek_to_the_first_entry_of_the_run() {
+    let events: Vec<Event> = (0..30).map(|i| Event::Trade(trade(if i < 25 { 7 } else { 9 }, 1))).collect();
+    let seg = write_all(WriterConfig { index_interval: 5, ..WriterConfig::default() }, &events);
+    let s = Segment::parse(&seg).unwrap();
+    let ix = s.index().unwrap().unwrap();
+    assert_eq!(ix.seek(7).unwrap().file_offset, 64);
+    assert_eq!(ix.seek(8).unwrap().file_offset, 64);
+    let mut r = s.reader(ReadOptions::default(), &mut []);
+    r.seek(Some(&ix), 7);
+    let mut n = 0;
+    while r.next_event().unwrap().is_some() {
+        n += 1;
+    }
+    assert_eq!(n, 30);
+}
+
+#[test]
+fn crc_checks_can_be_turned_off() {
+    let mut seg = write_all(WriterConfig::default(), &trades(3, 1));
+    seg[64 + 12 + 20] ^= 0x40; // inside the first trade's price
+    let (got, err) = read_all(&seg, ReadOptions::default());
+    assert_eq!(got.len(), 0);
+    assert_eq!(err.map(|e| (e.kind, e.offset)), Some((ErrorKind::CrcMismatch, 64)));
+    let lax = ReadOptions { verify_crc: false, ..ReadOptions::default() };
+    let (got, err) = read_all(&seg, lax);
+    assert_eq!((got.len(), err), (3, None));
+}
+
+/// A segment with a frame of type 9 between two trades.
+fn with_unknown_frame() -> Vec<u8> {
+    let cfg = WriterConfig { create_index: false, ..WriterConfig::default() };
+    let mut seg = write_all(cfg, &trades(1, 1));
+    let payload = [0xabu8; 8];
+    let mut h = [0u8; 12];
+    FrameHeader { size: 8, crc32: crc32::crc32(&payload), frame_type: 9, rec_version: 1, flags: 0 }
+        .emit(&mut h);
+    seg.extend_from_slice(&h);
+    seg.extend_from_slice(&payload);
+    let mut buf = [0u8; 60];
+    encode_frame(&Event::Trade(trade(5, 1)), Profile::Reference, &mut buf).unwrap();
+    seg.extend_from_slice(&buf);
+    seg
+}
+
+#[test]
+fn unknown_types_are_an_error_unless_skipping_is_asked_for() {
+    let seg = with_unknown_frame();
+    let (got, err) = read_all(&seg, ReadOptions::default());
+    assert_eq!(got.len(), 1);
+    assert_eq!(err.map(|e| (e.kind, e.offset)), Some((ErrorKind::UnknownRecordType, 124)));
+    let skip = ReadOptions { unknown_types: UnknownTypes::Skip, ..ReadOptions::default() };
+    let (got, err) = read_all(&seg, skip);
+    assert_eq!((got.len(), err), (2, None));
+}
+
+#[test]
+fn lz4_block_larger_than_scratch_is_an_error_not_an_allocation() {
+    let cfg = WriterConfig { compression: Compression::Lz4, index_interval: 100, ..WriterConfig::default() };
+    let seg = write_all(cfg, &trades(100, 1));
+    let s = Segment::parse(&seg).unwrap();
+    let mut scratch = vec![0u8; 5999];
+    let mut r = s.reader(ReadOptions::default(), &mut scratch);
+    let e = r.next_event().unwrap_err();
+    assert_eq!((e.kind, e.offset, e.needed), (ErrorKind::BufferTooSmall, 64, Some(6000)));
+    assert!(r.next_event().unwrap().is_none(), "the cursor ends after an error");
+}
+
+#[test]
+fn truncation_anywhere_yields_every_complete_event_then_truncated() {
+    let events = trades(20, 1);
+    let cfg = WriterConfig { create_index: false, ..WriterConfig::default() };
+    let seg = write_all(cfg, &events);
+    for cut in 64..seg.len() {
+        let (got, err) = read_all(&seg[..cut], ReadOptions::default());
+        let complete = (cut - 64) / 60;
+        assert_eq!(got, debug_all(&events[..complete]), "cut {cut}");
+        match err {
+            None => assert_eq!((cut - 64) % 60, 0),
+            Some(e) => assert_eq!((e.kind, e.offset), (ErrorKind::Truncated, (64 + complete * 60) as u64)),
+        }
+    }
+    for cut in 0..64 {
+        let (_, err) = read_all(&seg[..cut], ReadOptions::default());
+        assert_eq!(err.map(|e| (e.kind, e.offset)), Some((ErrorKind::Truncated, 0)));
+    }
+}
+
+#[test]
+fn a_lost_index_offset_does_not_stop_reading() {
+    for compression in [Compression::None, Compression::Lz4] {
+        let cfg = WriterConfig { compression, index_interval: 10, ..WriterConfig::default() };
+        let mut seg = write_all(cfg, &trades(50, 1));
+        let off = SegmentHeader::parse(&seg).unwrap().index_offset;
+        seg[40..48].copy_from_slice(&(off + 3).to_le_bytes());
+        let s = Segment::parse(&seg).unwrap();
+        assert!(s.index_lost());
+        assert_eq!(s.index().unwrap_err().kind, ErrorKind::BadIndex);
+        let (got, err) = read_all(&seg, ReadOptions::default());
+        assert_eq!((got.len(), err), (50, None), "{compression:?}");
+    }
+}
+
+#[test]
+fn header_checks_report_offset_zero() {
+    let seg = write_all(WriterConfig::default(), &trades(1, 1));
+    let cases: [(usize, u8, ErrorKind); 6] = [
+        (0, b'X', ErrorKind::BadMagic),
+        (4, 2, ErrorKind::UnsupportedVersion),
+        (6, 0x10, ErrorKind::UnknownFlags),
+        (6, 0x04, ErrorKind::Encrypted),
+        (60, 1, ErrorKind::ReservedNonzero),
+        (48, 2, ErrorKind::UnknownCompression),
+    ];
+    for (at, v, kind) in cases {
+        let mut bad = seg.clone();
+        bad[at] = v;
+        let e = Segment::parse(&bad).unwrap_err();
+        assert_eq!((e.kind, e.offset), (kind, 0));
+    }
+}
+
+#[test]
+fn errors_display_kind_offset_and_cause() {
+    let e = Error::new(ErrorKind::CrcMismatch, 12852, "frame payload does not match its CRC32").in_block(24);
+    let s = e.to_string();
+    assert_eq!(s, "crc_mismatch at byte 12852 (+24 inside the decompressed block): frame payload does not match its CRC32");
+    for k in ErrorKind::ALL {
+        assert_eq!(ErrorKind::from_name(k.as_str()), Some(k));
+    }
+}
+
+#[test]
+fn items_expose_raw_frames_and_positions() {
+    let cfg = WriterConfig { compression: Compression::Lz4, index_interval: 2, ..WriterConfig::default() };
+    let seg = write_all(cfg, &trades(3, 1));
+    let s = Segment::parse(&seg).unwrap();
+    let mut scratch = vec![0u8; 1024];
+    let mut r = s.reader(ReadOptions::default(), &mut scratch);
+    let mut pos = Vec::new();
+    while let Some(it) = r.next_item().unwrap() {
+        assert_eq!(it.frame.header.size, 48);
+        assert_eq!(it.frame.event().unwrap(), it.event);
+        pos.push((it.position.offset, it.position.in_block));
+    }
+    assert_eq!(pos[0], (64, Some(0)));
+    assert_eq!(pos[1], (64, Some(60)));
+    assert_eq!(pos[2].1, Some(0));
+    assert!(pos[2].0 > 64);
+}
