@@ -49,7 +49,7 @@ pub enum UnknownTypes {
 impl<'a> Event<'a> {
     /// Decodes a payload of a known frame type. `Err` carries why the payload
     /// does not fit its type (the reader reports it as `MalformedRecord`).
-    #[inline]
+    #[inline(always)]
     pub fn decode(frame_type: u8, payload: &'a [u8]) -> Result<Event<'a>, &'static str> {
         match frame_type {
             frame_type::TRADE => Trade::parse(payload).map(Event::Trade),

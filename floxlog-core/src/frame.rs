@@ -112,18 +112,19 @@ pub(crate) enum Checked<'a> {
     Skipped(usize),
 }
 
-/// Validates the frame at the start of `b` and decodes its event.
+/// Checks the frame header at the start of `b` and its payload's presence
+/// and CRC, without decoding the record. Returns the header and the frame's
+/// encoded length, or `None` for an unknown type skipped on request.
 ///
 /// `offset` is what errors report. Checks, in order: header and payload
-/// present (`Truncated`), rec_version, flags, CRC (when `verify_crc`), type,
-/// and the record's own layout (`MalformedRecord`).
-#[inline]
-pub(crate) fn check_frame(
+/// present (`Truncated`), rec_version, flags, CRC (when `verify_crc`), type.
+#[inline(always)]
+pub(crate) fn check_header(
     b: &[u8],
     offset: u64,
     verify_crc: bool,
     unknown: UnknownTypes,
-) -> Result<Checked<'_>> {
+) -> Result<Option<(FrameHeader, usize)>> {
     let Some(h) = FrameHeader::parse(b) else {
         return Err(Error::new(
             ErrorKind::Truncated,
@@ -141,7 +142,6 @@ pub(crate) fn check_frame(
         .needing(end));
     }
     let total = end as usize;
-    let payload = &b[FrameHeader::LEN..total];
     if h.rec_version != RECORD_VERSION {
         return Err(Error::new(
             ErrorKind::UnsupportedRecordVersion,
@@ -156,7 +156,7 @@ pub(crate) fn check_frame(
             "frame reserved flags are not zero",
         ));
     }
-    if verify_crc && crc32(payload) != h.crc32 {
+    if verify_crc && crc32(&b[FrameHeader::LEN..total]) != h.crc32 {
         return Err(Error::new(
             ErrorKind::CrcMismatch,
             offset,
@@ -170,10 +170,28 @@ pub(crate) fn check_frame(
                 offset,
                 "frame type not defined by 1.0 (strict mode)",
             )),
-            UnknownTypes::Skip => Ok(Checked::Skipped(total)),
+            UnknownTypes::Skip => Ok(None),
         };
     }
-    match Event::decode(h.frame_type, payload) {
+    Ok(Some((h, total)))
+}
+
+/// Validates the frame at the start of `b` and decodes its event: the
+/// checks of [`check_header`], then the record's own layout
+/// (`MalformedRecord`).
+#[inline(always)]
+pub(crate) fn check_frame(
+    b: &[u8],
+    offset: u64,
+    verify_crc: bool,
+    unknown: UnknownTypes,
+) -> Result<Checked<'_>> {
+    let Some((h, total)) = check_header(b, offset, verify_crc, unknown)? else {
+        // Unknown type, skipped: check_header verified the size fits.
+        let size = FrameHeader::parse(b).map_or(0, |h| h.size as usize);
+        return Ok(Checked::Skipped(FrameHeader::LEN + size));
+    };
+    match Event::decode(h.frame_type, &b[FrameHeader::LEN..total]) {
         Ok(ev) => Ok(Checked::Event(ev, total)),
         Err(what) => Err(Error::new(ErrorKind::MalformedRecord, offset, what)),
     }

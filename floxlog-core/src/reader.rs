@@ -12,10 +12,10 @@
 use crate::block::BlockHeader;
 use crate::consts::MAGIC_BLOCK;
 use crate::consts::MAGIC_INDEX;
+use crate::crc32::crc32;
 use crate::error::{Error, ErrorKind, Result};
 use crate::event::{Event, UnknownTypes};
-use crate::frame::{check_frame, Checked, FrameHeader, RawFrame};
-use crate::crc32::crc32;
+use crate::frame::{check_frame, check_header, Checked, FrameHeader, RawFrame};
 use crate::index::{Index, IndexEntry, IndexHeader};
 use crate::le::u32_at;
 use crate::segment_header::{flags, SegmentHeader};
@@ -219,24 +219,39 @@ impl<'a, 's> Reader<'a, 's> {
     /// read (after which it returns `Ok(None)`).
     #[inline]
     pub fn next_event(&mut self) -> Result<Option<Event<'_>>> {
-        Ok(self.next_item()?.map(|it| it.event))
+        if self.done {
+            return Ok(None);
+        }
+        if self.compressed {
+            return Ok(self.next_compressed()?.map(|it| it.event));
+        }
+        Ok(self.next_plain()?.map(|(ev, _, _)| ev))
     }
 
     /// The next event with its raw frame and position.
+    #[inline]
     pub fn next_item(&mut self) -> Result<Option<Item<'_>>> {
         if self.done {
             return Ok(None);
         }
         if self.compressed {
-            self.next_compressed()
-        } else {
-            self.next_plain()
+            return self.next_compressed();
         }
+        let data: &'a [u8] = self.data;
+        Ok(self.next_plain()?.map(|(event, at, n)| Item {
+            event,
+            frame: raw_frame(&data[at..at + n]),
+            position: Position {
+                offset: at as u64,
+                in_block: None,
+            },
+        }))
     }
 
-    /// Uncompressed: events are views into `data`, decoded once.
-    #[inline]
-    fn next_plain(&mut self) -> Result<Option<Item<'a>>> {
+    /// Uncompressed: events are views into `data`, decoded once. Returns
+    /// the event, its frame offset and length.
+    #[inline(always)]
+    fn next_plain(&mut self) -> Result<Option<(Event<'a>, usize, usize)>> {
         let data: &'a [u8] = self.data;
         loop {
             if self.pos >= self.end || self.at_lost_trailer() {
@@ -262,18 +277,12 @@ impl<'a, 's> Reader<'a, 's> {
                     if skip(&mut self.skip_before, event.exchange_ts_ns()) {
                         continue;
                     }
-                    let bytes = &data[at..at + n];
-                    let position = Position {
+                    self.events += 1;
+                    self.last = Position {
                         offset: at as u64,
                         in_block: None,
                     };
-                    self.events += 1;
-                    self.last = position;
-                    return Ok(Some(Item {
-                        event,
-                        frame: raw_frame(bytes),
-                        position,
-                    }));
+                    return Ok(Some((event, at, n)));
                 }
                 Checked::Skipped(n) => self.pos = at + n,
             }
@@ -282,6 +291,7 @@ impl<'a, 's> Reader<'a, 's> {
 
     /// Compressed: find the next frame (loading blocks as needed), then
     /// decode it from the scratch. The second decode skips the CRC.
+    #[inline(never)]
     fn next_compressed(&mut self) -> Result<Option<Item<'_>>> {
         let (position, start, len) = match self.advance_compressed() {
             Ok(Some(found)) => found,
@@ -306,45 +316,53 @@ impl<'a, 's> Reader<'a, 's> {
             })),
             Err(what) => {
                 self.done = true;
-                Err(Error::new(ErrorKind::MalformedRecord, position.offset, what))
+                let at = position.in_block.unwrap_or(0);
+                Err(Error::new(ErrorKind::MalformedRecord, position.offset, what).in_block(at))
             }
         }
     }
 
     /// Finds the next event of a compressed segment: (position, start in
-    /// the scratch, frame length).
+    /// the scratch, frame length). Checks everything but the record layout,
+    /// which the caller's single decode checks (skipped events are decoded
+    /// here so that damage is never skipped silently).
     fn advance_compressed(&mut self) -> Result<Option<(Position, usize, usize)>> {
         loop {
             if let Some(mut b) = self.blk {
                 if b.pos < b.len {
                     let at = b.pos;
-                    let checked = check_frame(
-                        &self.scratch[at..b.len],
+                    let frame = &self.scratch[at..b.len];
+                    let checked = check_header(
+                        frame,
                         b.offset as u64,
                         self.opts.verify_crc,
                         self.opts.unknown_types,
                     )
                     .map_err(|e| e.in_block(at as u32))?;
                     b.seen += 1;
-                    let (n, ts) = match checked {
-                        Checked::Event(ev, n) => (n, Some(ev.exchange_ts_ns())),
-                        Checked::Skipped(n) => (n, None),
+                    let position = Position {
+                        offset: b.offset as u64,
+                        in_block: Some(at as u32),
+                    };
+                    let Some((h, n)) = checked else {
+                        let size = FrameHeader::parse(frame).map_or(0, |h| h.size as usize);
+                        b.pos = at + FrameHeader::LEN + size;
+                        self.blk = Some(b);
+                        continue;
                     };
                     b.pos = at + n;
                     self.blk = Some(b);
-                    match ts {
-                        Some(ts) if !skip(&mut self.skip_before, ts) => {
-                            return Ok(Some((
-                                Position {
-                                    offset: b.offset as u64,
-                                    in_block: Some(at as u32),
-                                },
-                                at,
-                                n,
-                            )));
+                    let payload = &frame[FrameHeader::LEN..n];
+                    if self.skip_before.is_some() {
+                        let ev = Event::decode(h.frame_type, payload).map_err(|what| {
+                            Error::new(ErrorKind::MalformedRecord, position.offset, what)
+                                .in_block(at as u32)
+                        })?;
+                        if skip(&mut self.skip_before, ev.exchange_ts_ns()) {
+                            continue;
                         }
-                        _ => continue,
                     }
+                    return Ok(Some((position, at, n)));
                 }
                 if b.seen != b.expected as u32 {
                     return Err(Error::new(

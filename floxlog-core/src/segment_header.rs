@@ -141,10 +141,7 @@ impl SegmentHeader {
             );
         }
         if self.flags & flags::ENCRYPTED != 0 {
-            return fail(
-                ErrorKind::Encrypted,
-                "Encrypted flag set (reserved in 1.0)",
-            );
+            return fail(ErrorKind::Encrypted, "Encrypted flag set (reserved in 1.0)");
         }
         if data[field::RESERVED].iter().any(|&b| b != 0) {
             return fail(

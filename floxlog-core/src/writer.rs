@@ -516,8 +516,8 @@ impl<S: WriterStorage> SegmentWriter<S> {
         let ts = src.ts();
         match self.cfg.compression {
             Compression::None => {
-                let index_due = self.cfg.create_index
-                    && self.events % self.cfg.index_interval as u32 == 0;
+                let index_due =
+                    self.cfg.create_index && self.events % self.cfg.index_interval as u32 == 0;
                 if !self.ensure(Buffer::Out, self.out_len + frame_len) {
                     return Err(self.out_short(
                         pos,

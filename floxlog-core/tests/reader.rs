@@ -6,7 +6,9 @@ use common::*;
 use floxlog_core::*;
 
 fn trades(n: i64, step: i64) -> Vec<Event<'static>> {
-    (0..n).map(|i| Event::Trade(trade(1_000 + i * step, 1))).collect()
+    (0..n)
+        .map(|i| Event::Trade(trade(1_000 + i * step, 1)))
+        .collect()
 }
 
 fn first_ts_after_seek(seg: &[u8], t: i64) -> Option<i64> {
@@ -21,10 +23,16 @@ fn first_ts_after_seek(seg: &[u8], t: i64) -> Option<i64> {
 #[test]
 fn seek_finds_the_first_event_at_or_after_t() {
     let events = trades(1000, 10); // ts 1000, 1010, ..., 10990
-    for cfg in [
-        WriterConfig { index_interval: 7, ..WriterConfig::default() },
-        WriterConfig { compression: Compression::Lz4, index_interval: 64, ..WriterConfig::default() },
-    ] {
+    for compression in codecs() {
+        let cfg = WriterConfig {
+            compression,
+            index_interval: if compression == Compression::Lz4 {
+                64
+            } else {
+                7
+            },
+            ..WriterConfig::default()
+        };
         let seg = write_all(cfg, &events);
         assert_eq!(first_ts_after_seek(&seg, 0), Some(1000));
         assert_eq!(first_ts_after_seek(&seg, 1000), Some(1000));
@@ -38,7 +46,13 @@ fn seek_finds_the_first_event_at_or_after_t() {
 #[test]
 fn index_seek_picks_the_largest_entry_at_or_before_t() {
     let events = trades(100, 10);
-    let seg = write_all(WriterConfig { index_interval: 10, ..WriterConfig::default() }, &events);
+    let seg = write_all(
+        WriterConfig {
+            index_interval: 10,
+            ..WriterConfig::default()
+        },
+        &events,
+    );
     let s = Segment::parse(&seg).unwrap();
     let ix = s.index().unwrap().unwrap();
     assert_eq!(ix.len(), 10);
@@ -54,8 +68,16 @@ fn index_seek_picks_the_largest_entry_at_or_before_t() {
 
 #[test]
 fn equal_timestamps_seek_to_the_first_entry_of_the_run() {
-    let events: Vec<Event> = (0..30).map(|i| Event::Trade(trade(if i < 25 { 7 } else { 9 }, 1))).collect();
-    let seg = write_all(WriterConfig { index_interval: 5, ..WriterConfig::default() }, &events);
+    let events: Vec<Event> = (0..30)
+        .map(|i| Event::Trade(trade(if i < 25 { 7 } else { 9 }, 1)))
+        .collect();
+    let seg = write_all(
+        WriterConfig {
+            index_interval: 5,
+            ..WriterConfig::default()
+        },
+        &events,
+    );
     let s = Segment::parse(&seg).unwrap();
     let ix = s.index().unwrap().unwrap();
     assert_eq!(ix.seek(7).unwrap().file_offset, 64);
@@ -75,20 +97,35 @@ fn crc_checks_can_be_turned_off() {
     seg[64 + 12 + 20] ^= 0x40; // inside the first trade's price
     let (got, err) = read_all(&seg, ReadOptions::default());
     assert_eq!(got.len(), 0);
-    assert_eq!(err.map(|e| (e.kind, e.offset)), Some((ErrorKind::CrcMismatch, 64)));
-    let lax = ReadOptions { verify_crc: false, ..ReadOptions::default() };
+    assert_eq!(
+        err.map(|e| (e.kind, e.offset)),
+        Some((ErrorKind::CrcMismatch, 64))
+    );
+    let lax = ReadOptions {
+        verify_crc: false,
+        ..ReadOptions::default()
+    };
     let (got, err) = read_all(&seg, lax);
     assert_eq!((got.len(), err), (3, None));
 }
 
 /// A segment with a frame of type 9 between two trades.
 fn with_unknown_frame() -> Vec<u8> {
-    let cfg = WriterConfig { create_index: false, ..WriterConfig::default() };
+    let cfg = WriterConfig {
+        create_index: false,
+        ..WriterConfig::default()
+    };
     let mut seg = write_all(cfg, &trades(1, 1));
     let payload = [0xabu8; 8];
     let mut h = [0u8; 12];
-    FrameHeader { size: 8, crc32: crc32::crc32(&payload), frame_type: 9, rec_version: 1, flags: 0 }
-        .emit(&mut h);
+    FrameHeader {
+        size: 8,
+        crc32: crc32::crc32(&payload),
+        frame_type: 9,
+        rec_version: 1,
+        flags: 0,
+    }
+    .emit(&mut h);
     seg.extend_from_slice(&h);
     seg.extend_from_slice(&payload);
     let mut buf = [0u8; 60];
@@ -102,28 +139,48 @@ fn unknown_types_are_an_error_unless_skipping_is_asked_for() {
     let seg = with_unknown_frame();
     let (got, err) = read_all(&seg, ReadOptions::default());
     assert_eq!(got.len(), 1);
-    assert_eq!(err.map(|e| (e.kind, e.offset)), Some((ErrorKind::UnknownRecordType, 124)));
-    let skip = ReadOptions { unknown_types: UnknownTypes::Skip, ..ReadOptions::default() };
+    assert_eq!(
+        err.map(|e| (e.kind, e.offset)),
+        Some((ErrorKind::UnknownRecordType, 124))
+    );
+    let skip = ReadOptions {
+        unknown_types: UnknownTypes::Skip,
+        ..ReadOptions::default()
+    };
     let (got, err) = read_all(&seg, skip);
     assert_eq!((got.len(), err), (2, None));
 }
 
+#[cfg(feature = "lz4")]
 #[test]
 fn lz4_block_larger_than_scratch_is_an_error_not_an_allocation() {
-    let cfg = WriterConfig { compression: Compression::Lz4, index_interval: 100, ..WriterConfig::default() };
+    let cfg = WriterConfig {
+        compression: Compression::Lz4,
+        index_interval: 100,
+        ..WriterConfig::default()
+    };
     let seg = write_all(cfg, &trades(100, 1));
     let s = Segment::parse(&seg).unwrap();
     let mut scratch = vec![0u8; 5999];
     let mut r = s.reader(ReadOptions::default(), &mut scratch);
     let e = r.next_event().unwrap_err();
-    assert_eq!((e.kind, e.offset, e.needed), (ErrorKind::BufferTooSmall, 64, Some(6000)));
-    assert!(r.next_event().unwrap().is_none(), "the cursor ends after an error");
+    assert_eq!(
+        (e.kind, e.offset, e.needed),
+        (ErrorKind::BufferTooSmall, 64, Some(6000))
+    );
+    assert!(
+        r.next_event().unwrap().is_none(),
+        "the cursor ends after an error"
+    );
 }
 
 #[test]
 fn truncation_anywhere_yields_every_complete_event_then_truncated() {
     let events = trades(20, 1);
-    let cfg = WriterConfig { create_index: false, ..WriterConfig::default() };
+    let cfg = WriterConfig {
+        create_index: false,
+        ..WriterConfig::default()
+    };
     let seg = write_all(cfg, &events);
     for cut in 64..seg.len() {
         let (got, err) = read_all(&seg[..cut], ReadOptions::default());
@@ -131,19 +188,29 @@ fn truncation_anywhere_yields_every_complete_event_then_truncated() {
         assert_eq!(got, debug_all(&events[..complete]), "cut {cut}");
         match err {
             None => assert_eq!((cut - 64) % 60, 0),
-            Some(e) => assert_eq!((e.kind, e.offset), (ErrorKind::Truncated, (64 + complete * 60) as u64)),
+            Some(e) => assert_eq!(
+                (e.kind, e.offset),
+                (ErrorKind::Truncated, (64 + complete * 60) as u64)
+            ),
         }
     }
     for cut in 0..64 {
         let (_, err) = read_all(&seg[..cut], ReadOptions::default());
-        assert_eq!(err.map(|e| (e.kind, e.offset)), Some((ErrorKind::Truncated, 0)));
+        assert_eq!(
+            err.map(|e| (e.kind, e.offset)),
+            Some((ErrorKind::Truncated, 0))
+        );
     }
 }
 
 #[test]
 fn a_lost_index_offset_does_not_stop_reading() {
-    for compression in [Compression::None, Compression::Lz4] {
-        let cfg = WriterConfig { compression, index_interval: 10, ..WriterConfig::default() };
+    for compression in codecs() {
+        let cfg = WriterConfig {
+            compression,
+            index_interval: 10,
+            ..WriterConfig::default()
+        };
         let mut seg = write_all(cfg, &trades(50, 1));
         let off = SegmentHeader::parse(&seg).unwrap().index_offset;
         seg[40..48].copy_from_slice(&(off + 3).to_le_bytes());
@@ -176,7 +243,12 @@ fn header_checks_report_offset_zero() {
 
 #[test]
 fn errors_display_kind_offset_and_cause() {
-    let e = Error::new(ErrorKind::CrcMismatch, 12852, "frame payload does not match its CRC32").in_block(24);
+    let e = Error::new(
+        ErrorKind::CrcMismatch,
+        12852,
+        "frame payload does not match its CRC32",
+    )
+    .in_block(24);
     let s = e.to_string();
     assert_eq!(s, "crc_mismatch at byte 12852 (+24 inside the decompressed block): frame payload does not match its CRC32");
     for k in ErrorKind::ALL {
@@ -184,9 +256,14 @@ fn errors_display_kind_offset_and_cause() {
     }
 }
 
+#[cfg(feature = "lz4")]
 #[test]
 fn items_expose_raw_frames_and_positions() {
-    let cfg = WriterConfig { compression: Compression::Lz4, index_interval: 2, ..WriterConfig::default() };
+    let cfg = WriterConfig {
+        compression: Compression::Lz4,
+        index_interval: 2,
+        ..WriterConfig::default()
+    };
     let seg = write_all(cfg, &trades(3, 1));
     let s = Segment::parse(&seg).unwrap();
     let mut scratch = vec![0u8; 1024];
@@ -201,4 +278,46 @@ fn items_expose_raw_frames_and_positions() {
     assert_eq!(pos[1], (64, Some(60)));
     assert_eq!(pos[2].1, Some(0));
     assert!(pos[2].0 > 64);
+}
+
+/// A compressed segment: header with the Compressed flag, one block of
+/// garbage. With LZ4 compiled out it must be refused, never read as empty.
+#[test]
+fn compressed_segments_are_never_read_as_empty() {
+    let h = SegmentHeader {
+        version: 1,
+        flags: segment_header::flags::COMPRESSED,
+        compression: 1,
+        ..SegmentHeader::default()
+    };
+    let mut seg = h.to_bytes().to_vec();
+    let mut bh = [0u8; 16];
+    BlockHeader {
+        magic: MAGIC_BLOCK,
+        compressed_size: 4,
+        original_size: 60,
+        event_count: 1,
+        flags: 0,
+    }
+    .emit(&mut bh);
+    seg.extend_from_slice(&bh);
+    seg.extend_from_slice(&[0xff; 4]);
+    let (got, err) = read_all(&seg, ReadOptions::default());
+    assert!(got.is_empty());
+    let e = err.expect("an error, not an empty read");
+    let want = if LZ4_SUPPORTED {
+        ErrorKind::DecompressionFailed
+    } else {
+        ErrorKind::Lz4Unsupported
+    };
+    assert_eq!((e.kind, e.offset), (want, 64));
+    if !LZ4_SUPPORTED {
+        let mut b = Bufs::big();
+        let cfg = WriterConfig {
+            compression: Compression::Lz4,
+            ..WriterConfig::default()
+        };
+        let e = SegmentWriter::new(cfg, b.borrow()).err().unwrap();
+        assert_eq!(e.kind, ErrorKind::Lz4Unsupported);
+    }
 }

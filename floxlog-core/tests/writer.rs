@@ -6,9 +6,12 @@ use common::*;
 use floxlog_core::*;
 
 fn trades(n: i64) -> Vec<Event<'static>> {
-    (0..n).map(|i| Event::Trade(trade(1_000 + i, (i % 5) as u32))).collect()
+    (0..n)
+        .map(|i| Event::Trade(trade(1_000 + i, (i % 5) as u32)))
+        .collect()
 }
 
+#[cfg(feature = "lz4")]
 fn lz4(interval: u16) -> WriterConfig {
     WriterConfig {
         compression: Compression::Lz4,
@@ -18,6 +21,7 @@ fn lz4(interval: u16) -> WriterConfig {
     }
 }
 
+#[cfg(feature = "lz4")]
 #[test]
 fn empty_segments_have_no_index_and_lz4_ones_are_sorted() {
     let plain = write_all(WriterConfig::default(), &[]);
@@ -28,7 +32,10 @@ fn empty_segments_have_no_index_and_lz4_ones_are_sorted() {
     let z = write_all(lz4(10), &[]);
     assert_eq!(z.len(), 64);
     let h = SegmentHeader::parse(&z).unwrap();
-    assert_eq!(h.flags, segment_header::flags::COMPRESSED | segment_header::flags::SORTED);
+    assert_eq!(
+        h.flags,
+        segment_header::flags::COMPRESSED | segment_header::flags::SORTED
+    );
     assert_eq!(h.compression, 1);
 }
 
@@ -71,12 +78,16 @@ fn drained(cfg: WriterConfig, events: &[Event<'_>], out_len: usize) -> Vec<u8> {
 #[test]
 fn small_output_buffers_lose_nothing() {
     let events = trades(500);
+    #[cfg(feature = "lz4")]
+    let lz4_case = (lz4(64), &[4400usize, 5000, 9000][..]);
+    #[cfg(not(feature = "lz4"))]
+    let lz4_case = (WriterConfig::default(), &[200usize][..]);
     // An LZ4 block (64 trades, 3840 bytes before compression) must fit the
     // output whole (with lz4_flex's worst-case bound, 4260 bytes here); frames
     // need only their own size.
     for (cfg, sizes) in [
         (WriterConfig::default(), &[64usize, 100, 1000, 5000][..]),
-        (lz4(64), &[4400, 5000, 9000][..]),
+        lz4_case,
     ] {
         let whole = write_all(cfg, &events);
         for &out_len in sizes {
@@ -100,16 +111,27 @@ fn too_small_output_reports_what_it_needs() {
     let mut tiny = [0u8; 63];
     let err = SegmentWriter::new(
         WriterConfig::default(),
-        WriterBuffers { out: &mut tiny, block: &mut [], slots: &mut [], index: &mut [] },
+        WriterBuffers {
+            out: &mut tiny,
+            block: &mut [],
+            slots: &mut [],
+            index: &mut [],
+        },
     )
     .err()
     .unwrap();
-    assert_eq!((err.kind, err.needed), (ErrorKind::BufferTooSmall, Some(64)));
+    assert_eq!(
+        (err.kind, err.needed),
+        (ErrorKind::BufferTooSmall, Some(64))
+    );
 }
 
 #[test]
 fn full_index_refuses_the_event_and_keeps_the_segment_valid() {
-    let cfg = WriterConfig { index_interval: 10, ..WriterConfig::default() };
+    let cfg = WriterConfig {
+        index_interval: 10,
+        ..WriterConfig::default()
+    };
     let mut b = Bufs::new(1 << 16, 0, 0, 2);
     let mut w = SegmentWriter::new(cfg, b.borrow()).unwrap();
     let events = trades(25);
@@ -134,20 +156,31 @@ fn finished_writer_refuses_more() {
     w.finish().unwrap();
     assert!(w.is_finished());
     assert_eq!(w.finish().unwrap_err().kind, ErrorKind::Finished);
-    assert_eq!(w.append(&Event::Trade(trade(2, 1))).unwrap_err().kind, ErrorKind::Finished);
+    assert_eq!(
+        w.append(&Event::Trade(trade(2, 1))).unwrap_err().kind,
+        ErrorKind::Finished
+    );
     assert_eq!(w.flush_block().unwrap_err().kind, ErrorKind::Finished);
 }
 
+#[cfg(feature = "lz4")]
 #[test]
 fn bad_configurations_are_refused() {
     let mut b = Bufs::big();
-    let cfg = WriterConfig { index_interval: 0, ..WriterConfig::default() };
-    assert_eq!(SegmentWriter::new(cfg, b.borrow()).err().unwrap().kind, ErrorKind::InvalidInput);
+    let cfg = WriterConfig {
+        index_interval: 0,
+        ..WriterConfig::default()
+    };
+    assert_eq!(
+        SegmentWriter::new(cfg, b.borrow()).err().unwrap().kind,
+        ErrorKind::InvalidInput
+    );
     let mut b = Bufs::new(1 << 16, 1 << 16, 9, 4);
     let e = SegmentWriter::new(lz4(10), b.borrow()).err().unwrap();
     assert_eq!((e.kind, e.needed), (ErrorKind::BufferTooSmall, Some(10)));
 }
 
+#[cfg(feature = "lz4")]
 #[test]
 fn block_scratch_full_then_flush_block_keeps_everything() {
     // Scratch for 3 trade frames (60 bytes each) per block.
@@ -174,6 +207,7 @@ fn block_scratch_full_then_flush_block_keeps_everything() {
     assert_eq!(s.index().unwrap().unwrap().len(), 4);
 }
 
+#[cfg(feature = "lz4")]
 #[test]
 fn lz4_blocks_are_sorted_stably_and_indexed_by_first_handed_event() {
     // Timestamps out of order inside a block; equal timestamps keep order.
@@ -181,18 +215,34 @@ fn lz4_blocks_are_sorted_stably_and_indexed_by_first_handed_event() {
     let events: Vec<Event> = ts
         .iter()
         .enumerate()
-        .map(|(i, &t)| Event::Trade(Trade { exchange_ts_ns: t, trade_id: i as u64, ..Trade::default() }))
+        .map(|(i, &t)| {
+            Event::Trade(Trade {
+                exchange_ts_ns: t,
+                trade_id: i as u64,
+                ..Trade::default()
+            })
+        })
         .collect();
     let seg = write_all(lz4(4), &events);
     let (got, err) = read_all(&seg, ReadOptions::default());
     assert_eq!(err, None);
     // Block 0 = [5,3,3,9] -> [3(1),3(2),5(0),9(3)]; block 1 = [1,20,20,11] -> [1(4),11(7),20(5),20(6)].
-    let want: Vec<Event> = [1usize, 2, 0, 3, 4, 7, 5, 6].iter().map(|&i| events[i]).collect();
+    let want: Vec<Event> = [1usize, 2, 0, 3, 4, 7, 5, 6]
+        .iter()
+        .map(|&i| events[i])
+        .collect();
     assert_eq!(got, debug_all(&want));
     let s = Segment::parse(&seg).unwrap();
     let h = s.header();
-    assert!(!h.has(segment_header::flags::SORTED), "block 1 starts below block 0's max");
-    assert_eq!((h.first_event_ns, h.last_event_ns), (5, 11), "reference: first and last handed in");
+    assert!(
+        !h.has(segment_header::flags::SORTED),
+        "block 1 starts below block 0's max"
+    );
+    assert_eq!(
+        (h.first_event_ns, h.last_event_ns),
+        (5, 11),
+        "reference: first and last handed in"
+    );
     let ix = s.index().unwrap().unwrap();
     let e: Vec<i64> = ix.iter().map(|e| e.timestamp_ns).collect();
     assert_eq!(e, vec![5, 1]);
@@ -200,7 +250,10 @@ fn lz4_blocks_are_sorted_stably_and_indexed_by_first_handed_event() {
 
 #[test]
 fn reference_profile_rejects_contradicting_book_type_and_spec_profile_rewrites_it() {
-    let bids = [Level { price_raw: 10, qty_raw: 1 }];
+    let bids = [Level {
+        price_raw: 10,
+        qty_raw: 1,
+    }];
     let mut book = Book {
         kind: BookKind::Snapshot,
         exchange_ts_ns: 1,
@@ -215,28 +268,42 @@ fn reference_profile_rejects_contradicting_book_type_and_spec_profile_rewrites_i
     };
     let mut b = Bufs::big();
     let mut w = SegmentWriter::new(WriterConfig::default(), b.borrow()).unwrap();
-    assert_eq!(w.append(&Event::Book(book)).unwrap_err().kind, ErrorKind::InvalidInput);
+    assert_eq!(
+        w.append(&Event::Book(book)).unwrap_err().kind,
+        ErrorKind::InvalidInput
+    );
     assert_eq!(w.stats().events, 0);
 
     book.header_type = 0;
-    let spec = WriterConfig { profile: Profile::Spec, ..WriterConfig::default() };
+    let spec = WriterConfig {
+        profile: Profile::Spec,
+        ..WriterConfig::default()
+    };
     let seg = write_all(spec, &[Event::Book(book)]);
     let s = Segment::parse(&seg).unwrap();
     let mut r = s.reader(ReadOptions::default(), &mut []);
-    let Some(Event::Book(got)) = r.next_event().unwrap() else { panic!("no book") };
+    let Some(Event::Book(got)) = r.next_event().unwrap() else {
+        panic!("no book")
+    };
     assert_eq!(got.header_type, 2, "spec profile stores the frame type");
     assert_eq!(got.bids, Levels::Slice(&bids));
 }
 
 #[test]
 fn spec_profile_counts_symbols_sets_sorted_and_uses_min_max() {
-    let spec = WriterConfig { profile: Profile::Spec, ..WriterConfig::default() };
+    let spec = WriterConfig {
+        profile: Profile::Spec,
+        ..WriterConfig::default()
+    };
     let sorted = trades(50);
     let h = SegmentHeader::parse(&write_all(spec, &sorted)).unwrap();
     assert_eq!(h.symbol_count, 5);
     assert!(h.has(segment_header::flags::SORTED));
     let r = SegmentHeader::parse(&write_all(WriterConfig::default(), &sorted)).unwrap();
-    assert!(!r.has(segment_header::flags::SORTED), "reference never flags uncompressed");
+    assert!(
+        !r.has(segment_header::flags::SORTED),
+        "reference never flags uncompressed"
+    );
     assert_eq!(r.symbol_count, 0);
 
     let mixed: Vec<Event> = [7i64, 3, 9, 0]
@@ -252,7 +319,10 @@ fn spec_profile_counts_symbols_sets_sorted_and_uses_min_max() {
 
 #[test]
 fn spec_profile_symbol_table_has_a_stated_capacity() {
-    let spec = WriterConfig { profile: Profile::Spec, ..WriterConfig::default() };
+    let spec = WriterConfig {
+        profile: Profile::Spec,
+        ..WriterConfig::default()
+    };
     let mut b = Bufs::new(1 << 20, 0, 0, 1 << 10);
     let mut w = SegmentWriter::new(spec, b.borrow()).unwrap();
     for s in 0..SYMBOL_CAPACITY as u32 {
@@ -260,11 +330,13 @@ fn spec_profile_symbol_table_has_a_stated_capacity() {
     }
     let e = w.append(&Event::Trade(trade(1, u32::MAX))).unwrap_err();
     assert_eq!(e.kind, ErrorKind::SymbolCapacity);
-    w.append(&Event::Trade(trade(1, 0))).expect("known symbols still fit");
+    w.append(&Event::Trade(trade(1, 0)))
+        .expect("known symbols still fit");
     let h = SegmentHeader::parse(&w.finish().unwrap()).unwrap();
     assert_eq!(h.symbol_count as usize, SYMBOL_CAPACITY);
 }
 
+#[cfg(feature = "lz4")]
 #[test]
 fn current_header_tracks_emitted_lz4_blocks_only() {
     let mut b = Bufs::big();
@@ -288,12 +360,26 @@ fn append_raw_copies_valid_frames_and_refuses_others() {
     let s = Segment::parse(&src).unwrap();
     let mut r = s.reader(ReadOptions::default(), &mut []);
     let mut b = Bufs::big();
-    let mut w = SegmentWriter::new(WriterConfig { created_ns: 0, ..WriterConfig::default() }, b.borrow()).unwrap();
+    let mut w = SegmentWriter::new(
+        WriterConfig {
+            created_ns: 0,
+            ..WriterConfig::default()
+        },
+        b.borrow(),
+    )
+    .unwrap();
     while let Some(it) = r.next_item().unwrap() {
-        w.append_raw(it.frame.header.frame_type, it.frame.payload).unwrap();
+        w.append_raw(it.frame.header.frame_type, it.frame.payload)
+            .unwrap();
     }
-    assert_eq!(w.append_raw(9, &[0; 48]).unwrap_err().kind, ErrorKind::InvalidInput);
-    assert_eq!(w.append_raw(1, &[0; 47]).unwrap_err().kind, ErrorKind::InvalidInput);
+    assert_eq!(
+        w.append_raw(9, &[0; 48]).unwrap_err().kind,
+        ErrorKind::InvalidInput
+    );
+    assert_eq!(
+        w.append_raw(1, &[0; 47]).unwrap_err().kind,
+        ErrorKind::InvalidInput
+    );
     let h = w.finish().unwrap();
     let mut out = w.pending().to_vec();
     out[..64].copy_from_slice(&h);
@@ -305,8 +391,18 @@ fn frames_round_trip_standalone() {
     let payload = [1u8, 2, 3];
     let evs = [
         Event::Trade(trade(5, 6)),
-        Event::OptionQuote(OptionQuote { exchange_ts_ns: 9, iv_raw: -4, symbol_id: 2, ..OptionQuote::default() }),
-        Event::PoolState(PoolState { exchange_ts_ns: 3, sub_type: 2, payload: &payload, ..PoolState::default() }),
+        Event::OptionQuote(OptionQuote {
+            exchange_ts_ns: 9,
+            iv_raw: -4,
+            symbol_id: 2,
+            ..OptionQuote::default()
+        }),
+        Event::PoolState(PoolState {
+            exchange_ts_ns: 3,
+            sub_type: 2,
+            payload: &payload,
+            ..PoolState::default()
+        }),
     ];
     for ev in evs {
         let mut buf = [0u8; 256];
@@ -315,13 +411,19 @@ fn frames_round_trip_standalone() {
         let (got, used) = decode_frame(&buf[..n], FrameOptions::default()).unwrap();
         assert_eq!((got, used), (Some(ev), n));
         let short = encode_frame(&ev, Profile::Reference, &mut buf[..n - 1]).unwrap_err();
-        assert_eq!((short.kind, short.needed), (ErrorKind::BufferTooSmall, Some(n as u64)));
+        assert_eq!(
+            (short.kind, short.needed),
+            (ErrorKind::BufferTooSmall, Some(n as u64))
+        );
         let t = decode_frame(&buf[..n - 1], FrameOptions::default()).unwrap_err();
         assert_eq!(t.kind, ErrorKind::Truncated);
         buf[n - 1] ^= 0xff;
         let c = decode_frame(&buf[..n], FrameOptions::default()).unwrap_err();
         assert_eq!(c.kind, ErrorKind::CrcMismatch);
-        let unchecked = FrameOptions { verify_crc: false, ..FrameOptions::default() };
+        let unchecked = FrameOptions {
+            verify_crc: false,
+            ..FrameOptions::default()
+        };
         assert!(decode_frame(&buf[..n], unchecked).is_ok());
     }
 }
@@ -331,7 +433,10 @@ fn rotation_test_matches_the_reference_rule() {
     let mut b = Bufs::big();
     let mut w = SegmentWriter::new(WriterConfig::default(), b.borrow()).unwrap();
     let ev = Event::Trade(trade(1, 1));
-    assert!(!w.would_exceed(&ev, 10), "an empty segment always takes one event");
+    assert!(
+        !w.would_exceed(&ev, 10),
+        "an empty segment always takes one event"
+    );
     w.append(&ev).unwrap();
     assert_eq!(w.segment_bytes(), 124);
     assert!(!w.would_exceed(&ev, 184));

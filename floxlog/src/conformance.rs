@@ -59,7 +59,10 @@ fn read_file(p: &std::path::Path) -> Result<Vec<u8>, String> {
 /// Writes the case's input events with its settings and compares segments.
 pub fn check_write(case: &Case) -> Result<(), String> {
     let w = case.writer.as_ref().ok_or("case has no writer settings")?;
-    let path = case.events_path.as_ref().ok_or("case has no events.jsonl")?;
+    let path = case
+        .events_path
+        .as_ref()
+        .ok_or("case has no events.jsonl")?;
     let events = read_jsonl(path)?
         .iter()
         .map(event_from_value)
@@ -177,7 +180,9 @@ pub fn compare_lz4(mine: &[u8], theirs: &[u8]) -> Result<(), String> {
     for (i, (a, b)) in bm.iter().zip(&bt).enumerate() {
         let (x, y) = (a.header, b.header);
         if (x.original_size, x.event_count, x.flags) != (y.original_size, y.event_count, y.flags) {
-            return Err(format!("block {i} header differs: ours {x:?}, reference {y:?}"));
+            return Err(format!(
+                "block {i} header differs: ours {x:?}, reference {y:?}"
+            ));
         }
         if a.bytes != b.bytes {
             return Err(format!("block {i} decompressed bytes differ"));
@@ -189,7 +194,8 @@ pub fn compare_lz4(mine: &[u8], theirs: &[u8]) -> Result<(), String> {
         (None, None) => Ok(()),
         (Some(a), Some(b)) => {
             let (x, y) = (a.header(), b.header());
-            let strip = |h: &floxlog_core::IndexHeader| floxlog_core::IndexHeader { crc32: 0, ..*h };
+            let strip =
+                |h: &floxlog_core::IndexHeader| floxlog_core::IndexHeader { crc32: 0, ..*h };
             if strip(x) != strip(y) {
                 return Err(format!("index headers differ: ours {x:?}, reference {y:?}"));
             }
@@ -225,7 +231,9 @@ pub fn check_read(case: &Case) -> Result<(), String> {
 pub fn compare_events(got: &[Value], expected: &[Value]) -> Result<(), String> {
     for (i, (g, e)) in got.iter().zip(expected).enumerate() {
         if g != e {
-            return Err(format!("event {i} differs:\n  ours     {g}\n  expected {e}"));
+            return Err(format!(
+                "event {i} differs:\n  ours     {g}\n  expected {e}"
+            ));
         }
     }
     if got.len() != expected.len() {
@@ -285,4 +293,3 @@ pub fn events_of(values: &[Value]) -> Result<Vec<crate::OwnedEvent>, String> {
         .map(|v| event_from_value(v).map_err(|e| e.to_string()))
         .collect()
 }
-

@@ -95,8 +95,7 @@ pub struct Corpus {
 }
 
 fn read_json(path: &Path) -> Result<Value, String> {
-    let text =
-        std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
     serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
 }
 
@@ -187,7 +186,10 @@ fn load_case(dir: &Path) -> Result<Case, String> {
         dir: dir.to_path_buf(),
         writer,
         segments,
-        byte_exact: v.get("byte_exact").and_then(Value::as_bool).unwrap_or(false),
+        byte_exact: v
+            .get("byte_exact")
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
         events_path: events.is_file().then_some(events),
         expected_path: dir.join("expected.jsonl"),
     })
@@ -257,8 +259,7 @@ impl Corpus {
 
 /// Reads a JSON-lines file into values (blank lines skipped).
 pub fn read_jsonl(path: &Path) -> Result<Vec<Value>, String> {
-    let text =
-        std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
     text.lines()
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())

@@ -80,9 +80,7 @@ fn hex_decode(s: &str) -> Result<Vec<u8>, JsonError> {
     }
     (0..s.len())
         .step_by(2)
-        .map(|i| {
-            u8::from_str_radix(&s[i..i + 2], 16).map_err(|_| err("payload_hex is not hex"))
-        })
+        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).map_err(|_| err("payload_hex is not hex")))
         .collect()
 }
 
@@ -96,7 +94,9 @@ fn hex_encode(b: &[u8]) -> String {
 
 /// Parses one event object of the corpus schema.
 pub fn event_from_value(v: &Value) -> Result<OwnedEvent, JsonError> {
-    let o = v.as_object().ok_or_else(|| err("event is not a JSON object"))?;
+    let o = v
+        .as_object()
+        .ok_or_else(|| err("event is not a JSON object"))?;
     let ty = get(o, "type")?
         .as_str()
         .ok_or_else(|| err("field `type` is not a string"))?;
@@ -172,8 +172,7 @@ pub fn event_from_value(v: &Value) -> Result<OwnedEvent, JsonError> {
 
 /// Parses one line of JSON into an event.
 pub fn event_from_line(line: &str) -> Result<OwnedEvent, JsonError> {
-    let v: Value =
-        serde_json::from_str(line).map_err(|e| err(format!("invalid JSON: {e}")))?;
+    let v: Value = serde_json::from_str(line).map_err(|e| err(format!("invalid JSON: {e}")))?;
     event_from_value(&v)
 }
 
@@ -193,7 +192,9 @@ fn levels_value(style: PriceStyle, levels: impl Iterator<Item = Level>) -> Value
     Value::Array(
         levels
             .map(|l| match style {
-                PriceStyle::Raw => Value::from(vec![Value::from(l.price_raw), Value::from(l.qty_raw)]),
+                PriceStyle::Raw => {
+                    Value::from(vec![Value::from(l.price_raw), Value::from(l.qty_raw)])
+                }
                 PriceStyle::Decimal => Value::from(vec![
                     Value::from(Decimal(l.price_raw).to_string()),
                     Value::from(Decimal(l.qty_raw).to_string()),

@@ -81,3 +81,12 @@ pub fn read_all(data: &[u8], opts: ReadOptions) -> (Vec<String>, Option<Error>) 
 pub fn debug_all(events: &[Event<'_>]) -> Vec<String> {
     events.iter().map(|e| format!("{e:?}")).collect()
 }
+
+/// The codecs this build supports.
+pub fn codecs() -> Vec<Compression> {
+    let mut v = vec![Compression::None];
+    if LZ4_SUPPORTED {
+        v.push(Compression::Lz4);
+    }
+    v
+}

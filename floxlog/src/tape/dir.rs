@@ -1,0 +1,280 @@
+//! Finding the segments of a tape: a directory with `manifest.json` (spec
+//! layout, per-type `trades-000000.bin` series, or this crate's default
+//! flox layout of `*.floxlog` files), a directory of `*.floxlog` files with
+//! no manifest (flox's layout; file-name order, as flox reads them), or
+//! single segment files.
+//!
+//! The manifest is an index, not a requirement: listed files that are
+//! missing, files that are not listed, and sizes that disagree are reported
+//! as findings, and every segment file found is read.
+
+use super::error::TapeError;
+use super::flox_manifest::{FloxManifest, Metadata};
+use super::manifest::{Manifest, ManifestSegment, MANIFEST_FILE};
+use super::report::{Finding, Severity};
+use std::path::{Path, PathBuf};
+
+/// Segment file layouts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Layout {
+    /// `<created_ns>.floxlog` segments, every record type interleaved (what
+    /// flox writes and replays). The default.
+    #[default]
+    Flox,
+    /// Spec 1.0: one series per record type (`trades-000000.bin`,
+    /// `book-000000.bin`, `options-...`, `pools-...`).
+    Spec,
+}
+
+/// Series (manifest `type`) of the spec layout for a frame type.
+pub fn series_of(frame_type: u8) -> &'static str {
+    match frame_type {
+        1 => "trades",
+        2 | 3 => "book",
+        4 => "options",
+        _ => "pools",
+    }
+}
+
+/// The series every spec-layout tape can hold, in manifest order.
+pub const SERIES: [&str; 4] = ["trades", "book", "options", "pools"];
+
+/// The manifest `type` of an interleaved (flox layout) segment.
+pub const MIXED: &str = "mixed";
+
+/// One segment of a tape.
+#[derive(Clone, Debug)]
+pub struct TapeSegment {
+    /// Path of the file.
+    pub path: PathBuf,
+    /// File name.
+    pub name: String,
+    /// Series (`mixed` for interleaved segments).
+    pub series: String,
+    /// Its manifest entry, if a manifest lists it.
+    pub listed: Option<ManifestSegment>,
+    /// Index of the tape directory it belongs to in [`Tape::dirs`], if any.
+    pub dir: Option<usize>,
+}
+
+/// A tape directory's side files.
+#[derive(Clone, Debug)]
+pub struct TapeDir {
+    /// The directory.
+    pub path: PathBuf,
+    /// `manifest.json`, if present (and not ignored).
+    pub manifest: Option<Manifest>,
+    /// flox's `.manifest`, if present and readable.
+    pub flox_manifest: Option<FloxManifest>,
+    /// flox's `metadata.json`, if present.
+    pub metadata: Option<Metadata>,
+}
+
+/// The segments of one or more inputs, in file order.
+#[derive(Clone, Debug, Default)]
+pub struct Tape {
+    /// Directories given.
+    pub dirs: Vec<TapeDir>,
+    /// Segments in file order.
+    pub segments: Vec<TapeSegment>,
+    /// Disagreements found while listing (missing or unlisted files...).
+    pub findings: Vec<Finding>,
+}
+
+/// Options of [`Tape::open`].
+#[derive(Clone, Copy, Debug, Default)]
+pub struct OpenOptions {
+    /// Do not read `manifest.json` (list the directory instead).
+    pub ignore_manifest: bool,
+}
+
+/// The series of a segment file name: `Some("mixed")` for `*.floxlog`,
+/// `Some(series)` for `series-NNNNNN.bin`, `None` for anything else.
+pub fn segment_series(name: &str) -> Option<String> {
+    if name.starts_with('.') {
+        return None;
+    }
+    if name.ends_with(".floxlog") && name.len() > ".floxlog".len() {
+        return Some(MIXED.to_string());
+    }
+    let stem = name.strip_suffix(".bin")?;
+    let (series, num) = stem.rsplit_once('-')?;
+    if series.is_empty() || num.len() < 6 || !num.bytes().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    if !series.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_') {
+        return None;
+    }
+    Some(series.to_string())
+}
+
+fn file_name(p: &Path) -> String {
+    p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+}
+
+impl Tape {
+    /// Lists the segments of each input, in the order given.
+    pub fn open(inputs: &[PathBuf], opts: OpenOptions) -> Result<Tape, TapeError> {
+        let mut tape = Tape::default();
+        for p in inputs {
+            let md = std::fs::metadata(p).map_err(|e| TapeError::io(p, "opening the input", e))?;
+            if md.is_dir() {
+                tape.add_dir(p, opts)?;
+            } else {
+                tape.segments.push(TapeSegment {
+                    path: p.clone(),
+                    name: file_name(p),
+                    series: segment_series(&file_name(p)).unwrap_or_else(|| MIXED.to_string()),
+                    listed: None,
+                    dir: None,
+                });
+            }
+        }
+        Ok(tape)
+    }
+
+    fn add_dir(&mut self, dir: &Path, opts: OpenOptions) -> Result<(), TapeError> {
+        let manifest = if opts.ignore_manifest { None } else { Manifest::load(dir)? };
+        // flox's side files are optional caches: a bad one is a finding.
+        let flox_manifest = match FloxManifest::load(dir) {
+            Ok(m) => m,
+            Err(e) => {
+                self.findings.push(
+                    Finding::new(Severity::Warning, "flox_manifest", e.path.as_deref(), e.message.clone())
+                        .hint(e.hint.clone().unwrap_or_default()),
+                );
+                None
+            }
+        };
+        let metadata = match Metadata::load(dir) {
+            Ok(m) => m,
+            Err(e) => {
+                self.findings.push(Finding::new(Severity::Warning, "metadata", e.path.as_deref(), e.message.clone()));
+                None
+            }
+        };
+        let mut files: Vec<(String, String)> = Vec::new();
+        let rd = std::fs::read_dir(dir).map_err(|e| TapeError::io(dir, "listing the directory", e))?;
+        for entry in rd {
+            let entry = entry.map_err(|e| TapeError::io(dir, "listing the directory", e))?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let is_file = entry.file_type().map(|t| t.is_file()).unwrap_or(false);
+            if !is_file {
+                continue;
+            }
+            if let Some(series) = segment_series(&name) {
+                files.push((name, series));
+            }
+        }
+        files.sort();
+        let di = self.dirs.len();
+        let mpath = dir.join(MANIFEST_FILE);
+        if let Some(m) = &manifest {
+            for s in &m.segments {
+                let path = dir.join(&s.name);
+                match std::fs::metadata(&path) {
+                    Ok(md) if md.is_file() => {
+                        if md.len() != s.size_bytes {
+                            self.findings.push(
+                                Finding::new(
+                                    Severity::Error,
+                                    "manifest_mismatch",
+                                    Some(&path),
+                                    format!("manifest says {} bytes, the file has {}", s.size_bytes, md.len()),
+                                )
+                                .hint("`floxlog manifest DIR` rebuilds the manifest from the files"),
+                            );
+                        }
+                        self.segments.push(TapeSegment {
+                            path,
+                            name: s.name.clone(),
+                            series: s.kind.clone(),
+                            listed: Some(s.clone()),
+                            dir: Some(di),
+                        });
+                    }
+                    _ => self.findings.push(
+                        Finding::new(
+                            Severity::Error,
+                            "manifest_mismatch",
+                            Some(&mpath),
+                            format!("lists segment {} but the file is missing", s.name),
+                        )
+                        .hint("restore the file, or rebuild the manifest with `floxlog manifest DIR`"),
+                    ),
+                }
+            }
+            for (name, series) in files {
+                if m.segments.iter().any(|s| s.name == name) {
+                    continue;
+                }
+                let path = dir.join(&name);
+                self.findings.push(
+                    Finding::new(
+                        Severity::Warning,
+                        "unlisted_segment",
+                        Some(&path),
+                        "segment file not listed in manifest.json (a segment still being written, or a stale manifest); read anyway",
+                    )
+                    .hint("`floxlog manifest DIR` adds it once its writer has closed it"),
+                );
+                self.segments.push(TapeSegment {
+                    path,
+                    name,
+                    series,
+                    listed: None,
+                    dir: Some(di),
+                });
+            }
+        } else {
+            for (name, series) in files {
+                self.segments.push(TapeSegment {
+                    path: dir.join(&name),
+                    name,
+                    series,
+                    listed: None,
+                    dir: Some(di),
+                });
+            }
+        }
+        if self.segments.iter().all(|s| s.dir != Some(di)) && manifest.is_none() {
+            return Err(TapeError::input(
+                Some(dir),
+                "no segment files here (expected *.floxlog or <type>-NNNNNN.bin, or a manifest.json)",
+            )
+            .with_hint("pass a tape directory or segment files"));
+        }
+        self.dirs.push(TapeDir {
+            path: dir.to_path_buf(),
+            manifest,
+            flox_manifest,
+            metadata,
+        });
+        Ok(())
+    }
+
+    /// Symbol names from every `metadata.json`.
+    pub fn symbol_names(&self) -> Vec<(u32, String)> {
+        self.dirs
+            .iter()
+            .filter_map(|d| d.metadata.as_ref())
+            .flat_map(|m| m.symbols())
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn series_names() {
+        assert_eq!(segment_series("1714.floxlog").as_deref(), Some("mixed"));
+        assert_eq!(segment_series("trades-000000.bin").as_deref(), Some("trades"));
+        assert_eq!(segment_series("book-000012.bin").as_deref(), Some("book"));
+        assert_eq!(segment_series("book-12.bin"), None);
+        assert_eq!(segment_series(".manifest"), None);
+        assert_eq!(segment_series("manifest.json"), None);
+        assert_eq!(segment_series("x.floxlog.damaged"), None);
+    }
+}

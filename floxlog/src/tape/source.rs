@@ -1,0 +1,84 @@
+//! Segment files mapped into memory, read-only.
+//!
+//! # The usual memory-map caveat
+//!
+//! A map shows the file as it is on disk. If another process truncates the
+//! file while it is mapped, touching the vanished pages raises `SIGBUS`
+//! (Rust cannot turn that into an error). Writers of this crate and of flox
+//! only ever append and rewrite the header in place, which is safe to map;
+//! do not truncate or rewrite segments that a reader has open. `cat
+//! --follow` re-maps the file as it grows instead of trusting an old map.
+
+use super::error::TapeError;
+use floxlog_core::{SegmentHeader, segment_header::flags};
+use memmap2::Mmap;
+use std::path::{Path, PathBuf};
+
+enum Data {
+    Map(Mmap),
+    Empty,
+}
+
+/// One segment file, mapped.
+pub struct SegmentFile {
+    /// Its path.
+    pub path: PathBuf,
+    data: Data,
+}
+
+impl SegmentFile {
+    /// Opens and maps `path` read-only (an empty file maps to no bytes).
+    pub fn open(path: &Path) -> Result<SegmentFile, TapeError> {
+        let f = std::fs::File::open(path).map_err(|e| TapeError::io(path, "opening the segment", e))?;
+        let len = f
+            .metadata()
+            .map_err(|e| TapeError::io(path, "reading the segment's size", e))?
+            .len();
+        let data = if len == 0 {
+            Data::Empty
+        } else {
+            // SAFETY: the map is read-only, and the bytes are only ever read
+            // through bounds-checked slices. See the module docs for what a
+            // concurrent truncation does.
+            let m = unsafe { Mmap::map(&f) }.map_err(|e| TapeError::io(path, "mapping the segment", e))?;
+            Data::Map(m)
+        };
+        Ok(SegmentFile {
+            path: path.to_path_buf(),
+            data,
+        })
+    }
+
+    /// The file's bytes.
+    pub fn bytes(&self) -> &[u8] {
+        match &self.data {
+            Data::Map(m) => m,
+            Data::Empty => &[],
+        }
+    }
+
+    /// File size.
+    pub fn len(&self) -> u64 {
+        self.bytes().len() as u64
+    }
+
+    /// Whether the file is empty.
+    pub fn is_empty(&self) -> bool {
+        self.bytes().is_empty()
+    }
+}
+
+/// Whether a header looks like a writer's placeholder (the segment was never
+/// closed): no index, not Sorted, and for uncompressed segments zero counts.
+/// An LZ4 writer rewrites the counts after every block but sets HasIndex and
+/// Sorted only at close, so an open LZ4 segment has flags == Compressed.
+pub fn header_is_unfinished(h: &SegmentHeader) -> bool {
+    if h.has(flags::HAS_INDEX) || h.has(flags::SORTED) {
+        return false;
+    }
+    if h.has(flags::COMPRESSED) {
+        true
+    } else {
+        h.event_count == 0 && h.first_event_ns == 0 && h.last_event_ns == 0
+    }
+}
