@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Every test of the project, as CI runs it (README's second command):
+#   formatting and lints; Rust tests for the whole workspace, and for
+#   floxlog-core with LZ4 compiled out; the no_std/no-alloc link proof (a
+#   binary that runs a round trip); the C/C++ suite under ctest, plainly and
+#   under ASan/UBSan (scripts/test-c.sh installs cmake and friends if missing).
+# The conformance corpus defaults to ../shared/conformance beside the checkout;
+# FLOXLOG_CONFORMANCE_DIR points every runner elsewhere.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+export FLOXLOG_CONFORMANCE_DIR="${FLOXLOG_CONFORMANCE_DIR:-$(cd .. && pwd)/shared/conformance}"
+echo "== conformance corpus: $FLOXLOG_CONFORMANCE_DIR"
+
+echo "== cargo fmt / clippy"
+cargo fmt --all -- --check
+cargo clippy --workspace --all-targets -- -D warnings
+cargo clippy -p floxlog-core --no-default-features --all-targets -- -D warnings
+
+echo "== cargo test (workspace)"
+cargo test --workspace
+echo "== cargo test (floxlog-core without LZ4)"
+cargo test -p floxlog-core --no-default-features
+
+echo "== no_std / no-alloc proof"
+(cd nostd-check && cargo run --release --quiet) && echo "nostd-check: writer and reader linked without std or an allocator; round trip ok"
+
+echo "== C / C++ suite (ctest)"
+bash scripts/test-c.sh
