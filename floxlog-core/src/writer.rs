@@ -504,7 +504,9 @@ impl<S: WriterStorage> SegmentWriter<S> {
             ));
         }
         let payload_len = src.payload_len();
-        if payload_len > u32::MAX as usize - FrameHeader::LEN {
+        // The size field counts payload bytes only; LZ4 staging checks its
+        // own u32 bound below.
+        if payload_len > u32::MAX as usize {
             return Err(Error::new(
                 ErrorKind::InvalidInput,
                 pos,
