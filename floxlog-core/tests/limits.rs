@@ -73,7 +73,6 @@ fn segments_larger_than_4_gib_read_and_seek() {
     w.append(&trade).unwrap();
     let h = w.finish().unwrap();
     let len = w.pending().len();
-    drop(w);
     out[..64].copy_from_slice(&h);
     let seg = &out[..len];
     assert!(seg.len() as u64 > 1 << 32);
@@ -87,7 +86,6 @@ fn segments_larger_than_4_gib_read_and_seek() {
     assert_eq!(it.position.offset, frame_end);
     assert_eq!(it.event, trade);
     assert!(r.next_event().unwrap().is_none());
-    drop(r);
 
     // A frame claiming more than the data holds is Truncated, with the size
     // it would need: nothing is allocated for it.
