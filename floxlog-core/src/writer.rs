@@ -200,6 +200,8 @@ pub struct SegmentWriter<S: WriterStorage> {
     block_max_ts: i64,
 
     index_len: usize,
+    /// Uncompressed: events until the next index entry is due.
+    until_index: u16,
 
     events: u32,
     events_emitted: u32,
@@ -292,6 +294,7 @@ impl<S: WriterStorage> SegmentWriter<S> {
             block_min_ts: i64::MAX,
             block_max_ts: i64::MIN,
             index_len: 0,
+            until_index: 0,
             events: 0,
             events_emitted: 0,
             first_ts: 0,
@@ -518,8 +521,9 @@ impl<S: WriterStorage> SegmentWriter<S> {
         let ts = src.ts();
         match self.cfg.compression {
             Compression::None => {
-                let index_due =
-                    self.cfg.create_index && self.events % self.cfg.index_interval as u32 == 0;
+                // Entries at events 0, interval, 2·interval...: a countdown
+                // instead of a division per event.
+                let index_due = self.cfg.create_index && self.until_index == 0;
                 if !self.ensure(Buffer::Out, self.out_len + frame_len) {
                     return Err(self.out_short(
                         pos,
@@ -542,6 +546,12 @@ impl<S: WriterStorage> SegmentWriter<S> {
                     self.index_len += 1;
                 }
                 self.out_len += frame_len;
+                if self.cfg.create_index {
+                    self.until_index = match self.until_index {
+                        0 => self.cfg.index_interval - 1,
+                        n => n - 1,
+                    };
+                }
                 self.note_event(ts, new_symbol);
                 self.events_emitted = self.events;
                 self.emitted_first_ts = self.first_ts;
