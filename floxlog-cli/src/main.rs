@@ -1,1 +1,69 @@
-fn main() {}
+//! `floxlog`: inspect, verify, read, write, convert and repair `.floxlog`
+//! tapes. See `floxlog --help`.
+
+mod cmd;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+/// Exit codes, shown in every `--help`.
+pub const EXIT_CODES: &str = "\
+Exit codes:
+  0  success (verify: no errors; warnings only fail with --strict)
+  1  data errors: damaged or inconsistent segments, a manifest of another version,
+     bad input events, verification failures
+  2  usage errors: bad arguments or options
+  3  I/O errors: missing files, permissions, disk full";
+
+#[derive(Parser)]
+#[command(
+    name = "floxlog",
+    version,
+    about = "Read, check, cut and convert .floxlog market-data tapes",
+    long_about = "Read, check, cut and convert .floxlog market-data tapes.\n\n\
+A tape is a directory of segment files: flox's layout (`<created_ns>.floxlog`, every record \
+type interleaved, optional `.manifest` and `metadata.json`) or the spec 1.0 layout \
+(`manifest.json` with per-type series `trades-000000.bin`, `book-000000.bin`). Commands that \
+read take tape directories, directories of *.floxlog files, or single segment files.\n\n\
+Start with `floxlog demo`.",
+    after_help = EXIT_CODES
+)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    Inspect(cmd::inspect::Args),
+    Verify(cmd::verify::Args),
+    Cat(cmd::cat::Args),
+    Encode(cmd::encode::Args),
+    Convert(cmd::convert::Args),
+    Recover(cmd::recover::Args),
+    Reindex(cmd::reindex::Args),
+    Manifest(cmd::manifest::Args),
+    Demo(cmd::demo::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let r = match cli.cmd {
+        Cmd::Inspect(a) => cmd::inspect::run(a),
+        Cmd::Verify(a) => cmd::verify::run(a),
+        Cmd::Cat(a) => cmd::cat::run(a),
+        Cmd::Encode(a) => cmd::encode::run(a),
+        Cmd::Convert(a) => cmd::convert::run(a),
+        Cmd::Recover(a) => cmd::recover::run(a),
+        Cmd::Reindex(a) => cmd::reindex::run(a),
+        Cmd::Manifest(a) => cmd::manifest::run(a),
+        Cmd::Demo(a) => cmd::demo::run(a),
+    };
+    match r {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            eprintln!("floxlog: error: {e}");
+            ExitCode::from(e.exit_code() as u8)
+        }
+    }
+}

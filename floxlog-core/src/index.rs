@@ -225,44 +225,33 @@ impl<'a> Index<'a> {
         self.monotonic
     }
 
-    /// Where to start scanning for timestamp `t`: the entry with the largest
-    /// timestamp `<= t` (the first such entry in file order on ties), or
-    /// `None` if every entry is later than `t` (start at the first frame).
+    /// Where to start scanning for the first event with timestamp `>= t`:
+    /// the last entry whose timestamp is strictly below `t`, or `None` to
+    /// start at the first frame.
     ///
-    /// On a segment whose events are not sorted this is a starting hint:
-    /// events earlier than `t` may still follow it and later ones precede it.
+    /// Strictly below, not the spec's "largest entry <= T": with repeated
+    /// timestamps, events stamped `t` can come before an entry stamped `t`,
+    /// and starting at that entry would skip them. On a sorted segment the
+    /// scan from here finds exactly the first event `>= t`. On an unsorted
+    /// one this is a hint (the entry with the largest timestamp below `t`,
+    /// the first such in file order): earlier events may still follow it.
     pub fn seek(&self, t: i64) -> Option<IndexEntry> {
         if self.monotonic {
-            // First entry whose timestamp is > t; the one before it wins, but
-            // walk back over equal timestamps to the first of the run.
-            let n = self.len();
-            let (mut lo, mut hi) = (0usize, n);
+            // Partition point: the first entry at or after t.
+            let (mut lo, mut hi) = (0usize, self.len());
             while lo < hi {
                 let mid = (lo + hi) / 2;
-                if self.get(mid)?.timestamp_ns <= t {
+                if self.get(mid)?.timestamp_ns < t {
                     lo = mid + 1;
                 } else {
                     hi = mid;
                 }
             }
-            if lo == 0 {
-                return None;
-            }
-            let best = self.get(lo - 1)?.timestamp_ns;
-            let (mut a, mut b) = (0usize, lo - 1);
-            while a < b {
-                let mid = (a + b) / 2;
-                if self.get(mid)?.timestamp_ns < best {
-                    a = mid + 1;
-                } else {
-                    b = mid;
-                }
-            }
-            return self.get(a);
+            return lo.checked_sub(1).and_then(|i| self.get(i));
         }
         let mut best: Option<IndexEntry> = None;
         for e in self.iter() {
-            if e.timestamp_ns <= t && best.is_none_or(|b| e.timestamp_ns > b.timestamp_ns) {
+            if e.timestamp_ns < t && best.is_none_or(|b| e.timestamp_ns > b.timestamp_ns) {
                 best = Some(e);
             }
         }

@@ -57,10 +57,12 @@ fn index_seek_picks_the_largest_entry_at_or_before_t() {
     let ix = s.index().unwrap().unwrap();
     assert_eq!(ix.len(), 10);
     assert!(ix.is_monotonic());
+    // Entries every 10 events: ts 1000, 1100, ..., 1900.
     assert_eq!(ix.seek(999), None);
-    assert_eq!(ix.seek(1000).unwrap().file_offset, 64);
-    assert_eq!(ix.seek(1099).unwrap().file_offset, 64);
-    assert_eq!(ix.seek(1100).unwrap().file_offset, 64 + 10 * 60);
+    assert_eq!(ix.seek(1000), None, "nothing strictly before 1000");
+    assert_eq!(ix.seek(1001).unwrap().file_offset, 64);
+    assert_eq!(ix.seek(1100).unwrap().file_offset, 64);
+    assert_eq!(ix.seek(1101).unwrap().file_offset, 64 + 10 * 60);
     assert_eq!(ix.seek(i64::MAX).unwrap().file_offset, 64 + 90 * 60);
     assert_eq!(ix.header().first_ts_ns, 1000);
     assert_eq!(ix.header().last_ts_ns, 1900);
@@ -80,8 +82,10 @@ fn equal_timestamps_seek_to_the_first_entry_of_the_run() {
     );
     let s = Segment::parse(&seg).unwrap();
     let ix = s.index().unwrap().unwrap();
-    assert_eq!(ix.seek(7).unwrap().file_offset, 64);
-    assert_eq!(ix.seek(8).unwrap().file_offset, 64);
+    // Entries at events 0, 5, ..., 25: ts 7 (x5) then 9.
+    assert_eq!(ix.seek(7), None);
+    assert_eq!(ix.seek(8).unwrap().file_offset, 64 + 20 * 60);
+    assert_eq!(ix.seek(9).unwrap().file_offset, 64 + 20 * 60);
     let mut r = s.reader(ReadOptions::default(), &mut []);
     r.seek(Some(&ix), 7);
     let mut n = 0;
@@ -89,6 +93,34 @@ fn equal_timestamps_seek_to_the_first_entry_of_the_run() {
         n += 1;
     }
     assert_eq!(n, 30);
+}
+
+/// The case a "largest entry <= t" seek gets wrong: 4, 5, 5, 6 indexed
+/// every 2 events puts an entry on the second 5.
+#[test]
+fn seek_never_skips_events_equal_to_t_before_an_entry() {
+    let events: Vec<Event> = [4i64, 5, 5, 6]
+        .iter()
+        .map(|&t| Event::Trade(trade(t, 1)))
+        .collect();
+    for compression in codecs() {
+        let cfg = WriterConfig {
+            compression,
+            index_interval: 2,
+            ..WriterConfig::default()
+        };
+        let seg = write_all(cfg, &events);
+        let s = Segment::parse(&seg).unwrap();
+        let ix = s.index().unwrap();
+        let mut scratch = vec![0u8; 1024];
+        let mut r = s.reader(ReadOptions::default(), &mut scratch);
+        r.seek(ix.as_ref(), 5);
+        let mut got = Vec::new();
+        while let Some(ev) = r.next_event().unwrap() {
+            got.push(ev.exchange_ts_ns());
+        }
+        assert_eq!(got, vec![5, 5, 6], "{compression:?}");
+    }
 }
 
 #[test]

@@ -2,16 +2,24 @@
 //!
 //! - [`owned`]: heap-owning events for parsing, buffering and merging.
 //! - [`json`]: the conformance corpus's JSON-lines event schema.
+//! - [`output`]: fast JSON-lines and CSV event writers.
 //! - [`segment`]: whole segments in memory (growable writer storage).
+//! - [`read`]: reading whole segments from memory.
+//! - [`tape`]: tapes (directories of segments): reading merged or in file
+//!   order, writing with rotation and durability, verify, recover, rewrite.
+//! - [`synth`]: synthetic market data (the `demo` tape, benchmarks).
 //! - [`corpus`]: loading a conformance corpus laid out like
 //!   `shared/conformance/`, and [`conformance`]: running it.
 
 pub mod conformance;
 pub mod corpus;
 pub mod json;
+pub mod output;
 pub mod owned;
 pub mod read;
 pub mod segment;
+pub mod synth;
+pub mod tape;
 
 pub use floxlog_core as core;
 pub use owned::OwnedEvent;

@@ -102,14 +102,19 @@ pub fn segment_series(name: &str) -> Option<String> {
     if series.is_empty() || num.len() < 6 || !num.bytes().all(|c| c.is_ascii_digit()) {
         return None;
     }
-    if !series.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_') {
+    if !series
+        .bytes()
+        .all(|c| c.is_ascii_alphanumeric() || c == b'_')
+    {
         return None;
     }
     Some(series.to_string())
 }
 
 fn file_name(p: &Path) -> String {
-    p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+    p.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
 }
 
 impl Tape {
@@ -134,14 +139,23 @@ impl Tape {
     }
 
     fn add_dir(&mut self, dir: &Path, opts: OpenOptions) -> Result<(), TapeError> {
-        let manifest = if opts.ignore_manifest { None } else { Manifest::load(dir)? };
+        let manifest = if opts.ignore_manifest {
+            None
+        } else {
+            Manifest::load(dir)?
+        };
         // flox's side files are optional caches: a bad one is a finding.
         let flox_manifest = match FloxManifest::load(dir) {
             Ok(m) => m,
             Err(e) => {
                 self.findings.push(
-                    Finding::new(Severity::Warning, "flox_manifest", e.path.as_deref(), e.message.clone())
-                        .hint(e.hint.clone().unwrap_or_default()),
+                    Finding::new(
+                        Severity::Warning,
+                        "flox_manifest",
+                        e.path.as_deref(),
+                        e.message.clone(),
+                    )
+                    .hint(e.hint.clone().unwrap_or_default()),
                 );
                 None
             }
@@ -149,12 +163,18 @@ impl Tape {
         let metadata = match Metadata::load(dir) {
             Ok(m) => m,
             Err(e) => {
-                self.findings.push(Finding::new(Severity::Warning, "metadata", e.path.as_deref(), e.message.clone()));
+                self.findings.push(Finding::new(
+                    Severity::Warning,
+                    "metadata",
+                    e.path.as_deref(),
+                    e.message.clone(),
+                ));
                 None
             }
         };
         let mut files: Vec<(String, String)> = Vec::new();
-        let rd = std::fs::read_dir(dir).map_err(|e| TapeError::io(dir, "listing the directory", e))?;
+        let rd =
+            std::fs::read_dir(dir).map_err(|e| TapeError::io(dir, "listing the directory", e))?;
         for entry in rd {
             let entry = entry.map_err(|e| TapeError::io(dir, "listing the directory", e))?;
             let name = entry.file_name().to_string_lossy().into_owned();
@@ -180,9 +200,15 @@ impl Tape {
                                     Severity::Error,
                                     "manifest_mismatch",
                                     Some(&path),
-                                    format!("manifest says {} bytes, the file has {}", s.size_bytes, md.len()),
+                                    format!(
+                                        "manifest says {} bytes, the file has {}",
+                                        s.size_bytes,
+                                        md.len()
+                                    ),
                                 )
-                                .hint("`floxlog manifest DIR` rebuilds the manifest from the files"),
+                                .hint(
+                                    "`floxlog manifest DIR` rebuilds the manifest from the files",
+                                ),
                             );
                         }
                         self.segments.push(TapeSegment {
@@ -200,7 +226,9 @@ impl Tape {
                             Some(&mpath),
                             format!("lists segment {} but the file is missing", s.name),
                         )
-                        .hint("restore the file, or rebuild the manifest with `floxlog manifest DIR`"),
+                        .hint(
+                            "restore the file, or rebuild the manifest with `floxlog manifest DIR`",
+                        ),
                     ),
                 }
             }
@@ -270,7 +298,10 @@ mod tests {
     #[test]
     fn series_names() {
         assert_eq!(segment_series("1714.floxlog").as_deref(), Some("mixed"));
-        assert_eq!(segment_series("trades-000000.bin").as_deref(), Some("trades"));
+        assert_eq!(
+            segment_series("trades-000000.bin").as_deref(),
+            Some("trades")
+        );
         assert_eq!(segment_series("book-000012.bin").as_deref(), Some("book"));
         assert_eq!(segment_series("book-12.bin"), None);
         assert_eq!(segment_series(".manifest"), None);

@@ -69,7 +69,12 @@ impl FloxManifest {
     /// Decodes `.manifest` bytes; errors name the offset.
     pub fn parse(b: &[u8], path: &Path) -> Result<FloxManifest, TapeError> {
         let bad = |off: u64, msg: &str| {
-            TapeError::manifest(path, msg.to_string(), "it is only a cache: delete it or rebuild it with `floxlog manifest --flox DIR`").at(off)
+            TapeError::manifest(
+                path,
+                msg.to_string(),
+                "it is only a cache: delete it or rebuild it with `floxlog manifest --flox DIR`",
+            )
+            .at(off)
         };
         if b.len() < HEADER_LEN {
             return Err(bad(0, "shorter than the 56-byte FMAN header"));
@@ -82,9 +87,14 @@ impl FloxManifest {
         }
         let count = u64_at(b, 8);
         let symbol_count = u32_at(b, 48) as u64;
-        let need = HEADER_LEN as u64 + count.saturating_mul(ENTRY_LEN as u64) + symbol_count.saturating_mul(4);
+        let need = HEADER_LEN as u64
+            + count.saturating_mul(ENTRY_LEN as u64)
+            + symbol_count.saturating_mul(4);
         if need > b.len() as u64 {
-            return Err(bad(8, "segment or symbol count runs past the end of the file"));
+            return Err(bad(
+                8,
+                "segment or symbol count runs past the end of the file",
+            ));
         }
         let mut m = FloxManifest {
             total_events: u64_at(b, 16),
@@ -115,7 +125,9 @@ impl FloxManifest {
 
     /// Encodes as flox's `SegmentManifest::save` does (checksum 0).
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut b = Vec::with_capacity(HEADER_LEN + self.segments.len() * ENTRY_LEN + 4 * self.symbols.len());
+        let mut b = Vec::with_capacity(
+            HEADER_LEN + self.segments.len() * ENTRY_LEN + 4 * self.symbols.len(),
+        );
         b.extend_from_slice(&FMAN_MAGIC.to_le_bytes());
         b.extend_from_slice(&[1, 0, 0, 0]);
         b.extend_from_slice(&(self.segments.len() as u64).to_le_bytes());
@@ -163,9 +175,15 @@ impl Metadata {
     pub fn load(dir: &Path) -> Result<Option<Metadata>, TapeError> {
         let path = dir.join(METADATA_FILE);
         match std::fs::read_to_string(&path) {
-            Ok(t) => serde_json::from_str(&t).map(|v| Some(Metadata(v))).map_err(|e| {
-                TapeError::manifest(&path, format!("not valid JSON: {e}"), "fix or remove metadata.json (it is optional)")
-            }),
+            Ok(t) => serde_json::from_str(&t)
+                .map(|v| Some(Metadata(v)))
+                .map_err(|e| {
+                    TapeError::manifest(
+                        &path,
+                        format!("not valid JSON: {e}"),
+                        "fix or remove metadata.json (it is optional)",
+                    )
+                }),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(TapeError::io(&path, "reading metadata", e)),
         }

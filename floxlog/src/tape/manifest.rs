@@ -133,12 +133,15 @@ pub fn write_atomic(dir: &Path, name: &str, bytes: &[u8], sync: bool) -> Result<
     let tmp = dir.join(format!(".{name}.tmp"));
     let dst = dir.join(name);
     let mut f = std::fs::File::create(&tmp).map_err(|e| TapeError::io(&tmp, "creating", e))?;
-    f.write_all(bytes).map_err(|e| TapeError::io(&tmp, "writing", e))?;
+    f.write_all(bytes)
+        .map_err(|e| TapeError::io(&tmp, "writing", e))?;
     if sync {
-        f.sync_all().map_err(|e| TapeError::io(&tmp, "syncing", e))?;
+        f.sync_all()
+            .map_err(|e| TapeError::io(&tmp, "syncing", e))?;
     }
     drop(f);
-    std::fs::rename(&tmp, &dst).map_err(|e| TapeError::io(&dst, "renaming the new file into place", e))?;
+    std::fs::rename(&tmp, &dst)
+        .map_err(|e| TapeError::io(&dst, "renaming the new file into place", e))?;
     if sync {
         sync_dir(dir)?;
     }
@@ -149,8 +152,10 @@ pub fn write_atomic(dir: &Path, name: &str, bytes: &[u8], sync: bool) -> Result<
 pub fn sync_dir(dir: &Path) -> Result<(), TapeError> {
     #[cfg(unix)]
     {
-        let d = std::fs::File::open(dir).map_err(|e| TapeError::io(dir, "opening the directory", e))?;
-        d.sync_all().map_err(|e| TapeError::io(dir, "syncing the directory", e))?;
+        let d =
+            std::fs::File::open(dir).map_err(|e| TapeError::io(dir, "opening the directory", e))?;
+        d.sync_all()
+            .map_err(|e| TapeError::io(dir, "syncing the directory", e))?;
     }
     #[cfg(not(unix))]
     let _ = dir;
@@ -174,10 +179,14 @@ mod tests {
         });
         let p = Path::new("manifest.json");
         assert_eq!(Manifest::parse(&m.to_text(), p).unwrap(), m);
-        let bad_format = m.to_text().replace("\"format_version\": 1", "\"format_version\": 2");
+        let bad_format = m
+            .to_text()
+            .replace("\"format_version\": 1", "\"format_version\": 2");
         let e = Manifest::parse(&bad_format, p).unwrap_err();
         assert!(e.message.contains("format_version 2"), "{e}");
-        let bad_schema = m.to_text().replace("\"schema_version\": 1", "\"schema_version\": 9");
+        let bad_schema = m
+            .to_text()
+            .replace("\"schema_version\": 1", "\"schema_version\": 9");
         let e = Manifest::parse(&bad_schema, p).unwrap_err();
         assert!(e.message.contains("schema_version 9"), "{e}");
         assert!(Manifest::parse("{", p).is_err());

@@ -23,11 +23,11 @@ use super::error::TapeError;
 use super::source::{header_is_unfinished, SegmentFile};
 use floxlog_core::segment_header::flags;
 use floxlog_core::{
-    decode_frame, ErrorKind, Event, FrameHeader, FrameOptions, Position, RawFrame, ReadOptions, Reader, Segment,
-    UnknownTypes,
+    decode_frame, ErrorKind, Event, FrameHeader, FrameOptions, Position, RawFrame, ReadOptions,
+    Reader, Segment, UnknownTypes,
 };
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 use std::path::{Path, PathBuf};
 
 /// In which order events come out.
@@ -136,7 +136,7 @@ impl Problem {
     }
 }
 
-/// One event handed out by [`TapeReader::next`].
+/// One event handed out by [`TapeReader::next_item`].
 #[derive(Clone, Copy, Debug)]
 pub struct Item<'x> {
     /// Segment number in the tape.
@@ -181,7 +181,9 @@ struct Cursor<'a> {
     window: usize,
     sorted: bool,
     unfinished: bool,
-    heap: BinaryHeap<Reverse<Pending>>,
+    /// Reorder buffer, sorted by (ts, seq): in-order events append at the
+    /// back in O(1), late ones are inserted at their place.
+    buf: VecDeque<Pending>,
     free: Vec<Vec<u8>>,
     seq: u64,
     last_out: Option<i64>,
@@ -190,8 +192,10 @@ struct Cursor<'a> {
 
 impl Cursor<'_> {
     fn fill(&mut self, f: &Filter, problems: &mut Vec<Problem>) {
-        while self.heap.len() <= self.window {
-            let Some(r) = self.reader.as_mut() else { return };
+        while self.buf.len() <= self.window {
+            let Some(r) = self.reader.as_mut() else {
+                return;
+            };
             match r.next_item() {
                 Ok(Some(it)) => {
                     let ts = it.event.exchange_ts_ns();
@@ -209,12 +213,19 @@ impl Cursor<'_> {
                     b.extend_from_slice(&hb);
                     b.extend_from_slice(it.frame.payload);
                     let position = it.position;
-                    self.heap.push(Reverse(Pending {
+                    let p = Pending {
                         ts,
                         seq: self.seq,
                         position,
                         bytes: b,
-                    }));
+                    };
+                    match self.buf.back() {
+                        Some(last) if *last > p => {
+                            let at = self.buf.partition_point(|q| *q <= p);
+                            self.buf.insert(at, p);
+                        }
+                        _ => self.buf.push_back(p),
+                    }
                     self.seq += 1;
                 }
                 Ok(None) => self.reader = None,
@@ -234,7 +245,7 @@ impl Cursor<'_> {
     }
 
     fn head(&self) -> Option<(i64, u64)> {
-        self.heap.peek().map(|Reverse(p)| (p.ts, p.seq))
+        self.buf.front().map(|p| (p.ts, p.seq))
     }
 }
 
@@ -302,7 +313,8 @@ impl OpenedTape {
             };
             let h = *seg.header();
             let sorted = h.has(flags::SORTED);
-            let mut skip = !cfg.filter.wants_series(&segs[i].series) && SERIES.contains(&segs[i].series.as_str());
+            let mut skip = !cfg.filter.wants_series(&segs[i].series)
+                && SERIES.contains(&segs[i].series.as_str());
             if sorted && h.event_count > 0 {
                 if let Some(from) = cfg.filter.from {
                     skip |= h.last_event_ns < from;
@@ -328,10 +340,14 @@ impl OpenedTape {
                 seg: i,
                 path,
                 reader,
-                window: if cfg.order == Order::Time && !sorted { cfg.reorder_window } else { 0 },
+                window: if cfg.order == Order::Time && !sorted {
+                    cfg.reorder_window
+                } else {
+                    0
+                },
                 sorted,
                 unfinished: header_is_unfinished(&h),
-                heap: BinaryHeap::new(),
+                buf: VecDeque::new(),
                 free: Vec::new(),
                 seq: 0,
                 last_out: None,
@@ -394,23 +410,30 @@ impl<'a> TapeReader<'a> {
 
     /// The next event, or `Ok(None)` at the end. Segments that fail are
     /// recorded in [`TapeReader::problems`] and the others go on.
-    pub fn next(&mut self) -> Result<Option<Item<'_>>, TapeError> {
+    pub fn next_item(&mut self) -> Result<Option<Item<'_>>, TapeError> {
         self.recycle();
         let picked = match self.order {
             Order::File => self.next_file(),
             Order::Time => self.next_time(),
         };
-        let Some((ci, p)) = picked else { return Ok(None) };
+        let Some((ci, p)) = picked else {
+            return Ok(None);
+        };
         self.out = Some((ci, p));
-        let Some((ci, p)) = self.out.as_ref() else { return Ok(None) };
+        let Some((ci, p)) = self.out.as_ref() else {
+            return Ok(None);
+        };
         let c = &self.cursors[*ci];
         let opts = FrameOptions {
             verify_crc: false,
             unknown_types: UnknownTypes::Skip,
         };
         let internal = || {
-            TapeError::input(Some(c.path), "internal error: a checked frame did not decode again")
-                .at(p.position.offset)
+            TapeError::input(
+                Some(c.path),
+                "internal error: a checked frame did not decode again",
+            )
+            .at(p.position.offset)
         };
         let (ev, _) = decode_frame(&p.bytes, opts).map_err(|_| internal())?;
         let event = ev.ok_or_else(internal)?;
@@ -431,7 +454,7 @@ impl<'a> TapeReader<'a> {
             let ci = self.current;
             let c = &mut self.cursors[ci];
             c.fill(&self.filter, &mut self.problems);
-            if let Some(Reverse(p)) = c.heap.pop() {
+            if let Some(p) = c.buf.pop_front() {
                 return Some((ci, p));
             }
             self.current += 1;
@@ -451,7 +474,7 @@ impl<'a> TapeReader<'a> {
         }
         let Reverse((_, ci, _)) = self.heap.pop()?;
         let c = &mut self.cursors[ci];
-        let Reverse(p) = c.heap.pop()?;
+        let p = c.buf.pop_front()?;
         if c.last_out.is_some_and(|l| p.ts < l) {
             c.late += 1;
         } else {

@@ -38,7 +38,12 @@ pub struct Finding {
 
 impl Finding {
     /// A new finding.
-    pub fn new(severity: Severity, kind: impl Into<String>, path: Option<&Path>, message: impl Into<String>) -> Finding {
+    pub fn new(
+        severity: Severity,
+        kind: impl Into<String>,
+        path: Option<&Path>,
+        message: impl Into<String>,
+    ) -> Finding {
         Finding {
             severity,
             kind: kind.into(),

@@ -3,9 +3,7 @@
 //! range, ordering, symbols, LZ4 blocks, index entries against the frames).
 
 use floxlog_core::segment_header::flags;
-use floxlog_core::{
-    BlockHeader, Error, Index, ReadOptions, Segment, SegmentHeader, MAGIC_BLOCK,
-};
+use floxlog_core::{BlockHeader, Error, Index, ReadOptions, Segment, SegmentHeader, MAGIC_BLOCK};
 use serde::Serialize;
 use std::collections::{BTreeSet, HashSet};
 
@@ -88,7 +86,8 @@ pub struct SegmentScan {
 impl SegmentScan {
     /// Events of the LZ4 block compression ratio (original / stored), if compressed.
     pub fn compression_ratio(&self) -> Option<f64> {
-        (self.block_compressed > 0).then(|| self.block_original as f64 / self.block_compressed as f64)
+        (self.block_compressed > 0)
+            .then(|| self.block_original as f64 / self.block_compressed as f64)
     }
 
     /// Whether the header flags Sorted.
@@ -138,7 +137,9 @@ pub fn scan_segment(data: &[u8], opts: ReadOptions, progress: &mut dyn FnMut(u64
         .unwrap_or_default();
     let entries_in_order = entries.windows(2).all(|w| w[0].0 < w[1].0);
     if !entries_in_order {
-        s.index.problems.push((s.index.offset, "index entries are not in file order".into()));
+        s.index
+            .problems
+            .push((s.index.offset, "index entries are not in file order".into()));
         entries.sort();
     }
     let compressed = seg.is_compressed();
@@ -176,6 +177,7 @@ pub fn scan_segment(data: &[u8], opts: ReadOptions, progress: &mut dyn FnMut(u64
                     }
                 }
                 prev_ts = Some(ts);
+                s.last_ts = Some(ts);
                 let sym = it.event.symbol_id();
                 if last_sym != Some(sym) {
                     symbols.insert(sym);
@@ -193,7 +195,10 @@ pub fn scan_segment(data: &[u8], opts: ReadOptions, progress: &mut dyn FnMut(u64
                     while ei < entries.len() && entries[ei].0 < off {
                         s.index.problems.push((
                             entries[ei].0,
-                            format!("index entry {ei} points at offset {}, which is not a frame header", entries[ei].0),
+                            format!(
+                                "index entry {ei} points at offset {}, which is not a frame header",
+                                entries[ei].0
+                            ),
                         ));
                         ei += 1;
                     }
@@ -219,10 +224,15 @@ pub fn scan_segment(data: &[u8], opts: ReadOptions, progress: &mut dyn FnMut(u64
         }
     }
     s.stream_end = r.next_offset();
-    drop(r);
     if s.stream_error.is_none() && !compressed {
         for (i, e) in entries.iter().enumerate().skip(ei) {
-            s.index.problems.push((e.0, format!("index entry {i} points at offset {}, past the last frame", e.0)));
+            s.index.problems.push((
+                e.0,
+                format!(
+                    "index entry {i} points at offset {}, past the last frame",
+                    e.0
+                ),
+            ));
         }
     }
     if compressed {
@@ -239,7 +249,10 @@ pub fn scan_segment(data: &[u8], opts: ReadOptions, progress: &mut dyn FnMut(u64
                 }
                 Err(_) if s.stream_error.is_none() => s.index.problems.push((
                     e.0,
-                    format!("index entry {i} points at offset {}, which is not a block header", e.0),
+                    format!(
+                        "index entry {i} points at offset {}, which is not a block header",
+                        e.0
+                    ),
                 )),
                 Err(_) => {}
             }
@@ -247,7 +260,9 @@ pub fn scan_segment(data: &[u8], opts: ReadOptions, progress: &mut dyn FnMut(u64
         // Block headers, for sizes and reserved flags (up to where the read stopped).
         let mut pos = SegmentHeader::LEN as u64;
         while pos < s.stream_end {
-            let Some(bh) = BlockHeader::parse(&data[pos as usize..]) else { break };
+            let Some(bh) = BlockHeader::parse(&data[pos as usize..]) else {
+                break;
+            };
             if bh.magic != MAGIC_BLOCK {
                 break;
             }

@@ -10,7 +10,7 @@
 //! --follow` re-maps the file as it grows instead of trusting an old map.
 
 use super::error::TapeError;
-use floxlog_core::{SegmentHeader, segment_header::flags};
+use floxlog_core::{segment_header::flags, SegmentHeader};
 use memmap2::Mmap;
 use std::path::{Path, PathBuf};
 
@@ -29,7 +29,8 @@ pub struct SegmentFile {
 impl SegmentFile {
     /// Opens and maps `path` read-only (an empty file maps to no bytes).
     pub fn open(path: &Path) -> Result<SegmentFile, TapeError> {
-        let f = std::fs::File::open(path).map_err(|e| TapeError::io(path, "opening the segment", e))?;
+        let f =
+            std::fs::File::open(path).map_err(|e| TapeError::io(path, "opening the segment", e))?;
         let len = f
             .metadata()
             .map_err(|e| TapeError::io(path, "reading the segment's size", e))?
@@ -40,7 +41,8 @@ impl SegmentFile {
             // SAFETY: the map is read-only, and the bytes are only ever read
             // through bounds-checked slices. See the module docs for what a
             // concurrent truncation does.
-            let m = unsafe { Mmap::map(&f) }.map_err(|e| TapeError::io(path, "mapping the segment", e))?;
+            let m = unsafe { Mmap::map(&f) }
+                .map_err(|e| TapeError::io(path, "mapping the segment", e))?;
             Data::Map(m)
         };
         Ok(SegmentFile {

@@ -1,0 +1,365 @@
+//! `floxlog cat`: events as JSON lines or CSV.
+
+use super::common::{parse_time, CmdResult};
+use floxlog::core::{FrameOptions, ReadOptions, UnknownTypes};
+use floxlog::json::PriceStyle;
+use floxlog::output::{write_json_line, Csv};
+use floxlog::tape::follow::{Follower, PollOutcome};
+use floxlog::tape::merge::DEFAULT_REORDER_WINDOW;
+use floxlog::tape::{Filter, OpenOptions, OpenedTape, Order, ReadConfig, Tape, TapeError};
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+/// Output formats.
+#[derive(Clone, Copy, Debug, clap::ValueEnum, PartialEq, Eq)]
+pub enum Format {
+    /// JSON lines in the conformance corpus schema (what `encode` reads).
+    Jsonl,
+    /// CSV with a header; columns are the fields of the selected types.
+    Csv,
+}
+
+/// Price formats.
+#[derive(Clone, Copy, Debug, clap::ValueEnum, PartialEq, Eq)]
+pub enum Prices {
+    /// Raw fixed-point integers (scale 1e8), fields `*_raw`.
+    Raw,
+    /// Exact decimal strings, fields without the `_raw` suffix.
+    Decimal,
+}
+
+/// Print events as JSON lines or CSV, merged in timestamp order.
+#[derive(clap::Args)]
+#[command(after_help = crate::EXIT_CODES, long_about = "Print events as JSON lines or CSV.\n\n\
+Events of all segments are merged in timestamp order (stable: ties keep segment and file order); \
+--file-order prints each segment in file order instead. Inputs: tape directories (manifest.json), \
+directories of *.floxlog files (file-name order), or segment files.\n\n\
+A segment whose writer is still running (or died) is read up to its last complete event, with a \
+warning; --strict makes that an error. Damage in a segment stops that segment with an error naming \
+the file and byte offset (exit 1); the other segments are still printed.")]
+pub struct Args {
+    /// Tape directories or segment files.
+    #[arg(required = true)]
+    pub inputs: Vec<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "jsonl")]
+    pub format: Format,
+    /// Each segment in file order, segments in manifest (or file-name) order.
+    #[arg(long)]
+    pub file_order: bool,
+    /// Only events with exchange_ts_ns >= this (ns or ISO-8601, e.g. 2024-04-26T09:30:00Z).
+    #[arg(long, value_parser = parse_time, value_name = "TIME")]
+    pub from: Option<i64>,
+    /// Only events with exchange_ts_ns < this (ns or ISO-8601).
+    #[arg(long, value_parser = parse_time, value_name = "TIME")]
+    pub to: Option<i64>,
+    /// Only these symbols: ids, or names from metadata.json (repeat or comma-separate).
+    #[arg(long, value_delimiter = ',')]
+    pub symbol: Vec<String>,
+    /// Only these types: trade, book_snapshot, book_delta, book, option_quote, pool_state.
+    #[arg(long = "type", value_delimiter = ',', value_name = "TYPE")]
+    pub types: Vec<String>,
+    /// Prices and quantities as raw integers or decimals.
+    #[arg(long, value_enum, default_value = "raw")]
+    pub prices: Prices,
+    /// Events per unsorted segment held to restore timestamp order.
+    #[arg(long, default_value_t = DEFAULT_REORDER_WINDOW, value_name = "N")]
+    pub reorder_window: usize,
+    /// Keep reading a segment (or the newest segment of a directory) as it grows.
+    #[arg(long)]
+    pub follow: bool,
+    /// With --follow: stop after this many seconds without new events.
+    #[arg(long, value_name = "SECS")]
+    pub idle_timeout: Option<f64>,
+    /// With --follow: poll interval in milliseconds.
+    #[arg(long, default_value_t = 200, value_name = "MS")]
+    pub poll_ms: u64,
+    /// Fail (exit 1) on the torn tail of an unfinished segment too.
+    #[arg(long)]
+    pub strict: bool,
+    /// Do not read manifest.json; list the directory's segment files instead.
+    #[arg(long)]
+    pub ignore_manifest: bool,
+    /// Skip frames of record types 1.0 does not define instead of stopping.
+    #[arg(long)]
+    pub skip_unknown: bool,
+}
+
+/// Parses `--type` names into a frame-type mask.
+pub fn parse_types(names: &[String]) -> Result<Option<[bool; 6]>, TapeError> {
+    if names.is_empty() {
+        return Ok(None);
+    }
+    let mut m = [false; 6];
+    for n in names {
+        let n = n.trim().to_ascii_lowercase();
+        let idx: &[usize] = match n.as_str() {
+            "trade" | "trades" => &[1],
+            "book_snapshot" | "snapshot" => &[2],
+            "book_delta" | "delta" => &[3],
+            "book" => &[2, 3],
+            "option_quote" | "option" | "options" => &[4],
+            "pool_state" | "pool" | "pools" => &[5],
+            _ => {
+                return Err(TapeError::usage(format!(
+                    "unknown --type `{n}` (trade, book_snapshot, book_delta, book, option_quote, pool_state)"
+                )))
+            }
+        };
+        for &i in idx {
+            m[i] = true;
+        }
+    }
+    Ok(Some(m))
+}
+
+/// Resolves `--symbol` ids or names.
+pub fn parse_symbols(tape: &Tape, names: &[String]) -> Result<Option<Vec<u32>>, TapeError> {
+    if names.is_empty() {
+        return Ok(None);
+    }
+    let known = tape.symbol_names();
+    let mut v = Vec::new();
+    for n in names {
+        let n = n.trim();
+        if let Ok(id) = n.parse::<u32>() {
+            v.push(id);
+        } else if let Some((id, _)) = known.iter().find(|(_, name)| name.eq_ignore_ascii_case(n)) {
+            v.push(*id);
+        } else {
+            return Err(TapeError::usage(format!(
+                "unknown symbol `{n}`: give a numeric symbol_id{}",
+                if known.is_empty() {
+                    " (the tape has no metadata.json with names)".to_string()
+                } else {
+                    format!(
+                        " or one of: {}",
+                        known
+                            .iter()
+                            .map(|k| k.1.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                }
+            )));
+        }
+    }
+    v.sort_unstable();
+    v.dedup();
+    Ok(Some(v))
+}
+
+struct Out {
+    buf: Vec<u8>,
+    stdout: std::io::Stdout,
+    closed: bool,
+}
+
+impl Out {
+    fn flush_if(&mut self, force: bool) -> Result<(), TapeError> {
+        if self.closed || (!force && self.buf.len() < 1 << 16) {
+            return Ok(());
+        }
+        let mut lock = self.stdout.lock();
+        let r = lock
+            .write_all(&self.buf)
+            .and_then(|_| if force { lock.flush() } else { Ok(()) });
+        self.buf.clear();
+        match r {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+                self.closed = true;
+                Ok(())
+            }
+            Err(e) => Err(TapeError::io(
+                std::path::Path::new("<stdout>"),
+                "writing the output",
+                e,
+            )),
+        }
+    }
+}
+
+/// Runs `cat`.
+pub fn run(a: Args) -> CmdResult {
+    let tape = Tape::open(
+        &a.inputs,
+        OpenOptions {
+            ignore_manifest: a.ignore_manifest,
+        },
+    )?;
+    let style = match a.prices {
+        Prices::Raw => PriceStyle::Raw,
+        Prices::Decimal => PriceStyle::Decimal,
+    };
+    let filter = Filter {
+        from: a.from,
+        to: a.to,
+        symbols: parse_symbols(&tape, &a.symbol)?,
+        types: parse_types(&a.types)?,
+    };
+    for f in &tape.findings {
+        eprintln!("{}", f.line());
+    }
+    let csv = (a.format == Format::Csv).then(|| Csv::new(filter.types, style));
+    let mut out = Out {
+        buf: Vec::with_capacity(1 << 17),
+        stdout: std::io::stdout(),
+        closed: false,
+    };
+    if let Some(c) = &csv {
+        c.write_header(&mut out.buf);
+    }
+    let mut write = |out: &mut Out, ev: &floxlog::core::Event<'_>| {
+        match &csv {
+            Some(c) => c.write_row(&mut out.buf, ev),
+            None => write_json_line(&mut out.buf, ev, style),
+        }
+        out.flush_if(false)
+    };
+    if a.follow {
+        return follow(&a, &tape, &filter, &mut out, &mut write);
+    }
+    let unknown = if a.skip_unknown {
+        UnknownTypes::Skip
+    } else {
+        UnknownTypes::Reject
+    };
+    let cfg = ReadConfig {
+        order: if a.file_order {
+            Order::File
+        } else {
+            Order::Time
+        },
+        filter,
+        reorder_window: a.reorder_window,
+        read: ReadOptions {
+            verify_crc: true,
+            unknown_types: unknown,
+        },
+    };
+    let mut opened = OpenedTape::open(tape);
+    let mut failed = false;
+    for e in &opened.open_errors {
+        eprintln!("floxlog: error: {e}");
+        failed = true;
+    }
+    let mut r = opened.reader(&cfg);
+    while let Some(it) = r.next_item()? {
+        write(&mut out, &it.event)?;
+        if out.closed {
+            return Ok(0);
+        }
+    }
+    out.flush_if(true)?;
+    for p in r.problems() {
+        if p.tolerated && !a.strict {
+            eprintln!(
+                "floxlog: warning: {} ends in a torn record at byte {} (its writer is still running or died); read its {} complete events\n  hint: if no writer is running, `floxlog recover {}` makes it a valid segment",
+                p.path.display(),
+                p.error.offset,
+                p.events_before,
+                p.path.display()
+            );
+        } else {
+            eprintln!(
+                "floxlog: error: {} (after {} events of that segment)",
+                p.to_error(),
+                p.events_before
+            );
+            failed = true;
+        }
+    }
+    let late = r.late_events();
+    if late > 0 {
+        eprintln!(
+            "floxlog: warning: {late} events were further out of timestamp order than --reorder-window allows and were printed late"
+        );
+    }
+    Ok(u8::from(failed))
+}
+
+fn follow(
+    a: &Args,
+    tape: &Tape,
+    filter: &Filter,
+    out: &mut Out,
+    write: &mut dyn FnMut(&mut Out, &floxlog::core::Event<'_>) -> Result<(), TapeError>,
+) -> CmdResult {
+    let single = a.inputs.len() == 1 && a.inputs[0].is_file();
+    let opts = FrameOptions {
+        verify_crc: true,
+        unknown_types: if a.skip_unknown {
+            UnknownTypes::Skip
+        } else {
+            UnknownTypes::Reject
+        },
+    };
+    let mut paths: Vec<PathBuf> = tape.segments.iter().map(|s| s.path.clone()).collect();
+    let mut idx = 0usize;
+    let mut cur: Option<Follower> = None;
+    let mut last_event = Instant::now();
+    let poll = Duration::from_millis(a.poll_ms.max(1));
+    loop {
+        if cur.is_none() {
+            if let Some(p) = paths.get(idx) {
+                cur = Some(Follower::new(p, opts));
+            }
+        }
+        let mut got = 0u64;
+        let mut finished = false;
+        if let Some(f) = cur.as_mut() {
+            let mut emit = |ev: &floxlog::core::Event<'_>, fr: &floxlog::core::RawFrame<'_>| {
+                if filter.accepts(ev, fr.header.frame_type) {
+                    write(out, ev)?;
+                }
+                Ok(())
+            };
+            match f.poll(&mut emit)? {
+                PollOutcome::Events(n) => got = n,
+                PollOutcome::Finished => finished = true,
+            }
+        }
+        out.flush_if(true)?;
+        if out.closed {
+            return Ok(0);
+        }
+        if got > 0 {
+            last_event = Instant::now();
+            continue;
+        }
+        // Look for newer segments in the followed directories.
+        if !single {
+            if let Ok(t) = Tape::open(
+                &a.inputs,
+                OpenOptions {
+                    ignore_manifest: true,
+                },
+            ) {
+                for s in t.segments {
+                    if !paths.contains(&s.path) {
+                        paths.push(s.path);
+                    }
+                }
+            }
+        }
+        let has_next = idx + 1 < paths.len();
+        if finished || (has_next && got == 0 && cur.is_some()) {
+            if finished && !has_next && single {
+                return Ok(0);
+            }
+            if has_next {
+                idx += 1;
+                cur = None;
+                continue;
+            }
+        }
+        if a.idle_timeout
+            .is_some_and(|t| last_event.elapsed().as_secs_f64() >= t)
+        {
+            return Ok(0);
+        }
+        std::thread::sleep(poll);
+    }
+}

@@ -1,0 +1,296 @@
+//! Helpers shared by the subcommands: argument value parsers, progress
+//! bars, the output sink (tape or single segment), printing findings.
+
+use clap::ValueEnum;
+use floxlog::core::{Compression, Profile, WriterConfig};
+use floxlog::segment::{finish_to_vec, vec_writer, VecWriter};
+use floxlog::tape::{
+    Durability, Finding, Layout, Severity, TapeError, TapeWriter, TapeWriterConfig,
+};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+
+/// Result of a subcommand: the exit code.
+pub type CmdResult = Result<u8, TapeError>;
+
+/// A progress bar over `total` bytes on stderr, hidden when stderr is not
+/// a terminal.
+pub fn progress(total: u64, msg: &str) -> ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let pb = ProgressBar::new(total);
+    if let Ok(style) = ProgressStyle::with_template(
+        "{msg:10} [{bar:30}] {bytes}/{total_bytes} {binary_bytes_per_sec} {eta}",
+    ) {
+        pb.set_style(style.progress_chars("=> "));
+    }
+    pb.set_message(msg.to_string());
+    pb
+}
+
+/// Codec names.
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
+pub enum CompressionArg {
+    /// Plain frames.
+    None,
+    /// LZ4 blocks.
+    Lz4,
+}
+
+impl From<CompressionArg> for Compression {
+    fn from(c: CompressionArg) -> Compression {
+        match c {
+            CompressionArg::None => Compression::None,
+            CompressionArg::Lz4 => Compression::Lz4,
+        }
+    }
+}
+
+/// Writer profiles.
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
+pub enum ProfileArg {
+    /// Byte-identical to the flox reference writer.
+    Reference,
+    /// The spec 1.0 text's conventions (book type 2/3, symbol_count, Sorted, min/max times).
+    Spec,
+}
+
+impl From<ProfileArg> for Profile {
+    fn from(p: ProfileArg) -> Profile {
+        match p {
+            ProfileArg::Reference => Profile::Reference,
+            ProfileArg::Spec => Profile::Spec,
+        }
+    }
+}
+
+/// Tape layouts.
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
+pub enum LayoutArg {
+    /// `<created_ns>.floxlog` segments, all record types interleaved (flox can replay it).
+    Flox,
+    /// Spec 1.0 per-type series: trades-000000.bin, book-000000.bin, ...
+    Spec,
+}
+
+impl From<LayoutArg> for Layout {
+    fn from(l: LayoutArg) -> Layout {
+        match l {
+            LayoutArg::Flox => Layout::Flox,
+            LayoutArg::Spec => Layout::Spec,
+        }
+    }
+}
+
+/// Parses a byte size: `1048576`, `64K`, `256M`, `1G` (binary units).
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let (num, mul) = match t.chars().last().map(|c| c.to_ascii_uppercase()) {
+        Some('K') => (&t[..t.len() - 1], 1u64 << 10),
+        Some('M') => (&t[..t.len() - 1], 1 << 20),
+        Some('G') => (&t[..t.len() - 1], 1 << 30),
+        _ => (t, 1),
+    };
+    let n: u64 = num
+        .parse()
+        .map_err(|_| format!("`{s}` is not a size (e.g. 1048576, 64K, 256M, 1G)"))?;
+    n.checked_mul(mul)
+        .filter(|&v| v > 0)
+        .ok_or_else(|| format!("`{s}` is out of range"))
+}
+
+/// Parses a duration into ns: `500ms`, `10s`, `5m`, `1h`, `1d`, or integer ns.
+pub fn parse_duration(s: &str) -> Result<i64, String> {
+    let t = s.trim();
+    let units: [(&str, i64); 6] = [
+        ("ms", 1_000_000),
+        ("us", 1_000),
+        ("s", 1_000_000_000),
+        ("m", 60_000_000_000),
+        ("h", 3_600_000_000_000),
+        ("d", 86_400_000_000_000),
+    ];
+    for (u, mul) in units {
+        if let Some(n) = t.strip_suffix(u) {
+            if let Ok(v) = n.parse::<i64>() {
+                return v
+                    .checked_mul(mul)
+                    .filter(|&v| v > 0)
+                    .ok_or_else(|| format!("`{s}` is out of range"));
+            }
+        }
+    }
+    t.parse::<i64>().ok().filter(|&v| v > 0).ok_or_else(|| {
+        format!("`{s}` is not a duration (e.g. 500ms, 10s, 5m, 1h, 1d, or nanoseconds)")
+    })
+}
+
+/// Parses a durability policy: none, flush, block, close, every:N.
+pub fn parse_durability(s: &str) -> Result<Durability, String> {
+    match s {
+        "none" => Ok(Durability::None),
+        "flush" => Ok(Durability::Flush),
+        "block" => Ok(Durability::SyncEveryBlock),
+        "close" => Ok(Durability::SyncOnClose),
+        _ => s
+            .strip_prefix("every:")
+            .and_then(|n| n.parse::<u32>().ok())
+            .filter(|&n| n > 0)
+            .map(Durability::SyncEveryN)
+            .ok_or_else(|| {
+                format!("`{s}` is not a durability policy (none, flush, block, every:N, close)")
+            }),
+    }
+}
+
+/// Parses a timestamp: integer ns or ISO-8601.
+pub fn parse_time(s: &str) -> Result<i64, String> {
+    floxlog::tape::time::parse_time(s)
+}
+
+/// Writer options shared by `encode` and `convert`.
+#[derive(clap::Args, Clone, Debug)]
+pub struct WriteOpts {
+    /// Codec of the new segments [default: lz4 for encode; convert keeps the input's].
+    #[arg(long, value_enum)]
+    pub compression: Option<CompressionArg>,
+    /// Events between index entries (uncompressed) or per LZ4 block.
+    #[arg(long, value_name = "N")]
+    pub index_interval: Option<u16>,
+    /// Write no index trailer.
+    #[arg(long)]
+    pub no_index: bool,
+    /// Rotate segments at this size (e.g. 256M, 64K, bytes).
+    #[arg(long, value_name = "SIZE", value_parser = parse_size, default_value = "256M")]
+    pub max_segment_bytes: u64,
+    /// Also rotate when event time enters a new span (e.g. 1h, 10m, 30s).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub rotate_every: Option<i64>,
+    /// Writer conventions.
+    #[arg(long, value_enum, default_value = "reference")]
+    pub profile: ProfileArg,
+    /// Tape layout.
+    #[arg(long, value_enum, default_value = "flox")]
+    pub layout: LayoutArg,
+    /// Exchange tag of the segment headers and manifest.
+    #[arg(long, value_name = "N")]
+    pub exchange_id: Option<u8>,
+    /// Fixed created_ns of the first segment (the next get +1...), for reproducible output.
+    #[arg(long, value_name = "NS")]
+    pub created_ns: Option<i64>,
+    /// When data is written and fsynced: none, flush, block, every:N, close.
+    #[arg(long, value_parser = parse_durability, default_value = "close")]
+    pub durability: Durability,
+    /// Write one segment file at the output path instead of a tape directory (no rotation).
+    #[arg(long)]
+    pub segment: bool,
+}
+
+/// Where written events go.
+pub enum Sink {
+    /// A tape directory.
+    Tape(Box<TapeWriter>),
+    /// One segment file, built in memory.
+    Segment(Box<VecWriter>, PathBuf),
+}
+
+impl Sink {
+    /// Opens the sink for `out`.
+    pub fn create(
+        out: &Path,
+        o: &WriteOpts,
+        compression: floxlog::core::Compression,
+        exchange_id: u8,
+    ) -> Result<Sink, TapeError> {
+        let seg = WriterConfig {
+            compression,
+            create_index: !o.no_index,
+            index_interval: o
+                .index_interval
+                .unwrap_or(floxlog::core::DEFAULT_INDEX_INTERVAL),
+            exchange_id: o.exchange_id.unwrap_or(exchange_id),
+            created_ns: 0,
+            profile: o.profile.into(),
+        };
+        if seg.index_interval == 0 {
+            return Err(TapeError::usage("--index-interval must be at least 1"));
+        }
+        if o.segment {
+            if out.exists() {
+                return Err(TapeError::usage(format!(
+                    "{} already exists",
+                    out.display()
+                )));
+            }
+            let w = vec_writer(WriterConfig {
+                created_ns: o.created_ns.unwrap_or_else(floxlog::tape::writer::now_ns),
+                ..seg
+            })
+            .map_err(|e| TapeError::input(Some(out), e.to_string()))?;
+            return Ok(Sink::Segment(Box::new(w), out.to_path_buf()));
+        }
+        let cfg = TapeWriterConfig {
+            layout: o.layout.into(),
+            segment: seg,
+            max_segment_bytes: o.max_segment_bytes,
+            rotate_every_ns: o.rotate_every,
+            durability: o.durability,
+            created_ns: o.created_ns,
+            write_manifest: true,
+        };
+        Ok(Sink::Tape(Box::new(TapeWriter::create(out, cfg)?)))
+    }
+
+    /// Appends an event.
+    pub fn append(&mut self, ev: &floxlog::core::Event<'_>) -> Result<(), TapeError> {
+        match self {
+            Sink::Tape(w) => w.append(ev),
+            Sink::Segment(w, p) => w
+                .append(ev)
+                .map_err(|e| TapeError::input(Some(p), format!("cannot write the event: {e}"))),
+        }
+    }
+
+    /// Appends a frame byte for byte.
+    pub fn append_raw(&mut self, ft: u8, payload: &[u8]) -> Result<(), TapeError> {
+        match self {
+            Sink::Tape(w) => w.append_raw(ft, payload),
+            Sink::Segment(w, p) => w
+                .append_raw(ft, payload)
+                .map_err(|e| TapeError::input(Some(p), format!("cannot write the frame: {e}"))),
+        }
+    }
+
+    /// Finishes; returns (segments, bytes).
+    pub fn close(self) -> Result<(u64, u64), TapeError> {
+        match self {
+            Sink::Tape(w) => {
+                let segs = w.close()?;
+                Ok((segs.len() as u64, segs.iter().map(|s| s.size_bytes).sum()))
+            }
+            Sink::Segment(w, p) => {
+                let bytes =
+                    finish_to_vec(*w).map_err(|e| TapeError::input(Some(&p), e.to_string()))?;
+                std::fs::write(&p, &bytes)
+                    .map_err(|e| TapeError::io(&p, "writing the segment", e))?;
+                Ok((1, bytes.len() as u64))
+            }
+        }
+    }
+}
+
+/// Prints findings to stderr (errors and warnings).
+pub fn print_findings(findings: &[Finding]) {
+    for f in findings {
+        if f.severity >= Severity::Warning {
+            eprintln!("{}", f.line());
+        }
+    }
+}
+
+/// Formats a timestamp as ns and ISO-8601.
+pub fn ts(ns: i64) -> String {
+    format!("{ns} ({})", floxlog::tape::time::format_ns(ns))
+}

@@ -1,0 +1,102 @@
+//! `floxlog encode`: JSON lines to a tape.
+
+use super::common::{progress, CmdResult, CompressionArg, Sink, WriteOpts};
+use floxlog::json::event_from_line;
+use floxlog::tape::TapeError;
+use std::io::BufRead;
+use std::path::{Path, PathBuf};
+
+/// Write JSON-lines events (the corpus schema, as `cat` prints) to a tape.
+#[derive(clap::Args)]
+#[command(after_help = crate::EXIT_CODES, long_about = "Write JSON-lines events (the conformance corpus \
+schema, as `floxlog cat` prints them) to a tape directory, or with --segment to one segment file.\n\n\
+By default the tape is one flox can replay: `<created_ns>.floxlog` segments holding every record \
+type, LZ4-compressed, with a spec-schema manifest.json beside them; --layout spec writes per-type \
+series (trades-000000.bin, ...) instead. Events are written in input order.")]
+pub struct Args {
+    /// JSON-lines input file; `-` or nothing reads stdin.
+    pub input: Option<PathBuf>,
+    /// Output tape directory (or segment file with --segment).
+    #[arg(short, long)]
+    pub output: PathBuf,
+    #[command(flatten)]
+    pub write: WriteOpts,
+}
+
+/// Runs `encode`.
+pub fn run(a: Args) -> CmdResult {
+    let (reader, name, size): (Box<dyn BufRead>, PathBuf, u64) = match &a.input {
+        Some(p) if p.as_os_str() != "-" => {
+            let f = std::fs::File::open(p).map_err(|e| TapeError::io(p, "opening the input", e))?;
+            let size = f.metadata().map(|m| m.len()).unwrap_or(0);
+            (
+                Box::new(std::io::BufReader::with_capacity(1 << 20, f)),
+                p.clone(),
+                size,
+            )
+        }
+        _ => (
+            Box::new(std::io::stdin().lock()),
+            PathBuf::from("<stdin>"),
+            0,
+        ),
+    };
+    let compression = a.write.compression.unwrap_or(CompressionArg::Lz4).into();
+    let existed = a.output.exists();
+    let mut sink = Sink::create(&a.output, &a.write, compression, 0)?;
+    let pb = progress(size, "encode");
+    let mut n = 0u64;
+    let mut read = 0u64;
+    // A failed encode leaves no half tape behind (unless the output existed).
+    let fail = |e: TapeError, sink: Sink| -> CmdResult {
+        if let Sink::Tape(w) = sink {
+            w.abandon();
+        }
+        if !existed {
+            let _ = if a.write.segment {
+                std::fs::remove_file(&a.output)
+            } else {
+                std::fs::remove_dir_all(&a.output)
+            };
+        }
+        Err(e)
+    };
+    for (i, line) in reader.lines().enumerate() {
+        let line = match line {
+            Ok(l) => l,
+            Err(e) => return fail(TapeError::io(&name, "reading the input", e), sink),
+        };
+        read += line.len() as u64 + 1;
+        if i % 4096 == 0 {
+            pb.set_position(read);
+        }
+        if line.trim().is_empty() {
+            continue;
+        }
+        let ev = match event_from_line(&line) {
+            Ok(ev) => ev,
+            Err(e) => {
+                return fail(
+                    TapeError::input(Some(Path::new(&format!("{}:{}", name.display(), i + 1))), e.0)
+                        .with_hint("each line must be one event object of the corpus schema (see `floxlog cat` output)"),
+                    sink,
+                )
+            }
+        };
+        if let Err(e) = sink.append(&ev.as_event()) {
+            let e = TapeError {
+                message: format!("line {}: {}", i + 1, e.message),
+                ..e
+            };
+            return fail(e, sink);
+        }
+        n += 1;
+    }
+    pb.finish_and_clear();
+    let (segs, bytes) = sink.close()?;
+    eprintln!(
+        "encoded {n} events into {segs} segments ({bytes} bytes) at {}",
+        a.output.display()
+    );
+    Ok(0)
+}

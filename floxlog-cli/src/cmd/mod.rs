@@ -1,0 +1,12 @@
+//! One module per subcommand, and the helpers they share.
+
+pub mod cat;
+pub mod common;
+pub mod convert;
+pub mod demo;
+pub mod encode;
+pub mod inspect;
+pub mod manifest;
+pub mod recover;
+pub mod reindex;
+pub mod verify;

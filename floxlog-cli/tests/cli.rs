@@ -1,0 +1,752 @@
+//! End-to-end tests of the `floxlog` binary on the conformance corpus
+//! (`FLOXLOG_CONFORMANCE_DIR`, default `../shared/conformance` beside the
+//! workspace) and on tapes the tests write.
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+fn corpus() -> PathBuf {
+    let default = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/conformance");
+    floxlog::corpus::Corpus::root_from_env(&default)
+}
+
+fn bin() -> Command {
+    Command::cargo_bin("floxlog").unwrap()
+}
+
+fn case_dirs(kind: &str) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(corpus().join(kind))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .collect();
+    v.sort();
+    assert!(!v.is_empty(), "no {kind} in the corpus");
+    v
+}
+
+fn jsonl(bytes: &[u8]) -> Vec<Value> {
+    std::str::from_utf8(bytes)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn read_jsonl(p: &Path) -> Vec<Value> {
+    jsonl(&std::fs::read(p).unwrap())
+}
+
+fn ts(v: &Value) -> i64 {
+    v["exchange_ts_ns"].as_i64().unwrap()
+}
+
+/// Stable sort by timestamp: what merged reading must give.
+fn time_sorted(v: &[Value]) -> Vec<Value> {
+    let mut v = v.to_vec();
+    v.sort_by_key(ts);
+    v
+}
+
+/// Order-free comparison key.
+fn multiset(v: &[Value]) -> Vec<String> {
+    let mut s: Vec<String> = v.iter().map(|x| x.to_string()).collect();
+    s.sort();
+    s
+}
+
+fn cat(args: &[&str]) -> Vec<Value> {
+    let out = bin()
+        .arg("cat")
+        .args(args)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    jsonl(&out)
+}
+
+#[test]
+fn cat_reads_every_case_as_expected_in_file_and_time_order() {
+    for dir in case_dirs("cases").into_iter().chain(case_dirs("real")) {
+        let expected = read_jsonl(&dir.join("expected.jsonl"));
+        let segs = dir.join("segments");
+        let s = segs.to_str().unwrap();
+        assert_eq!(cat(&["--file-order", s]), expected, "{}", dir.display());
+        // Merged: a stable sort of the file order (segment order breaks ties).
+        assert_eq!(
+            cat(&[s]),
+            time_sorted(&expected),
+            "{} (time order)",
+            dir.display()
+        );
+        // Segment files given one by one read the same.
+        let mut files: Vec<String> = std::fs::read_dir(&segs)
+            .unwrap()
+            .map(|e| e.unwrap().path().to_str().unwrap().to_string())
+            .collect();
+        files.sort();
+        let mut args = vec!["--file-order"];
+        args.extend(files.iter().map(String::as_str));
+        assert_eq!(cat(&args), expected, "{} (files)", dir.display());
+    }
+}
+
+#[test]
+fn verify_passes_on_cases_and_real_and_fails_on_corrupt_with_the_right_kind() {
+    for dir in case_dirs("cases").into_iter().chain(case_dirs("real")) {
+        bin()
+            .arg("verify")
+            .arg(dir.join("segments"))
+            .assert()
+            .success()
+            .stdout(predicate::str::contains("OK:"));
+    }
+    for dir in case_dirs("corrupt") {
+        let case: Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("case.json")).unwrap()).unwrap();
+        let exp = &case["expect"];
+        let out = bin()
+            .args(["verify", "--json"])
+            .arg(dir.join("segment.floxlog"))
+            .assert()
+            .code(1)
+            .get_output()
+            .stdout
+            .clone();
+        let rep: Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(rep["ok"], false);
+        let errors: Vec<&Value> = rep["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["severity"] == "error")
+            .collect();
+        let first = errors
+            .first()
+            .unwrap_or_else(|| panic!("{}: no error", dir.display()));
+        let kind = exp.get("error").or(exp.get("index_error")).unwrap();
+        assert_eq!(&first["kind"], kind, "{}: {rep}", dir.display());
+        if let Some(off) = exp.get("error_offset") {
+            assert_eq!(&first["offset"], off, "{}", dir.display());
+        }
+        assert!(first["path"].as_str().unwrap().ends_with("segment.floxlog"));
+        // Human output names the file and offset too.
+        bin()
+            .arg("verify")
+            .arg(dir.join("segment.floxlog"))
+            .assert()
+            .code(1)
+            .stdout(predicate::str::contains(kind.as_str().unwrap()));
+    }
+}
+
+#[test]
+fn cat_on_damage_prints_the_good_events_then_fails_naming_file_and_offset() {
+    let dir = corpus().join("corrupt/crc-mismatch");
+    let out = bin()
+        .arg("cat")
+        .arg(dir.join("segment.floxlog"))
+        .assert()
+        .code(1)
+        .stderr(
+            predicate::str::contains("segment.floxlog at byte 12852")
+                .and(predicate::str::contains("crc_mismatch"))
+                .and(predicate::str::contains("hint")),
+        );
+    assert_eq!(jsonl(&out.get_output().stdout).len(), 57);
+}
+
+fn placeholder(data: &[u8]) -> Vec<u8> {
+    // What the reference leaves at offset 0 of an uncompressed segment until close.
+    let mut d = data.to_vec();
+    d[6] &= 0x02; // flags: keep Compressed only
+    d[16..48].fill(0); // first/last, event_count, symbol_count, index_offset
+    d
+}
+
+#[test]
+fn truncated_segment_reads_to_last_complete_event_and_recovers() {
+    let t = tempfile::tempdir().unwrap();
+    let src = corpus().join("cases/trades-10k/segments/segment-000.floxlog");
+    let expected = read_jsonl(&corpus().join("cases/trades-10k/expected.jsonl"));
+    let data = std::fs::read(&src).unwrap();
+    // 64 + 1234 frames of 60 bytes, then 25 bytes of the next one.
+    let cut = 64 + 1234 * 60 + 25;
+    let seg = t.path().join("1.floxlog");
+    std::fs::write(&seg, placeholder(&data[..cut])).unwrap();
+    let s = seg.to_str().unwrap();
+    // A live/crashed segment reads up to its last complete event, with a warning.
+    let out = bin()
+        .args(["cat", s])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("torn record"))
+        .get_output()
+        .stdout
+        .clone();
+    assert_eq!(jsonl(&out), expected[..1234]);
+    bin().args(["cat", "--strict", s]).assert().code(1);
+    bin()
+        .args(["verify", "--json", s])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("\"truncated\""));
+    let rep = bin()
+        .args(["recover", s])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let rep = String::from_utf8(rep).unwrap();
+    assert!(rep.contains("1234 complete events"), "{rep}");
+    assert!(rep.contains("dropped 25 bytes from byte 74104"), "{rep}");
+    assert!(
+        rep.contains("claiming 48 payload bytes, 13 present"),
+        "{rep}"
+    );
+    assert!(t.path().join("1.floxlog.damaged").exists());
+    bin().args(["verify", "--strict", s]).assert().success();
+    assert_eq!(cat(&["--file-order", s]), expected[..1234]);
+    // Frames are copied byte for byte: the recovered segment equals the
+    // reference's first 1234 frames.
+    let rec = std::fs::read(&seg).unwrap();
+    assert_eq!(&rec[64..cut - 25], &data[64..cut - 25]);
+    // A second recover has nothing to do.
+    bin()
+        .args(["recover", s])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("nothing to do"));
+
+    // Placeholder header but every frame complete: a warning, not an error.
+    let seg2 = t.path().join("2.floxlog");
+    std::fs::write(&seg2, placeholder(&data[..64 + 100 * 60])).unwrap();
+    bin()
+        .args(["verify", seg2.to_str().unwrap()])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("stale_header"));
+    bin()
+        .args(["verify", "--strict", seg2.to_str().unwrap()])
+        .assert()
+        .code(1);
+}
+
+#[test]
+fn torn_lz4_block_recovers_complete_blocks() {
+    let t = tempfile::tempdir().unwrap();
+    let seg = t.path().join("x.floxlog");
+    std::fs::copy(corpus().join("corrupt/lz4-truncated/segment.floxlog"), &seg).unwrap();
+    std::fs::set_permissions(&seg, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let s = seg.to_str().unwrap();
+    let out = bin()
+        .args(["recover", "--json", s])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let rep: Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(rep[0]["events_kept"], 100);
+    assert_eq!(rep[0]["dropped_at"], 9595);
+    assert!(rep[0]["reason"].as_str().unwrap().starts_with("truncated"));
+    bin().args(["verify", s]).assert().success();
+    assert_eq!(cat(&[s]).len(), 100);
+}
+
+use std::os::unix::fs::PermissionsExt;
+
+fn encode(input: &Path, out: &Path, extra: &[&str]) {
+    bin()
+        .arg("encode")
+        .arg(input)
+        .arg("-o")
+        .arg(out)
+        .args(["--created-ns", "1700000000000000000"])
+        .args(extra)
+        .assert()
+        .success();
+}
+
+#[test]
+fn encode_then_cat_round_trips_every_case_in_both_layouts() {
+    let t = tempfile::tempdir().unwrap();
+    for dir in case_dirs("cases") {
+        let events_path = dir.join("events.jsonl");
+        let events = read_jsonl(&events_path);
+        let name = dir.file_name().unwrap().to_str().unwrap().to_string();
+        for (tag, extra) in [
+            (
+                "plain",
+                vec!["--compression", "none", "--index-interval", "7"],
+            ),
+            (
+                "lz4",
+                vec!["--compression", "lz4", "--index-interval", "64"],
+            ),
+            (
+                "spec",
+                vec![
+                    "--layout",
+                    "spec",
+                    "--compression",
+                    "none",
+                    "--max-segment-bytes",
+                    "8K",
+                ],
+            ),
+            ("onefile", vec!["--segment", "--compression", "lz4"]),
+        ] {
+            let out = t.path().join(format!("{name}-{tag}"));
+            encode(&events_path, &out, &extra);
+            let o = out.to_str().unwrap();
+            bin().args(["verify", o]).assert().success();
+            let merged = cat(&[o]);
+            if tag == "spec" {
+                // Series are separate segments: equal timestamps of different
+                // types may come out in series order.
+                assert_eq!(multiset(&merged), multiset(&events), "{name} {tag}");
+                assert!(merged.windows(2).all(|w| ts(&w[0]) <= ts(&w[1])));
+            } else {
+                assert_eq!(merged, time_sorted(&events), "{name} {tag}");
+            }
+            if tag == "plain" {
+                assert_eq!(cat(&["--file-order", o]), events, "{name} {tag}");
+            }
+        }
+    }
+}
+
+#[test]
+fn encode_writes_reference_bytes() {
+    // With the case's settings and created_ns, encode reproduces the
+    // reference segment byte for byte.
+    let t = tempfile::tempdir().unwrap();
+    let dir = corpus().join("cases/books-mixed");
+    let case: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("case.json")).unwrap()).unwrap();
+    let created = case["segments"][0]["created_ns"]
+        .as_i64()
+        .unwrap()
+        .to_string();
+    let out = t.path().join("seg.floxlog");
+    bin()
+        .arg("encode")
+        .arg(dir.join("events.jsonl"))
+        .arg("-o")
+        .arg(&out)
+        .args([
+            "--segment",
+            "--compression",
+            "none",
+            "--index-interval",
+            "50",
+            "--created-ns",
+            &created,
+        ])
+        .assert()
+        .success();
+    assert_eq!(
+        std::fs::read(&out).unwrap(),
+        std::fs::read(dir.join("segments/segment-000.floxlog")).unwrap()
+    );
+}
+
+#[test]
+fn convert_round_trips_preserve_every_record() {
+    let t = tempfile::tempdir().unwrap();
+    // Mixed record types (option quotes and pool states included), unsorted LZ4, and rotation.
+    let src = t.path().join("src");
+    let mut lines = Vec::new();
+    for c in ["extensions", "books-mixed", "lz4-mixed-unsorted"] {
+        lines.extend(
+            std::fs::read_to_string(corpus().join("cases").join(c).join("events.jsonl"))
+                .unwrap()
+                .lines()
+                .map(str::to_string),
+        );
+    }
+    let input = t.path().join("in.jsonl");
+    std::fs::write(&input, lines.join("\n") + "\n").unwrap();
+    let events = read_jsonl(&input);
+    encode(
+        &input,
+        &src,
+        &["--compression", "none", "--max-segment-bytes", "16K"],
+    );
+    let s = src.to_str().unwrap();
+    let base_file = cat(&["--file-order", s]);
+    assert_eq!(base_file, events);
+    let base_time = cat(&[s]);
+    let cases: Vec<(&str, Vec<&str>)> = vec![
+        ("lz4", vec!["--compression", "lz4"]),
+        ("none", vec!["--compression", "none"]),
+        ("reindex", vec!["--index-interval", "3"]),
+        ("noindex", vec!["--no-index"]),
+        (
+            "merge",
+            vec!["--order", "time", "--max-segment-bytes", "1G"],
+        ),
+        ("split", vec!["--max-segment-bytes", "4K"]),
+        ("split-time", vec!["--rotate-every", "1ms"]),
+        ("spec", vec!["--layout", "spec"]),
+        ("segment", vec!["--segment"]),
+    ];
+    for (tag, extra) in cases {
+        let out = t.path().join(format!("c-{tag}"));
+        bin()
+            .arg("convert")
+            .arg(&src)
+            .arg("-o")
+            .arg(&out)
+            .args(&extra)
+            .assert()
+            .success();
+        let o = out.to_str().unwrap();
+        bin().args(["verify", o]).assert().success();
+        let file = cat(&["--file-order", o]);
+        assert_eq!(
+            multiset(&file),
+            multiset(&events),
+            "{tag}: every record kept"
+        );
+        match tag {
+            "none" | "reindex" | "noindex" | "split" | "split-time" | "segment" => {
+                assert_eq!(file, base_file, "{tag}: file order kept")
+            }
+            "merge" => assert_eq!(file, base_time, "{tag}: merged order"),
+            _ => {}
+        }
+        if tag != "spec" {
+            assert_eq!(cat(&[o]), base_time, "{tag}: merged reading");
+        }
+        // And back to the original settings: the same bytes per record.
+        let back = t.path().join(format!("b-{tag}"));
+        bin()
+            .arg("convert")
+            .arg(&out)
+            .arg("-o")
+            .arg(&back)
+            .args(["--compression", "none"])
+            .assert()
+            .success();
+        assert_eq!(multiset(&cat(&[back.to_str().unwrap()])), multiset(&events));
+    }
+    // Splitting produced several segments, merging one.
+    let n = |d: &str| {
+        std::fs::read_dir(t.path().join(d))
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .path()
+                    .extension()
+                    .is_some_and(|x| x == "floxlog")
+            })
+            .count()
+    };
+    assert!(n("c-split") > n("src"));
+    assert_eq!(n("c-merge"), 1);
+    // Convert fails loudly on damage and leaves no output behind.
+    let bad = t.path().join("bad");
+    bin()
+        .arg("convert")
+        .arg(corpus().join("corrupt/crc-mismatch/segment.floxlog"))
+        .arg("-o")
+        .arg(&bad)
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("crc_mismatch"));
+    assert!(!bad.exists());
+}
+
+#[test]
+fn spec_layout_manifest_disagreements_and_versions() {
+    let t = tempfile::tempdir().unwrap();
+    let tape = t.path().join("tape");
+    let input = corpus().join("cases/extensions/events.jsonl");
+    encode(
+        &input,
+        &tape,
+        &["--layout", "spec", "--compression", "none"],
+    );
+    let m: Value =
+        serde_json::from_str(&std::fs::read_to_string(tape.join("manifest.json")).unwrap())
+            .unwrap();
+    assert_eq!(m["schema_version"], 1);
+    assert_eq!(m["format_version"], 1);
+    let names: Vec<&str> = m["segments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    for n in [
+        "trades-000000.bin",
+        "book-000000.bin",
+        "options-000000.bin",
+        "pools-000000.bin",
+    ] {
+        assert!(names.contains(&n), "{names:?}");
+        assert!(tape.join(n).exists());
+    }
+    let total: u64 = m["segments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["event_count"].as_u64().unwrap())
+        .sum();
+    assert_eq!(total, 200);
+    let tp = tape.to_str().unwrap();
+    assert_eq!(
+        cat(&["--type", "trade", tp]).len() as u64,
+        m["segments"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["type"] == "trades")
+            .unwrap()["event_count"]
+            .as_u64()
+            .unwrap()
+    );
+
+    // A manifest that disagrees with the files: still read, reported, verify fails.
+    let text = std::fs::read_to_string(tape.join("manifest.json")).unwrap();
+    let mut bad: Value = serde_json::from_str(&text).unwrap();
+    bad["segments"][0]["event_count"] = Value::from(1);
+    bad["segments"].as_array_mut().unwrap().push(serde_json::json!({"name": "trades-000009.bin", "type": "trades", "size_bytes": 1, "first_event_ns": 0, "last_event_ns": 0, "event_count": 1}));
+    std::fs::write(tape.join("manifest.json"), bad.to_string()).unwrap();
+    assert_eq!(cat(&[tp]).len(), 200);
+    bin()
+        .args(["cat", tp])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("file is missing"));
+    let out = bin()
+        .args(["verify", "--json", tp])
+        .assert()
+        .code(1)
+        .get_output()
+        .stdout
+        .clone();
+    assert!(String::from_utf8(out)
+        .unwrap()
+        .contains("manifest_mismatch"));
+    // Rebuilding the manifest fixes it.
+    bin().args(["manifest", tp]).assert().success();
+    bin().args(["verify", "--strict", tp]).assert().success();
+
+    // Another format version fails loudly; an unknown schema is rejected.
+    std::fs::write(
+        tape.join("manifest.json"),
+        text.replace("\"format_version\": 1", "\"format_version\": 2"),
+    )
+    .unwrap();
+    bin()
+        .args(["cat", tp])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("format_version 2"));
+    std::fs::write(
+        tape.join("manifest.json"),
+        text.replace("\"schema_version\": 1", "\"schema_version\": 7"),
+    )
+    .unwrap();
+    bin()
+        .args(["verify", tp])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("schema_version 7"));
+    assert_eq!(cat(&["--ignore-manifest", tp]).len(), 200);
+    // No manifest at all: the files are enough.
+    std::fs::remove_file(tape.join("manifest.json")).unwrap();
+    assert_eq!(cat(&[tp]).len(), 200);
+}
+
+#[test]
+fn flox_layout_reads_with_flox_manifest_and_metadata() {
+    let t = tempfile::tempdir().unwrap();
+    let tape = t.path().join("demo");
+    bin()
+        .arg("demo")
+        .arg(&tape)
+        .args([
+            "--trades",
+            "3000",
+            "--book-deltas",
+            "2000",
+            "--max-segment-bytes",
+            "64K",
+        ])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("verify: OK"));
+    let segs: Vec<_> = std::fs::read_dir(&tape)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".floxlog"))
+        .collect();
+    assert!(segs.len() > 1, "rotation");
+    let tp = tape.to_str().unwrap();
+    bin().args(["manifest", "--flox", tp]).assert().success();
+    let fman = std::fs::read(tape.join(".manifest")).unwrap();
+    assert_eq!(&fman[..4], b"NAMF");
+    bin().args(["verify", "--strict", tp]).assert().success();
+    let all = cat(&[tp]);
+    assert!(all.windows(2).all(|w| ts(&w[0]) <= ts(&w[1])));
+    // Without manifest.json (flox's own layout): file-name order, same events.
+    std::fs::remove_file(tape.join("manifest.json")).unwrap();
+    assert_eq!(cat(&[tp]), all);
+    // Filters: symbol by name (metadata.json), type, time range in ISO-8601 and ns.
+    let from = ts(&all[all.len() / 3]);
+    let to = ts(&all[2 * all.len() / 3]);
+    let iso = |ns: i64| floxlog::tape::time::format_ns(ns);
+    let got = cat(&[
+        tp,
+        "--symbol",
+        "ETHUSDT",
+        "--type",
+        "trade",
+        "--from",
+        &iso(from),
+        "--to",
+        &to.to_string(),
+    ]);
+    let want: Vec<Value> = all
+        .iter()
+        .filter(|e| e["symbol_id"] == 2 && e["type"] == "trade" && ts(e) >= from && ts(e) < to)
+        .cloned()
+        .collect();
+    assert!(!want.is_empty());
+    assert_eq!(got, want);
+    bin().args(["cat", tp, "--symbol", "NOPE"]).assert().code(2);
+    // CSV and decimal prices.
+    let csv = bin()
+        .args([
+            "cat", tp, "--format", "csv", "--type", "trade", "--prices", "decimal",
+        ])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let csv = String::from_utf8(csv).unwrap();
+    let mut lines = csv.lines();
+    assert_eq!(
+        lines.next().unwrap(),
+        "type,exchange_ts_ns,recv_ts_ns,symbol_id,instrument,exchange_id,price,qty,trade_id,side"
+    );
+    assert_eq!(lines.count(), 3000);
+    // inspect --json summary.
+    let out = bin()
+        .args(["inspect", "--json", tp])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let v: Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(v["total"]["by_type"]["trade"], 3000);
+    assert_eq!(v["total"]["symbols"], serde_json::json!([1, 2, 3]));
+    assert!(v["total"]["compression_ratio"].as_f64().unwrap() > 1.0);
+}
+
+#[test]
+fn follow_reads_a_segment_while_it_is_written() {
+    let t = tempfile::tempdir().unwrap();
+    let src =
+        std::fs::read(corpus().join("cases/trades-10k/segments/segment-000.floxlog")).unwrap();
+    let expected = read_jsonl(&corpus().join("cases/trades-10k/expected.jsonl"));
+    let seg = t.path().join("live.floxlog");
+    let half = 64 + 5000 * 60 + 30;
+    std::fs::write(&seg, placeholder(&src[..half])).unwrap();
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("floxlog"))
+        .args(["cat", "--follow", "--poll-ms", "20", "--idle-timeout", "20"])
+        .arg(&seg)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    {
+        use std::io::{Seek, SeekFrom, Write};
+        let mut f = std::fs::OpenOptions::new().write(true).open(&seg).unwrap();
+        f.seek(SeekFrom::End(0)).unwrap();
+        f.write_all(&src[half..]).unwrap();
+        f.seek(SeekFrom::Start(0)).unwrap();
+        f.write_all(&src[..64]).unwrap(); // the final header: the writer closed it
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    assert_eq!(jsonl(&out.stdout), expected);
+}
+
+#[test]
+fn exit_codes_and_help() {
+    bin()
+        .args(["cat", "/nonexistent/tape"])
+        .assert()
+        .code(3)
+        .stderr(predicate::str::contains("/nonexistent/tape"));
+    bin()
+        .args(["cat", "--from", "yesterday", "x"])
+        .assert()
+        .code(2);
+    bin().arg("frobnicate").assert().code(2);
+    for sub in [
+        "inspect", "verify", "cat", "encode", "convert", "recover", "reindex", "manifest", "demo",
+    ] {
+        bin()
+            .args([sub, "--help"])
+            .assert()
+            .success()
+            .stdout(predicate::str::contains("Exit codes"));
+    }
+    bin()
+        .arg("--help")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("demo"));
+    // A bad JSON line names the input line.
+    let t = tempfile::tempdir().unwrap();
+    let input = t.path().join("e.jsonl");
+    std::fs::write(&input, "{\"type\":\"trade\"}\n").unwrap();
+    let out = t.path().join("o");
+    bin()
+        .arg("encode")
+        .arg(&input)
+        .arg("-o")
+        .arg(&out)
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("e.jsonl:1"));
+    assert!(!out.exists());
+}
+
+#[test]
+fn reindex_rebuilds_a_bad_index_without_touching_frames() {
+    let t = tempfile::tempdir().unwrap();
+    let seg = t.path().join("s.floxlog");
+    std::fs::copy(corpus().join("corrupt/index-crc/segment.floxlog"), &seg).unwrap();
+    std::fs::set_permissions(&seg, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let before = std::fs::read(&seg).unwrap();
+    let s = seg.to_str().unwrap();
+    bin().args(["verify", s]).assert().code(1);
+    bin().args(["reindex", s]).assert().success();
+    bin().args(["verify", "--strict", s]).assert().success();
+    let after = std::fs::read(&seg).unwrap();
+    let h = floxlog::core::SegmentHeader::parse(&after).unwrap();
+    assert_eq!(
+        &after[64..h.index_offset as usize],
+        &before[64..h.index_offset as usize]
+    );
+    assert_eq!(
+        cat(&["--file-order", s]),
+        read_jsonl(&corpus().join("cases/books-mixed/expected.jsonl"))
+    );
+}

@@ -1,0 +1,449 @@
+//! Fast event writers for `cat`: JSON lines in the corpus schema (the same
+//! text as the corpus's `expected.jsonl`: compact, fields in corpus order)
+//! and CSV. Both append to a byte buffer without building JSON values.
+
+use crate::json::PriceStyle;
+use floxlog_core::fixed::Decimal;
+use floxlog_core::{BookKind, Event, Levels};
+use std::io::Write;
+
+fn push_u64(out: &mut Vec<u8>, mut v: u64) {
+    let mut b = [0u8; 20];
+    let mut i = b.len();
+    loop {
+        i -= 1;
+        b[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&b[i..]);
+}
+
+fn push_i64(out: &mut Vec<u8>, v: i64) {
+    if v < 0 {
+        out.push(b'-');
+    }
+    push_u64(out, v.unsigned_abs());
+}
+
+fn key(out: &mut Vec<u8>, k: &str) {
+    out.extend_from_slice(b",\"");
+    out.extend_from_slice(k.as_bytes());
+    out.extend_from_slice(b"\":");
+}
+
+fn int_field(out: &mut Vec<u8>, k: &str, v: i64) {
+    key(out, k);
+    push_i64(out, v);
+}
+
+fn uint_field(out: &mut Vec<u8>, k: &str, v: u64) {
+    key(out, k);
+    push_u64(out, v);
+}
+
+fn price_value(out: &mut Vec<u8>, style: PriceStyle, raw: i64) {
+    match style {
+        PriceStyle::Raw => push_i64(out, raw),
+        PriceStyle::Decimal => {
+            out.push(b'"');
+            let _ = write!(out, "{}", Decimal(raw));
+            out.push(b'"');
+        }
+    }
+}
+
+fn price_field(out: &mut Vec<u8>, style: PriceStyle, k: &str, raw: i64) {
+    let name = match style {
+        PriceStyle::Raw => k,
+        PriceStyle::Decimal => k.strip_suffix("_raw").unwrap_or(k),
+    };
+    key(out, name);
+    price_value(out, style, raw);
+}
+
+fn levels(out: &mut Vec<u8>, style: PriceStyle, k: &str, l: &Levels<'_>) {
+    key(out, k);
+    out.push(b'[');
+    for (i, lv) in l.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.push(b'[');
+        price_value(out, style, lv.price_raw);
+        out.push(b',');
+        price_value(out, style, lv.qty_raw);
+        out.push(b']');
+    }
+    out.push(b']');
+}
+
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
+/// The type name of an event in the corpus schema.
+pub fn type_name(ev: &Event<'_>) -> &'static str {
+    match ev {
+        Event::Trade(_) => "trade",
+        Event::Book(b) if b.kind == BookKind::Snapshot => "book_snapshot",
+        Event::Book(_) => "book_delta",
+        Event::OptionQuote(_) => "option_quote",
+        Event::PoolState(_) => "pool_state",
+    }
+}
+
+/// Appends one JSON line (with `\n`) in the corpus schema.
+pub fn write_json_line(out: &mut Vec<u8>, ev: &Event<'_>, style: PriceStyle) {
+    out.extend_from_slice(b"{\"type\":\"");
+    out.extend_from_slice(type_name(ev).as_bytes());
+    out.push(b'"');
+    int_field(out, "exchange_ts_ns", ev.exchange_ts_ns());
+    int_field(out, "recv_ts_ns", ev.recv_ts_ns());
+    match ev {
+        Event::Trade(t) => {
+            price_field(out, style, "price_raw", t.price_raw);
+            price_field(out, style, "qty_raw", t.qty_raw);
+            uint_field(out, "trade_id", t.trade_id);
+            uint_field(out, "symbol_id", t.symbol_id as u64);
+            uint_field(out, "side", t.side as u64);
+            uint_field(out, "instrument", t.instrument as u64);
+            uint_field(out, "exchange_id", t.exchange_id as u64);
+        }
+        Event::Book(b) => {
+            int_field(out, "seq", b.seq);
+            uint_field(out, "symbol_id", b.symbol_id as u64);
+            uint_field(out, "header_type", b.header_type as u64);
+            uint_field(out, "instrument", b.instrument as u64);
+            uint_field(out, "exchange_id", b.exchange_id as u64);
+            levels(out, style, "bids", &b.bids);
+            levels(out, style, "asks", &b.asks);
+        }
+        Event::OptionQuote(q) => {
+            for (k, v) in [
+                ("mark_price_raw", q.mark_price_raw),
+                ("index_price_raw", q.index_price_raw),
+                ("underlying_price_raw", q.underlying_price_raw),
+                ("iv_raw", q.iv_raw),
+                ("bid_price_raw", q.bid_price_raw),
+                ("ask_price_raw", q.ask_price_raw),
+                ("bid_size_raw", q.bid_size_raw),
+                ("ask_size_raw", q.ask_size_raw),
+                ("bid_iv_raw", q.bid_iv_raw),
+                ("ask_iv_raw", q.ask_iv_raw),
+                ("open_interest_raw", q.open_interest_raw),
+            ] {
+                price_field(out, style, k, v);
+            }
+            uint_field(out, "symbol_id", q.symbol_id as u64);
+            uint_field(out, "instrument", q.instrument as u64);
+            uint_field(out, "exchange_id", q.exchange_id as u64);
+        }
+        Event::PoolState(p) => {
+            uint_field(out, "symbol_id", p.symbol_id as u64);
+            uint_field(out, "sub_type", p.sub_type as u64);
+            uint_field(out, "venue", p.venue as u64);
+            uint_field(out, "exchange_id", p.exchange_id as u64);
+            key(out, "payload_hex");
+            out.push(b'"');
+            for &x in p.payload {
+                out.push(HEX[(x >> 4) as usize]);
+                out.push(HEX[(x & 15) as usize]);
+            }
+            out.push(b'"');
+        }
+    }
+    out.extend_from_slice(b"}\n");
+}
+
+/// CSV columns: a name and the frame types it applies to (bit = type).
+struct Col {
+    name: &'static str,
+    types: u8,
+}
+
+const ALL: u8 = 0b11_1110;
+const TRADE: u8 = 1 << 1;
+const BOOK: u8 = (1 << 2) | (1 << 3);
+const OPT: u8 = 1 << 4;
+const POOL: u8 = 1 << 5;
+
+const COLS: &[Col] = &[
+    Col {
+        name: "type",
+        types: ALL,
+    },
+    Col {
+        name: "exchange_ts_ns",
+        types: ALL,
+    },
+    Col {
+        name: "recv_ts_ns",
+        types: ALL,
+    },
+    Col {
+        name: "symbol_id",
+        types: ALL,
+    },
+    Col {
+        name: "instrument",
+        types: TRADE | BOOK | OPT,
+    },
+    Col {
+        name: "exchange_id",
+        types: ALL,
+    },
+    Col {
+        name: "price_raw",
+        types: TRADE,
+    },
+    Col {
+        name: "qty_raw",
+        types: TRADE,
+    },
+    Col {
+        name: "trade_id",
+        types: TRADE,
+    },
+    Col {
+        name: "side",
+        types: TRADE,
+    },
+    Col {
+        name: "seq",
+        types: BOOK,
+    },
+    Col {
+        name: "header_type",
+        types: BOOK,
+    },
+    Col {
+        name: "bids",
+        types: BOOK,
+    },
+    Col {
+        name: "asks",
+        types: BOOK,
+    },
+    Col {
+        name: "mark_price_raw",
+        types: OPT,
+    },
+    Col {
+        name: "index_price_raw",
+        types: OPT,
+    },
+    Col {
+        name: "underlying_price_raw",
+        types: OPT,
+    },
+    Col {
+        name: "iv_raw",
+        types: OPT,
+    },
+    Col {
+        name: "bid_price_raw",
+        types: OPT,
+    },
+    Col {
+        name: "ask_price_raw",
+        types: OPT,
+    },
+    Col {
+        name: "bid_size_raw",
+        types: OPT,
+    },
+    Col {
+        name: "ask_size_raw",
+        types: OPT,
+    },
+    Col {
+        name: "bid_iv_raw",
+        types: OPT,
+    },
+    Col {
+        name: "ask_iv_raw",
+        types: OPT,
+    },
+    Col {
+        name: "open_interest_raw",
+        types: OPT,
+    },
+    Col {
+        name: "sub_type",
+        types: POOL,
+    },
+    Col {
+        name: "venue",
+        types: POOL,
+    },
+    Col {
+        name: "payload_hex",
+        types: POOL,
+    },
+];
+
+/// CSV writer whose columns are the union of the selected types' fields.
+/// Book levels are one field each side: `price:qty` pairs joined by `|`.
+pub struct Csv {
+    cols: Vec<usize>,
+    style: PriceStyle,
+}
+
+impl Csv {
+    /// Columns for frame types `types` (index = frame type; `None` = all).
+    pub fn new(types: Option<[bool; 6]>, style: PriceStyle) -> Csv {
+        let mask = match types {
+            None => ALL,
+            Some(t) => (1..6).filter(|&i| t[i]).fold(0u8, |m, i| m | (1 << i)),
+        };
+        Csv {
+            cols: (0..COLS.len())
+                .filter(|&i| COLS[i].types & mask != 0)
+                .collect(),
+            style,
+        }
+    }
+
+    /// Appends the header line.
+    pub fn write_header(&self, out: &mut Vec<u8>) {
+        for (n, &i) in self.cols.iter().enumerate() {
+            if n > 0 {
+                out.push(b',');
+            }
+            let name = COLS[i].name;
+            let name = match self.style {
+                PriceStyle::Decimal if name.ends_with("_raw") => &name[..name.len() - 4],
+                _ => name,
+            };
+            out.extend_from_slice(name.as_bytes());
+        }
+        out.push(b'\n');
+    }
+
+    /// Appends one event's line.
+    pub fn write_row(&self, out: &mut Vec<u8>, ev: &Event<'_>) {
+        let st = self.style;
+        for (n, &i) in self.cols.iter().enumerate() {
+            if n > 0 {
+                out.push(b',');
+            }
+            let price = |out: &mut Vec<u8>, v: i64| match st {
+                PriceStyle::Raw => push_i64(out, v),
+                PriceStyle::Decimal => {
+                    let _ = write!(out, "{}", Decimal(v));
+                }
+            };
+            let side = |out: &mut Vec<u8>, l: &Levels<'_>| {
+                for (k, lv) in l.iter().enumerate() {
+                    if k > 0 {
+                        out.push(b'|');
+                    }
+                    price(out, lv.price_raw);
+                    out.push(b':');
+                    price(out, lv.qty_raw);
+                }
+            };
+            match (COLS[i].name, ev) {
+                ("type", _) => out.extend_from_slice(type_name(ev).as_bytes()),
+                ("exchange_ts_ns", _) => push_i64(out, ev.exchange_ts_ns()),
+                ("recv_ts_ns", _) => push_i64(out, ev.recv_ts_ns()),
+                ("symbol_id", _) => push_u64(out, ev.symbol_id() as u64),
+                ("instrument", Event::Trade(t)) => push_u64(out, t.instrument as u64),
+                ("instrument", Event::Book(b)) => push_u64(out, b.instrument as u64),
+                ("instrument", Event::OptionQuote(q)) => push_u64(out, q.instrument as u64),
+                ("exchange_id", Event::Trade(t)) => push_u64(out, t.exchange_id as u64),
+                ("exchange_id", Event::Book(b)) => push_u64(out, b.exchange_id as u64),
+                ("exchange_id", Event::OptionQuote(q)) => push_u64(out, q.exchange_id as u64),
+                ("exchange_id", Event::PoolState(p)) => push_u64(out, p.exchange_id as u64),
+                ("price_raw", Event::Trade(t)) => price(out, t.price_raw),
+                ("qty_raw", Event::Trade(t)) => price(out, t.qty_raw),
+                ("trade_id", Event::Trade(t)) => push_u64(out, t.trade_id),
+                ("side", Event::Trade(t)) => push_u64(out, t.side as u64),
+                ("seq", Event::Book(b)) => push_i64(out, b.seq),
+                ("header_type", Event::Book(b)) => push_u64(out, b.header_type as u64),
+                ("bids", Event::Book(b)) => side(out, &b.bids),
+                ("asks", Event::Book(b)) => side(out, &b.asks),
+                ("mark_price_raw", Event::OptionQuote(q)) => price(out, q.mark_price_raw),
+                ("index_price_raw", Event::OptionQuote(q)) => price(out, q.index_price_raw),
+                ("underlying_price_raw", Event::OptionQuote(q)) => {
+                    price(out, q.underlying_price_raw)
+                }
+                ("iv_raw", Event::OptionQuote(q)) => price(out, q.iv_raw),
+                ("bid_price_raw", Event::OptionQuote(q)) => price(out, q.bid_price_raw),
+                ("ask_price_raw", Event::OptionQuote(q)) => price(out, q.ask_price_raw),
+                ("bid_size_raw", Event::OptionQuote(q)) => price(out, q.bid_size_raw),
+                ("ask_size_raw", Event::OptionQuote(q)) => price(out, q.ask_size_raw),
+                ("bid_iv_raw", Event::OptionQuote(q)) => price(out, q.bid_iv_raw),
+                ("ask_iv_raw", Event::OptionQuote(q)) => price(out, q.ask_iv_raw),
+                ("open_interest_raw", Event::OptionQuote(q)) => price(out, q.open_interest_raw),
+                ("sub_type", Event::PoolState(p)) => push_u64(out, p.sub_type as u64),
+                ("venue", Event::PoolState(p)) => push_u64(out, p.venue as u64),
+                ("payload_hex", Event::PoolState(p)) => {
+                    for &x in p.payload {
+                        out.push(HEX[(x >> 4) as usize]);
+                        out.push(HEX[(x & 15) as usize]);
+                    }
+                }
+                _ => {}
+            }
+        }
+        out.push(b'\n');
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use floxlog_core::{Book, Level, Trade};
+
+    #[test]
+    fn json_line_matches_the_value_writer() {
+        let lv = [Level {
+            price_raw: -5,
+            qty_raw: 150_000_000,
+        }];
+        let evs = [
+            Event::Trade(Trade {
+                exchange_ts_ns: i64::MIN,
+                recv_ts_ns: i64::MAX,
+                price_raw: -1,
+                qty_raw: 0,
+                trade_id: u64::MAX,
+                symbol_id: u32::MAX,
+                side: 1,
+                instrument: 3,
+                exchange_id: 65535,
+            }),
+            Event::Book(Book {
+                kind: BookKind::Delta,
+                exchange_ts_ns: 5,
+                recv_ts_ns: 6,
+                seq: -7,
+                symbol_id: 3,
+                header_type: 1,
+                instrument: 1,
+                exchange_id: 2,
+                bids: Levels::Slice(&lv),
+                asks: Levels::Slice(&[]),
+            }),
+        ];
+        for ev in &evs {
+            for style in [PriceStyle::Raw, PriceStyle::Decimal] {
+                let mut out = Vec::new();
+                write_json_line(&mut out, ev, style);
+                let ours: serde_json::Value = serde_json::from_slice(&out).unwrap();
+                assert_eq!(ours, crate::json::event_to_value(ev, style));
+            }
+        }
+        let mut csv = Vec::new();
+        let c = Csv::new(None, PriceStyle::Decimal);
+        c.write_header(&mut csv);
+        c.write_row(&mut csv, &evs[1]);
+        let text = String::from_utf8(csv).unwrap();
+        assert!(text.starts_with(
+            "type,exchange_ts_ns,recv_ts_ns,symbol_id,instrument,exchange_id,price,qty"
+        ));
+        assert!(text.contains("-0.00000005:1.5"), "{text}");
+    }
+}

@@ -1,0 +1,25 @@
+//! Tapes: directories of segment files, and the operations users run on
+//! them (read merged or in file order, write with rotation and durability,
+//! verify, recover, rewrite, rebuild manifests, follow a live segment).
+
+pub mod dir;
+pub mod error;
+pub mod flox_manifest;
+pub mod follow;
+pub mod manifest;
+pub mod merge;
+pub mod rebuild;
+pub mod recover;
+pub mod report;
+pub mod scan;
+pub mod source;
+pub mod time;
+pub mod verify;
+pub mod writer;
+
+pub use dir::{Layout, OpenOptions, Tape, TapeSegment};
+pub use error::{TapeError, TapeErrorKind};
+pub use manifest::{Manifest, ManifestSegment};
+pub use merge::{Filter, OpenedTape, Order, ReadConfig, TapeReader};
+pub use report::{Finding, Severity};
+pub use writer::{Durability, TapeWriter, TapeWriterConfig};

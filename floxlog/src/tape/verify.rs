@@ -1,0 +1,326 @@
+//! Full integrity check of a tape: every segment scanned (CRCs, frames,
+//! blocks, index), header counts and time range against the frames, the
+//! Sorted claim against the timestamps, and the manifests against the files.
+
+use super::dir::Tape;
+use super::report::{Finding, Severity};
+use super::scan::{scan_segment, SegmentScan};
+use super::source::SegmentFile;
+use floxlog_core::segment_header::flags;
+use floxlog_core::ReadOptions;
+use serde::Serialize;
+use std::path::PathBuf;
+
+/// Per-segment summary in a verify report.
+#[derive(Clone, Debug, Serialize)]
+pub struct SegmentSummary {
+    /// Path.
+    pub path: PathBuf,
+    /// Series.
+    pub series: String,
+    /// File size.
+    pub bytes: u64,
+    /// Events read.
+    pub events: u64,
+    /// Whether the segment passed without errors.
+    pub ok: bool,
+}
+
+/// The outcome of [`verify_tape`].
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct VerifyReport {
+    /// Segments checked.
+    pub segments: Vec<SegmentSummary>,
+    /// Everything found, in order.
+    pub findings: Vec<Finding>,
+    /// Events read over all segments.
+    pub events: u64,
+    /// Bytes of all segment files.
+    pub bytes: u64,
+}
+
+impl VerifyReport {
+    /// Number of findings of `sev`.
+    pub fn count(&self, sev: Severity) -> usize {
+        self.findings.iter().filter(|f| f.severity == sev).count()
+    }
+
+    /// Whether the tape passes: no errors (and no warnings when `strict`).
+    pub fn passed(&self, strict: bool) -> bool {
+        self.count(Severity::Error) == 0 && (!strict || self.count(Severity::Warning) == 0)
+    }
+}
+
+/// Checks every segment of `tape`; `progress(bytes_done)` is called as it goes.
+pub fn verify_tape(tape: &Tape, opts: ReadOptions, progress: &mut dyn FnMut(u64)) -> VerifyReport {
+    let mut rep = VerifyReport {
+        findings: tape.findings.clone(),
+        ..VerifyReport::default()
+    };
+    let mut done = 0u64;
+    for seg in &tape.segments {
+        let file = match SegmentFile::open(&seg.path) {
+            Ok(f) => f,
+            Err(e) => {
+                rep.findings.push(Finding::new(
+                    Severity::Error,
+                    "io",
+                    Some(&seg.path),
+                    e.message.clone(),
+                ));
+                rep.segments.push(SegmentSummary {
+                    path: seg.path.clone(),
+                    series: seg.series.clone(),
+                    bytes: 0,
+                    events: 0,
+                    ok: false,
+                });
+                continue;
+            }
+        };
+        let base = done;
+        let scan = scan_segment(file.bytes(), opts, &mut |o| progress(base + o));
+        done += file.len();
+        let before = rep.count(Severity::Error);
+        check_segment(&seg.path, &scan, &mut rep.findings);
+        if let Some(l) = &seg.listed {
+            check_listed(&seg.path, l, &scan, &mut rep.findings);
+        }
+        rep.events += scan.events;
+        rep.bytes += file.len();
+        rep.segments.push(SegmentSummary {
+            path: seg.path.clone(),
+            series: seg.series.clone(),
+            bytes: file.len(),
+            events: scan.events,
+            ok: rep.count(Severity::Error) == before,
+        });
+    }
+    for d in &tape.dirs {
+        if let Some(fm) = &d.flox_manifest {
+            let fpath = d.path.join(super::flox_manifest::FLOX_MANIFEST_FILE);
+            for e in &fm.segments {
+                let p = d.path.join(&e.filename);
+                let actual = rep.segments.iter().find(|s| s.path == p);
+                let stale = match actual {
+                    None => Some(format!(
+                        "lists {} but no such segment was found",
+                        e.filename
+                    )),
+                    Some(s) if s.bytes != e.file_size || s.events != e.event_count => {
+                        Some(format!(
+                            "says {} has {} events in {} bytes, the file has {} in {}",
+                            e.filename, e.event_count, e.file_size, s.events, s.bytes
+                        ))
+                    }
+                    _ => None,
+                };
+                if let Some(msg) = stale {
+                    rep.findings.push(
+                        Finding::new(Severity::Warning, "flox_manifest_stale", Some(&fpath), msg)
+                            .hint("flox rebuilds a stale .manifest; `floxlog manifest --flox DIR` does too"),
+                    );
+                }
+            }
+        }
+    }
+    rep
+}
+
+/// The checks of one scanned segment.
+pub fn check_segment(path: &std::path::Path, s: &SegmentScan, out: &mut Vec<Finding>) {
+    if let Some(e) = &s.header_error {
+        out.push(Finding::from_error(Severity::Error, path, e));
+        return;
+    }
+    let Some(h) = s.header else { return };
+    if let Some(e) = &s.stream_error {
+        let mut f = Finding::from_error(Severity::Error, path, e);
+        f.message = format!("{} (after {} good events)", f.message, s.events);
+        out.push(f);
+    }
+    if let Some(e) = &s.index.error {
+        out.push(Finding::from_error(Severity::Error, path, e));
+    }
+    for (off, msg) in &s.index.problems {
+        out.push(
+            Finding::new(Severity::Error, "bad_index", Some(path), msg.clone())
+                .at(*off)
+                .hint("`floxlog reindex FILE` rebuilds the index"),
+        );
+    }
+    if let Some(off) = s.block_flags_nonzero {
+        out.push(
+            Finding::new(
+                Severity::Warning,
+                "block_flags_nonzero",
+                Some(path),
+                "a block's reserved flags are not zero",
+            )
+            .at(off),
+        );
+    }
+    if s.trailing_bytes > 0 {
+        out.push(
+            Finding::new(
+                Severity::Warning,
+                "trailing_bytes",
+                Some(path),
+                format!("{} bytes after the index trailer", s.trailing_bytes),
+            )
+            .at(s.file_size - s.trailing_bytes),
+        );
+    }
+    let ordering = |out: &mut Vec<Finding>| {
+        if s.inversions > 0 {
+            let sorted = h.has(flags::SORTED);
+            let sev = if sorted {
+                Severity::Error
+            } else {
+                Severity::Warning
+            };
+            let kind = if sorted {
+                "sorted_violation"
+            } else {
+                "timestamps_backwards"
+            };
+            let msg = if sorted {
+                format!(
+                    "header flags Sorted, but timestamps go backwards {} times",
+                    s.inversions
+                )
+            } else {
+                format!(
+                    "timestamps go backwards {} times (the segment is not flagged Sorted)",
+                    s.inversions
+                )
+            };
+            out.push(Finding::new(sev, kind, Some(path), msg).at(s.first_inversion.unwrap_or(0)));
+        }
+    };
+    if s.stream_error.is_some() {
+        // Counts cannot be compared with a partial read.
+        ordering(out);
+        return;
+    }
+    let count_ok = h.event_count as u64 == s.events;
+    if s.unfinished && !count_ok {
+        out.push(
+            Finding::new(
+                Severity::Warning,
+                "stale_header",
+                Some(path),
+                format!(
+                    "the header is a writer's placeholder ({} events claimed, {} complete events in the file): its writer is still running or died",
+                    h.event_count, s.events
+                ),
+            )
+            .at(0)
+            .hint("if no writer is running, `floxlog recover FILE` writes the final header and index"),
+        );
+    } else if !count_ok {
+        out.push(
+            Finding::new(
+                Severity::Error,
+                "header_event_count",
+                Some(path),
+                format!(
+                    "header says {} events, the frames hold {}",
+                    h.event_count, s.events
+                ),
+            )
+            .at(0)
+            .hint("`floxlog recover FILE` rewrites the header from the frames"),
+        );
+    } else if s.events > 0 && !(s.unfinished && h.event_count == 0) {
+        let (min, max) = (s.min_ts.unwrap_or(0), s.max_ts.unwrap_or(0));
+        let ok = if h.has(flags::COMPRESSED) {
+            // Arrival order inside a block is lost to the writer's sort.
+            let inside = |t: i64| (t >= min && t <= max) || t == 0;
+            inside(h.first_event_ns) && inside(h.last_event_ns)
+        } else {
+            let reference = h.first_event_ns == s.first_nonzero_ts.unwrap_or(0)
+                && Some(h.last_event_ns) == s.last_ts;
+            let spec = h.first_event_ns == min && h.last_event_ns == max;
+            reference || spec
+        };
+        if !ok {
+            out.push(
+                Finding::new(
+                    Severity::Error,
+                    "header_time_range",
+                    Some(path),
+                    format!(
+                        "header time range [{}, {}] does not match the frames (earliest {min}, latest {max})",
+                        h.first_event_ns, h.last_event_ns
+                    ),
+                )
+                .at(0),
+            );
+        }
+    }
+    if h.symbol_count != 0 && h.symbol_count as usize != s.symbols.len() {
+        out.push(
+            Finding::new(
+                Severity::Error,
+                "header_symbol_count",
+                Some(path),
+                format!(
+                    "header says {} symbols, the frames hold {}",
+                    h.symbol_count,
+                    s.symbols.len()
+                ),
+            )
+            .at(0),
+        );
+    }
+    ordering(out);
+}
+
+fn check_listed(
+    path: &std::path::Path,
+    l: &super::manifest::ManifestSegment,
+    s: &SegmentScan,
+    out: &mut Vec<Finding>,
+) {
+    if s.header.is_none() || s.stream_error.is_some() {
+        return;
+    }
+    let hint = "`floxlog manifest DIR` rebuilds manifest.json from the files";
+    if l.event_count != s.events {
+        out.push(
+            Finding::new(
+                Severity::Error,
+                "manifest_mismatch",
+                Some(path),
+                format!(
+                    "manifest says {} events, the segment holds {}",
+                    l.event_count, s.events
+                ),
+            )
+            .hint(hint),
+        );
+    }
+    if s.events > 0 {
+        let h = s.header.unwrap_or_default();
+        let spec = Some(l.first_event_ns) == s.min_ts && Some(l.last_event_ns) == s.max_ts;
+        let header = l.first_event_ns == h.first_event_ns && l.last_event_ns == h.last_event_ns;
+        if !spec && !header {
+            out.push(
+                Finding::new(
+                    Severity::Error,
+                    "manifest_mismatch",
+                    Some(path),
+                    format!(
+                        "manifest time range [{}, {}] does not match the segment (earliest {}, latest {})",
+                        l.first_event_ns,
+                        l.last_event_ns,
+                        s.min_ts.unwrap_or(0),
+                        s.max_ts.unwrap_or(0)
+                    ),
+                )
+                .hint(hint),
+            );
+        }
+    }
+}
