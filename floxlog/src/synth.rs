@@ -1,8 +1,14 @@
 //! Synthetic market data: a busy market of a few symbols, trades and book
 //! updates (a snapshot per symbol every second, deltas in between), with a
 //! deterministic random walk. Used by `floxlog demo` and for benchmarks.
+//!
+//! [`mixed_event`] is a second, random-access stream of every record type
+//! (trades, book snapshots and deltas, option quotes, pool states) for
+//! tests that must know event `i` exactly, such as the crash test.
 
-use floxlog_core::{Book, BookKind, Event, Level, Levels, Trade};
+use crate::owned::{OwnedBook, OwnedEvent, OwnedPoolState};
+use floxlog_core::consts::{instrument, pool_sub_type};
+use floxlog_core::{Book, BookKind, Event, Level, Levels, OptionQuote, Trade};
 
 /// What to generate.
 #[derive(Clone, Copy, Debug)]
@@ -199,6 +205,141 @@ fn book<'a>(
     }
 }
 
+/// Start of the [`mixed_event`] stream, ns.
+pub const MIXED_START_NS: i64 = 1_714_123_456_000_000_000;
+
+/// Nanoseconds between consecutive [`mixed_event`]s, before jitter.
+pub const MIXED_STEP_NS: i64 = 1_000;
+
+/// Largest jitter of a [`mixed_event`] timestamp, ns (either way): events
+/// up to 5 positions apart can come out of timestamp order, as in a feed
+/// merged from several connections.
+pub const MIXED_JITTER_NS: i64 = 2_500;
+
+/// splitmix64: a well-mixed 64-bit hash, to seed one event's generator.
+fn mix(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// Event `i` of the reproducible mixed stream `seed`: a pure function of
+/// `(seed, i)`, so a checker can recompute any event without replaying the
+/// stream.
+///
+/// About 40% trades, 30% book deltas (one level), 5% book snapshots (1 to
+/// 10 levels a side), 15% option quotes and 10% pool states (0 to 159
+/// payload bytes), so frames range from 44 to a few hundred bytes. The
+/// timestamp of event `i` is `MIXED_START_NS + i * MIXED_STEP_NS` plus a
+/// jitter of up to `MIXED_JITTER_NS` either way, so timestamps sometimes
+/// go backwards (the LZ4 writer's in-block sort then reorders them).
+pub fn mixed_event(seed: u64, i: u64) -> OwnedEvent {
+    let mut rng = Rng(mix(mix(seed) ^ i) | 1);
+    let jitter = rng.below(2 * MIXED_JITTER_NS as u64 + 1) as i64 - MIXED_JITTER_NS;
+    let ts = MIXED_START_NS + i as i64 * MIXED_STEP_NS + jitter;
+    let recv = ts + 50_000 + rng.below(400_000) as i64;
+    let (sym, _, mid, tick) = SYMBOLS[rng.below(SYMBOLS.len() as u64) as usize];
+    let mid = mid + (rng.below(41) as i64 - 20) * tick;
+    let exchange_id = 1;
+    match rng.below(100) {
+        0..=39 => {
+            let side = rng.below(2) as u8;
+            OwnedEvent::Trade(Trade {
+                exchange_ts_ns: ts,
+                recv_ts_ns: recv,
+                price_raw: if side == 0 { mid + tick } else { mid - tick },
+                qty_raw: (1 + rng.below(2_000)) as i64 * 100_000,
+                trade_id: i + 1,
+                symbol_id: sym,
+                side,
+                instrument: instrument::PERP,
+                exchange_id,
+            })
+        }
+        40..=74 => {
+            let snapshot = rng.below(7) == 0;
+            let (kind, depth) = if snapshot {
+                (BookKind::Snapshot, 1 + rng.below(10) as i64)
+            } else {
+                (BookKind::Delta, 1)
+            };
+            let level = |rng: &mut Rng, k: i64, sign: i64| Level {
+                price_raw: mid + sign * k * tick,
+                qty_raw: if !snapshot && rng.below(5) == 0 {
+                    0
+                } else {
+                    (1 + rng.below(500)) as i64 * 1_000_000
+                },
+            };
+            let (bids, asks) = if snapshot {
+                let b = (1..=depth).map(|k| level(&mut rng, k, -1)).collect();
+                let a = (1..=depth).map(|k| level(&mut rng, k, 1)).collect();
+                (b, a)
+            } else if rng.below(2) == 0 {
+                let k = 1 + rng.below(20) as i64;
+                (vec![level(&mut rng, k, -1)], Vec::new())
+            } else {
+                let k = 1 + rng.below(20) as i64;
+                (Vec::new(), vec![level(&mut rng, k, 1)])
+            };
+            OwnedEvent::Book(OwnedBook {
+                kind,
+                exchange_ts_ns: ts,
+                recv_ts_ns: recv,
+                seq: i as i64 + 1,
+                symbol_id: sym,
+                header_type: kind.flox_header_type(),
+                instrument: instrument::PERP,
+                exchange_id,
+                bids,
+                asks,
+            })
+        }
+        75..=89 => {
+            let mut px = || mid / 20 + rng.below(1_000) as i64 * tick;
+            let (mark, index, bid, ask) = (px(), px(), px(), px());
+            OwnedEvent::OptionQuote(OptionQuote {
+                exchange_ts_ns: ts,
+                recv_ts_ns: recv,
+                mark_price_raw: mark,
+                index_price_raw: index,
+                underlying_price_raw: mid,
+                iv_raw: rng.below(200_000_000) as i64,
+                bid_price_raw: bid,
+                ask_price_raw: ask,
+                bid_size_raw: rng.below(1_000) as i64 * 1_000_000,
+                ask_size_raw: rng.below(1_000) as i64 * 1_000_000,
+                bid_iv_raw: rng.below(200_000_000) as i64,
+                ask_iv_raw: rng.below(200_000_000) as i64,
+                open_interest_raw: rng.below(1 << 40) as i64,
+                symbol_id: 1_000 + rng.below(16) as u32,
+                instrument: instrument::OPTION,
+                exchange_id,
+            })
+        }
+        _ => {
+            let sub_type = [
+                pool_sub_type::DESCRIPTOR,
+                pool_sub_type::CHECKPOINT,
+                pool_sub_type::SWAP_DELTA,
+                pool_sub_type::LIQUIDITY_DELTA,
+            ][rng.below(4) as usize];
+            let len = rng.below(160) as usize;
+            let payload = (0..len).map(|_| rng.next() as u8).collect();
+            OwnedEvent::PoolState(OwnedPoolState {
+                exchange_ts_ns: ts,
+                recv_ts_ns: recv,
+                symbol_id: 2_000 + rng.below(8) as u32,
+                sub_type,
+                venue: rng.below(3) as u8,
+                exchange_id,
+                payload,
+            })
+        }
+    }
+}
+
 /// flox-style `metadata.json` for the synthetic market.
 pub fn metadata(cfg: &SynthConfig, trades: u64, book_updates: u64) -> serde_json::Value {
     let symbols: Vec<serde_json::Value> = SYMBOLS
@@ -264,5 +405,34 @@ mod tests {
         })
         .unwrap();
         assert_eq!(a, b);
+    }
+
+    #[test]
+    fn mixed_stream_is_a_function_of_seed_and_position_and_round_trips() {
+        let a: Vec<OwnedEvent> = (0..2_000).map(|i| mixed_event(7, i)).collect();
+        assert_eq!(a[1234], mixed_event(7, 1234));
+        assert_ne!(
+            a[..50],
+            (0..50).map(|i| mixed_event(8, i)).collect::<Vec<_>>()[..]
+        );
+        let mut by_type = [0usize; 6];
+        let mut backwards = 0;
+        for (i, e) in a.iter().enumerate() {
+            let ev = e.as_event();
+            by_type[ev.frame_type() as usize] += 1;
+            let d = ev.exchange_ts_ns() - (MIXED_START_NS + i as i64 * MIXED_STEP_NS);
+            assert!(d.abs() <= MIXED_JITTER_NS);
+            if i > 0 && ev.exchange_ts_ns() < a[i - 1].exchange_ts_ns() {
+                backwards += 1;
+            }
+            // Every event survives encoding and decoding unchanged.
+            let mut frame = vec![0u8; floxlog_core::FrameHeader::LEN + ev.payload_len()];
+            floxlog_core::encode_frame(&ev, floxlog_core::Profile::Reference, &mut frame).unwrap();
+            let (back, _) =
+                floxlog_core::decode_frame(&frame, floxlog_core::FrameOptions::default()).unwrap();
+            assert_eq!(OwnedEvent::from_event(&back.unwrap()), *e);
+        }
+        assert!(by_type[1..].iter().all(|&n| n > 50), "{by_type:?}");
+        assert!(backwards > 100, "{backwards}");
     }
 }

@@ -73,6 +73,11 @@ impl Follower {
                 let Some(bh) = BlockHeader::parse(rest) else {
                     break;
                 };
+                if !closed && super::source::index_trailer_at(data, self.pos) {
+                    // The writer is closing the segment: the final header
+                    // comes next, and with it the end of the frames.
+                    break;
+                }
                 if bh.magic != MAGIC_BLOCK {
                     return Err(TapeError::data(
                         &self.path,

@@ -20,7 +20,7 @@
 
 use super::dir::{Tape, SERIES};
 use super::error::TapeError;
-use super::source::{header_is_unfinished, SegmentFile};
+use super::source::{header_is_unfinished, index_trailer_at, SegmentFile};
 use floxlog_core::segment_header::flags;
 use floxlog_core::{
     decode_frame, ErrorKind, Event, FrameHeader, FrameOptions, Position, RawFrame, ReadOptions,
@@ -125,7 +125,9 @@ pub struct Problem {
     /// Events read from it before the error.
     pub events_before: u64,
     /// Whether this is the torn tail of a segment whose header is still a
-    /// writer's placeholder (a live or crashed writer): expected, not damage.
+    /// writer's placeholder (a live or crashed writer): a truncated last
+    /// frame or block, or the index trailer of a writer that died closing
+    /// the segment before writing the final header. Expected, not damage.
     pub tolerated: bool,
 }
 
@@ -177,6 +179,7 @@ impl Ord for Pending {
 struct Cursor<'a> {
     seg: usize,
     path: &'a Path,
+    data: &'a [u8],
     reader: Option<Reader<'a, 'a>>,
     window: usize,
     sorted: bool,
@@ -236,7 +239,9 @@ impl Cursor<'_> {
                         path: self.path.to_path_buf(),
                         error: e,
                         events_before,
-                        tolerated: e.kind == ErrorKind::Truncated && self.unfinished,
+                        tolerated: self.unfinished
+                            && (e.kind == ErrorKind::Truncated
+                                || index_trailer_at(self.data, e.offset)),
                     });
                     self.reader = None;
                 }
@@ -339,6 +344,7 @@ impl OpenedTape {
             cursors.push(Cursor {
                 seg: i,
                 path,
+                data,
                 reader,
                 window: if cfg.order == Order::Time && !sorted {
                     cfg.reorder_window

@@ -90,6 +90,10 @@ pub fn settings_of(seg: &Segment<'_>) -> WriterConfig {
 fn describe_damage(data: &[u8], at: u64, compressed: bool, end: u64) -> String {
     let have = end.saturating_sub(at);
     let rest = data.get(at as usize..end as usize).unwrap_or_default();
+    if super::source::index_trailer_at(data, at) {
+        // What a writer that died while closing the segment leaves.
+        return format!("{have} bytes of an index trailer where the frames were to go on");
+    }
     if compressed {
         match BlockHeader::parse(rest) {
             Some(b) if b.magic == MAGIC_BLOCK => format!(

@@ -10,7 +10,7 @@
 //! --follow` re-maps the file as it grows instead of trusting an old map.
 
 use super::error::TapeError;
-use floxlog_core::{segment_header::flags, SegmentHeader};
+use floxlog_core::{segment_header::flags, SegmentHeader, MAGIC_INDEX};
 use memmap2::Mmap;
 use std::path::{Path, PathBuf};
 
@@ -83,4 +83,16 @@ pub fn header_is_unfinished(h: &SegmentHeader) -> bool {
     } else {
         h.event_count == 0 && h.first_event_ns == 0 && h.last_event_ns == 0
     }
+}
+
+/// Whether an index trailer starts at `offset` of `data` (its magic, at
+/// least). In a segment whose header is still a placeholder, that is where
+/// a writer died while closing the segment: it had appended the trailer but
+/// not yet written the final header over offset 0 (the reference's order).
+/// The frames before it are complete; the trailer is not damage.
+pub fn index_trailer_at(data: &[u8], offset: u64) -> bool {
+    usize::try_from(offset)
+        .ok()
+        .and_then(|o| data.get(o..o.checked_add(4)?))
+        .is_some_and(|m| m == MAGIC_INDEX.to_le_bytes())
 }

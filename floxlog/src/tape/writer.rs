@@ -3,11 +3,15 @@
 //! header and index finalised on close.
 //!
 //! A segment file is created on its first event with the writer's 64-byte
-//! placeholder header, frames are appended, and on close the index trailer
-//! is appended and the final header written over offset 0 (seek + write),
-//! as the flox reference does. LZ4 segments also get their header rewritten
-//! after each write of whole blocks, so a reader of a live or crashed
-//! segment sees the counts of what is on disk.
+//! placeholder header (written under a hidden temporary name, then renamed
+//! into place, so that no segment file exists without a header), frames
+//! are appended, and on close the index trailer is appended and the final
+//! header written over offset 0 (seek + write), as the flox reference
+//! does. LZ4 segments also get their header rewritten after each write of
+//! whole blocks, so a reader of a live or crashed segment sees the counts
+//! of what is on disk. A writer killed between appending the trailer and
+//! writing the final header leaves the trailer behind a placeholder header;
+//! readers take it as a crashed writer's torn tail and `recover` drops it.
 //!
 //! `manifest.json` (spec schema) is rewritten atomically after every closed
 //! segment, listing the closed segments; a segment still open is not listed
@@ -34,6 +38,12 @@ use std::path::{Path, PathBuf};
 ///
 /// LZ4 events staged in an unfinished block are in memory only, whatever
 /// the policy: they reach the file when their block does.
+///
+/// [`TapeWriter::written_events`] and [`TapeWriter::durable_events`] say how
+/// many events the policy has delivered so far: handed to the OS (they
+/// survive the process being killed) and fsynced (they survive a power
+/// loss too). Under the syncing policies a new segment's directory entry is
+/// fsynced too, once, with the segment's first fsync.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Durability {
     /// Never fsync; write in large chunks.
@@ -108,6 +118,12 @@ struct OpenSeg {
     events: u64,
     bucket: Option<i64>,
     unsynced: u64,
+    /// Events of this segment whose bytes were handed to the OS.
+    written: u64,
+    /// Events of this segment fsynced (with the directory entry).
+    synced: u64,
+    /// The directory entry of this segment has been fsynced.
+    dir_synced: bool,
 }
 
 /// Counts of what a writer wrote.
@@ -132,6 +148,10 @@ pub struct TapeWriter {
     metadata: Option<serde_json::Value>,
     finished: bool,
     stats: TapeWriterStats,
+    /// Events of closed segments handed to the OS.
+    closed_written: u64,
+    /// Events of closed segments fsynced.
+    closed_durable: u64,
 }
 
 /// Wall clock in nanoseconds since the epoch.
@@ -182,6 +202,8 @@ impl TapeWriter {
             metadata: None,
             finished: false,
             stats: TapeWriterStats::default(),
+            closed_written: 0,
+            closed_durable: 0,
         })
     }
 
@@ -193,6 +215,30 @@ impl TapeWriter {
     /// Counts so far.
     pub fn stats(&self) -> TapeWriterStats {
         self.stats
+    }
+
+    /// Events whose bytes have been handed to the OS (`write(2)` returned):
+    /// they survive the process being killed, though not a power loss
+    /// unless also [durable](TapeWriter::durable_events).
+    ///
+    /// With [`Layout::Flox`] these are the first `written_events()` events
+    /// appended; with [`Layout::Spec`] the sum over the series, each a
+    /// prefix of the events of its series. Events staged in memory (an
+    /// unfinished LZ4 block, a chunk not yet written) are not counted.
+    pub fn written_events(&self) -> u64 {
+        self.closed_written + self.open.iter().flatten().map(|s| s.written).sum::<u64>()
+    }
+
+    /// Events the writer has fsynced, with the directory entries of their
+    /// segments: they survive a crash of the machine. Counted like
+    /// [`TapeWriter::written_events`] (a prefix of the append order with
+    /// [`Layout::Flox`]).
+    ///
+    /// It grows at the fsyncs of the [`Durability`] policy: every n events
+    /// or block, and at segment close for every policy but `None` and
+    /// `Flush` (under which it stays 0).
+    pub fn durable_events(&self) -> u64 {
+        self.closed_durable + self.open.iter().flatten().map(|s| s.synced).sum::<u64>()
     }
 
     /// Segments closed so far (manifest entries).
@@ -304,14 +350,14 @@ impl TapeWriter {
             Durability::SyncEveryBlock => {
                 if block_done {
                     drain(seg)?;
-                    sync(seg)?;
+                    sync(&self.dir, seg)?;
                 }
             }
             Durability::SyncEveryN(n) => {
                 seg.unsynced += 1;
                 if seg.unsynced >= n.max(1) as u64 {
                     drain(seg)?;
-                    sync(seg)?;
+                    sync(&self.dir, seg)?;
                     seg.unsynced = 0;
                 }
             }
@@ -331,27 +377,41 @@ impl TapeWriter {
             Some(base) => base.saturating_add(self.seq as i64),
             None => now_ns().max(self.last_created.saturating_add(1)),
         };
-        let (file, path, name) = loop {
+        // The placeholder header is written under a hidden temporary name
+        // and the file renamed into place, so that no segment file is ever
+        // seen without its header (a recorder killed in between leaves only
+        // the temporary, which no reader lists). The name is checked first:
+        // the rename would replace a file of another writer.
+        let path = loop {
             let name = match self.cfg.layout {
                 Layout::Flox => format!("{created}.floxlog"),
                 Layout::Spec => format!("{series}-{:06}.bin", self.numbers[si]),
             };
             let path = self.dir.join(&name);
-            match std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(&path)
-            {
-                Ok(f) => break (f, path, name),
-                Err(e)
-                    if e.kind() == std::io::ErrorKind::AlreadyExists
-                        && self.cfg.layout == Layout::Flox =>
-                {
-                    created = created.saturating_add(1);
+            match std::fs::symlink_metadata(&path) {
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => break path,
+                Ok(_) if self.cfg.layout == Layout::Flox => created = created.saturating_add(1),
+                Ok(_) => {
+                    return Err(TapeError::io(
+                        &path,
+                        "creating the segment",
+                        std::io::ErrorKind::AlreadyExists.into(),
+                    ))
                 }
                 Err(e) => return Err(TapeError::io(&path, "creating the segment", e)),
             }
         };
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let tmp = self.dir.join(format!(".{name}.tmp"));
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&tmp)
+            .map_err(|e| TapeError::io(&tmp, "creating the segment", e))?;
         self.last_created = created;
         self.numbers[si] += 1;
         let w = vec_writer(WriterConfig {
@@ -361,7 +421,7 @@ impl TapeWriter {
         .map_err(|e| TapeError::input(Some(&path), format!("cannot start the segment: {e}")))?;
         let mut seg = OpenSeg {
             file,
-            path,
+            path: tmp,
             name,
             series,
             w,
@@ -371,10 +431,21 @@ impl TapeWriter {
             events: 0,
             bucket: None,
             unsynced: 0,
+            written: 0,
+            synced: 0,
+            dir_synced: false,
         };
         self.seq += 1;
         // The placeholder header goes out at once, as the reference does.
-        drain(&mut seg)?;
+        let published = drain(&mut seg).and_then(|()| {
+            std::fs::rename(&seg.path, &path)
+                .map_err(|e| TapeError::io(&path, "moving the new segment into place", e))
+        });
+        if let Err(e) = published {
+            let _ = std::fs::remove_file(&seg.path);
+            return Err(e);
+        }
+        seg.path = path;
         self.open[si] = Some(seg);
         Ok(())
     }
@@ -392,7 +463,9 @@ impl TapeWriter {
         let io = |e| TapeError::io(&seg.path, "writing the final header", e);
         seg.file.seek(SeekFrom::Start(0)).map_err(io)?;
         seg.file.write_all(&header).map_err(io)?;
-        if self.cfg.durability.syncs() {
+        self.closed_written += seg.events;
+        let syncs = self.cfg.durability.syncs();
+        if syncs {
             seg.file
                 .sync_all()
                 .map_err(|e| TapeError::io(&seg.path, "syncing the segment", e))?;
@@ -410,7 +483,15 @@ impl TapeWriter {
             },
         ));
         self.stats.segments += 1;
-        self.save_manifest()
+        // With a manifest, saving it fsyncs the directory.
+        if syncs && !seg.dir_synced && !self.cfg.write_manifest {
+            sync_dir(&self.dir)?;
+        }
+        self.save_manifest()?;
+        if syncs {
+            self.closed_durable += seg.events;
+        }
+        Ok(())
     }
 
     fn save_manifest(&self) -> Result<(), TapeError> {
@@ -486,6 +567,8 @@ fn drain(seg: &mut OpenSeg) -> Result<(), TapeError> {
         .write_all(seg.w.pending())
         .map_err(|e| TapeError::io(&seg.path, "writing the segment", e))?;
     seg.w.consume(n);
+    // Everything emitted so far was pending, so it is in the file now.
+    seg.written = seg.w.stats().events_emitted as u64;
     if seg.w.config().compression == Compression::Lz4
         && seg.w.stats().events_emitted > 0
         && !seg.w.is_finished()
@@ -499,8 +582,16 @@ fn drain(seg: &mut OpenSeg) -> Result<(), TapeError> {
     Ok(())
 }
 
-fn sync(seg: &mut OpenSeg) -> Result<(), TapeError> {
+/// fsyncs the segment's data and, the first time, the directory entry that
+/// names it (without which a fsynced new file can vanish in a crash).
+fn sync(dir: &Path, seg: &mut OpenSeg) -> Result<(), TapeError> {
     seg.file
         .sync_data()
-        .map_err(|e| TapeError::io(&seg.path, "syncing the segment", e))
+        .map_err(|e| TapeError::io(&seg.path, "syncing the segment", e))?;
+    if !seg.dir_synced {
+        sync_dir(dir)?;
+        seg.dir_synced = true;
+    }
+    seg.synced = seg.written;
+    Ok(())
 }
