@@ -22,8 +22,22 @@ fn best<F: FnMut()>(mut f: F) -> Duration {
         .unwrap()
 }
 
+/// `FLOXLOG_BENCH_ONLY=substring` runs only the lines whose name contains
+/// it (for profiling one path).
+fn wanted(name: &str) -> bool {
+    std::env::var("FLOXLOG_BENCH_ONLY").map_or(true, |f| name.contains(&f))
+}
+
+/// Times `f` if `name` is wanted, and reports it against a memcpy of the
+/// same bytes done the same way (`reps` copies of `bytes / reps`).
+fn bench(name: &str, events: usize, bytes: usize, reps: usize, f: impl FnMut()) {
+    if wanted(name) {
+        report(name, events, bytes, reps, best(f));
+    }
+}
+
 /// `FLOXLOG_BENCH_NO_MEMCPY=1` skips the memcpy baseline (for profiling).
-fn report(name: &str, events: usize, bytes: usize, d: Duration) {
+fn report(name: &str, events: usize, bytes: usize, reps: usize, d: Duration) {
     if std::env::var_os("FLOXLOG_BENCH_NO_MEMCPY").is_some() {
         let s = d.as_secs_f64();
         println!(
@@ -33,19 +47,22 @@ fn report(name: &str, events: usize, bytes: usize, d: Duration) {
         );
         return;
     }
-    let mut src = vec![7u8; bytes];
-    let mut dst = vec![0u8; bytes];
+    let one = bytes / reps;
+    let mut src = vec![7u8; one];
+    let mut dst = vec![0u8; one];
     let m = best(|| {
-        dst.copy_from_slice(black_box(&src));
-        black_box(&mut dst);
+        for _ in 0..reps {
+            dst.copy_from_slice(black_box(&src));
+            black_box(&mut dst);
+        }
     });
     src[0] = dst[0];
     let s = d.as_secs_f64();
     println!(
-        "{name:<34} {:>8.1} M ev/s {:>7.2} GB/s   (memcpy of the same {:>5.1} MB: {:>6.2} GB/s)",
+        "{name:<34} {:>8.1} M ev/s {:>7.2} GB/s   (memcpy of the same {:>6.2} MB x{reps}: {:>6.2} GB/s)",
         events as f64 / s / 1e6,
         bytes as f64 / s / 1e9,
-        bytes as f64 / 1e6,
+        one as f64 / 1e6,
         bytes as f64 / m.as_secs_f64() / 1e9,
     );
 }
@@ -111,7 +128,14 @@ fn decode(seg: &[u8], opts: ReadOptions, scratch: &mut [u8]) -> u64 {
     let mut r = s.reader(opts, scratch);
     let mut acc = 0u64;
     while let Some(ev) = r.next_event().unwrap() {
-        acc = acc.wrapping_add(ev.exchange_ts_ns() as u64);
+        // Use every field, as a consumer would, so none is optimised away.
+        if let Event::Trade(t) = ev {
+            acc = acc
+                .wrapping_add(t.exchange_ts_ns as u64 ^ t.recv_ts_ns as u64)
+                .wrapping_add(t.price_raw as u64 ^ t.qty_raw as u64)
+                .wrapping_add(t.trade_id ^ t.symbol_id as u64)
+                .wrapping_add((t.side ^ t.instrument) as u64 + t.exchange_id as u64);
+        }
     }
     acc
 }
@@ -147,87 +171,89 @@ fn bench_trades(n: usize, reps: usize, tag: &str) {
         ..ReadOptions::default()
     };
     let mut scratch = vec![0u8; 1 << 20];
-
     println!("-- {n} trades, {tag} (x{reps} per run), best of {RUNS}, single thread");
-    let mut len = 0;
     let ev = n * reps;
-    let d = best(|| {
+    let len = encode(plain, &ts, &mut o);
+    let seg = o.out[..len].to_vec();
+    let zlen = encode(lz4, &ts, &mut o);
+    let zseg = o.out[..zlen].to_vec();
+
+    bench("encode trades", ev, len * reps, reps, || {
         for _ in 0..reps {
-            len = encode(plain, black_box(&ts), &mut o);
+            black_box(encode(plain, black_box(&ts), &mut o));
         }
     });
-    report("encode trades", ev, len * reps, d);
-    let seg = o.out[..len].to_vec();
-    let d = best(|| {
+    bench("decode trades (CRC verified)", ev, len * reps, reps, || {
         for _ in 0..reps {
             black_box(decode(&seg, verified, &mut scratch));
         }
     });
-    report("decode trades (CRC verified)", ev, len * reps, d);
-    let d = best(|| {
+    bench("decode trades (no CRC)", ev, len * reps, reps, || {
         for _ in 0..reps {
             black_box(decode(&seg, unverified, &mut scratch));
         }
     });
-    report("decode trades (no CRC)", ev, len * reps, d);
-
-    let d = best(|| {
-        for _ in 0..reps {
-            len = encode(lz4, black_box(&ts), &mut o);
-        }
-    });
-    report("LZ4 encode trades (1000/block)", ev, n * 60 * reps, d);
-    let zseg = o.out[..len].to_vec();
     println!(
-        "  (LZ4 segment {:.2} MB for {:.2} MB of frames: ratio {:.2}; GB/s below count frame bytes)",
-        len as f64 / 1e6,
+        "  (LZ4 segment {:.2} MB for {:.2} MB of frames: ratio {:.2}; LZ4 GB/s count frame bytes)",
+        zlen as f64 / 1e6,
         (n * 60) as f64 / 1e6,
-        (n * 60) as f64 / len as f64
+        (n * 60) as f64 / zlen as f64
     );
-    let d = best(|| {
-        for _ in 0..reps {
-            black_box(decode(&zseg, verified, &mut scratch));
-        }
-    });
-    report("LZ4 decode trades (CRC verified)", ev, n * 60 * reps, d);
-    // The floor: lz4_flex alone on the same blocks.
-    let d = best(|| {
-        for _ in 0..reps {
-            let mut pos = 64;
-            while let Some(h) = BlockHeader::parse(&zseg[pos..]) {
-                if h.magic != MAGIC_BLOCK {
-                    break;
-                }
-                let body = &zseg[pos + 16..pos + 16 + h.compressed_size as usize];
-                let n = lz4_flex::block::decompress_into(
-                    body,
-                    &mut scratch[..h.original_size as usize],
-                )
-                .unwrap();
-                black_box(n);
-                pos += 16 + h.compressed_size as usize;
+    bench(
+        "LZ4 encode trades (1000/block)",
+        ev,
+        n * 60 * reps,
+        reps,
+        || {
+            for _ in 0..reps {
+                black_box(encode(lz4, black_box(&ts), &mut o));
             }
-        }
-    });
-    report("  lz4_flex decompress alone", ev, n * 60 * reps, d);
+        },
+    );
+    bench(
+        "LZ4 decode trades (CRC verified)",
+        ev,
+        n * 60 * reps,
+        reps,
+        || {
+            for _ in 0..reps {
+                black_box(decode(&zseg, verified, &mut scratch));
+            }
+        },
+    );
+    // The floor: lz4_flex alone on the same blocks.
+    bench(
+        "  lz4_flex decompress alone",
+        ev,
+        n * 60 * reps,
+        reps,
+        || {
+            for _ in 0..reps {
+                let mut pos = 64;
+                while let Some(h) = BlockHeader::parse(&zseg[pos..]) {
+                    if h.magic != MAGIC_BLOCK {
+                        break;
+                    }
+                    let body = &zseg[pos + 16..pos + 16 + h.compressed_size as usize];
+                    let out = &mut scratch[..h.original_size as usize];
+                    black_box(lz4_flex::block::decompress_into(body, out).unwrap());
+                    pos += 16 + h.compressed_size as usize;
+                }
+            }
+        },
+    );
 }
 
 fn bench_books_and_crc() {
     let plain = WriterConfig::default();
     let verified = ReadOptions::default();
     let mut scratch = vec![0u8; 1 << 20];
-    let mut len = 0;
     let nb = 300_000;
     let mut o = Out {
         out: vec![0; 64 + nb * 400 + (1 << 20)],
         block: vec![0; 1 << 20],
         slots: vec![BlockSlot::EMPTY; 1000],
         index: vec![IndexEntry::default(); nb / 1000 + 1],
-    };
-    let seg = {
-        let ts = trades(200_000);
-        let l = encode(plain, &ts, &mut o);
-        o.out[..l].to_vec()
     };
     println!("-- {nb} 20-level book snapshots (from RAM), best of {RUNS}");
     // 20-level snapshots (10 bids, 10 asks): 40 + 20*16 = 360-byte payloads.
@@ -249,10 +275,12 @@ fn bench_books_and_crc() {
             })
         })
         .collect();
-    let d = best(|| len = encode(plain, black_box(&books), &mut o));
-    report("encode 20-level books", nb, len, d);
+    let len = encode(plain, &books, &mut o);
     let bseg = o.out[..len].to_vec();
-    let d = best(|| {
+    bench("encode 20-level books", nb, len, 1, || {
+        black_box(encode(plain, black_box(&books), &mut o));
+    });
+    bench("decode 20-level books (verified)", nb, len, 1, || {
         let s = Segment::parse(&bseg).unwrap();
         let mut r = s.reader(verified, &mut scratch);
         let mut acc = 0i64;
@@ -266,11 +294,15 @@ fn bench_books_and_crc() {
         }
         black_box(acc);
     });
-    report("decode 20-level books (verified)", nb, len, d);
 
     // The checksum alone, per 48-byte trade payload (in cache).
     println!("-- CRC32 alone");
-    let payloads: Vec<u8> = seg[64..64 + 60 * 200_000].to_vec();
+    let tseg = {
+        let ts = trades(200_000);
+        let l = encode(plain, &ts, &mut o);
+        o.out[..l].to_vec()
+    };
+    let payloads: Vec<u8> = tseg[64..64 + 60 * 200_000].to_vec();
     for (name, f) in [
         (
             "crc32 48B (active: crc32fast)",
@@ -278,13 +310,12 @@ fn bench_books_and_crc() {
         ),
         ("crc32 48B (portable crc table16)", crc32::crc32_portable),
     ] {
-        let d = best(|| {
+        bench(name, 200_000, 200_000 * 48, 1, || {
             let mut acc = 0u32;
             for fr in payloads.chunks_exact(60) {
                 acc ^= f(black_box(&fr[12..]));
             }
             black_box(acc);
         });
-        report(name, 200_000, 200_000 * 48, d);
     }
 }

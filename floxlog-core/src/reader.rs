@@ -217,7 +217,7 @@ impl<'a, 's> Reader<'a, 's> {
 
     /// The next event, `Ok(None)` at the end, or the error that ends the
     /// read (after which it returns `Ok(None)`).
-    #[inline]
+    #[inline(always)]
     pub fn next_event(&mut self) -> Result<Option<Event<'_>>> {
         if self.done {
             return Ok(None);
@@ -290,8 +290,10 @@ impl<'a, 's> Reader<'a, 's> {
     }
 
     /// Compressed: find the next frame (loading blocks as needed), then
-    /// decode it from the scratch. The second decode skips the CRC.
-    #[inline(never)]
+    /// decode it from the scratch. Inlined so that the event is built in
+    /// the caller's frame: returning it from an out-of-line call costs more
+    /// than decoding it (the finding loop below stays out of line).
+    #[inline(always)]
     fn next_compressed(&mut self) -> Result<Option<Item<'_>>> {
         let (position, start, len) = match self.advance_compressed() {
             Ok(Some(found)) => found,
@@ -326,6 +328,7 @@ impl<'a, 's> Reader<'a, 's> {
     /// the scratch, frame length). Checks everything but the record layout,
     /// which the caller's single decode checks (skipped events are decoded
     /// here so that damage is never skipped silently).
+    #[inline(never)]
     fn advance_compressed(&mut self) -> Result<Option<(Position, usize, usize)>> {
         loop {
             if let Some(mut b) = self.blk {

@@ -460,7 +460,7 @@ impl<S: WriterStorage> SegmentWriter<S> {
     }
 
     /// Appends one event. See the module docs for what happens on error.
-    #[inline]
+    #[inline(always)]
     pub fn append(&mut self, ev: &Event<'_>) -> Result<()> {
         ev.validate(self.cfg.profile)
             .map_err(|what| Error::new(ErrorKind::InvalidInput, self.position(), what))?;
@@ -490,6 +490,7 @@ impl<S: WriterStorage> SegmentWriter<S> {
         ))
     }
 
+    #[inline(always)]
     fn append_source(&mut self, src: Source<'_>) -> Result<()> {
         let pos = self.position();
         if self.finished {
@@ -558,48 +559,58 @@ impl<S: WriterStorage> SegmentWriter<S> {
                 self.emitted_last_ts = self.last_ts;
                 Ok(())
             }
-            Compression::Lz4 => {
-                let staged = self.block_len + frame_len;
-                if staged > u32::MAX as usize
-                    || !self.ensure(Buffer::Block, block_scratch_len(staged))
-                {
-                    return Err(Error::new(
-                        ErrorKind::BufferTooSmall,
-                        pos,
-                        "LZ4 block scratch full: call flush_block() or give more scratch",
-                    )
-                    .needing(block_scratch_len(staged) as u64));
-                }
-                let completes = self.block_events + 1 >= self.cfg.index_interval as usize;
-                if completes {
-                    self.check_block_room(staged, pos)?;
-                }
-                let at = self.block_len;
-                let profile = self.cfg.profile;
-                let parts = self.store.parts();
-                src.emit(profile, &mut parts.block[at..at + frame_len]);
-                parts.slots[self.block_events] = BlockSlot {
-                    ts,
-                    offset: at as u32,
-                    len: frame_len as u32,
-                };
-                if self.block_events == 0 {
-                    self.block_first_ts = ts;
-                } else if ts < self.block_max_ts {
-                    self.block_sorted = false;
-                }
-                self.block_min_ts = self.block_min_ts.min(ts);
-                self.block_max_ts = self.block_max_ts.max(ts);
-                self.block_len = staged;
-                self.block_events += 1;
-                self.note_event(ts, new_symbol);
-                if completes {
-                    // Room was checked above, so this cannot fail.
-                    self.emit_block()?;
-                }
-                Ok(())
-            }
+            Compression::Lz4 => self.stage_lz4(src, pos, frame_len, ts, new_symbol),
         }
+    }
+
+    /// LZ4: stages the frame for the current block (emitting the block when
+    /// it is full). Out of line so the uncompressed path stays small.
+    #[inline(never)]
+    fn stage_lz4(
+        &mut self,
+        src: Source<'_>,
+        pos: u64,
+        frame_len: usize,
+        ts: i64,
+        new_symbol: Option<u32>,
+    ) -> Result<()> {
+        let staged = self.block_len + frame_len;
+        if staged > u32::MAX as usize || !self.ensure(Buffer::Block, block_scratch_len(staged)) {
+            return Err(Error::new(
+                ErrorKind::BufferTooSmall,
+                pos,
+                "LZ4 block scratch full: call flush_block() or give more scratch",
+            )
+            .needing(block_scratch_len(staged) as u64));
+        }
+        let completes = self.block_events + 1 >= self.cfg.index_interval as usize;
+        if completes {
+            self.check_block_room(staged, pos)?;
+        }
+        let at = self.block_len;
+        let profile = self.cfg.profile;
+        let parts = self.store.parts();
+        src.emit(profile, &mut parts.block[at..at + frame_len]);
+        parts.slots[self.block_events] = BlockSlot {
+            ts,
+            offset: at as u32,
+            len: frame_len as u32,
+        };
+        if self.block_events == 0 {
+            self.block_first_ts = ts;
+        } else if ts < self.block_max_ts {
+            self.block_sorted = false;
+        }
+        self.block_min_ts = self.block_min_ts.min(ts);
+        self.block_max_ts = self.block_max_ts.max(ts);
+        self.block_len = staged;
+        self.block_events += 1;
+        self.note_event(ts, new_symbol);
+        if completes {
+            // Room was checked above, so this cannot fail.
+            self.emit_block()?;
+        }
+        Ok(())
     }
 
     /// Spec profile: `Some(symbol)` if it is new and fits the table.
