@@ -630,6 +630,9 @@ impl<S: WriterStorage> SegmentWriter<S> {
         }
     }
 
+    // Always inlined: as a call, the stats it writes are reloaded right
+    // after and the CPU cannot forward them (measured through the C ABI).
+    #[inline(always)]
     fn note_event(&mut self, ts: i64, new_symbol: Option<u32>) {
         if let Some(s) = new_symbol {
             if let Err(i) = self.symbols.binary_search(&s) {
