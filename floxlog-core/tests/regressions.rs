@@ -53,6 +53,7 @@ fn regression_inputs_give_their_stated_outcome() {
         };
         let _ = read_all(&data, lax);
         let want = expected(&name).unwrap_or_else(|| panic!("{name}: name states no outcome"));
+        let compressed = SegmentHeader::parse(&data).is_ok_and(|h| h.codec() == Compression::Lz4);
         let outcome = match err {
             Some(e) => Outcome::Error(got.len(), e.kind, e.offset),
             None => {
@@ -60,6 +61,13 @@ fn regression_inputs_give_their_stated_outcome() {
                 Outcome::Index(got.len(), e.kind)
             }
         };
+        // Without LZ4, an outcome that needs decompression becomes
+        // lz4_unsupported at the first block; structural checks still apply.
+        let no_lz4 = Outcome::Error(0, ErrorKind::Lz4Unsupported, 64);
+        if compressed && !LZ4_SUPPORTED && outcome == no_lz4 {
+            checked += 1;
+            continue;
+        }
         assert_eq!(outcome, want, "{name}");
         checked += 1;
     }
