@@ -10,11 +10,22 @@ use libfuzzer_sys::fuzz_target;
 fn segment() -> (Vec<u8>, u64) {
     let mut out = vec![0u8; 1 << 14];
     let mut index = [IndexEntry::default(); 16];
-    let cfg = WriterConfig { index_interval: 3, ..WriterConfig::default() };
-    let bufs = WriterBuffers { out: &mut out, block: &mut [], slots: &mut [], index: &mut index };
+    let cfg = WriterConfig {
+        index_interval: 3,
+        ..WriterConfig::default()
+    };
+    let bufs = WriterBuffers {
+        out: &mut out,
+        block: &mut [],
+        slots: &mut [],
+        index: &mut index,
+    };
     let mut w = SegmentWriter::new(cfg, bufs).unwrap();
     for i in 0..20i64 {
-        let t = Trade { exchange_ts_ns: 100 + 10 * i, ..Trade::default() };
+        let t = Trade {
+            exchange_ts_ns: 100 + 10 * i,
+            ..Trade::default()
+        };
         w.append(&Event::Trade(t)).unwrap();
     }
     let h = w.finish().unwrap();

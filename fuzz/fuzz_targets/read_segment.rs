@@ -10,7 +10,12 @@ use floxlog_core::{
 };
 use libfuzzer_sys::fuzz_target;
 
-fn read(data: &[u8], opts: ReadOptions, scratch: &mut [u8], out: &mut Vec<String>) -> Option<String> {
+fn read(
+    data: &[u8],
+    opts: ReadOptions,
+    scratch: &mut [u8],
+    out: &mut Vec<String>,
+) -> Option<String> {
     let seg = match Segment::parse(data) {
         Ok(s) => s,
         Err(e) => return Some(e.to_string()),
@@ -31,12 +36,18 @@ fn read(data: &[u8], opts: ReadOptions, scratch: &mut [u8], out: &mut Vec<String
 }
 
 fuzz_target!(|input: &[u8]| {
-    let Some((&mode, rest)) = input.split_first() else { return };
+    let Some((&mode, rest)) = input.split_first() else {
+        return;
+    };
     let mut data = Vec::with_capacity(rest.len() + 64);
     match mode % 3 {
         0 => {}
         m => {
-            let codec = if m == 1 { Compression::None } else { Compression::Lz4 };
+            let codec = if m == 1 {
+                Compression::None
+            } else {
+                Compression::Lz4
+            };
             let h = SegmentHeader {
                 version: FORMAT_VERSION,
                 flags: if m == 1 { 0 } else { 0x02 },
@@ -49,7 +60,10 @@ fuzz_target!(|input: &[u8]| {
     data.extend_from_slice(rest);
     for opts in [
         ReadOptions::default(),
-        ReadOptions { verify_crc: false, unknown_types: UnknownTypes::Skip },
+        ReadOptions {
+            verify_crc: false,
+            unknown_types: UnknownTypes::Skip,
+        },
     ] {
         let mut scratch = vec![0u8; 1 << 16];
         let (mut a, mut b) = (Vec::new(), Vec::new());

@@ -28,7 +28,9 @@ struct Input {
 }
 
 fn levels(v: &[(i64, i64)]) -> Vec<Level> {
-    v.iter().map(|&(price_raw, qty_raw)| Level { price_raw, qty_raw }).collect()
+    v.iter()
+        .map(|&(price_raw, qty_raw)| Level { price_raw, qty_raw })
+        .collect()
 }
 
 fuzz_target!(|inp: Input| {
@@ -56,7 +58,11 @@ fuzz_target!(|inp: Input| {
                 ..Trade::default()
             }),
             Ev::Book(snap, ts, seq, sym, _, _) => {
-                let kind = if *snap { BookKind::Snapshot } else { BookKind::Delta };
+                let kind = if *snap {
+                    BookKind::Snapshot
+                } else {
+                    BookKind::Delta
+                };
                 Event::Book(Book {
                     kind,
                     exchange_ts_ns: *ts,
@@ -88,18 +94,33 @@ fuzz_target!(|inp: Input| {
 
     let interval = inp.interval.max(1) as u16;
     let cfg = WriterConfig {
-        compression: if inp.lz4 { Compression::Lz4 } else { Compression::None },
+        compression: if inp.lz4 {
+            Compression::Lz4
+        } else {
+            Compression::None
+        },
         create_index: inp.create_index,
         index_interval: interval,
-        profile: if inp.spec { Profile::Spec } else { Profile::Reference },
+        profile: if inp.spec {
+            Profile::Spec
+        } else {
+            Profile::Reference
+        },
         ..WriterConfig::default()
     };
     let mut out = vec![0u8; 64 + inp.out_len as usize];
     let mut block = vec![0u8; inp.block_len as usize];
     let mut slots = vec![BlockSlot::EMPTY; interval as usize];
     let mut index = vec![IndexEntry::default(); inp.index_len as usize];
-    let bufs = WriterBuffers { out: &mut out, block: &mut block, slots: &mut slots, index: &mut index };
-    let Ok(mut w) = SegmentWriter::new(cfg, bufs) else { return };
+    let bufs = WriterBuffers {
+        out: &mut out,
+        block: &mut block,
+        slots: &mut slots,
+        index: &mut index,
+    };
+    let Ok(mut w) = SegmentWriter::new(cfg, bufs) else {
+        return;
+    };
     let mut file = Vec::new();
     let mut accepted = Vec::new();
     let mut blocks: Vec<usize> = Vec::new(); // accepted-event counts at each early flush
