@@ -295,7 +295,35 @@ impl<'a, 's> Reader<'a, 's> {
     /// than decoding it (the finding loop below stays out of line).
     #[inline(always)]
     fn next_compressed(&mut self) -> Result<Option<Item<'_>>> {
-        let (position, start, len) = match self.advance_compressed() {
+        // Fast path: the next frame of the current block, valid, of a known
+        // type, with no seek pending. Anything else (block ends, errors,
+        // skips) goes through advance_compressed, which checks it again
+        // and reports it.
+        let mut found = None;
+        if let (Some(b), None) = (&mut self.blk, self.skip_before) {
+            if b.pos < b.len {
+                let at = b.pos;
+                if let Ok(Some((_, n))) = check_header(
+                    &self.scratch[at..b.len],
+                    b.offset as u64,
+                    self.opts.verify_crc,
+                    self.opts.unknown_types,
+                ) {
+                    b.pos = at + n;
+                    b.seen += 1;
+                    let position = Position {
+                        offset: b.offset as u64,
+                        in_block: Some(at as u32),
+                    };
+                    found = Some((position, at, n));
+                }
+            }
+        }
+        let found = match found {
+            Some(f) => Ok(Some(f)),
+            None => self.advance_compressed(),
+        };
+        let (position, start, len) = match found {
             Ok(Some(found)) => found,
             Ok(None) => {
                 self.done = true;
