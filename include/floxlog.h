@@ -1095,8 +1095,9 @@ floxlog_result floxlog_frame_header_parse(const uint8_t *data,
 
 /**
  * Decodes the 16-byte compressed block header at the start of `data` into
- * `*header`: `FLOXLOG_TRUNCATED` if shorter, `FLOXLOG_BAD_BLOCK_MAGIC` if
- * the magic is not `FBLK` (nothing written then).
+ * `*header`: `FLOXLOG_TRUNCATED` (needed 16) if shorter,
+ * `FLOXLOG_BAD_BLOCK_MAGIC` if the magic is not `FBLK` (nothing written
+ * then).
  *
  * # Safety
  * `data` valid for `len` bytes; `header` writable; `err` may be NULL.
@@ -1116,9 +1117,10 @@ floxlog_result floxlog_block_header_parse(const uint8_t *data,
 floxlog_result floxlog_read_options_default(struct floxlog_read_options *opts);
 
 /**
- * Opens a segment: validates its 64-byte header and its index (whose
- * errors are reported by `floxlog_reader_index`, never by reading) and
- * positions the cursor before the first event. On success `*reader_out`
+ * Opens a segment: validates its 64-byte header and its index (including
+ * that every entry is a frame or block boundary, one pass over the frame
+ * headers; the index's errors are reported by `floxlog_reader_index`,
+ * never by reading) and positions the cursor before the first event. On success `*reader_out`
  * receives the handle; release it with `floxlog_reader_free`.
  *
  * Ownership: `data` (`len` bytes: a whole segment file, e.g. mapped) and
@@ -1126,11 +1128,12 @@ floxlog_result floxlog_read_options_default(struct floxlog_read_options *opts);
  * valid and unchanged, and must not overlap. `scratch` receives
  * decompressed LZ4 blocks: `floxlog_segment_scratch_len` bytes (NULL/0 for
  * an uncompressed segment; a block larger than the scratch stops the read
- * with `FLOXLOG_BUFFER_TOO_SMALL`); its initial contents do not matter. `opts` may be
- * NULL (defaults) and is read during the call only.
+ * with `FLOXLOG_BUFFER_TOO_SMALL`); its initial contents do not matter.
+ * `opts` may be NULL (defaults) and is read during the call only.
  *
- * Errors: `FLOXLOG_NULL_POINTER`; the header's data error
- * (`FLOXLOG_TRUNCATED`, `FLOXLOG_BAD_MAGIC`, ... at offset 0).
+ * Errors: `FLOXLOG_NULL_POINTER`; `FLOXLOG_MISALIGNED`;
+ * `FLOXLOG_INVALID_INPUT` when `data` and `scratch` overlap; the header's
+ * data error (`FLOXLOG_TRUNCATED`, `FLOXLOG_BAD_MAGIC`, ... at offset 0).
  *
  * # Safety
  * `data` must be valid for `len` bytes and `scratch` for `scratch_len`
@@ -1248,10 +1251,11 @@ floxlog_result floxlog_reader_events_read(struct floxlog_reader *r,
 
 /**
  * Repositions the cursor before the first event with
- * `exchange_ts_ns >= ts`: from the index entry the index picks (or the
- * first frame if the index is absent, damaged, or every entry is later),
- * skipping earlier events as they are read. Clears a previous error and a
- * held-back event. On unsorted segments this is a starting hint.
+ * `exchange_ts_ns >= ts`: from the index entry `floxlog_reader_index_seek`
+ * gives (or the first frame if the index is absent, damaged, or has no
+ * entry before `ts`), skipping earlier events as they are read. Clears a
+ * previous error and a held-back event. On unsorted segments this is a
+ * starting hint: earlier events may still follow.
  *
  * # Safety
  * `r` must be a live handle.
@@ -1272,7 +1276,9 @@ floxlog_result floxlog_reader_header(struct floxlog_reader *r,
  * Inspects the index trailer: on `FLOXLOG_OK` fills `*header` and
  * `*entry_count`; `FLOXLOG_NO_INDEX` when the HasIndex flag is clear;
  * `FLOXLOG_BAD_INDEX` or `FLOXLOG_INDEX_CRC_MISMATCH` (offset: the index
- * offset) when the index is damaged (sequential reading is unaffected).
+ * offset) when the index is damaged or an entry is not a frame (or block)
+ * boundary (sequential reading is unaffected; seeks start at the first
+ * frame).
  *
  * # Safety
  * `r` must be a live handle; `header` and `entry_count` writable; `err`
@@ -1296,10 +1302,12 @@ floxlog_result floxlog_reader_index_entry(struct floxlog_reader *r,
                                           struct floxlog_error *err);
 
 /**
- * Sets `*entry` to the index entry a seek to `ts` starts from (the
- * largest timestamp `<= ts`, first of a run of equal ones):
- * `FLOXLOG_OK`; `FLOXLOG_END` when every entry is later (start at the
- * first frame); `FLOXLOG_NO_INDEX`; or the index's error.
+ * Sets `*entry` to the index entry a seek to `ts` starts from: the last
+ * entry whose timestamp is strictly below `ts` (on an unsorted index, the
+ * one with the largest such timestamp, first in file order). Strictly
+ * below, because events stamped `ts` can come before an entry stamped
+ * `ts`. `FLOXLOG_OK`; `FLOXLOG_END` when no entry is below `ts` (start at
+ * the first frame); `FLOXLOG_NO_INDEX`; or the index's error.
  *
  * # Safety
  * `r` must be a live handle; `entry` writable; `err` may be NULL.
@@ -1311,10 +1319,13 @@ floxlog_result floxlog_reader_index_seek(struct floxlog_reader *r,
 
 /**
  * Sets `*needed` to the block scratch a reader of this segment needs: the
- * largest plausible `original_size` among its block headers (0 for an
- * uncompressed segment), capped at `FLOXLOG_MAX_BLOCK_BYTES`, so that a
- * damaged header never asks for gigabytes. Walks block headers without
- * decompressing. `data` is read during the call only.
+ * largest `original_size` among its block headers up to the first damaged
+ * one (0 for an uncompressed segment), but never more than the block's
+ * `compressed_size` could decode to (LZ4 expands at most 256-fold) nor
+ * `FLOXLOG_MAX_BLOCK_BYTES`, so that a damaged header never asks for
+ * gigabytes (such a block then stops the read with
+ * `FLOXLOG_BUFFER_TOO_SMALL`). Walks block headers without decompressing.
+ * `data` is read during the call only.
  *
  * Errors: the segment header's data error.
  *
@@ -1623,7 +1634,9 @@ size_t floxlog_block_scratch_len(size_t max_block_bytes);
 
 /**
  * Output bytes one LZ4 block of `block_bytes` frame bytes may take: its
- * 16-byte header plus the compressor's worst case. Saturates at SIZE_MAX.
+ * 16-byte header plus the compressor's worst case (the room the writer
+ * checks for). SIZE_MAX past UINT32_MAX bytes, which no block can hold
+ * (its sizes are 32-bit fields).
  */
 size_t floxlog_lz4_block_len_max(size_t block_bytes);
 
@@ -1646,7 +1659,8 @@ size_t floxlog_index_trailer_len(size_t entries);
  * a book, 44 + payload for a pool state).
  *
  * # Safety
- * `event` valid (its member's pointers too); `len` writable.
+ * `event` valid (its member's pointers too); `len` writable; `err` may be
+ * NULL.
  */
 floxlog_result floxlog_event_frame_len(const struct floxlog_event *event,
                                        size_t *len,

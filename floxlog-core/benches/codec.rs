@@ -229,15 +229,10 @@ fn bench_trades(n: usize, reps: usize, tag: &str) {
         reps,
         || {
             for _ in 0..reps {
-                let mut pos = 64;
-                while let Some(h) = BlockHeader::parse(&zseg[pos..]) {
-                    if h.magic != MAGIC_BLOCK {
-                        break;
-                    }
-                    let body = &zseg[pos + 16..pos + 16 + h.compressed_size as usize];
-                    let out = &mut scratch[..h.original_size as usize];
-                    black_box(lz4_flex::block::decompress_into(body, out).unwrap());
-                    pos += 16 + h.compressed_size as usize;
+                for b in Segment::parse(&zseg).unwrap().blocks() {
+                    let b = b.unwrap();
+                    let out = &mut scratch[..b.header.original_size as usize];
+                    black_box(lz4_flex::block::decompress_into(b.body, out).unwrap());
                 }
             }
         },

@@ -2,6 +2,7 @@
 //! BookRecordHeader, then `bid_count + ask_count` 16-byte levels, bids first.
 
 use crate::consts::frame_type;
+use crate::error::{malformed, Result};
 use crate::le::{i64_at, put_i64, put_u16, put_u32, u16_at, u32_at};
 
 /// Byte offsets of the book header fields.
@@ -141,18 +142,6 @@ impl<'a> Levels<'a> {
         (0..me.len()).filter_map(move |i| me.get(i))
     }
 
-    /// Copies the levels into `out`; returns how many were copied (at most
-    /// `out.len()`).
-    pub fn copy_to(&self, out: &mut [Level]) -> usize {
-        let n = self.len().min(out.len());
-        for (i, slot) in out.iter_mut().take(n).enumerate() {
-            if let Some(l) = self.get(i) {
-                *slot = l;
-            }
-        }
-        n
-    }
-
     /// Encodes the levels into `out` (exactly `len() * 16` bytes).
     fn emit(&self, out: &mut [u8]) {
         match self {
@@ -211,18 +200,24 @@ impl<'a> Book<'a> {
     /// Decodes a book payload of frame `kind`. The level counts must account
     /// for exactly the bytes after the header, and the header type byte must
     /// agree with the frame type (0 or 2 for a snapshot, 1 or 3 for a delta).
-    pub fn parse(kind: BookKind, b: &'a [u8]) -> Result<Book<'a>, &'static str> {
+    pub fn parse(kind: BookKind, b: &'a [u8], at: u64) -> Result<Book<'a>> {
         if b.len() < BOOK_HEADER_LEN {
-            return Err("book payload shorter than its 40-byte header");
+            return Err(malformed(
+                at,
+                "book payload shorter than its 40-byte header",
+            ));
         }
         let bids = u16_at(b, field::BID_COUNT) as usize;
         let asks = u16_at(b, field::ASK_COUNT) as usize;
         if BOOK_HEADER_LEN + (bids + asks) * LEVEL_LEN != b.len() {
-            return Err("book level counts do not match the payload size");
+            return Err(malformed(
+                at,
+                "book level counts do not match the payload size",
+            ));
         }
         let header_type = b[field::TYPE];
         if !kind.accepts_header_type(header_type) {
-            return Err("book header type contradicts the frame type");
+            return Err(malformed(at, "book header type contradicts the frame type"));
         }
         let split = BOOK_HEADER_LEN + bids * LEVEL_LEN;
         Ok(Book {
@@ -237,6 +232,23 @@ impl<'a> Book<'a> {
             bids: Levels::Wire(&b[BOOK_HEADER_LEN..split]),
             asks: Levels::Wire(&b[split..]),
         })
+    }
+
+    /// The header fields without the levels (for owners that keep the
+    /// levels elsewhere).
+    pub fn without_levels(&self) -> Book<'static> {
+        Book {
+            kind: self.kind,
+            exchange_ts_ns: self.exchange_ts_ns,
+            recv_ts_ns: self.recv_ts_ns,
+            seq: self.seq,
+            symbol_id: self.symbol_id,
+            header_type: self.header_type,
+            instrument: self.instrument,
+            exchange_id: self.exchange_id,
+            bids: Levels::Slice(&[]),
+            asks: Levels::Slice(&[]),
+        }
     }
 
     /// Encoded payload length.
@@ -265,5 +277,57 @@ impl<'a> Book<'a> {
         let split = BOOK_HEADER_LEN + self.bids.len() * LEVEL_LEN;
         self.bids.emit(&mut out[BOOK_HEADER_LEN..split]);
         self.asks.emit(&mut out[split..]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorKind;
+
+    /// A delta with one bid and one ask, as flox writes it (header type 1).
+    #[test]
+    fn book_golden_bytes() {
+        let bids = [Level {
+            price_raw: 0x0a,
+            qty_raw: 0x0b,
+        }];
+        let asks = [Level {
+            price_raw: 0x0c,
+            qty_raw: 0,
+        }];
+        let book = Book {
+            kind: BookKind::Delta,
+            exchange_ts_ns: 0x11,
+            recv_ts_ns: 0x22,
+            seq: 0x33,
+            symbol_id: 0x44,
+            header_type: 1,
+            instrument: 2,
+            exchange_id: 0x0506,
+            bids: Levels::Slice(&bids),
+            asks: Levels::Slice(&asks),
+        };
+        let mut want = [0u8; 72];
+        want[0] = 0x11;
+        want[8] = 0x22;
+        want[16] = 0x33;
+        want[24] = 0x44;
+        want[28] = 1; // bid_count
+        want[30] = 1; // ask_count
+        want[32] = 1; // header type
+        want[33] = 2;
+        want[34..36].copy_from_slice(&[0x06, 0x05]);
+        want[40] = 0x0a;
+        want[48] = 0x0b;
+        want[56] = 0x0c;
+        let mut out = [0u8; 72];
+        book.emit(1, &mut out);
+        assert_eq!(out, want);
+        assert_eq!(Book::parse(BookKind::Delta, &want, 9), Ok(book));
+        let e = Book::parse(BookKind::Snapshot, &want, 9).unwrap_err();
+        assert_eq!((e.kind, e.offset), (ErrorKind::MalformedRecord, 9));
+        let e = Book::parse(BookKind::Delta, &want[..71], 9).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::MalformedRecord);
     }
 }

@@ -30,6 +30,33 @@ pub mod frame_type {
     pub const OPTION_QUOTE: u8 = 4;
     /// [`crate::PoolState`] (FORMAT-NOTES layout).
     pub const POOL_STATE: u8 = 5;
+
+    /// Every type 1.0 defines, with the name the corpus's JSON and the CLI
+    /// use for it.
+    pub const NAMES: [(u8, &str); 5] = [
+        (TRADE, "trade"),
+        (BOOK_SNAPSHOT, "book_snapshot"),
+        (BOOK_DELTA, "book_delta"),
+        (OPTION_QUOTE, "option_quote"),
+        (POOL_STATE, "pool_state"),
+    ];
+
+    /// The name of frame type `t`, if 1.0 defines it.
+    pub const fn name(t: u8) -> Option<&'static str> {
+        let mut i = 0;
+        while i < NAMES.len() {
+            if NAMES[i].0 == t {
+                return Some(NAMES[i].1);
+            }
+            i += 1;
+        }
+        None
+    }
+
+    /// The frame type named `name` (see [`NAMES`]).
+    pub fn from_name(name: &str) -> Option<u8> {
+        NAMES.iter().find(|(_, n)| *n == name).map(|(t, _)| *t)
+    }
 }
 
 /// Instrument codes.

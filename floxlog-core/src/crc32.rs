@@ -1,10 +1,17 @@
 //! CRC32 (ISO-HDLC: reflected polynomial 0xEDB88320, init and xorout
 //! 0xFFFFFFFF), the checksum of frame payloads and index entries.
 //!
-//! With the `fast-crc` feature (default) this uses crc32fast, which picks a
-//! SIMD (PCLMULQDQ / ARMv8 CRC) kernel at run time and otherwise falls back to
-//! slice-by-16; without it, the `crc` crate's portable 16-way table. Both give
-//! the same values; `benches/` measures them.
+//! Which code computes it depends on the build:
+//!
+//! | features | path |
+//! |---|---|
+//! | `fast-crc` + `std` | crc32fast: PCLMULQDQ (x86-64) or ARMv8 CRC kernel when the running CPU has it (detected once at run time), else its slice-by-16 table |
+//! | `fast-crc` alone (the no_std default) | crc32fast's SIMD kernel only if the build's target features include it (e.g. `-C target-cpu=native`); otherwise its slice-by-16 table. No run-time detection without std |
+//! | neither | the `crc` crate's portable 16-way table |
+//!
+//! The SIMD kernels only pay off on long inputs (whole buffers); one 48-byte
+//! trade payload is latency-bound and runs at table speed either way. All
+//! paths give the same values; `benches/` measures them.
 
 #[cfg(not(feature = "fast-crc"))]
 static PORTABLE: crc::Crc<u32, crc::Table<16>> =

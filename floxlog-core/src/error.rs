@@ -63,58 +63,143 @@ pub enum ErrorKind {
 impl ErrorKind {
     /// Stable snake_case name; the conformance corpus uses these spellings.
     pub const fn as_str(self) -> &'static str {
-        match self {
-            ErrorKind::BadMagic => "bad_magic",
-            ErrorKind::UnsupportedVersion => "unsupported_version",
-            ErrorKind::UnknownFlags => "unknown_flags",
-            ErrorKind::Encrypted => "encrypted",
-            ErrorKind::ReservedNonzero => "reserved_nonzero",
-            ErrorKind::Truncated => "truncated",
-            ErrorKind::CrcMismatch => "crc_mismatch",
-            ErrorKind::UnsupportedRecordVersion => "unsupported_record_version",
-            ErrorKind::FrameFlagsNonzero => "frame_flags_nonzero",
-            ErrorKind::UnknownRecordType => "unknown_record_type",
-            ErrorKind::MalformedRecord => "malformed_record",
-            ErrorKind::BadBlockMagic => "bad_block_magic",
-            ErrorKind::DecompressionFailed => "decompression_failed",
-            ErrorKind::IndexCrcMismatch => "index_crc_mismatch",
-            ErrorKind::BadIndex => "bad_index",
-            ErrorKind::UnknownCompression => "unknown_compression",
-            ErrorKind::Lz4Unsupported => "lz4_unsupported",
-            ErrorKind::BufferTooSmall => "buffer_too_small",
-            ErrorKind::IndexFull => "index_full",
-            ErrorKind::SymbolCapacity => "symbol_capacity",
-            ErrorKind::CapacityExceeded => "capacity_exceeded",
-            ErrorKind::InvalidInput => "invalid_input",
-            ErrorKind::Finished => "finished",
-        }
+        Self::TABLE[self as usize].1
+    }
+
+    /// One sentence saying what the kind means (its documentation).
+    pub const fn description(self) -> &'static str {
+        Self::TABLE[self as usize].2
     }
 
     /// Every kind, in declaration order (for tables and exhaustive tests).
-    pub const ALL: [ErrorKind; 23] = [
-        ErrorKind::BadMagic,
-        ErrorKind::UnsupportedVersion,
-        ErrorKind::UnknownFlags,
-        ErrorKind::Encrypted,
-        ErrorKind::ReservedNonzero,
-        ErrorKind::Truncated,
-        ErrorKind::CrcMismatch,
-        ErrorKind::UnsupportedRecordVersion,
-        ErrorKind::FrameFlagsNonzero,
-        ErrorKind::UnknownRecordType,
-        ErrorKind::MalformedRecord,
-        ErrorKind::BadBlockMagic,
-        ErrorKind::DecompressionFailed,
-        ErrorKind::IndexCrcMismatch,
-        ErrorKind::BadIndex,
-        ErrorKind::UnknownCompression,
-        ErrorKind::Lz4Unsupported,
-        ErrorKind::BufferTooSmall,
-        ErrorKind::IndexFull,
-        ErrorKind::SymbolCapacity,
-        ErrorKind::CapacityExceeded,
-        ErrorKind::InvalidInput,
-        ErrorKind::Finished,
+    pub const ALL: [ErrorKind; 23] = {
+        let mut all = [ErrorKind::BadMagic; 23];
+        let mut i = 0;
+        while i < all.len() {
+            all[i] = Self::TABLE[i].0;
+            i += 1;
+        }
+        all
+    };
+
+    /// Name and description of every kind, indexed by discriminant: the one
+    /// table the C ABI's messages come from too.
+    const TABLE: [(ErrorKind, &'static str, &'static str); 23] = [
+        (
+            ErrorKind::BadMagic,
+            "bad_magic",
+            "segment magic is not FLOX",
+        ),
+        (
+            ErrorKind::UnsupportedVersion,
+            "unsupported_version",
+            "segment version is not 1",
+        ),
+        (
+            ErrorKind::UnknownFlags,
+            "unknown_flags",
+            "a segment flag bit that 1.0 does not define",
+        ),
+        (
+            ErrorKind::Encrypted,
+            "encrypted",
+            "the Encrypted flag (reserved in 1.0)",
+        ),
+        (
+            ErrorKind::ReservedNonzero,
+            "reserved_nonzero",
+            "a reserved header byte is not zero",
+        ),
+        (
+            ErrorKind::Truncated,
+            "truncated",
+            "the data ends inside a header, frame or block",
+        ),
+        (
+            ErrorKind::CrcMismatch,
+            "crc_mismatch",
+            "a frame payload does not match its CRC32",
+        ),
+        (
+            ErrorKind::UnsupportedRecordVersion,
+            "unsupported_record_version",
+            "a frame's rec_version is not 1",
+        ),
+        (
+            ErrorKind::FrameFlagsNonzero,
+            "frame_flags_nonzero",
+            "a frame's reserved flags are not zero",
+        ),
+        (
+            ErrorKind::UnknownRecordType,
+            "unknown_record_type",
+            "a frame type no layout defines (strict mode)",
+        ),
+        (
+            ErrorKind::MalformedRecord,
+            "malformed_record",
+            "a payload whose size does not fit its type",
+        ),
+        (
+            ErrorKind::BadBlockMagic,
+            "bad_block_magic",
+            "a compressed block header's magic is not FBLK",
+        ),
+        (
+            ErrorKind::DecompressionFailed,
+            "decompression_failed",
+            "an LZ4 block does not decode to exactly original_size bytes",
+        ),
+        (
+            ErrorKind::IndexCrcMismatch,
+            "index_crc_mismatch",
+            "index entries do not match the index CRC",
+        ),
+        (
+            ErrorKind::BadIndex,
+            "bad_index",
+            "index header or offset is invalid",
+        ),
+        (
+            ErrorKind::UnknownCompression,
+            "unknown_compression",
+            "the compression byte is unknown or disagrees with the Compressed flag",
+        ),
+        (
+            ErrorKind::Lz4Unsupported,
+            "lz4_unsupported",
+            "this build has no LZ4 support",
+        ),
+        (
+            ErrorKind::BufferTooSmall,
+            "buffer_too_small",
+            "a caller buffer is too small; nothing was consumed or written",
+        ),
+        (
+            ErrorKind::IndexFull,
+            "index_full",
+            "the writer's index storage is full; the event was not accepted",
+        ),
+        (
+            ErrorKind::SymbolCapacity,
+            "symbol_capacity",
+            "the spec profile's distinct-symbol table is full",
+        ),
+        (
+            ErrorKind::CapacityExceeded,
+            "capacity_exceeded",
+            "a count would overflow its on-disk field",
+        ),
+        (
+            ErrorKind::InvalidInput,
+            "invalid_input",
+            "an argument cannot be used as given",
+        ),
+        (
+            ErrorKind::Finished,
+            "finished",
+            "the writer was already finished",
+        ),
     ];
 
     /// Parses a name produced by [`ErrorKind::as_str`].
@@ -192,5 +277,20 @@ impl fmt::Display for Error {
 
 impl core::error::Error for Error {}
 
-/// Result alias for this crate.
+/// `MalformedRecord` at `at`: a payload that does not fit its type.
+pub(crate) const fn malformed(at: u64, what: &'static str) -> Error {
+    Error::new(ErrorKind::MalformedRecord, at, what)
+}
+
+/// Result alias for this crate (not re-exported at the crate root, so that
+/// `use floxlog_core::*` leaves `Result` alone).
 pub type Result<T> = core::result::Result<T, Error>;
+
+// TABLE is indexed by discriminant: each row must sit at its own kind.
+const _: () = {
+    let mut i = 0;
+    while i < ErrorKind::TABLE.len() {
+        assert!(ErrorKind::TABLE[i].0 as usize == i);
+        i += 1;
+    }
+};

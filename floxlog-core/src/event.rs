@@ -2,6 +2,7 @@
 
 use crate::book::{Book, BookKind, LEVEL_LEN, MAX_LEVELS_PER_SIDE};
 use crate::consts::frame_type;
+use crate::error::{Error, ErrorKind, Result};
 use crate::option_quote::OptionQuote;
 use crate::pool_state::PoolState;
 use crate::trade::Trade;
@@ -47,18 +48,32 @@ pub enum UnknownTypes {
 }
 
 impl<'a> Event<'a> {
-    /// Decodes a payload of a known frame type. `Err` carries why the payload
-    /// does not fit its type (the reader reports it as `MalformedRecord`).
+    /// Decodes a payload of frame type `frame_type`. Errors report offset
+    /// `at` (the frame's, by the corpus convention): `MalformedRecord` when
+    /// the payload does not fit its type, `UnknownRecordType` for a type no
+    /// layout defines.
     #[inline(always)]
-    pub fn decode(frame_type: u8, payload: &'a [u8]) -> Result<Event<'a>, &'static str> {
+    pub fn decode(frame_type: u8, payload: &'a [u8], at: u64) -> Result<Event<'a>> {
         match frame_type {
-            frame_type::TRADE => Trade::parse(payload).map(Event::Trade),
-            frame_type::BOOK_SNAPSHOT => Book::parse(BookKind::Snapshot, payload).map(Event::Book),
-            frame_type::BOOK_DELTA => Book::parse(BookKind::Delta, payload).map(Event::Book),
-            frame_type::OPTION_QUOTE => OptionQuote::parse(payload).map(Event::OptionQuote),
-            frame_type::POOL_STATE => PoolState::parse(payload).map(Event::PoolState),
-            _ => Err("frame type not defined by 1.0"),
+            frame_type::TRADE => Trade::parse(payload, at).map(Event::Trade),
+            frame_type::BOOK_SNAPSHOT => {
+                Book::parse(BookKind::Snapshot, payload, at).map(Event::Book)
+            }
+            frame_type::BOOK_DELTA => Book::parse(BookKind::Delta, payload, at).map(Event::Book),
+            frame_type::OPTION_QUOTE => OptionQuote::parse(payload, at).map(Event::OptionQuote),
+            frame_type::POOL_STATE => PoolState::parse(payload, at).map(Event::PoolState),
+            _ => Err(Error::new(
+                ErrorKind::UnknownRecordType,
+                at,
+                "frame type not defined by 1.0",
+            )),
         }
+    }
+
+    /// The record type's name as the corpus and the CLI spell it
+    /// (`"trade"`, `"book_snapshot"`, ...).
+    pub fn type_name(&self) -> &'static str {
+        frame_type::name(self.frame_type()).unwrap_or("unknown")
     }
 
     /// The frame type this event is written as.
@@ -120,7 +135,7 @@ impl<'a> Event<'a> {
     /// the reference profile a book's header type byte must not contradict
     /// its kind (0 or 2 for a snapshot, 1 or 3 for a delta), since flox
     /// would pick the frame type from that byte.
-    pub fn validate(&self, profile: Profile) -> Result<(), &'static str> {
+    pub fn validate(&self, profile: Profile) -> core::result::Result<(), &'static str> {
         match self {
             Event::Book(b) => {
                 for side in [b.bids, b.asks] {

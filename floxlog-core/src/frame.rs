@@ -40,19 +40,37 @@ impl FrameHeader {
     /// Encoded length.
     pub const LEN: usize = 12;
 
-    /// Decodes the first 12 bytes of `b`; `None` if shorter.
+    /// Decodes the first 12 bytes of `b`, which starts at byte `at` of the
+    /// segment (what errors report). `Truncated` (needing 12) if shorter.
+    /// The fields are not validated: see [`decode_frame`] for the checks.
     #[inline]
-    pub fn parse(b: &[u8]) -> Option<FrameHeader> {
+    pub fn parse(b: &[u8], at: u64) -> Result<FrameHeader> {
         if b.len() < Self::LEN {
-            return None;
+            return Err(
+                Error::new(ErrorKind::Truncated, at, "data ends inside a frame header")
+                    .needing(Self::LEN as u64),
+            );
         }
-        Some(FrameHeader {
+        Ok(FrameHeader {
             size: u32_at(b, field::SIZE),
             crc32: u32_at(b, field::CRC32),
             frame_type: b[field::TYPE],
             rec_version: b[field::REC_VERSION],
             flags: u16_at(b, field::FLAGS),
         })
+    }
+
+    /// The header of a version-1 frame of `frame_type` carrying `payload`
+    /// (its size and CRC32).
+    #[inline]
+    pub fn for_payload(frame_type: u8, payload: &[u8]) -> FrameHeader {
+        FrameHeader {
+            size: payload.len() as u32,
+            crc32: crc32(payload),
+            frame_type,
+            rec_version: RECORD_VERSION,
+            flags: 0,
+        }
     }
 
     /// Encodes into `out[..12]`.
@@ -98,23 +116,48 @@ impl<'a> RawFrame<'a> {
         false
     }
 
-    /// Decodes the payload as an event.
-    pub fn event(&self) -> core::result::Result<Event<'a>, &'static str> {
-        Event::decode(self.header.frame_type, self.payload)
+    /// Decodes the payload as an event; errors report offset `at` (the
+    /// frame's).
+    pub fn event(&self, at: u64) -> Result<Event<'a>> {
+        Event::decode(self.header.frame_type, self.payload, at)
+    }
+
+    /// Splits encoded frame bytes (header then payload) that a check has
+    /// already validated.
+    #[inline]
+    pub(crate) fn from_checked(bytes: &'a [u8]) -> RawFrame<'a> {
+        RawFrame {
+            header: FrameHeader::parse(bytes, 0).unwrap_or_default(),
+            payload: bytes.get(FrameHeader::LEN..).unwrap_or_default(),
+        }
     }
 }
 
-/// What a frame check found, before it is turned into an event.
-pub(crate) enum Checked<'a> {
-    /// A frame of a known type that passed every check.
-    Event(Event<'a>, usize),
+/// Writes one frame into `dst` (exactly 12 + payload bytes): `fill` writes
+/// the payload, then the header is made from it. The one place frames are
+/// assembled, for [`encode_frame`] and the segment writer.
+#[inline(always)]
+pub(crate) fn emit_frame(frame_type: u8, dst: &mut [u8], fill: impl FnOnce(&mut [u8])) {
+    let (head, payload) = dst.split_at_mut(FrameHeader::LEN);
+    fill(payload);
+    let mut hb = [0u8; FrameHeader::LEN];
+    FrameHeader::for_payload(frame_type, payload).emit(&mut hb);
+    head.copy_from_slice(&hb);
+}
+
+/// What a frame check found: `T` for a frame of a known type that passed
+/// every check (with its encoded length), or an unknown type skipped on
+/// request (its encoded length).
+pub(crate) enum Checked<T> {
+    /// A known frame: what was found, and the frame's encoded length.
+    Event(T, usize),
     /// A frame of an unknown type, skipped on request; its encoded length.
     Skipped(usize),
 }
 
 /// Checks the frame header at the start of `b` and its payload's presence
 /// and CRC, without decoding the record. Returns the header and the frame's
-/// encoded length, or `None` for an unknown type skipped on request.
+/// encoded length, or the length of an unknown type skipped on request.
 ///
 /// `offset` is what errors report. Checks, in order: header and payload
 /// present (`Truncated`), rec_version, flags, CRC (when `verify_crc`), type.
@@ -124,14 +167,8 @@ pub(crate) fn check_header(
     offset: u64,
     verify_crc: bool,
     unknown: UnknownTypes,
-) -> Result<Option<(FrameHeader, usize)>> {
-    let Some(h) = FrameHeader::parse(b) else {
-        return Err(Error::new(
-            ErrorKind::Truncated,
-            offset,
-            "data ends inside a frame header",
-        ));
-    };
+) -> Result<Checked<(FrameHeader, usize)>> {
+    let h = FrameHeader::parse(b, offset)?;
     let end = FrameHeader::LEN as u64 + h.size as u64;
     if end > b.len() as u64 {
         return Err(Error::new(
@@ -170,10 +207,10 @@ pub(crate) fn check_header(
                 offset,
                 "frame type not defined by 1.0 (strict mode)",
             )),
-            UnknownTypes::Skip => Ok(None),
+            UnknownTypes::Skip => Ok(Checked::Skipped(total)),
         };
     }
-    Ok(Some((h, total)))
+    Ok(Checked::Event((h, total), total))
 }
 
 /// Validates the frame at the start of `b` and decodes its event: the
@@ -185,15 +222,13 @@ pub(crate) fn check_frame(
     offset: u64,
     verify_crc: bool,
     unknown: UnknownTypes,
-) -> Result<Checked<'_>> {
-    let Some((h, total)) = check_header(b, offset, verify_crc, unknown)? else {
-        // Unknown type, skipped: check_header verified the size fits.
-        let size = FrameHeader::parse(b).map_or(0, |h| h.size as usize);
-        return Ok(Checked::Skipped(FrameHeader::LEN + size));
-    };
-    match Event::decode(h.frame_type, &b[FrameHeader::LEN..total]) {
-        Ok(ev) => Ok(Checked::Event(ev, total)),
-        Err(what) => Err(Error::new(ErrorKind::MalformedRecord, offset, what)),
+) -> Result<Checked<Event<'_>>> {
+    match check_header(b, offset, verify_crc, unknown)? {
+        Checked::Event((h, total), _) => Ok(Checked::Event(
+            Event::decode(h.frame_type, &b[FrameHeader::LEN..total], offset)?,
+            total,
+        )),
+        Checked::Skipped(n) => Ok(Checked::Skipped(n)),
     }
 }
 
@@ -242,18 +277,63 @@ pub fn encode_frame(ev: &Event<'_>, profile: Profile, out: &mut [u8]) -> Result<
         )
         .needing(total as u64));
     }
-    let (head, rest) = out.split_at_mut(FrameHeader::LEN);
-    let payload = &mut rest[..payload_len];
-    ev.emit_payload(profile, payload);
-    let h = FrameHeader {
-        size: payload_len as u32,
-        crc32: crc32(payload),
-        frame_type: ev.frame_type(),
-        rec_version: RECORD_VERSION,
-        flags: 0,
-    };
-    let mut hb = [0u8; FrameHeader::LEN];
-    h.emit(&mut hb);
-    head.copy_from_slice(&hb);
+    emit_frame(ev.frame_type(), &mut out[..total], |p| {
+        ev.emit_payload(profile, p)
+    });
     Ok(total)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trade::Trade;
+
+    /// A trade frame as the reference writes it: size 48, CRC, type 1,
+    /// rec_version 1, flags 0, then the payload.
+    #[test]
+    fn frame_header_golden_bytes() {
+        let h = FrameHeader {
+            size: 48,
+            crc32: 0x1234_5678,
+            frame_type: frame_type::TRADE,
+            rec_version: 1,
+            flags: 0,
+        };
+        let mut b = [0u8; 12];
+        h.emit(&mut b);
+        assert_eq!(b, [48, 0, 0, 0, 0x78, 0x56, 0x34, 0x12, 1, 1, 0, 0]);
+        assert_eq!(FrameHeader::parse(&b, 7), Ok(h));
+        let e = FrameHeader::parse(&b[..11], 7).unwrap_err();
+        assert_eq!(
+            (e.kind, e.offset, e.needed),
+            (ErrorKind::Truncated, 7, Some(12))
+        );
+    }
+
+    #[test]
+    fn encoded_frame_golden_bytes() {
+        let t = Trade {
+            exchange_ts_ns: 1,
+            price_raw: 2,
+            symbol_id: 3,
+            ..Trade::default()
+        };
+        let mut out = [0u8; 60];
+        let n = encode_frame(&Event::Trade(t), Profile::Reference, &mut out).unwrap();
+        assert_eq!(n, 60);
+        let mut payload = [0u8; 48];
+        payload[0] = 1; // exchange_ts_ns
+        payload[16] = 2; // price_raw
+        payload[40] = 3; // symbol_id
+        assert_eq!(&out[12..], &payload);
+        let crc = crc32(&payload).to_le_bytes();
+        assert_eq!(
+            out[..12],
+            [48, 0, 0, 0, crc[0], crc[1], crc[2], crc[3], 1, 1, 0, 0]
+        );
+        // CRC-32/ISO-HDLC check value.
+        assert_eq!(crc32(b"123456789"), 0xCBF4_3926);
+        let (ev, used) = decode_frame(&out, FrameOptions::default()).unwrap();
+        assert_eq!((ev, used), (Some(Event::Trade(t)), 60));
+    }
 }

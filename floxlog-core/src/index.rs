@@ -51,12 +51,25 @@ impl IndexHeader {
     /// Encoded length.
     pub const LEN: usize = 32;
 
-    /// Decodes the first 32 bytes of `b` (magic not checked); `None` if shorter.
-    pub fn parse(b: &[u8]) -> Option<IndexHeader> {
+    /// Decodes the first 32 bytes of `b`, which starts at byte `at` of the
+    /// segment (what errors report): `BadIndex` if shorter or if the magic
+    /// is not `INDX`. The version and entries are checked by
+    /// [`Index::parse`].
+    pub fn parse(b: &[u8], at: u64) -> Result<IndexHeader> {
         if b.len() < Self::LEN {
-            return None;
+            return Err(
+                Error::new(ErrorKind::BadIndex, at, "index header truncated")
+                    .needing(Self::LEN as u64),
+            );
         }
-        Some(IndexHeader {
+        if !starts_trailer(b) {
+            return Err(Error::new(
+                ErrorKind::BadIndex,
+                at,
+                "index magic is not INDX",
+            ));
+        }
+        Ok(IndexHeader {
             version: u16_at(b, field::VERSION),
             interval: u16_at(b, field::INTERVAL),
             entry_count: u32_at(b, field::ENTRY_COUNT),
@@ -93,12 +106,14 @@ impl IndexEntry {
     /// Encoded length.
     pub const LEN: usize = 16;
 
-    /// Decodes the first 16 bytes of `b`; `None` if shorter.
-    pub fn parse(b: &[u8]) -> Option<IndexEntry> {
+    /// Decodes the first 16 bytes of `b`, which starts at byte `at` of the
+    /// segment: `BadIndex` if shorter.
+    pub fn parse(b: &[u8], at: u64) -> Result<IndexEntry> {
         if b.len() < Self::LEN {
-            return None;
+            return Err(Error::new(ErrorKind::BadIndex, at, "index entry truncated")
+                .needing(Self::LEN as u64));
         }
-        Some(IndexEntry {
+        Ok(IndexEntry {
             timestamp_ns: i64_at(b, field::ENTRY_TIMESTAMP),
             file_offset: u64_at(b, field::ENTRY_FILE_OFFSET),
         })
@@ -111,9 +126,70 @@ impl IndexEntry {
     }
 }
 
+/// The offset of the frame (or block) header after the one at `pos`, if
+/// the header at `pos` is whole.
+fn next_header(frames: &[u8], pos: u64, compressed: bool) -> Option<u64> {
+    let rest = frames.get(usize::try_from(pos).ok()?..)?;
+    let len = if compressed {
+        crate::BlockHeader::parse(rest, pos).ok()?.block_len()
+    } else {
+        crate::FrameHeader::LEN as u64 + crate::FrameHeader::parse(rest, pos).ok()?.size as u64
+    };
+    Some(pos + len)
+}
+
+/// The exchange timestamp of the frame at `pos` (every record starts with
+/// it), if its first 8 payload bytes are there.
+fn frame_ts(frames: &[u8], pos: u64) -> Option<i64> {
+    let at = usize::try_from(pos).ok()? + crate::FrameHeader::LEN;
+    Some(i64_at(frames.get(at..at + 8)?, 0))
+}
+
 /// Trailer bytes for `entries` index entries.
 pub const fn trailer_len(entries: usize) -> usize {
     IndexHeader::LEN + entries * IndexEntry::LEN
+}
+
+/// Whether `b` starts with the `INDX` magic: where a writer that died while
+/// closing a segment left its trailer, or where the frames end.
+pub fn starts_trailer(b: &[u8]) -> bool {
+    b.get(..4) == Some(&MAGIC_INDEX.to_le_bytes()[..])
+}
+
+/// Whether `b` is exactly one index trailer whose entries match its CRC
+/// (nothing before or after it).
+pub fn is_trailer(b: &[u8]) -> bool {
+    let Ok(h) = IndexHeader::parse(b, 0) else {
+        return false;
+    };
+    let n = h.entry_count as u64 * IndexEntry::LEN as u64;
+    n == (b.len() - IndexHeader::LEN) as u64 && crc32(&b[IndexHeader::LEN..]) == h.crc32
+}
+
+/// Writes the index trailer for `entries` (header with CRC, then the
+/// entries) into the start of `out`, which must hold
+/// [`trailer_len`]`(entries.len())` bytes; returns that length. The one
+/// place trailers are assembled.
+pub fn emit_trailer(entries: &[IndexEntry], interval: u16, out: &mut [u8]) -> usize {
+    let need = trailer_len(entries.len());
+    let (head, body) = out[..need].split_at_mut(IndexHeader::LEN);
+    for (e, o) in entries.iter().zip(body.chunks_exact_mut(IndexEntry::LEN)) {
+        let mut eb = [0u8; IndexEntry::LEN];
+        e.emit(&mut eb);
+        o.copy_from_slice(&eb);
+    }
+    let h = IndexHeader {
+        version: INDEX_VERSION,
+        interval,
+        entry_count: entries.len() as u32,
+        crc32: crc32(body),
+        first_ts_ns: entries.first().map_or(0, |e| e.timestamp_ns),
+        last_ts_ns: entries.last().map_or(0, |e| e.timestamp_ns),
+    };
+    let mut hb = [0u8; IndexHeader::LEN];
+    h.emit(&mut hb);
+    head.copy_from_slice(&hb);
+    need
 }
 
 /// A validated index trailer over the segment bytes (zero-copy).
@@ -123,6 +199,7 @@ pub struct Index<'a> {
     offset: u64,
     entries: &'a [u8],
     monotonic: bool,
+    proven: bool,
 }
 
 impl<'a> Index<'a> {
@@ -145,14 +222,8 @@ impl<'a> Index<'a> {
         if off > data.len() as u64 || data.len() as u64 - off < IndexHeader::LEN as u64 {
             return Err(bad("index_offset points past the end of the data"));
         }
-        let at = off as usize;
-        let tail = &data[at..];
-        if u32_at(tail, field::MAGIC) != MAGIC_INDEX {
-            return Err(bad("index magic is not INDX"));
-        }
-        let Some(h) = IndexHeader::parse(tail) else {
-            return Err(bad("index header truncated"));
-        };
+        let tail = &data[off as usize..];
+        let h = IndexHeader::parse(tail, off)?;
         if h.version != INDEX_VERSION {
             return Err(bad("index version is not 1"));
         }
@@ -184,7 +255,64 @@ impl<'a> Index<'a> {
             offset: off,
             entries,
             monotonic,
+            proven: false,
         }))
+    }
+
+    /// Whether every entry is known to point at a frame (or block) header:
+    /// [`Index::prove`] succeeded, or the caller chose to [`Index::trust`]
+    /// it. Only then does [`crate::Reader::seek`] start at an entry.
+    pub fn is_proven(&self) -> bool {
+        self.proven
+    }
+
+    /// Marks the index as proven without checking it, for tapes the caller
+    /// trusts (their own, just written): seeks then skip the proof's pass
+    /// over the frame headers. A forged entry can then make a seek start
+    /// inside another frame's payload.
+    pub fn trust(&mut self) {
+        self.proven = true;
+    }
+
+    /// Proves that every entry points at a frame header (uncompressed) or a
+    /// block header (LZ4) of `frames` (the segment's bytes up to the end of
+    /// its frame area), by hopping from header to header from the first
+    /// frame, reading only the headers (12 bytes a frame, 16 a block).
+    /// An uncompressed entry's timestamp must also be its frame's. A CRC-valid
+    /// frame hidden inside another frame's payload is never on that chain,
+    /// so it cannot be made a seek target.
+    ///
+    /// `BadIndex` at the index offset when an entry is out of file order, is
+    /// not on the chain, or lies beyond a header the chain cannot hop
+    /// (damage); the index is then left unproven.
+    pub fn prove(&mut self, frames: &[u8], compressed: bool) -> Result<()> {
+        let bad = |what| Error::new(ErrorKind::BadIndex, self.offset, what);
+        let mut pos = crate::SegmentHeader::LEN as u64;
+        let mut prev: Option<u64> = None;
+        for e in self.iter() {
+            let target = e.file_offset;
+            if prev.is_some_and(|p| target <= p) {
+                return Err(bad("index entries are not in file order"));
+            }
+            prev = Some(target);
+            while pos < target {
+                pos = next_header(frames, pos, compressed).ok_or(bad(
+                    "index entry lies beyond damage the frame chain cannot cross",
+                ))?;
+            }
+            if pos != target {
+                return Err(bad(if compressed {
+                    "index entry does not point at a block header"
+                } else {
+                    "index entry does not point at a frame header"
+                }));
+            }
+            if !compressed && frame_ts(frames, pos) != Some(e.timestamp_ns) {
+                return Err(bad("index entry timestamp is not its frame's"));
+            }
+        }
+        self.proven = true;
+        Ok(())
     }
 
     /// The index header.
@@ -210,14 +338,14 @@ impl<'a> Index<'a> {
     /// Entry `i`.
     pub fn get(&self, i: usize) -> Option<IndexEntry> {
         let at = i.checked_mul(IndexEntry::LEN)?;
-        IndexEntry::parse(self.entries.get(at..)?)
+        IndexEntry::parse(self.entries.get(at..)?, 0).ok()
     }
 
     /// Entries in file order.
     pub fn iter(&self) -> impl Iterator<Item = IndexEntry> + 'a {
         self.entries
             .chunks_exact(IndexEntry::LEN)
-            .filter_map(IndexEntry::parse)
+            .filter_map(|e| IndexEntry::parse(e, 0).ok())
     }
 
     /// Whether entry timestamps never decrease (true for any sorted segment).
@@ -256,5 +384,40 @@ impl<'a> Index<'a> {
             }
         }
         best
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One entry (ts 1000 at offset 64) behind an interval-1000 header.
+    #[test]
+    fn trailer_golden_bytes() {
+        let e = [IndexEntry {
+            timestamp_ns: 1000,
+            file_offset: 64,
+        }];
+        let mut out = [0u8; 48];
+        assert_eq!(emit_trailer(&e, 1000, &mut out), 48);
+        let entry = [0xe8, 0x03, 0, 0, 0, 0, 0, 0, 64, 0, 0, 0, 0, 0, 0, 0];
+        let crc = crc32(&entry).to_le_bytes();
+        let mut want = [0u8; 48];
+        want[..4].copy_from_slice(b"INDX");
+        want[4] = 1; // version
+        want[6..8].copy_from_slice(&1000u16.to_le_bytes());
+        want[8] = 1; // entry_count
+        want[12..16].copy_from_slice(&crc);
+        want[16..24].copy_from_slice(&1000i64.to_le_bytes());
+        want[24..32].copy_from_slice(&1000i64.to_le_bytes());
+        want[32..].copy_from_slice(&entry);
+        assert_eq!(out, want);
+        assert!(is_trailer(&out) && starts_trailer(&out));
+        assert!(!is_trailer(&out[..47]));
+        let h = IndexHeader::parse(&out, 500).unwrap();
+        assert_eq!((h.entry_count, h.interval, h.first_ts_ns), (1, 1000, 1000));
+        assert_eq!(IndexEntry::parse(&out[32..], 532), Ok(e[0]));
+        let bad = IndexHeader::parse(&out[1..], 501).unwrap_err();
+        assert_eq!((bad.kind, bad.offset), (ErrorKind::BadIndex, 501));
     }
 }

@@ -16,7 +16,8 @@
 //!   yielding every good event before it.
 //! - [`Index`]: the sparse index trailer and timestamp seek.
 //! - [`encode_frame`] / [`decode_frame`]: single frames, for callers that
-//!   build their own streams.
+//!   build their own streams; [`Blocks`] / [`Block`]: LZ4 blocks, walked
+//!   and decompressed into caller scratch.
 //! - [`fixed`]: fixed-point (1e8) conversions.
 //!
 //! # Example: write a segment and read it back
@@ -77,14 +78,15 @@ mod le;
 pub mod option_quote;
 pub mod pool_state;
 pub mod reader;
+pub mod salvage;
 pub mod segment_header;
 pub mod trade;
 pub mod writer;
 
-pub use block::BlockHeader;
+pub use block::{Block, BlockHeader, Blocks};
 pub use book::{Book, BookKind, Level, Levels};
 pub use consts::*;
-pub use error::{Error, ErrorKind, Result};
+pub use error::{Error, ErrorKind};
 pub use event::{Event, Profile, UnknownTypes};
 pub use frame::{decode_frame, encode_frame, FrameHeader, FrameOptions, RawFrame};
 pub use index::{Index, IndexEntry, IndexHeader};

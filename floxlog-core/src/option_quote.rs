@@ -1,5 +1,6 @@
 //! OptionQuoteRecord, frame type 4: 112 bytes (layout from FORMAT-NOTES).
 
+use crate::error::{malformed, Result};
 use crate::le::{i64_at, put_i64, put_u16, put_u32, u16_at, u32_at};
 
 /// Byte offsets of the option-quote fields.
@@ -68,9 +69,9 @@ impl OptionQuote {
 
     /// Decodes an option-quote payload; `Err` unless exactly 112 bytes.
     /// The pad byte is not checked (readers accept what writers left there).
-    pub fn parse(b: &[u8]) -> Result<OptionQuote, &'static str> {
+    pub fn parse(b: &[u8], at: u64) -> Result<OptionQuote> {
         if b.len() != Self::LEN {
-            return Err("option quote payload is not 112 bytes");
+            return Err(malformed(at, "option quote payload is not 112 bytes"));
         }
         Ok(OptionQuote {
             exchange_ts_ns: i64_at(b, field::EXCHANGE_TS_NS),
@@ -92,6 +93,24 @@ impl OptionQuote {
         })
     }
 
+    /// The eleven fixed-point fields in layout order, with the names the
+    /// corpus's JSON (and every text output) gives them.
+    pub fn raw_fields(&self) -> [(&'static str, i64); 11] {
+        [
+            ("mark_price_raw", self.mark_price_raw),
+            ("index_price_raw", self.index_price_raw),
+            ("underlying_price_raw", self.underlying_price_raw),
+            ("iv_raw", self.iv_raw),
+            ("bid_price_raw", self.bid_price_raw),
+            ("ask_price_raw", self.ask_price_raw),
+            ("bid_size_raw", self.bid_size_raw),
+            ("ask_size_raw", self.ask_size_raw),
+            ("bid_iv_raw", self.bid_iv_raw),
+            ("ask_iv_raw", self.ask_iv_raw),
+            ("open_interest_raw", self.open_interest_raw),
+        ]
+    }
+
     /// Encodes into `out[..112]` (pad zero).
     pub fn emit(&self, out: &mut [u8; 112]) {
         put_i64(out, field::EXCHANGE_TS_NS, self.exchange_ts_ns);
@@ -111,5 +130,50 @@ impl OptionQuote {
         out[field::INSTRUMENT] = self.instrument;
         out[field::PAD] = 0;
         put_u16(out, field::EXCHANGE_ID, self.exchange_id);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorKind;
+
+    /// Fields 1..=13 of the i64 run hold their own ordinal, so a swapped
+    /// offset shows as a swapped byte.
+    #[test]
+    fn option_quote_golden_bytes() {
+        let q = OptionQuote {
+            exchange_ts_ns: 1,
+            recv_ts_ns: 2,
+            mark_price_raw: 3,
+            index_price_raw: 4,
+            underlying_price_raw: 5,
+            iv_raw: 6,
+            bid_price_raw: 7,
+            ask_price_raw: 8,
+            bid_size_raw: 9,
+            ask_size_raw: 10,
+            bid_iv_raw: 11,
+            ask_iv_raw: 12,
+            open_interest_raw: 13,
+            symbol_id: 0x0e,
+            instrument: 3,
+            exchange_id: 0x0506,
+        };
+        let mut want = [0u8; 112];
+        for i in 0..13 {
+            want[i * 8] = i as u8 + 1;
+        }
+        want[104] = 0x0e;
+        want[108] = 3;
+        want[110..112].copy_from_slice(&[0x06, 0x05]);
+        let mut out = [0u8; 112];
+        q.emit(&mut out);
+        assert_eq!(out, want);
+        assert_eq!(OptionQuote::parse(&want, 3), Ok(q));
+        assert_eq!(q.raw_fields()[0], ("mark_price_raw", 3));
+        assert_eq!(q.raw_fields()[10], ("open_interest_raw", 13));
+        let e = OptionQuote::parse(&want[..111], 3).unwrap_err();
+        assert_eq!((e.kind, e.offset), (ErrorKind::MalformedRecord, 3));
     }
 }

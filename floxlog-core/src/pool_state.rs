@@ -1,6 +1,7 @@
 //! PoolStateRecord, frame type 5: a 32-byte header then `payload_len`
 //! opaque bytes (layout from FORMAT-NOTES).
 
+use crate::error::{malformed, Result};
 use crate::le::{i64_at, put_i64, put_u16, put_u32, u16_at, u32_at};
 
 /// Byte offsets of the pool-state header fields.
@@ -48,13 +49,19 @@ impl<'a> PoolState<'a> {
 
     /// Decodes a pool-state payload: the header's payload_len must account
     /// for exactly the bytes after it.
-    pub fn parse(b: &'a [u8]) -> Result<PoolState<'a>, &'static str> {
+    pub fn parse(b: &'a [u8], at: u64) -> Result<PoolState<'a>> {
         if b.len() < Self::HEADER_LEN {
-            return Err("pool state payload shorter than its 32-byte header");
+            return Err(malformed(
+                at,
+                "pool state payload shorter than its 32-byte header",
+            ));
         }
         let n = u32_at(b, field::PAYLOAD_LEN) as usize;
         if n != b.len() - Self::HEADER_LEN {
-            return Err("pool state payload_len does not match the frame size");
+            return Err(malformed(
+                at,
+                "pool state payload_len does not match the frame size",
+            ));
         }
         Ok(PoolState {
             exchange_ts_ns: i64_at(b, field::EXCHANGE_TS_NS),
@@ -65,6 +72,15 @@ impl<'a> PoolState<'a> {
             exchange_id: u16_at(b, field::EXCHANGE_ID),
             payload: &b[Self::HEADER_LEN..],
         })
+    }
+
+    /// The header fields without the payload (for owners that keep the
+    /// payload elsewhere).
+    pub fn without_payload(&self) -> PoolState<'static> {
+        PoolState {
+            payload: &[],
+            ..*self
+        }
     }
 
     /// Encoded length (header + payload).
@@ -88,5 +104,39 @@ impl<'a> PoolState<'a> {
         put_u16(out, field::EXCHANGE_ID, self.exchange_id);
         put_u32(out, field::PAD, 0);
         out[Self::HEADER_LEN..].copy_from_slice(self.payload);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorKind;
+
+    #[test]
+    fn pool_state_golden_bytes() {
+        let p = PoolState {
+            exchange_ts_ns: 0x11,
+            recv_ts_ns: 0x22,
+            symbol_id: 0x33,
+            sub_type: 3,
+            venue: 4,
+            exchange_id: 0x0506,
+            payload: &[0xaa, 0xbb, 0xcc],
+        };
+        let mut want = [0u8; 35];
+        want[0] = 0x11;
+        want[8] = 0x22;
+        want[16] = 0x33;
+        want[20] = 3; // payload_len
+        want[24] = 3;
+        want[25] = 4;
+        want[26..28].copy_from_slice(&[0x06, 0x05]);
+        want[32..].copy_from_slice(&[0xaa, 0xbb, 0xcc]);
+        let mut out = [0u8; 35];
+        p.emit(&mut out);
+        assert_eq!(out, want);
+        assert_eq!(PoolState::parse(&want, 5), Ok(p));
+        let e = PoolState::parse(&want[..34], 5).unwrap_err();
+        assert_eq!((e.kind, e.offset), (ErrorKind::MalformedRecord, 5));
     }
 }

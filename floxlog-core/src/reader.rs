@@ -8,16 +8,18 @@
 //!
 //! The cursor stops at the first problem: it yields every good event before
 //! it, then the error (kind and byte offset), then nothing.
+//!
+//! A cursor can start at any frame (or block) boundary a previous cursor
+//! reported ([`Segment::reader_at`]), and can tail a segment a writer is
+//! still appending to ([`ReadOptions::tail`]): re-map the file, resume at
+//! [`Reader::next_offset`], and a half-written last frame or block is
+//! [`Reader::needs_more`] rather than an error.
 
-use crate::block::BlockHeader;
-use crate::consts::MAGIC_BLOCK;
-use crate::consts::MAGIC_INDEX;
-use crate::crc32::crc32;
+use crate::block::{Block, Blocks};
 use crate::error::{Error, ErrorKind, Result};
 use crate::event::{Event, UnknownTypes};
-use crate::frame::{check_frame, check_header, Checked, FrameHeader, RawFrame};
-use crate::index::{Index, IndexEntry, IndexHeader};
-use crate::le::u32_at;
+use crate::frame::{check_frame, check_header, Checked, RawFrame};
+use crate::index::{is_trailer, starts_trailer, Index};
 use crate::segment_header::{flags, SegmentHeader};
 
 /// Reader settings.
@@ -27,6 +29,12 @@ pub struct ReadOptions {
     pub verify_crc: bool,
     /// Unknown frame types: error (default) or skip by size.
     pub unknown_types: UnknownTypes,
+    /// The segment may still be growing (a writer is appending to it):
+    /// data that ends inside a frame or block, or an index trailer where
+    /// the frames were to go on (a writer closing the segment), ends the
+    /// read with [`Reader::needs_more`] instead of `Truncated`. Default
+    /// false.
+    pub tail: bool,
 }
 
 impl Default for ReadOptions {
@@ -34,6 +42,7 @@ impl Default for ReadOptions {
         ReadOptions {
             verify_crc: true,
             unknown_types: UnknownTypes::Reject,
+            tail: false,
         }
     }
 }
@@ -62,8 +71,7 @@ impl<'a> Segment<'a> {
             let off = header.index_offset;
             if off >= SegmentHeader::LEN as u64
                 && off <= data.len() as u64
-                && data.len() as u64 - off >= 4
-                && u32_at(data, off as usize) == MAGIC_INDEX
+                && starts_trailer(&data[off as usize..])
             {
                 frames_end = off as usize;
                 lost_index = false;
@@ -103,14 +111,67 @@ impl<'a> Segment<'a> {
         self.header.has(flags::COMPRESSED)
     }
 
-    /// The index trailer, validated (`Ok(None)` without HasIndex). Its
-    /// errors never affect [`Segment::reader`].
+    /// The index trailer, validated and proven ([`Index::parse`], then
+    /// [`Index::prove`]: every entry is a frame or block boundary); `Ok(None)`
+    /// without HasIndex. Its errors never affect [`Segment::reader`]. The
+    /// proof reads every frame header once; [`Segment::index_unproven`]
+    /// skips it.
     pub fn index(&self) -> Result<Option<Index<'a>>> {
+        let Some(mut ix) = self.index_unproven()? else {
+            return Ok(None);
+        };
+        ix.prove(&self.data[..self.frames_end], self.is_compressed())?;
+        Ok(Some(ix))
+    }
+
+    /// The index trailer, structurally validated ([`Index::parse`]) but not
+    /// proven: [`crate::Reader::seek`] ignores it until it is proven or
+    /// trusted.
+    pub fn index_unproven(&self) -> Result<Option<Index<'a>>> {
         Index::parse(self.data, &self.header)
     }
 
+    /// The compressed blocks from `offset` (a block boundary) to the end of
+    /// the frame area, without decompressing them.
+    pub fn blocks_from(&self, offset: u64) -> Blocks<'a> {
+        Blocks::new(self.data, offset, self.frames_end as u64)
+    }
+
+    /// The compressed blocks of the segment (empty walk if uncompressed).
+    pub fn blocks(&self) -> Blocks<'a> {
+        let start = if self.is_compressed() {
+            SegmentHeader::LEN as u64
+        } else {
+            self.frames_end as u64
+        };
+        self.blocks_from(start)
+    }
+
+    /// Scratch a reader needs for the blocks from `offset` on: the largest
+    /// [`crate::BlockHeader::scratch_needed`] among the block headers up to
+    /// the first damaged one (0 for an uncompressed segment). Never more
+    /// than [`crate::block::MAX_SCRATCH`], so a damaged header never asks
+    /// for gigabytes; such a block then stops the read with
+    /// `BufferTooSmall`.
+    pub fn scratch_len_from(&self, offset: u64) -> usize {
+        if !self.is_compressed() {
+            return 0;
+        }
+        self.blocks_from(offset)
+            .map_while(|b| b.ok())
+            .map(|b| b.header.scratch_needed())
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// [`Segment::scratch_len_from`] the first block.
+    pub fn scratch_len(&self) -> usize {
+        self.scratch_len_from(SegmentHeader::LEN as u64)
+    }
+
     /// A cursor over the events. `scratch` receives decompressed LZ4 blocks
-    /// and may be empty for uncompressed segments.
+    /// ([`Segment::scratch_len`] bytes) and may be empty for uncompressed
+    /// segments.
     pub fn reader<'s>(&self, opts: ReadOptions, scratch: &'s mut [u8]) -> Reader<'a, 's> {
         Reader {
             data: self.data,
@@ -122,10 +183,35 @@ impl<'a> Segment<'a> {
             scratch,
             blk: None,
             done: false,
+            need_more: false,
             events: 0,
             skip_before: None,
             last: Position::default(),
         }
+    }
+
+    /// A cursor that starts at byte `offset`: a frame (or, compressed, a
+    /// block) boundary that a previous cursor's [`Reader::next_offset`]
+    /// reported, for instance before the file grew. The offset must lie in
+    /// the frame area (`InvalidInput` otherwise); that a frame starts there
+    /// is the caller's promise (a wrong offset gives an error or, at worst,
+    /// a CRC-valid frame that sits inside another frame's payload).
+    pub fn reader_at<'s>(
+        &self,
+        offset: u64,
+        opts: ReadOptions,
+        scratch: &'s mut [u8],
+    ) -> Result<Reader<'a, 's>> {
+        if offset < SegmentHeader::LEN as u64 || offset > self.frames_end as u64 {
+            return Err(Error::new(
+                ErrorKind::InvalidInput,
+                offset,
+                "resume offset outside the frame area",
+            ));
+        }
+        let mut r = self.reader(opts, scratch);
+        r.pos = offset as usize;
+        Ok(r)
     }
 }
 
@@ -171,6 +257,7 @@ pub struct Reader<'a, 's> {
     scratch: &'s mut [u8],
     blk: Option<BlockState>,
     done: bool,
+    need_more: bool,
     events: u64,
     skip_before: Option<i64>,
     last: Position,
@@ -195,23 +282,49 @@ impl<'a, 's> Reader<'a, 's> {
         self.blk.map_or(self.pos, |b| b.offset) as u64
     }
 
-    /// Whether the cursor has ended (end of data or an error).
-    pub fn is_done(&self) -> bool {
-        self.done
+    /// Leaves the current LZ4 block once all its frames have been read, so
+    /// that [`Reader::next_offset`] is the next block and a cursor made
+    /// there by [`Segment::reader_at`] carries on exactly. Returns whether
+    /// the cursor is now between blocks (always, uncompressed); `false`
+    /// while frames of the block remain. Checks the block's `event_count`
+    /// as the next read would (`MalformedRecord`, ending the read).
+    pub fn end_block(&mut self) -> Result<bool> {
+        let Some(b) = self.blk else {
+            return Ok(true);
+        };
+        if b.pos < b.len {
+            return Ok(false);
+        }
+        if b.seen != b.expected as u32 {
+            self.done = true;
+            return Err(count_mismatch(b.offset));
+        }
+        self.blk = None;
+        Ok(true)
+    }
+
+    /// Tail mode: whether the read ended at a frame or block the writer has
+    /// not finished yet. Resume at [`Reader::next_offset`] once the data
+    /// has grown.
+    pub fn needs_more(&self) -> bool {
+        self.need_more
     }
 
     /// Repositions before the first event with `exchange_ts_ns >= t`, using
-    /// the index entry [`Index::seek`] picks (or the first frame without
-    /// one), then skipping earlier events as they are read. Clears a
-    /// previous error.
+    /// the index entry [`Index::seek`] picks if the index is proven (see
+    /// [`Index::is_proven`]; otherwise, or without one, the first frame),
+    /// then skipping earlier events as they are read. Clears a previous
+    /// error.
     pub fn seek(&mut self, index: Option<&Index<'_>>, t: i64) {
         let start = index
+            .filter(|ix| ix.is_proven())
             .and_then(|ix| ix.seek(t))
             .map_or(SegmentHeader::LEN as u64, |e| e.file_offset);
         // Index::parse checked entries lie in [64, index_offset).
         self.pos = (start as usize).clamp(SegmentHeader::LEN, self.end.max(SegmentHeader::LEN));
         self.blk = None;
         self.done = false;
+        self.need_more = false;
         self.skip_before = Some(t);
     }
 
@@ -240,7 +353,7 @@ impl<'a, 's> Reader<'a, 's> {
         let data: &'a [u8] = self.data;
         Ok(self.next_plain()?.map(|(event, at, n)| Item {
             event,
-            frame: raw_frame(&data[at..at + n]),
+            frame: RawFrame::from_checked(&data[at..at + n]),
             position: Position {
                 offset: at as u64,
                 in_block: None,
@@ -268,7 +381,7 @@ impl<'a, 's> Reader<'a, 's> {
                 Ok(c) => c,
                 Err(e) => {
                     self.done = true;
-                    return Err(e);
+                    return self.stop(e);
                 }
             };
             match checked {
@@ -303,7 +416,7 @@ impl<'a, 's> Reader<'a, 's> {
         if let (Some(b), None) = (&mut self.blk, self.skip_before) {
             if b.pos < b.len {
                 let at = b.pos;
-                if let Ok(Some((_, n))) = check_header(
+                if let Ok(Checked::Event(_, n)) = check_header(
                     &self.scratch[at..b.len],
                     b.offset as u64,
                     self.opts.verify_crc,
@@ -331,23 +444,22 @@ impl<'a, 's> Reader<'a, 's> {
             }
             Err(e) => {
                 self.done = true;
-                return Err(e);
+                return self.stop(e);
             }
         };
         self.events += 1;
         self.last = position;
         let bytes = &self.scratch[start..start + len];
-        let frame = raw_frame(bytes);
-        match Event::decode(frame.header.frame_type, frame.payload) {
+        let frame = RawFrame::from_checked(bytes);
+        match frame.event(position.offset) {
             Ok(event) => Ok(Some(Item {
                 event,
                 frame,
                 position,
             })),
-            Err(what) => {
+            Err(e) => {
                 self.done = true;
-                let at = position.in_block.unwrap_or(0);
-                Err(Error::new(ErrorKind::MalformedRecord, position.offset, what).in_block(at))
+                Err(e.in_block(position.in_block.unwrap_or(0)))
             }
         }
     }
@@ -375,20 +487,20 @@ impl<'a, 's> Reader<'a, 's> {
                         offset: b.offset as u64,
                         in_block: Some(at as u32),
                     };
-                    let Some((h, n)) = checked else {
-                        let size = FrameHeader::parse(frame).map_or(0, |h| h.size as usize);
-                        b.pos = at + FrameHeader::LEN + size;
-                        self.blk = Some(b);
-                        continue;
+                    let (h, n) = match checked {
+                        Checked::Event(hn, _) => hn,
+                        Checked::Skipped(n) => {
+                            b.pos = at + n;
+                            self.blk = Some(b);
+                            continue;
+                        }
                     };
                     b.pos = at + n;
                     self.blk = Some(b);
-                    let payload = &frame[FrameHeader::LEN..n];
                     if self.skip_before.is_some() {
-                        let ev = Event::decode(h.frame_type, payload).map_err(|what| {
-                            Error::new(ErrorKind::MalformedRecord, position.offset, what)
-                                .in_block(at as u32)
-                        })?;
+                        let payload = &frame[crate::frame::FrameHeader::LEN..n];
+                        let ev = Event::decode(h.frame_type, payload, position.offset)
+                            .map_err(|e| e.in_block(at as u32))?;
                         if skip(&mut self.skip_before, ev.exchange_ts_ns()) {
                             continue;
                         }
@@ -396,11 +508,7 @@ impl<'a, 's> Reader<'a, 's> {
                     return Ok(Some((position, at, n)));
                 }
                 if b.seen != b.expected as u32 {
-                    return Err(Error::new(
-                        ErrorKind::MalformedRecord,
-                        b.offset as u64,
-                        "block event_count does not match the frames it holds",
-                    ));
+                    return Err(count_mismatch(b.offset));
                 }
                 self.blk = None;
             }
@@ -419,81 +527,35 @@ impl<'a, 's> Reader<'a, 's> {
         self.lost_index && is_trailer(&self.data[self.pos..self.end])
     }
 
+    /// Ends the read on `e`, unless tailing and `e` is the writer not being
+    /// done yet: data ending inside the frame or block at `pos`, or an
+    /// index trailer starting there (written just before the final header).
+    #[cold]
+    fn stop<T>(&mut self, e: Error) -> Result<Option<T>> {
+        let at = self.next_offset();
+        let unfinished = e.kind == ErrorKind::Truncated && e.offset == at
+            || starts_trailer(&self.data[at as usize..self.end]);
+        if self.opts.tail && self.blk.is_none() && unfinished {
+            self.need_more = true;
+            return Ok(None);
+        }
+        Err(e)
+    }
+
     /// Reads and decompresses the block at `pos` into the scratch.
     fn load_block(&mut self) -> Result<()> {
-        let at = self.pos;
-        let off = at as u64;
-        let Some(h) = BlockHeader::parse(&self.data[at..self.end]) else {
-            return Err(Error::new(
-                ErrorKind::Truncated,
-                off,
-                "data ends inside a block header",
-            ));
-        };
-        if h.magic != MAGIC_BLOCK {
-            return Err(Error::new(
-                ErrorKind::BadBlockMagic,
-                off,
-                "block magic is not FBLK",
-            ));
-        }
-        let body_start = at + BlockHeader::LEN;
-        let body_end = body_start as u64 + h.compressed_size as u64;
-        if body_end > self.end as u64 {
-            return Err(Error::new(
-                ErrorKind::Truncated,
-                off,
-                "data ends inside a compressed block (compressed_size past the end)",
-            )
-            .needing(body_end));
-        }
-        let orig = h.original_size as usize;
-        if orig > self.scratch.len() {
-            return Err(Error::new(
-                ErrorKind::BufferTooSmall,
-                off,
-                "block original_size exceeds the decompression scratch",
-            )
-            .needing(orig as u64));
-        }
-        let body = &self.data[body_start..body_end as usize];
-        decompress_exact(body, &mut self.scratch[..orig], off)?;
-        self.pos = body_end as usize;
+        let block = Block::at(&self.data[..self.end], self.pos as u64)?;
+        let len = block.decompress(self.scratch)?.len();
         self.blk = Some(BlockState {
-            offset: at,
-            len: orig,
+            offset: self.pos,
+            len,
             pos: 0,
-            expected: h.event_count,
+            expected: block.header.event_count,
             seen: 0,
         });
+        self.pos = block.end() as usize;
         Ok(())
     }
-}
-
-#[cfg(feature = "lz4")]
-fn decompress_exact(src: &[u8], dst: &mut [u8], off: u64) -> Result<()> {
-    match lz4_flex::block::decompress_into(src, dst) {
-        Ok(n) if n == dst.len() => Ok(()),
-        Ok(_) => Err(Error::new(
-            ErrorKind::DecompressionFailed,
-            off,
-            "LZ4 block decodes to fewer bytes than original_size",
-        )),
-        Err(_) => Err(Error::new(
-            ErrorKind::DecompressionFailed,
-            off,
-            "LZ4 block data is invalid or decodes past original_size",
-        )),
-    }
-}
-
-#[cfg(not(feature = "lz4"))]
-fn decompress_exact(_src: &[u8], _dst: &mut [u8], off: u64) -> Result<()> {
-    Err(Error::new(
-        ErrorKind::Lz4Unsupported,
-        off,
-        "compressed segment, and this build has no LZ4 support (feature `lz4`)",
-    ))
 }
 
 /// Whether a pending `seek` skips an event at `ts`; the skip ends at the
@@ -510,23 +572,12 @@ fn skip(skip_before: &mut Option<i64>, ts: i64) -> bool {
     }
 }
 
-/// Whether `b` is exactly one index trailer with a matching CRC.
-fn is_trailer(b: &[u8]) -> bool {
-    if b.len() < IndexHeader::LEN || u32_at(b, 0) != MAGIC_INDEX {
-        return false;
-    }
-    let Some(h) = IndexHeader::parse(b) else {
-        return false;
-    };
-    let n = h.entry_count as u64 * IndexEntry::LEN as u64;
-    n == (b.len() - IndexHeader::LEN) as u64 && crc32(&b[IndexHeader::LEN..]) == h.crc32
-}
-
-/// Splits a frame already validated by `check_frame`.
-#[inline]
-fn raw_frame(bytes: &[u8]) -> RawFrame<'_> {
-    RawFrame {
-        header: FrameHeader::parse(bytes).unwrap_or_default(),
-        payload: bytes.get(FrameHeader::LEN..).unwrap_or_default(),
-    }
+/// A block whose `event_count` disagrees with the frames it holds.
+#[cold]
+fn count_mismatch(block_offset: usize) -> Error {
+    Error::new(
+        ErrorKind::MalformedRecord,
+        block_offset as u64,
+        "block event_count does not match the frames it holds",
+    )
 }

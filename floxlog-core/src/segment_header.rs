@@ -198,3 +198,45 @@ impl SegmentHeader {
         b
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A closed, indexed, LZ4 segment's header, byte for byte.
+    #[test]
+    fn segment_header_golden_bytes() {
+        let h = SegmentHeader {
+            version: 1,
+            flags: flags::HAS_INDEX | flags::COMPRESSED | flags::SORTED,
+            exchange_id: 7,
+            created_ns: 0x0102_0304_0506_0708,
+            first_event_ns: 1000,
+            last_event_ns: -2,
+            event_count: 3,
+            symbol_count: 4,
+            index_offset: 0x1_0000_0040,
+            compression: 1,
+        };
+        let mut want = [0u8; 64];
+        want[..4].copy_from_slice(b"FLOX");
+        want[4] = 1;
+        want[6] = 0x0b;
+        want[7] = 7;
+        want[8..16].copy_from_slice(&[8, 7, 6, 5, 4, 3, 2, 1]);
+        want[16..18].copy_from_slice(&[0xe8, 0x03]);
+        want[24..32].copy_from_slice(&[0xfe, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]);
+        want[32] = 3;
+        want[36] = 4;
+        want[40..45].copy_from_slice(&[0x40, 0, 0, 0, 1]);
+        want[48] = 1;
+        assert_eq!(h.to_bytes(), want);
+        assert_eq!(SegmentHeader::parse(&want), Ok(h));
+        let mut bad = want;
+        bad[63] = 1;
+        let e = SegmentHeader::parse(&bad).unwrap_err();
+        assert_eq!((e.kind, e.offset), (ErrorKind::ReservedNonzero, 0));
+        let e = SegmentHeader::parse(&want[..63]).unwrap_err();
+        assert_eq!((e.kind, e.needed), (ErrorKind::Truncated, Some(64)));
+    }
+}

@@ -1,5 +1,6 @@
 //! TradeRecord, frame type 1: 48 bytes.
 
+use crate::error::{malformed, Result};
 use crate::le::{i64_at, put_i64, put_u16, put_u32, put_u64, u16_at, u32_at, u64_at};
 
 /// Byte offsets of the trade fields.
@@ -51,11 +52,12 @@ impl Trade {
     /// Encoded length.
     pub const LEN: usize = 48;
 
-    /// Decodes a trade payload; `Err` unless it is exactly 48 bytes.
+    /// Decodes a trade payload; `MalformedRecord` at `at` (the frame's
+    /// offset) unless it is exactly 48 bytes.
     #[inline]
-    pub fn parse(b: &[u8]) -> Result<Trade, &'static str> {
+    pub fn parse(b: &[u8], at: u64) -> Result<Trade> {
         if b.len() != Self::LEN {
-            return Err("trade payload is not 48 bytes");
+            return Err(malformed(at, "trade payload is not 48 bytes"));
         }
         Ok(Trade {
             exchange_ts_ns: i64_at(b, field::EXCHANGE_TS_NS),
@@ -82,5 +84,42 @@ impl Trade {
         out[field::SIDE] = self.side;
         out[field::INSTRUMENT] = self.instrument;
         put_u16(out, field::EXCHANGE_ID, self.exchange_id);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorKind;
+
+    #[test]
+    fn trade_golden_bytes() {
+        let t = Trade {
+            exchange_ts_ns: 0x11,
+            recv_ts_ns: 0x22,
+            price_raw: -1,
+            qty_raw: 0x44,
+            trade_id: 0x55,
+            symbol_id: 0x66,
+            side: 1,
+            instrument: 2,
+            exchange_id: 0x0304,
+        };
+        let mut want = [0u8; 48];
+        want[0] = 0x11;
+        want[8] = 0x22;
+        want[16..24].fill(0xff);
+        want[24] = 0x44;
+        want[32] = 0x55;
+        want[40] = 0x66;
+        want[44] = 1;
+        want[45] = 2;
+        want[46..48].copy_from_slice(&[0x04, 0x03]);
+        let mut out = [0u8; 48];
+        t.emit(&mut out);
+        assert_eq!(out, want);
+        assert_eq!(Trade::parse(&want, 76), Ok(t));
+        let e = Trade::parse(&want[..47], 76).unwrap_err();
+        assert_eq!((e.kind, e.offset), (ErrorKind::MalformedRecord, 76));
     }
 }

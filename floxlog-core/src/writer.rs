@@ -12,13 +12,12 @@
 //! anything: on error the event was not accepted and everything accepted
 //! before it is intact, so the caller can drain, grow or flush and retry.
 
-use crate::block::{lz4_bound, BlockHeader};
-use crate::consts::{FORMAT_VERSION, INDEX_VERSION, RECORD_VERSION};
-use crate::crc32::crc32;
+use crate::block::{compress_bound, compress_into, BlockHeader};
+use crate::consts::FORMAT_VERSION;
 use crate::error::{Error, ErrorKind, Result};
 use crate::event::{Event, Profile};
-use crate::frame::{is_known_type, FrameHeader};
-use crate::index::{trailer_len, IndexEntry, IndexHeader};
+use crate::frame::{emit_frame, is_known_type, FrameHeader};
+use crate::index::{emit_trailer, trailer_len, IndexEntry};
 use crate::segment_header::{flags, Compression, SegmentHeader};
 
 /// Distinct symbols the spec profile can count; past this `append` fails with
@@ -41,6 +40,30 @@ pub struct WriterConfig {
     pub created_ns: i64,
     /// Reference bytes (default) or spec-text conventions.
     pub profile: Profile,
+}
+
+impl WriterConfig {
+    /// Whether the settings can be used: `InvalidInput` for an index
+    /// interval of 0, `Lz4Unsupported` for LZ4 in a build without the `lz4`
+    /// feature. [`SegmentWriter::new`] checks this; tools check it up front
+    /// to refuse settings before they create anything.
+    pub fn check(&self) -> Result<()> {
+        if self.index_interval == 0 {
+            return Err(Error::new(
+                ErrorKind::InvalidInput,
+                0,
+                "index_interval must be at least 1",
+            ));
+        }
+        if self.compression == Compression::Lz4 && !cfg!(feature = "lz4") {
+            return Err(Error::new(
+                ErrorKind::Lz4Unsupported,
+                0,
+                "this build has no LZ4 support (feature `lz4`)",
+            ));
+        }
+        Ok(())
+    }
 }
 
 impl Default for WriterConfig {
@@ -254,21 +277,10 @@ impl Source<'_> {
     /// Writes header + payload into `dst` (exactly 12 + payload_len bytes).
     #[inline]
     fn emit(&self, profile: Profile, dst: &mut [u8]) {
-        let (head, payload) = dst.split_at_mut(FrameHeader::LEN);
-        match self {
+        emit_frame(self.frame_type(), dst, |payload| match self {
             Source::Event(e) => e.emit_payload(profile, payload),
             Source::Raw(_, p, _, _) => payload.copy_from_slice(p),
-        }
-        let h = FrameHeader {
-            size: payload.len() as u32,
-            crc32: crc32(payload),
-            frame_type: self.frame_type(),
-            rec_version: RECORD_VERSION,
-            flags: 0,
-        };
-        let mut hb = [0u8; FrameHeader::LEN];
-        h.emit(&mut hb);
-        head.copy_from_slice(&hb);
+        });
     }
 }
 
@@ -310,29 +322,15 @@ impl<S: WriterStorage> SegmentWriter<S> {
             symbols: heapless::Vec::new(),
             finished: false,
         };
-        if cfg.index_interval == 0 {
+        cfg.check()?;
+        let slots = cfg.index_interval as usize;
+        if cfg.compression == Compression::Lz4 && !w.ensure(Buffer::Slots, slots) {
             return Err(Error::new(
-                ErrorKind::InvalidInput,
+                ErrorKind::BufferTooSmall,
                 0,
-                "index_interval must be at least 1",
-            ));
-        }
-        if cfg.compression == Compression::Lz4 {
-            if !cfg!(feature = "lz4") {
-                return Err(Error::new(
-                    ErrorKind::Lz4Unsupported,
-                    0,
-                    "this build has no LZ4 support (feature `lz4`)",
-                ));
-            }
-            if !w.ensure(Buffer::Slots, cfg.index_interval as usize) {
-                return Err(Error::new(
-                    ErrorKind::BufferTooSmall,
-                    0,
-                    "LZ4 needs one block slot per event of a block",
-                )
-                .needing(cfg.index_interval as u64));
-            }
+                "LZ4 needs one block slot per event of a block",
+            )
+            .needing(slots as u64));
         }
         if !w.ensure(Buffer::Out, SegmentHeader::LEN) {
             return Err(Error::new(
@@ -376,11 +374,6 @@ impl<S: WriterStorage> SegmentWriter<S> {
         &self.cfg
     }
 
-    /// The storage (for instance to reuse it after `finish`).
-    pub fn into_storage(self) -> S {
-        self.store
-    }
-
     /// Encoded bytes not yet consumed, in segment order.
     pub fn pending(&self) -> &[u8] {
         &self.store.out()[..self.out_len]
@@ -398,15 +391,6 @@ impl<S: WriterStorage> SegmentWriter<S> {
         self.store.parts().out.copy_within(n..self.out_len, 0);
         self.out_len -= n;
         self.drained += n as u64;
-    }
-
-    /// Copies as many pending bytes as fit into `dst` and consumes them;
-    /// returns how many.
-    pub fn drain_into(&mut self, dst: &mut [u8]) -> usize {
-        let n = dst.len().min(self.out_len);
-        dst[..n].copy_from_slice(&self.store.out()[..n]);
-        self.consume(n);
-        n
     }
 
     /// Counts so far.
@@ -450,6 +434,17 @@ impl<S: WriterStorage> SegmentWriter<S> {
         Error::new(ErrorKind::BufferTooSmall, pos, what).needing((self.out_len + need) as u64)
     }
 
+    fn check_open(&self) -> Result<()> {
+        if self.finished {
+            return Err(Error::new(
+                ErrorKind::Finished,
+                self.position(),
+                "writer already finished",
+            ));
+        }
+        Ok(())
+    }
+
     fn index_full(&self, pos: u64) -> Error {
         Error::new(
             ErrorKind::IndexFull,
@@ -480,8 +475,10 @@ impl<S: WriterStorage> SegmentWriter<S> {
                 "raw frame of a type 1.0 does not define",
             ));
         }
-        let ev = Event::decode(frame_type, payload)
-            .map_err(|what| Error::new(ErrorKind::InvalidInput, pos, what))?;
+        let ev = Event::decode(frame_type, payload, pos).map_err(|e| Error {
+            kind: ErrorKind::InvalidInput,
+            ..e
+        })?;
         self.append_source(Source::Raw(
             frame_type,
             payload,
@@ -493,13 +490,7 @@ impl<S: WriterStorage> SegmentWriter<S> {
     #[inline(always)]
     fn append_source(&mut self, src: Source<'_>) -> Result<()> {
         let pos = self.position();
-        if self.finished {
-            return Err(Error::new(
-                ErrorKind::Finished,
-                pos,
-                "writer already finished",
-            ));
-        }
+        self.check_open()?;
         if self.events == u32::MAX {
             return Err(Error::new(
                 ErrorKind::CapacityExceeded,
@@ -674,13 +665,7 @@ impl<S: WriterStorage> SegmentWriter<S> {
     /// `index_interval` events (a valid segment, but no longer the
     /// reference's block grouping). No-op when nothing is staged.
     pub fn flush_block(&mut self) -> Result<()> {
-        if self.finished {
-            return Err(Error::new(
-                ErrorKind::Finished,
-                self.position(),
-                "writer already finished",
-            ));
-        }
+        self.check_open()?;
         if self.block_events == 0 {
             return Ok(());
         }
@@ -713,22 +698,9 @@ impl<S: WriterStorage> SegmentWriter<S> {
             &sorted[..len]
         };
         let body_at = out_len + BlockHeader::LEN;
-        let clen = compress_into(src, &mut parts.out[body_at..]).map_err(|_| {
-            Error::new(
-                ErrorKind::BufferTooSmall,
-                pos,
-                "LZ4 compression did not fit the output buffer",
-            )
-        })?;
-        let bh = BlockHeader {
-            magic: crate::consts::MAGIC_BLOCK,
-            compressed_size: clen as u32,
-            original_size: len as u32,
-            event_count: n as u16,
-            flags: 0,
-        };
+        let clen = compress_into(src, &mut parts.out[body_at..], pos)?;
         let mut hb = [0u8; BlockHeader::LEN];
-        bh.emit(&mut hb);
+        BlockHeader::new(clen as u32, len as u32, n as u16).emit(&mut hb);
         parts.out[out_len..body_at].copy_from_slice(&hb);
         if self.cfg.create_index {
             parts.index[self.index_len] = IndexEntry {
@@ -823,13 +795,7 @@ impl<S: WriterStorage> SegmentWriter<S> {
     /// bytes (ending with the trailer) and appends fail with `Finished`.
     pub fn finish(&mut self) -> Result<[u8; 64]> {
         let pos = self.position();
-        if self.finished {
-            return Err(Error::new(
-                ErrorKind::Finished,
-                pos,
-                "writer already finished",
-            ));
-        }
+        self.check_open()?;
         if self.block_events > 0 {
             // If the trailer then does not fit, the block stays emitted and
             // a retry goes straight to the trailer.
@@ -851,48 +817,10 @@ impl<S: WriterStorage> SegmentWriter<S> {
             let n = self.index_len;
             let interval = self.cfg.index_interval;
             let parts = self.store.parts();
-            let entries = &parts.index[..n];
-            let body = &mut parts.out[at + IndexHeader::LEN..at + need];
-            for (e, o) in entries.iter().zip(body.chunks_exact_mut(IndexEntry::LEN)) {
-                let mut eb = [0u8; IndexEntry::LEN];
-                e.emit(&mut eb);
-                o.copy_from_slice(&eb);
-            }
-            let ih = IndexHeader {
-                version: INDEX_VERSION,
-                interval,
-                entry_count: n as u32,
-                crc32: crc32(body),
-                first_ts_ns: entries.first().map_or(0, |e| e.timestamp_ns),
-                last_ts_ns: entries.last().map_or(0, |e| e.timestamp_ns),
-            };
-            let mut hb = [0u8; IndexHeader::LEN];
-            ih.emit(&mut hb);
-            parts.out[at..at + IndexHeader::LEN].copy_from_slice(&hb);
-            self.out_len += need;
+            self.out_len += emit_trailer(&parts.index[..n], interval, &mut parts.out[at..]);
             index_offset = pos;
         }
         self.finished = true;
         Ok(self.final_header(index_offset).to_bytes())
     }
-}
-
-#[cfg(feature = "lz4")]
-fn compress_bound(n: usize) -> usize {
-    lz4_flex::block::get_maximum_output_size(n).max(lz4_bound(n))
-}
-
-#[cfg(not(feature = "lz4"))]
-fn compress_bound(n: usize) -> usize {
-    lz4_bound(n)
-}
-
-#[cfg(feature = "lz4")]
-fn compress_into(src: &[u8], dst: &mut [u8]) -> core::result::Result<usize, ()> {
-    lz4_flex::block::compress_into(src, dst).map_err(|_| ())
-}
-
-#[cfg(not(feature = "lz4"))]
-fn compress_into(_src: &[u8], _dst: &mut [u8]) -> core::result::Result<usize, ()> {
-    Err(())
 }

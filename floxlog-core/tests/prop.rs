@@ -188,6 +188,7 @@ fn read_everything(data: &[u8], t: i64) -> Vec<String> {
     let lax = ReadOptions {
         verify_crc: false,
         unknown_types: UnknownTypes::Skip,
+        ..ReadOptions::default()
     };
     let _ = read_all(data, lax);
     if let Ok(s) = Segment::parse(data) {

@@ -44,7 +44,7 @@ fn seek_finds_the_first_event_at_or_after_t() {
 }
 
 #[test]
-fn index_seek_picks_the_largest_entry_at_or_before_t() {
+fn index_seek_picks_the_last_entry_strictly_before_t() {
     let events = trades(100, 10);
     let seg = write_all(
         WriterConfig {
@@ -69,7 +69,7 @@ fn index_seek_picks_the_largest_entry_at_or_before_t() {
 }
 
 #[test]
-fn equal_timestamps_seek_to_the_first_entry_of_the_run() {
+fn seek_into_a_run_of_equal_timestamps_starts_before_the_run() {
     let events: Vec<Event> = (0..30)
         .map(|i| Event::Trade(trade(if i < 25 { 7 } else { 9 }, 1)))
         .collect();
@@ -303,7 +303,7 @@ fn items_expose_raw_frames_and_positions() {
     let mut pos = Vec::new();
     while let Some(it) = r.next_item().unwrap() {
         assert_eq!(it.frame.header.size, 48);
-        assert_eq!(it.frame.event().unwrap(), it.event);
+        assert_eq!(it.frame.event(it.position.offset).unwrap(), it.event);
         pos.push((it.position.offset, it.position.in_block));
     }
     assert_eq!(pos[0], (64, Some(0)));
@@ -352,4 +352,219 @@ fn compressed_segments_are_never_read_as_empty() {
         let e = SegmentWriter::new(cfg, b.borrow()).err().unwrap();
         assert_eq!(e.kind, ErrorKind::Lz4Unsupported);
     }
+}
+
+/// What a recorder leaves on disk while it writes: the placeholder header,
+/// every frame or block emitted so far, then (closing) the trailer, and
+/// last the final header. Returns the bytes before the final header and
+/// the final header.
+fn growing_segment(cfg: WriterConfig, events: &[Event<'_>]) -> (Vec<u8>, [u8; 64]) {
+    let mut b = Bufs::big();
+    let mut w = SegmentWriter::new(cfg, b.borrow()).unwrap();
+    for e in events {
+        w.append(e).unwrap();
+    }
+    let h = w.finish().unwrap();
+    (w.pending().to_vec(), h)
+}
+
+/// Reads what `data[..len]` holds from `from` in tail mode: the events'
+/// Debug forms and where to resume.
+fn tail_from(data: &[u8], from: u64, scratch: &mut [u8]) -> (Vec<String>, u64, bool) {
+    let seg = Segment::parse(data).unwrap();
+    let opts = ReadOptions {
+        tail: true,
+        ..ReadOptions::default()
+    };
+    let mut r = seg.reader_at(from, opts, scratch).unwrap();
+    let mut got = Vec::new();
+    while let Some(ev) = r
+        .next_event()
+        .expect("tail mode never fails on a growing segment")
+    {
+        got.push(format!("{ev:?}"));
+    }
+    (got, r.next_offset(), r.needs_more())
+}
+
+#[test]
+fn tailing_a_growing_segment_resumes_where_it_stopped_and_never_errs() {
+    let events: Vec<Event> = (0..40).map(|i| Event::Trade(trade(1000 + i, 1))).collect();
+    for compression in codecs() {
+        let cfg = WriterConfig {
+            compression,
+            index_interval: 7,
+            ..WriterConfig::default()
+        };
+        let (bytes, final_header) = growing_segment(cfg, &events);
+        let mut scratch = vec![0u8; 1 << 16];
+        // The file grows a few bytes at a time; each poll resumes at the
+        // offset the last one reported.
+        let (mut got, mut at) = (Vec::new(), 64u64);
+        for len in (64..=bytes.len()).step_by(5).chain([bytes.len()]) {
+            let (more, next, needs_more) = tail_from(&bytes[..len], at, &mut scratch);
+            assert!(next <= len as u64);
+            assert!(
+                needs_more || next == len as u64,
+                "{compression:?} len {len}"
+            );
+            got.extend(more);
+            at = next;
+        }
+        // The trailer is written but not the final header: still "more".
+        assert_eq!(got, debug_all(&events), "{compression:?}");
+        let (more, _, needs_more) = tail_from(&bytes, at, &mut scratch);
+        assert!(
+            more.is_empty() && needs_more,
+            "{compression:?}: trailer before the header"
+        );
+        // Closed: the final header ends the frames at the index.
+        let mut closed = bytes.clone();
+        closed[..64].copy_from_slice(&final_header);
+        let (more, _, needs_more) = tail_from(&closed, at, &mut scratch);
+        assert!(
+            more.is_empty() && !needs_more,
+            "{compression:?}: closed segment"
+        );
+    }
+}
+
+#[test]
+fn without_tail_a_torn_segment_is_truncated() {
+    let events: Vec<Event> = (0..10).map(|i| Event::Trade(trade(1000 + i, 1))).collect();
+    let (bytes, _) = growing_segment(WriterConfig::default(), &events);
+    let torn = &bytes[..64 + 60 * 3 + 20];
+    let (got, err) = read_all(torn, ReadOptions::default());
+    assert_eq!(got.len(), 3);
+    let e = err.unwrap();
+    assert_eq!((e.kind, e.offset), (ErrorKind::Truncated, 64 + 180));
+}
+
+#[test]
+fn reader_at_refuses_offsets_outside_the_frame_area() {
+    let seg = write_all(WriterConfig::default(), &[Event::Trade(trade(1, 1))]);
+    let s = Segment::parse(&seg).unwrap();
+    for bad in [0, 63, s.frames_end() + 1] {
+        let e = s
+            .reader_at(bad, ReadOptions::default(), &mut [])
+            .err()
+            .unwrap();
+        assert_eq!(e.kind, ErrorKind::InvalidInput, "offset {bad}");
+    }
+    let mut r = s.reader_at(124, ReadOptions::default(), &mut []).unwrap();
+    assert!(
+        r.next_event().unwrap().is_none(),
+        "124 is the end of the frames"
+    );
+}
+
+#[test]
+fn block_walk_and_scratch_len_follow_the_block_headers() {
+    if !LZ4_SUPPORTED {
+        return;
+    }
+    let events: Vec<Event> = (0..25).map(|i| Event::Trade(trade(1000 + i, 1))).collect();
+    let cfg = WriterConfig {
+        compression: Compression::Lz4,
+        index_interval: 10,
+        ..WriterConfig::default()
+    };
+    let seg = write_all(cfg, &events);
+    let s = Segment::parse(&seg).unwrap();
+    let blocks: Vec<Block> = s.blocks().map(|b| b.unwrap()).collect();
+    let counts: Vec<u16> = blocks.iter().map(|b| b.header.event_count).collect();
+    assert_eq!(counts, [10, 10, 5]);
+    assert_eq!(blocks[0].offset, 64);
+    assert_eq!(blocks[2].end(), s.frames_end());
+    assert_eq!(s.scratch_len(), 600, "ten 60-byte frames");
+    let mut scratch = vec![0u8; 600];
+    assert_eq!(blocks[1].decompress(&mut scratch).unwrap().len(), 600);
+}
+
+/// A segment whose pool state payload holds a complete, CRC-valid trade
+/// frame (ts 100), and whose index entry for the last real trade (ts 200)
+/// is forged to point at that fake frame with ts 40, with the index CRC
+/// recomputed: a seek to 50 picks it.
+fn segment_with_forged_index_entry() -> (Vec<u8>, u64) {
+    let mut fake = [0u8; 60];
+    let n = encode_frame(&Event::Trade(trade(100, 9)), Profile::Reference, &mut fake).unwrap();
+    assert_eq!(n, 60);
+    let pool = PoolState {
+        exchange_ts_ns: 2,
+        payload: &fake,
+        ..PoolState::default()
+    };
+    let events = [
+        Event::Trade(trade(1, 1)),
+        Event::PoolState(pool),
+        Event::Trade(trade(3, 1)),
+        Event::Trade(trade(200, 1)),
+    ];
+    let cfg = WriterConfig {
+        index_interval: 1,
+        ..WriterConfig::default()
+    };
+    let mut seg = write_all(cfg, &events);
+    let h = SegmentHeader::parse(&seg).unwrap();
+    let ix = h.index_offset as usize;
+    // The fake frame starts after the pool frame header (12) and the pool
+    // record header (32): 64 + 60 (first trade) + 12 + 32.
+    let fake_at: u64 = 64 + 60 + 12 + 32;
+    let last = ix + 32 + 3 * 16;
+    seg[last..last + 8].copy_from_slice(&40i64.to_le_bytes());
+    seg[last + 8..last + 16].copy_from_slice(&fake_at.to_le_bytes());
+    let crc = crc32::crc32(&seg[ix + 32..ix + 32 + 4 * 16]);
+    seg[ix + 12..ix + 16].copy_from_slice(&crc.to_le_bytes());
+    (seg, fake_at)
+}
+
+#[test]
+fn a_forged_index_entry_is_never_a_seek_target() {
+    let (seg, fake_at) = segment_with_forged_index_entry();
+    let s = Segment::parse(&seg).unwrap();
+    // Structurally the index is fine: its CRC matches.
+    let mut unproven = s.index_unproven().unwrap().unwrap();
+    assert_eq!(unproven.get(3).unwrap().file_offset, fake_at);
+    // Proving it finds the entry is not on the frame chain.
+    let e = s.index().unwrap_err();
+    assert_eq!((e.kind, e.offset), (ErrorKind::BadIndex, s.frames_end()));
+    // A seek with the unproven index starts at the first frame: the first
+    // event at or after 50 is the real trade at 200, never the fake 100.
+    let mut r = s.reader(ReadOptions::default(), &mut []);
+    r.seek(Some(&unproven), 50);
+    let ev = r.next_event().unwrap().unwrap();
+    assert_eq!(ev.exchange_ts_ns(), 200);
+    // Trusting the index (the documented opt-out) is what the attack needs.
+    unproven.trust();
+    let mut r = s.reader(ReadOptions::default(), &mut []);
+    r.seek(Some(&unproven), 50);
+    let ev = r.next_event().unwrap().unwrap();
+    assert_eq!((ev.exchange_ts_ns(), ev.symbol_id()), (100, 9));
+}
+
+#[test]
+fn an_index_entry_with_a_wrong_timestamp_is_not_proven() {
+    let events: Vec<Event> = (0..10).map(|i| Event::Trade(trade(10 * i, 1))).collect();
+    let cfg = WriterConfig {
+        index_interval: 2,
+        ..WriterConfig::default()
+    };
+    let mut seg = write_all(cfg, &events);
+    assert!(Segment::parse(&seg)
+        .unwrap()
+        .index()
+        .unwrap()
+        .unwrap()
+        .is_proven());
+    let ix = SegmentHeader::parse(&seg).unwrap().index_offset as usize;
+    // Entry 2 (ts 40) claims 5: a seek to 30 would start past 30.
+    seg[ix + 32 + 32..ix + 32 + 40].copy_from_slice(&5i64.to_le_bytes());
+    let crc = crc32::crc32(&seg[ix + 32..ix + 32 + 5 * 16]);
+    seg[ix + 12..ix + 16].copy_from_slice(&crc.to_le_bytes());
+    let s = Segment::parse(&seg).unwrap();
+    assert_eq!(s.index().unwrap_err().kind, ErrorKind::BadIndex);
+    let ix = s.index_unproven().unwrap().unwrap();
+    let mut r = s.reader(ReadOptions::default(), &mut []);
+    r.seek(Some(&ix), 30);
+    assert_eq!(r.next_event().unwrap().unwrap().exchange_ts_ns(), 30);
 }

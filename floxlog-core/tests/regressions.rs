@@ -50,6 +50,7 @@ fn regression_inputs_give_their_stated_outcome() {
         let lax = ReadOptions {
             verify_crc: false,
             unknown_types: UnknownTypes::Skip,
+            ..ReadOptions::default()
         };
         let _ = read_all(&data, lax);
         let want = expected(&name).unwrap_or_else(|| panic!("{name}: name states no outcome"));

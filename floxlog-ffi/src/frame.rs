@@ -1,9 +1,13 @@
 //! Standalone frames and headers, for callers that build their own
 //! streams.
 
+use crate::boundary::{boundary, bytes_mut, check_out, data_in, output, put};
+use crate::consts::*;
+use crate::error::{floxlog_error, floxlog_result, Fail};
+use crate::event::{event_ptr_in, levels_short, write_event, LevelScratch};
+use crate::records::profile_in;
 use crate::types::*;
-use crate::{boundary, check_out, floxlog_error, floxlog_result, put, slice_in, Fail};
-use floxlog_core::{decode_frame, encode_frame, BlockHeader, FrameHeader, FrameOptions, Profile};
+use floxlog_core::{decode_frame, encode_frame, BlockHeader, FrameHeader, FrameOptions};
 use floxlog_result::*;
 
 /// Encodes `event` as one complete frame (12-byte header with CRC, then
@@ -27,11 +31,7 @@ pub unsafe extern "C" fn floxlog_frame_encode(
 ) -> floxlog_result {
     boundary(err, || {
         check_out(written, "written is NULL")?;
-        let profile = match profile {
-            FLOXLOG_PROFILE_REFERENCE => Profile::Reference,
-            FLOXLOG_PROFILE_SPEC => Profile::Spec,
-            _ => return Err(Fail::invalid("profile is not a FLOXLOG_PROFILE_* value")),
-        };
+        let profile = profile_in(profile)?;
         // SAFETY: forwarded caller promise; pointer checked.
         let ev = unsafe { event_ptr_in(event) }?;
         let need = FLOXLOG_FRAME_HEADER_LEN + ev.payload_len();
@@ -46,7 +46,7 @@ pub unsafe extern "C" fn floxlog_frame_encode(
             ));
         }
         // SAFETY: the caller promises `out_len` >= `need` writable bytes.
-        let dst = unsafe { crate::bytes_mut(out, need, "out") }?;
+        let dst = unsafe { bytes_mut(out, need, "out") }?;
         let n = encode_frame(&ev, profile, dst)?;
         // SAFETY: checked above.
         unsafe { put(written, n) };
@@ -84,17 +84,9 @@ pub unsafe extern "C" fn floxlog_frame_decode(
     boundary(err, || {
         check_out(event, "event is NULL")?;
         check_out(consumed, "consumed is NULL")?;
-        if data.is_null() {
-            return Err(Fail::null("data is NULL"));
-        }
-        let opts = if opts.is_null() {
-            floxlog_read_options::default()
-        } else {
-            // SAFETY: checked by in_ref; the caller promises a value.
-            *unsafe { crate::in_ref(opts, "options") }?
-        };
-        // SAFETY: the caller promises `len` readable bytes.
-        let data = unsafe { slice_in(data, len, "data") }?;
+        // SAFETY: the caller promises `len` readable bytes and a valid
+        // `opts` if not NULL.
+        let (data, opts) = unsafe { (data_in(data, len)?, floxlog_read_options::from_ptr(opts)?) };
         // SAFETY: the caller promises `level_cap` writable levels.
         let mut ls = unsafe { LevelScratch::new(levels, level_cap) }?;
         let o = opts.core();
@@ -129,37 +121,18 @@ pub unsafe extern "C" fn floxlog_frame_header_parse(
     header: *mut floxlog_frame_header,
     err: *mut floxlog_error,
 ) -> floxlog_result {
-    boundary(err, || {
-        check_out(header, "header is NULL")?;
-        if data.is_null() {
-            return Err(Fail::null("data is NULL"));
-        }
-        // SAFETY: the caller promises `len` readable bytes.
-        let data = unsafe { slice_in(data, len, "data") }?;
-        let Some(h) = FrameHeader::parse(data) else {
-            let mut f = Fail::new(
-                FLOXLOG_TRUNCATED,
-                "data shorter than a 12-byte frame header",
-            );
-            f.needed = Some(FLOXLOG_FRAME_HEADER_LEN as u64);
-            return Err(f);
-        };
-        let v = floxlog_frame_header {
-            size: h.size,
-            crc32: h.crc32,
-            frame_type: h.frame_type,
-            rec_version: h.rec_version,
-            flags: h.flags,
-        };
-        // SAFETY: checked above.
-        unsafe { put(header, v) };
-        Ok(FLOXLOG_OK)
-    })
+    // SAFETY: forwarded caller promises.
+    unsafe {
+        output(err, header, "header is NULL", || {
+            Ok((&FrameHeader::parse(data_in(data, len)?, 0)?).into())
+        })
+    }
 }
 
 /// Decodes the 16-byte compressed block header at the start of `data` into
-/// `*header`: `FLOXLOG_TRUNCATED` if shorter, `FLOXLOG_BAD_BLOCK_MAGIC` if
-/// the magic is not `FBLK` (nothing written then).
+/// `*header`: `FLOXLOG_TRUNCATED` (needed 16) if shorter,
+/// `FLOXLOG_BAD_BLOCK_MAGIC` if the magic is not `FBLK` (nothing written
+/// then).
 ///
 /// # Safety
 /// `data` valid for `len` bytes; `header` writable; `err` may be NULL.
@@ -170,26 +143,10 @@ pub unsafe extern "C" fn floxlog_block_header_parse(
     header: *mut floxlog_block_header,
     err: *mut floxlog_error,
 ) -> floxlog_result {
-    boundary(err, || {
-        check_out(header, "header is NULL")?;
-        if data.is_null() {
-            return Err(Fail::null("data is NULL"));
-        }
-        // SAFETY: the caller promises `len` readable bytes.
-        let data = unsafe { slice_in(data, len, "data") }?;
-        let Some(h) = BlockHeader::parse(data) else {
-            let mut f = Fail::new(
-                FLOXLOG_TRUNCATED,
-                "data shorter than a 16-byte block header",
-            );
-            f.needed = Some(FLOXLOG_BLOCK_HEADER_LEN as u64);
-            return Err(f);
-        };
-        if h.magic != FLOXLOG_MAGIC_BLOCK {
-            return Err(Fail::new(FLOXLOG_BAD_BLOCK_MAGIC, "block magic is not FBLK").at(0));
-        }
-        // SAFETY: checked above.
-        unsafe { put(header, (&h).into()) };
-        Ok(FLOXLOG_OK)
-    })
+    // SAFETY: forwarded caller promises.
+    unsafe {
+        output(err, header, "header is NULL", || {
+            Ok((&BlockHeader::parse(data_in(data, len)?, 0)?).into())
+        })
+    }
 }

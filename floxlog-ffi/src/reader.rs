@@ -1,13 +1,14 @@
 //! `floxlog_reader`: a validated segment over a caller buffer (a mapped
 //! file) and a cursor that yields events into C structs.
 
+use crate::boundary::{
+    boundary, bytes_mut, check_out, data_in, output, overlap, put, put_if_usable, slice_uninit,
+};
+use crate::error::{floxlog_error, floxlog_result, Fail};
+use crate::event::{levels_short, write_event, write_trade, LevelScratch};
+use crate::handle::{free, get, handle, into_c, Opaque};
 use crate::types::*;
-use crate::{
-    boundary, bytes_mut, check_out, floxlog_error, floxlog_result, in_ref, put, slice_in, Fail,
-};
-use floxlog_core::{
-    BlockHeader, Book, Error, Event, Index, Position, Reader, Segment, SegmentHeader, MAGIC_BLOCK,
-};
+use floxlog_core::{Book, Error, Event, Index, IndexEntry, Reader, Segment};
 use floxlog_result::*;
 
 /// Opaque reader handle (see `floxlog_reader_new`). Not thread-safe: use
@@ -28,7 +29,7 @@ type Pending = Book<'static>;
 /// What a `floxlog_reader *` points at; `magic` first (repr(C)) so a
 /// handle of the wrong type is recognised.
 #[repr(C)]
-struct ReaderHandle {
+pub(crate) struct ReaderHandle {
     magic: u64,
     seg: Segment<'static>,
     /// Validated once at open; its errors never affect sequential reading.
@@ -41,23 +42,23 @@ struct ReaderHandle {
     compressed: bool,
 }
 
-impl Drop for ReaderHandle {
-    fn drop(&mut self) {
-        self.magic = 0;
-    }
+// SAFETY: ReaderHandle is repr(C) with the u64 magic first.
+unsafe impl Opaque for floxlog_reader {
+    type Handle = ReaderHandle;
+    const MAGIC: u64 = READER_MAGIC;
+    const NULL: &'static str = "reader is NULL";
+    const WRONG: &'static str = "not a floxlog_reader handle";
 }
 
-/// # Safety
-/// `r` must be NULL or a live handle from `floxlog_reader_new`.
-unsafe fn handle<'a>(r: *mut floxlog_reader) -> Result<&'a mut ReaderHandle, Fail> {
-    let h = r as *mut ReaderHandle;
-    check_out(h, "reader is NULL")?;
-    // SAFETY: non-NULL and aligned; the caller promises a live handle.
-    let h = unsafe { &mut *h };
-    if h.magic != READER_MAGIC {
-        return Err(Fail::invalid("not a floxlog_reader handle"));
+impl ReaderHandle {
+    /// The index as validated at open: `None` without one, its error if
+    /// it is damaged.
+    fn index(&self) -> Result<Option<&Index<'static>>, Fail> {
+        self.index
+            .as_ref()
+            .map(Option::as_ref)
+            .map_err(|e| (*e).into())
     }
-    Ok(h)
 }
 
 /// Fills `*opts` with the defaults: verify CRCs, reject unknown frame
@@ -69,17 +70,18 @@ unsafe fn handle<'a>(r: *mut floxlog_reader) -> Result<&'a mut ReaderHandle, Fai
 pub unsafe extern "C" fn floxlog_read_options_default(
     opts: *mut floxlog_read_options,
 ) -> floxlog_result {
-    boundary(core::ptr::null_mut(), || {
-        check_out(opts, "options is NULL")?;
-        // SAFETY: checked above.
-        unsafe { put(opts, floxlog_read_options::default()) };
-        Ok(FLOXLOG_OK)
-    })
+    // SAFETY: forwarded caller promise.
+    unsafe {
+        output(core::ptr::null_mut(), opts, "options is NULL", || {
+            Ok(Default::default())
+        })
+    }
 }
 
-/// Opens a segment: validates its 64-byte header and its index (whose
-/// errors are reported by `floxlog_reader_index`, never by reading) and
-/// positions the cursor before the first event. On success `*reader_out`
+/// Opens a segment: validates its 64-byte header and its index (including
+/// that every entry is a frame or block boundary, one pass over the frame
+/// headers; the index's errors are reported by `floxlog_reader_index`,
+/// never by reading) and positions the cursor before the first event. On success `*reader_out`
 /// receives the handle; release it with `floxlog_reader_free`.
 ///
 /// Ownership: `data` (`len` bytes: a whole segment file, e.g. mapped) and
@@ -87,11 +89,12 @@ pub unsafe extern "C" fn floxlog_read_options_default(
 /// valid and unchanged, and must not overlap. `scratch` receives
 /// decompressed LZ4 blocks: `floxlog_segment_scratch_len` bytes (NULL/0 for
 /// an uncompressed segment; a block larger than the scratch stops the read
-/// with `FLOXLOG_BUFFER_TOO_SMALL`); its initial contents do not matter. `opts` may be
-/// NULL (defaults) and is read during the call only.
+/// with `FLOXLOG_BUFFER_TOO_SMALL`); its initial contents do not matter.
+/// `opts` may be NULL (defaults) and is read during the call only.
 ///
-/// Errors: `FLOXLOG_NULL_POINTER`; the header's data error
-/// (`FLOXLOG_TRUNCATED`, `FLOXLOG_BAD_MAGIC`, ... at offset 0).
+/// Errors: `FLOXLOG_NULL_POINTER`; `FLOXLOG_MISALIGNED`;
+/// `FLOXLOG_INVALID_INPUT` when `data` and `scratch` overlap; the header's
+/// data error (`FLOXLOG_TRUNCATED`, `FLOXLOG_BAD_MAGIC`, ... at offset 0).
 ///
 /// # Safety
 /// `data` must be valid for `len` bytes and `scratch` for `scratch_len`
@@ -109,26 +112,14 @@ pub unsafe extern "C" fn floxlog_reader_new(
 ) -> floxlog_result {
     boundary(err, || {
         check_out(reader_out, "reader_out is NULL")?;
-        if data.is_null() {
-            return Err(Fail::null("segment data is NULL"));
-        }
-        let opts = if opts.is_null() {
-            floxlog_read_options::default()
-        } else {
-            // SAFETY: checked by in_ref; the caller promises a value.
-            *unsafe { in_ref(opts, "options") }?
-        };
-        let (d, s) = (data as usize, scratch as usize);
-        if len > 0
-            && scratch_len > 0
-            && d < s.saturating_add(scratch_len)
-            && s < d.saturating_add(len)
-        {
+        let ranges = ((data as usize, len), (scratch as usize, scratch_len));
+        // SAFETY: the caller promises `data` for the handle's lifetime and
+        // a valid `opts` if not NULL.
+        let (data, opts): (&'static [u8], _) =
+            unsafe { (data_in(data, len)?, floxlog_read_options::from_ptr(opts)?) };
+        if overlap(ranges.0, ranges.1) {
             return Err(Fail::invalid("segment data and scratch overlap"));
         }
-        // SAFETY: the caller promises both buffers for the handle's
-        // lifetime; the helpers check NULL, alignment and length.
-        let data: &'static [u8] = unsafe { slice_in(data, len, "segment data") }?;
         if scratch_len > 0 {
             check_out(scratch, "scratch is NULL")?;
         }
@@ -137,7 +128,7 @@ pub unsafe extern "C" fn floxlog_reader_new(
         let scratch: &'static mut [u8] = unsafe { bytes_mut(scratch, scratch_len, "scratch") }?;
         let index = seg.index();
         let reader = seg.reader(opts.core(), scratch);
-        let h = Box::new(ReaderHandle {
+        let h = ReaderHandle {
             magic: READER_MAGIC,
             seg,
             index,
@@ -145,9 +136,9 @@ pub unsafe extern "C" fn floxlog_reader_new(
             pending: None,
             deferred: None,
             compressed: seg.is_compressed(),
-        });
+        };
         // SAFETY: checked above.
-        unsafe { put(reader_out, Box::into_raw(h) as *mut floxlog_reader) };
+        unsafe { put(reader_out, into_c(h)) };
         Ok(FLOXLOG_OK)
     })
 }
@@ -160,16 +151,8 @@ pub unsafe extern "C" fn floxlog_reader_new(
 /// `r` must be NULL or a live handle from `floxlog_reader_new`.
 #[no_mangle]
 pub unsafe extern "C" fn floxlog_reader_free(r: *mut floxlog_reader) {
-    let _ = boundary(core::ptr::null_mut(), || {
-        if r.is_null() {
-            return Ok(FLOXLOG_OK);
-        }
-        // SAFETY: validates the magic before taking ownership.
-        unsafe { handle(r) }?;
-        // SAFETY: a live handle from Box::into_raw in floxlog_reader_new.
-        drop(unsafe { Box::from_raw(r as *mut ReaderHandle) });
-        Ok(FLOXLOG_OK)
-    });
+    // SAFETY: forwarded caller promise.
+    unsafe { free(r) }
 }
 
 /// Reads the next event into `*event`.
@@ -210,8 +193,8 @@ pub unsafe extern "C" fn floxlog_reader_next(
         let mut ls = unsafe { LevelScratch::new(levels, level_cap) }?;
         // SAFETY: `event` checked above.
         match unsafe { read_one(h, event, &mut ls) }? {
-            Step::Wrote { .. } => Ok(FLOXLOG_OK),
-            Step::End => Ok(FLOXLOG_END),
+            Some(_) => Ok(FLOXLOG_OK),
+            None => Ok(FLOXLOG_END),
         }
     })
 }
@@ -253,7 +236,7 @@ pub unsafe extern "C" fn floxlog_reader_next_batch(
             return Err(Fail::invalid("batch capacity is 0"));
         }
         // SAFETY: the caller promises `cap` writable events.
-        let out = unsafe { crate::slice_uninit(events, cap, "events") }?;
+        let out = unsafe { slice_uninit(events, cap, "events") }?;
         // SAFETY: forwarded caller promise.
         let h = unsafe { handle(r) }?;
         // SAFETY: the caller promises `level_cap` writable levels.
@@ -262,16 +245,14 @@ pub unsafe extern "C" fn floxlog_reader_next_batch(
         // The first event through `read_one`: a deferred error or a
         // held-back book comes first, and errors are returned as they are.
         // SAFETY: `base` is the caller's first event (cap >= 1).
-        let mut used = match unsafe { read_one(h, base, &mut ls.rest(0)) }? {
-            Step::End => return Ok(FLOXLOG_END),
-            Step::Wrote { levels, pool } => {
-                n = 1;
-                if pool && h.compressed {
-                    return Ok(FLOXLOG_OK);
-                }
-                levels
-            }
+        let Some(first) = unsafe { read_one(h, base, &mut ls.rest(0)) }? else {
+            return Ok(FLOXLOG_END);
         };
+        n = 1;
+        if first.pool && h.compressed {
+            return Ok(FLOXLOG_OK);
+        }
+        let mut used = first.levels;
         // The rest in a tight loop, trades first (the hot path).
         while n < cap {
             // SAFETY: n < cap, inside the caller's events.
@@ -292,47 +273,63 @@ pub unsafe extern "C" fn floxlog_reader_next_batch(
                 continue;
             }
             // SAFETY: as above.
-            match unsafe { write_event(ev, slot, &mut ls.rest(used)) } {
-                Ok(()) => {
-                    n += 1;
-                    match ev {
-                        Event::Book(b) => used += b.bids.len() + b.asks.len(),
-                        Event::PoolState(_) if h.compressed => break,
-                        _ => {}
-                    }
-                }
-                Err(_) => {
-                    // A book too big for the space left: first in the
-                    // next batch.
-                    if let Event::Book(b) = ev {
-                        // SAFETY: as in `read_one`.
-                        h.pending =
-                            Some(unsafe { core::mem::transmute::<Book<'_>, Book<'static>>(*b) });
-                    }
-                    break;
-                }
+            if unsafe { write_event(ev, slot, &mut ls.rest(used)) }.is_err() {
+                // A book too big for the space left: first in the next
+                // batch.
+                // SAFETY: the reader moves on only in the next call.
+                unsafe { hold_back(&mut h.pending, ev) };
+                break;
+            }
+            n += 1;
+            let w = Wrote::of(ev);
+            used += w.levels;
+            if w.pool && h.compressed {
+                break;
             }
         }
         Ok(FLOXLOG_OK)
     });
-    if !count.is_null() && count.is_aligned() {
-        // SAFETY: checked non-NULL and aligned; the caller's promise.
-        unsafe { count.write(if rc == FLOXLOG_OK { n } else { 0 }) };
-    }
+    // SAFETY: the caller's promise.
+    unsafe { put_if_usable(count, if rc == FLOXLOG_OK { n } else { 0 }) };
     rc
 }
 
-/// What `read_one` did.
-enum Step {
-    /// Wrote an event that used `levels` level slots; `pool` if it is a
-    /// pool state.
-    Wrote { levels: usize, pool: bool },
-    /// No more events.
-    End,
+/// What writing an event took.
+struct Wrote {
+    /// Level slots used.
+    levels: usize,
+    /// It is a pool state.
+    pool: bool,
 }
 
-/// Reads one event into `*out`: a deferred error first, then a held-back
-/// book, then the next event.
+impl Wrote {
+    #[inline(always)]
+    fn of(ev: &Event<'_>) -> Wrote {
+        let (levels, pool) = match ev {
+            Event::Book(b) => (b.bids.len() + b.asks.len(), false),
+            Event::PoolState(_) => (0, true),
+            _ => (0, false),
+        };
+        Wrote { levels, pool }
+    }
+}
+
+/// Keeps a book that did not fit the caller's level scratch, for the next
+/// call (other events are never held back).
+///
+/// # Safety
+/// Only the lifetime changes: the book's views must stay valid until the
+/// reader moves on (see `Pending`); `seek` and `free` drop the pending
+/// book first.
+unsafe fn hold_back(pending: &mut Option<Pending>, ev: &Event<'_>) {
+    if let Event::Book(b) = ev {
+        // SAFETY: the caller's promise.
+        *pending = Some(unsafe { core::mem::transmute::<Book<'_>, Book<'static>>(*b) });
+    }
+}
+
+/// Reads one event into `*out` (`None` after the last): a deferred error
+/// first, then a held-back book, then the next event.
 ///
 /// The decode hot path, shaped by measurement (c-tests/bench.c): the
 /// result is matched by reference, trades first, so the success path loads
@@ -346,60 +343,39 @@ unsafe fn read_one(
     h: &mut ReaderHandle,
     out: *mut floxlog_event,
     ls: &mut LevelScratch<'_>,
-) -> Result<Step, Fail> {
+) -> Result<Option<Wrote>, Fail> {
     if let Some(f) = h.deferred.take() {
         return Err(f);
     }
     if let Some(book) = h.pending {
+        let ev = Event::Book(book);
         // SAFETY: the caller's promise; the book's views are still valid
         // (see Pending).
-        unsafe { write_event(&Event::Book(book), out, ls) }.map_err(levels_short)?;
+        unsafe { write_event(&ev, out, ls) }.map_err(levels_short)?;
         h.pending = None;
-        return Ok(Step::Wrote {
-            levels: book.bids.len() + book.asks.len(),
-            pool: false,
-        });
+        return Ok(Some(Wrote::of(&ev)));
     }
     let next = h.reader.next_event();
     let ev = match &next {
         Ok(Some(ev)) => ev,
-        Ok(None) => return Ok(Step::End),
+        Ok(None) => return Ok(None),
         Err(e) => return Err((*e).into()),
     };
     if let Event::Trade(t) = ev {
         // SAFETY: the caller's promise.
         unsafe { write_trade(t, out) };
-        return Ok(Step::Wrote {
+        return Ok(Some(Wrote {
             levels: 0,
             pool: false,
-        });
+        }));
     }
     // SAFETY: the caller's promise.
-    match unsafe { write_event(ev, out, ls) } {
-        Ok(()) => Ok(match ev {
-            Event::Book(b) => Step::Wrote {
-                levels: b.bids.len() + b.asks.len(),
-                pool: false,
-            },
-            Event::PoolState(_) => Step::Wrote {
-                levels: 0,
-                pool: true,
-            },
-            _ => Step::Wrote {
-                levels: 0,
-                pool: false,
-            },
-        }),
-        Err(need) => {
-            if let Event::Book(b) = ev {
-                // SAFETY: only the lifetime changes; the views stay valid
-                // until the reader moves on (see Pending), and `seek` and
-                // `free` drop the pending book first.
-                h.pending = Some(unsafe { core::mem::transmute::<Book<'_>, Book<'static>>(*b) });
-            }
-            Err(levels_short(need))
-        }
+    if let Err(need) = unsafe { write_event(ev, out, ls) } {
+        // SAFETY: the reader moves on only in the next call.
+        unsafe { hold_back(&mut h.pending, ev) };
+        return Err(levels_short(need));
     }
+    Ok(Some(Wrote::of(ev)))
 }
 
 /// Sets `*pos` to where the last event yielded was (frame header offset,
@@ -412,20 +388,8 @@ pub unsafe extern "C" fn floxlog_reader_position(
     r: *mut floxlog_reader,
     pos: *mut floxlog_position,
 ) -> floxlog_result {
-    boundary(core::ptr::null_mut(), || {
-        check_out(pos, "pos is NULL")?;
-        // SAFETY: forwarded caller promise.
-        let h = unsafe { handle(r) }?;
-        let p: Position = h.reader.position();
-        let v = floxlog_position {
-            offset: p.offset,
-            in_block: p.in_block.unwrap_or(0),
-            has_in_block: p.in_block.is_some() as u8,
-        };
-        // SAFETY: checked above.
-        unsafe { put(pos, v) };
-        Ok(FLOXLOG_OK)
-    })
+    // SAFETY: forwarded caller promises.
+    unsafe { get(r, pos, "pos is NULL", |h| (&h.reader.position()).into()) }
 }
 
 /// Sets `*offset` to the segment offset of the next frame or block header
@@ -439,14 +403,8 @@ pub unsafe extern "C" fn floxlog_reader_next_offset(
     r: *mut floxlog_reader,
     offset: *mut u64,
 ) -> floxlog_result {
-    boundary(core::ptr::null_mut(), || {
-        check_out(offset, "offset is NULL")?;
-        // SAFETY: forwarded caller promise.
-        let h = unsafe { handle(r) }?;
-        // SAFETY: checked above.
-        unsafe { put(offset, h.reader.next_offset()) };
-        Ok(FLOXLOG_OK)
-    })
+    // SAFETY: forwarded caller promises.
+    unsafe { get(r, offset, "offset is NULL", |h| h.reader.next_offset()) }
 }
 
 /// Sets `*count` to the events yielded so far (including one held back by
@@ -459,21 +417,16 @@ pub unsafe extern "C" fn floxlog_reader_events_read(
     r: *mut floxlog_reader,
     count: *mut u64,
 ) -> floxlog_result {
-    boundary(core::ptr::null_mut(), || {
-        check_out(count, "count is NULL")?;
-        // SAFETY: forwarded caller promise.
-        let h = unsafe { handle(r) }?;
-        // SAFETY: checked above.
-        unsafe { put(count, h.reader.events_read()) };
-        Ok(FLOXLOG_OK)
-    })
+    // SAFETY: forwarded caller promises.
+    unsafe { get(r, count, "count is NULL", |h| h.reader.events_read()) }
 }
 
 /// Repositions the cursor before the first event with
-/// `exchange_ts_ns >= ts`: from the index entry the index picks (or the
-/// first frame if the index is absent, damaged, or every entry is later),
-/// skipping earlier events as they are read. Clears a previous error and a
-/// held-back event. On unsorted segments this is a starting hint.
+/// `exchange_ts_ns >= ts`: from the index entry `floxlog_reader_index_seek`
+/// gives (or the first frame if the index is absent, damaged, or has no
+/// entry before `ts`), skipping earlier events as they are read. Clears a
+/// previous error and a held-back event. On unsorted segments this is a
+/// starting hint: earlier events may still follow.
 ///
 /// # Safety
 /// `r` must be a live handle.
@@ -482,7 +435,8 @@ pub unsafe extern "C" fn floxlog_reader_seek(r: *mut floxlog_reader, ts: i64) ->
     boundary(core::ptr::null_mut(), || {
         // SAFETY: forwarded caller promise.
         let h = unsafe { handle(r) }?;
-        let ix = h.index.as_ref().ok().and_then(|o| o.as_ref());
+        // The index field only: the reader is borrowed mutably below.
+        let ix = h.index.as_ref().ok().and_then(Option::as_ref);
         h.reader.seek(ix, ts);
         h.pending = None;
         h.deferred = None;
@@ -499,20 +453,16 @@ pub unsafe extern "C" fn floxlog_reader_header(
     r: *mut floxlog_reader,
     header: *mut floxlog_segment_header,
 ) -> floxlog_result {
-    boundary(core::ptr::null_mut(), || {
-        check_out(header, "header is NULL")?;
-        // SAFETY: forwarded caller promise.
-        let h = unsafe { handle(r) }?;
-        // SAFETY: checked above.
-        unsafe { put(header, h.seg.header().into()) };
-        Ok(FLOXLOG_OK)
-    })
+    // SAFETY: forwarded caller promises.
+    unsafe { get(r, header, "header is NULL", |h| h.seg.header().into()) }
 }
 
 /// Inspects the index trailer: on `FLOXLOG_OK` fills `*header` and
 /// `*entry_count`; `FLOXLOG_NO_INDEX` when the HasIndex flag is clear;
 /// `FLOXLOG_BAD_INDEX` or `FLOXLOG_INDEX_CRC_MISMATCH` (offset: the index
-/// offset) when the index is damaged (sequential reading is unaffected).
+/// offset) when the index is damaged or an entry is not a frame (or block)
+/// boundary (sequential reading is unaffected; seeks start at the first
+/// frame).
 ///
 /// # Safety
 /// `r` must be a live handle; `header` and `entry_count` writable; `err`
@@ -528,19 +478,41 @@ pub unsafe extern "C" fn floxlog_reader_index(
         check_out(header, "header is NULL")?;
         check_out(entry_count, "entry_count is NULL")?;
         // SAFETY: forwarded caller promise.
-        let h = unsafe { handle(r) }?;
-        match &h.index {
-            Ok(Some(ix)) => {
-                // SAFETY: both checked above.
-                unsafe {
-                    put(header, ix.header().into());
-                    put(entry_count, ix.len());
-                }
-                Ok(FLOXLOG_OK)
-            }
-            Ok(None) => Ok(FLOXLOG_NO_INDEX),
-            Err(e) => Err((*e).into()),
+        let Some(ix) = unsafe { handle(r) }?.index()? else {
+            return Ok(FLOXLOG_NO_INDEX);
+        };
+        // SAFETY: both checked above.
+        unsafe {
+            put(header, ix.header().into());
+            put(entry_count, ix.len());
         }
+        Ok(FLOXLOG_OK)
+    })
+}
+
+/// The body of the index lookups: `*entry = pick(index)`, `FLOXLOG_END`
+/// when `pick` finds nothing, `FLOXLOG_NO_INDEX`, or the index's error.
+///
+/// # Safety
+/// As `floxlog_reader_index_entry`.
+unsafe fn index_lookup(
+    r: *mut floxlog_reader,
+    entry: *mut floxlog_index_entry,
+    err: *mut floxlog_error,
+    pick: impl FnOnce(&Index<'_>) -> Option<IndexEntry>,
+) -> floxlog_result {
+    boundary(err, || {
+        check_out(entry, "entry is NULL")?;
+        // SAFETY: forwarded caller promise.
+        let Some(ix) = unsafe { handle(r) }?.index()? else {
+            return Ok(FLOXLOG_NO_INDEX);
+        };
+        let Some(e) = pick(ix) else {
+            return Ok(FLOXLOG_END);
+        };
+        // SAFETY: checked above.
+        unsafe { put(entry, (&e).into()) };
+        Ok(FLOXLOG_OK)
     })
 }
 
@@ -556,29 +528,16 @@ pub unsafe extern "C" fn floxlog_reader_index_entry(
     entry: *mut floxlog_index_entry,
     err: *mut floxlog_error,
 ) -> floxlog_result {
-    boundary(err, || {
-        check_out(entry, "entry is NULL")?;
-        // SAFETY: forwarded caller promise.
-        let h = unsafe { handle(r) }?;
-        match &h.index {
-            Ok(Some(ix)) => match ix.get(i) {
-                Some(e) => {
-                    // SAFETY: checked above.
-                    unsafe { put(entry, e.into()) };
-                    Ok(FLOXLOG_OK)
-                }
-                None => Ok(FLOXLOG_END),
-            },
-            Ok(None) => Ok(FLOXLOG_NO_INDEX),
-            Err(e) => Err((*e).into()),
-        }
-    })
+    // SAFETY: forwarded caller promises.
+    unsafe { index_lookup(r, entry, err, |ix| ix.get(i)) }
 }
 
-/// Sets `*entry` to the index entry a seek to `ts` starts from (the
-/// largest timestamp `<= ts`, first of a run of equal ones):
-/// `FLOXLOG_OK`; `FLOXLOG_END` when every entry is later (start at the
-/// first frame); `FLOXLOG_NO_INDEX`; or the index's error.
+/// Sets `*entry` to the index entry a seek to `ts` starts from: the last
+/// entry whose timestamp is strictly below `ts` (on an unsorted index, the
+/// one with the largest such timestamp, first in file order). Strictly
+/// below, because events stamped `ts` can come before an entry stamped
+/// `ts`. `FLOXLOG_OK`; `FLOXLOG_END` when no entry is below `ts` (start at
+/// the first frame); `FLOXLOG_NO_INDEX`; or the index's error.
 ///
 /// # Safety
 /// `r` must be a live handle; `entry` writable; `err` may be NULL.
@@ -589,104 +548,6 @@ pub unsafe extern "C" fn floxlog_reader_index_seek(
     entry: *mut floxlog_index_entry,
     err: *mut floxlog_error,
 ) -> floxlog_result {
-    boundary(err, || {
-        check_out(entry, "entry is NULL")?;
-        // SAFETY: forwarded caller promise.
-        let h = unsafe { handle(r) }?;
-        match &h.index {
-            Ok(Some(ix)) => match ix.seek(ts) {
-                Some(e) => {
-                    // SAFETY: checked above.
-                    unsafe { put(entry, e.into()) };
-                    Ok(FLOXLOG_OK)
-                }
-                None => Ok(FLOXLOG_END),
-            },
-            Ok(None) => Ok(FLOXLOG_NO_INDEX),
-            Err(e) => Err((*e).into()),
-        }
-    })
-}
-
-/// Largest decompressed block `floxlog_segment_scratch_len` asks for
-/// (256 MiB; the reference's own limit is 100 MiB).
-pub const FLOXLOG_MAX_BLOCK_BYTES: usize = 256 << 20;
-
-/// LZ4 cannot expand data by more than this factor, so a block claiming
-/// more is damaged (and will fail to decompress anyway).
-const LZ4_MAX_RATIO: u64 = 256;
-
-/// Sets `*needed` to the block scratch a reader of this segment needs: the
-/// largest plausible `original_size` among its block headers (0 for an
-/// uncompressed segment), capped at `FLOXLOG_MAX_BLOCK_BYTES`, so that a
-/// damaged header never asks for gigabytes. Walks block headers without
-/// decompressing. `data` is read during the call only.
-///
-/// Errors: the segment header's data error.
-///
-/// # Safety
-/// `data` valid for `len` bytes; `needed` writable; `err` may be NULL.
-#[no_mangle]
-pub unsafe extern "C" fn floxlog_segment_scratch_len(
-    data: *const u8,
-    len: usize,
-    needed: *mut usize,
-    err: *mut floxlog_error,
-) -> floxlog_result {
-    boundary(err, || {
-        check_out(needed, "needed is NULL")?;
-        if data.is_null() {
-            return Err(Fail::null("segment data is NULL"));
-        }
-        // SAFETY: the caller promises `len` readable bytes.
-        let data = unsafe { slice_in(data, len, "segment data") }?;
-        let seg = Segment::parse(data)?;
-        let mut need = 0usize;
-        if seg.is_compressed() {
-            let end = seg.frames_end() as usize;
-            let mut pos = SegmentHeader::LEN;
-            while pos < end {
-                let Some(h) = BlockHeader::parse(&data[pos..end]) else {
-                    break;
-                };
-                if h.magic != MAGIC_BLOCK {
-                    break;
-                }
-                let plausible = (h.compressed_size as u64 * LZ4_MAX_RATIO + 64)
-                    .min(FLOXLOG_MAX_BLOCK_BYTES as u64);
-                need = need.max((h.original_size as u64).min(plausible) as usize);
-                pos = pos.saturating_add(BlockHeader::LEN + h.compressed_size as usize);
-            }
-        }
-        // SAFETY: checked above.
-        unsafe { put(needed, need) };
-        Ok(FLOXLOG_OK)
-    })
-}
-
-/// Decodes and validates a segment header from the first 64 bytes of
-/// `data` (magic, version, flags, reserved bytes, codec; every error at
-/// offset 0) into `*header`. `data` is read during the call only.
-///
-/// # Safety
-/// `data` valid for `len` bytes; `header` writable; `err` may be NULL.
-#[no_mangle]
-pub unsafe extern "C" fn floxlog_segment_header_parse(
-    data: *const u8,
-    len: usize,
-    header: *mut floxlog_segment_header,
-    err: *mut floxlog_error,
-) -> floxlog_result {
-    boundary(err, || {
-        check_out(header, "header is NULL")?;
-        if data.is_null() {
-            return Err(Fail::null("data is NULL"));
-        }
-        // SAFETY: the caller promises `len` readable bytes.
-        let data = unsafe { slice_in(data, len, "data") }?;
-        let h = SegmentHeader::parse(data)?;
-        // SAFETY: checked above.
-        unsafe { put(header, (&h).into()) };
-        Ok(FLOXLOG_OK)
-    })
+    // SAFETY: forwarded caller promises.
+    unsafe { index_lookup(r, entry, err, |ix| ix.seek(ts)) }
 }

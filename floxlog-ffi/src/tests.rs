@@ -2,9 +2,13 @@
 //! against floxlog-core used directly. (The C and C++ suites in c-tests/
 //! cover the same ground from the other side of the boundary.)
 
+use crate::boundary::{boundary, FfiResult};
 use crate::*;
+use core::ffi::{c_char, CStr};
+use core::mem::MaybeUninit;
 use core::ptr::{null, null_mut};
 use floxlog_core::{Event, SegmentWriter, Trade, WriterBuffers, WriterConfig};
+use floxlog_result::*;
 
 fn trade(i: i64) -> floxlog_trade {
     floxlog_trade {
@@ -125,12 +129,20 @@ fn core_segment(cfg: WriterConfig, trades: &[floxlog_trade]) -> Vec<u8> {
     )
     .unwrap();
     for t in trades {
-        w.append(&Event::Trade(trade_in(t))).unwrap();
+        w.append(&Event::Trade(Trade::from(t))).unwrap();
     }
     let h = w.finish().unwrap();
     let mut v = w.pending().to_vec();
     v[..64].copy_from_slice(&h);
     v
+}
+
+/// `floxlog_result_name` as a `&str`.
+fn name(code: u32) -> &'static str {
+    // SAFETY: a static NUL-terminated string.
+    unsafe { CStr::from_ptr(floxlog_result_name(code)) }
+        .to_str()
+        .unwrap()
 }
 
 #[test]
@@ -139,10 +151,7 @@ fn result_codes_follow_the_corpus_kinds() {
     for (i, k) in floxlog_core::ErrorKind::ALL.iter().take(15).enumerate() {
         let code = floxlog_result::from_kind(*k);
         assert_eq!(code as u32, 100 + i as u32, "{k}");
-        let name = floxlog_result_name(code as u32);
-        // SAFETY: static NUL-terminated string.
-        let name = unsafe { core::ffi::CStr::from_ptr(name) }.to_str().unwrap();
-        assert_eq!(name, k.as_str());
+        assert_eq!(name(code as u32), k.as_str());
     }
     // Every core kind has its own code, none of them INTERNAL.
     let mut seen = std::collections::HashSet::new();
@@ -150,16 +159,15 @@ fn result_codes_follow_the_corpus_kinds() {
         let c = floxlog_result::from_kind(k);
         assert_ne!(c, FLOXLOG_INTERNAL);
         assert!(seen.insert(c as u32));
-        let name = floxlog_result_name_str(c as u32);
-        assert_eq!(name, k.as_str());
+        assert_eq!(name(c as u32), k.as_str());
     }
     // Every code round-trips through its number and has a distinct name.
     let mut names = std::collections::HashSet::new();
     for c in floxlog_result::ALL {
         assert_eq!(floxlog_result::from_u32(c as u32), Some(c));
-        assert!(names.insert(floxlog_result_name_str(c as u32)));
+        assert!(names.insert(name(c as u32)));
     }
-    assert_eq!(floxlog_result_name_str(12345), "unknown");
+    assert_eq!(name(12345), "unknown");
 }
 
 #[test]
@@ -744,7 +752,7 @@ fn frames_encode_and_decode_standalone() {
         assert_eq!(n, 60);
         let mut core_buf = [0u8; 60];
         floxlog_core::encode_frame(
-            &Event::Trade(Trade { ..trade_in(&t) }),
+            &Event::Trade(Trade { ..Trade::from(&t) }),
             floxlog_core::Profile::Reference,
             &mut core_buf,
         )
@@ -831,6 +839,14 @@ fn size_helpers_cover_what_the_writer_checks() {
     assert_eq!(floxlog_index_trailer_len(3), 32 + 48);
     assert_eq!(floxlog_index_entries_needed(1001, 1000), 2);
     assert_eq!(floxlog_lz4_block_len_max(usize::MAX), usize::MAX);
+    assert_eq!(floxlog_lz4_block_len_max(usize::MAX / 4), usize::MAX);
+    let max_block = u32::MAX as usize;
+    assert_eq!(floxlog_lz4_block_len_max(max_block + 1), usize::MAX);
+    assert!(floxlog_lz4_block_len_max(max_block) < usize::MAX);
+    assert_eq!(
+        floxlog_lz4_block_len_max(6000),
+        floxlog_core::block::compress_bound(6000) + 16
+    );
     // An LZ4 writer given exactly these sizes can emit one full block.
     let cfg = config(FLOXLOG_COMPRESSION_LZ4, 100);
     let frame_bytes = 100 * 60;

@@ -1,14 +1,20 @@
 //! `floxlog_writer`: the core's streaming segment writer over caller
 //! buffers.
 
-use crate::types::*;
-use crate::{
-    boundary, bytes_mut, check_out, floxlog_error, floxlog_result, in_ref, put, slice_uninit, Fail,
+use crate::boundary::{
+    boundary, bytes_mut, check_out, check_slice, copy_out, in_ref, output, overlap, put,
+    put_if_usable, slice_in, slice_uninit,
 };
+use crate::consts::*;
+use crate::error::{floxlog_error, floxlog_result, Fail};
+use crate::event::{book_in, event_in, event_ptr_in, pool_state_in};
+use crate::handle::{free, get, handle, into_c, Opaque};
+use crate::records::config_in;
+use crate::types::*;
 use core::mem::ManuallyDrop;
 use floxlog_core::{
-    BlockSlot, BookKind, Compression, Event, IndexEntry, Profile, SegmentWriter, WriterBuffers,
-    WriterConfig,
+    BlockSlot, BookKind, Compression, Event, IndexEntry, OptionQuote, SegmentWriter, Trade,
+    WriterBuffers, WriterConfig,
 };
 use floxlog_result::*;
 
@@ -18,88 +24,12 @@ pub struct floxlog_writer {
     _private: [u8; 0],
 }
 
-/// Writer settings. Get the defaults with `floxlog_writer_config_default`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct floxlog_writer_config {
-    /// Wall-clock ns stamped as the header's `created_ns` (the library has
-    /// no clock; pass `clock_gettime(CLOCK_REALTIME)` or a fixed value).
-    pub created_ns: i64,
-    /// Events between index entries (uncompressed) or events per LZ4 block.
-    /// At least 1; default 1000.
-    pub index_interval: u16,
-    /// `FLOXLOG_COMPRESSION_NONE` (default) or `FLOXLOG_COMPRESSION_LZ4`.
-    pub compression: u8,
-    /// Non-zero: write the sparse index trailer (default 1).
-    pub create_index: u8,
-    /// Exchange tag of the segment header (default 0).
-    pub exchange_id: u8,
-    /// `FLOXLOG_PROFILE_REFERENCE` (default) or `FLOXLOG_PROFILE_SPEC`.
-    pub profile: u8,
-}
-
-/// The caller's buffers for a writer. They are borrowed, not copied: they
-/// must stay valid, and must not be touched by the caller, until
-/// `floxlog_writer_free`. They must not overlap. Their initial contents do
-/// not matter.
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct floxlog_writer_buffers {
-    /// Encoded segment bytes accumulate here until drained (required).
-    /// At least 64 bytes (the placeholder header). Each uncompressed event
-    /// needs 12 + payload bytes free (a trade frame is 60), each LZ4 block
-    /// `floxlog_lz4_block_len_max(block bytes)`, the index trailer
-    /// `floxlog_index_trailer_len(entries)`. When it is full, appends fail
-    /// with `FLOXLOG_BUFFER_TOO_SMALL` until you drain.
-    pub out: *mut u8,
-    /// Bytes at `out`.
-    pub out_len: usize,
-    /// LZ4 only: staging for one block's frames and its sorted copy,
-    /// `floxlog_block_scratch_len(largest block's frame bytes)` bytes
-    /// (a block of N trades has N * 60 frame bytes). NULL/0 when
-    /// uncompressed.
-    pub block: *mut u8,
-    /// Bytes at `block`.
-    pub block_len: usize,
-    /// Index entry storage (8-byte aligned):
-    /// `floxlog_index_entries_needed(events, index_interval)` entries for
-    /// an uncompressed segment, one per block for LZ4. NULL/0 when
-    /// `create_index` is 0. When full, appends fail with
-    /// `FLOXLOG_INDEX_FULL`.
-    pub index: *mut floxlog_index_entry,
-    /// Entries at `index`.
-    pub index_capacity: usize,
-}
-
-/// Counts of what a writer has accepted.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct floxlog_writer_stats {
-    /// Segment bytes produced so far (header, frames or blocks; the
-    /// trailer once finished). What rotation compares with a size limit.
-    pub segment_bytes: u64,
-    /// Segment offset of the first byte still pending in `out`.
-    pub pending_offset: u64,
-    /// Events accepted (including those staged in an unfinished LZ4 block).
-    pub events: u32,
-    /// Events in blocks already emitted (equals `events` uncompressed).
-    pub events_emitted: u32,
-    /// Index entries recorded.
-    pub index_entries: usize,
-    /// Bytes staged for the next LZ4 block.
-    pub staged_bytes: usize,
-    /// Bytes waiting in `out` to be drained.
-    pub pending_bytes: usize,
-    /// 1 once `floxlog_writer_finish` has succeeded.
-    pub finished: u8,
-}
-
 const WRITER_MAGIC: u64 = 0x5254_5257_584f_4c46; // "FLOXWRTR"
 
 /// What a `floxlog_writer *` points at. repr(C) keeps `magic` first, so a
 /// handle of the wrong type is recognised.
 #[repr(C)]
-struct WriterHandle {
+pub(crate) struct WriterHandle {
     magic: u64,
     /// Borrows the caller's buffers and `slots`; dropped before `slots`.
     w: ManuallyDrop<SegmentWriter<WriterBuffers<'static>>>,
@@ -118,70 +48,15 @@ impl Drop for WriterHandle {
             // nothing borrows it any more.
             drop(unsafe { Box::from_raw(self.slots) });
         }
-        self.magic = 0;
     }
 }
 
-/// The handle behind a caller pointer.
-///
-/// # Safety
-/// `w` must be NULL or a pointer returned by `floxlog_writer_new` and not
-/// yet freed.
-unsafe fn handle<'a>(w: *mut floxlog_writer) -> Result<&'a mut WriterHandle, Fail> {
-    let h = w as *mut WriterHandle;
-    check_out(h, "writer is NULL")?;
-    // SAFETY: non-NULL and aligned; the caller promises a live handle.
-    let h = unsafe { &mut *h };
-    if h.magic != WRITER_MAGIC {
-        return Err(Fail::invalid("not a floxlog_writer handle"));
-    }
-    Ok(h)
-}
-
-fn config_in(c: &floxlog_writer_config) -> Result<WriterConfig, Fail> {
-    let compression = match c.compression {
-        FLOXLOG_COMPRESSION_NONE => Compression::None,
-        FLOXLOG_COMPRESSION_LZ4 => Compression::Lz4,
-        _ => {
-            return Err(Fail::invalid(
-                "compression is not a FLOXLOG_COMPRESSION_* value",
-            ))
-        }
-    };
-    let profile = match c.profile {
-        FLOXLOG_PROFILE_REFERENCE => Profile::Reference,
-        FLOXLOG_PROFILE_SPEC => Profile::Spec,
-        _ => return Err(Fail::invalid("profile is not a FLOXLOG_PROFILE_* value")),
-    };
-    Ok(WriterConfig {
-        compression,
-        create_index: c.create_index != 0,
-        index_interval: c.index_interval,
-        exchange_id: c.exchange_id,
-        created_ns: c.created_ns,
-        profile,
-    })
-}
-
-/// Whether two non-empty byte ranges intersect.
-fn overlap(a: (usize, usize), b: (usize, usize)) -> bool {
-    a.1 > 0 && b.1 > 0 && a.0 < b.0.saturating_add(b.1) && b.0 < a.0.saturating_add(a.1)
-}
-
-/// Checks a caller buffer without touching it: NULL only when empty,
-/// aligned, length in range.
-fn precheck<T>(p: *mut T, len: usize, what: &'static str) -> Result<(), Fail> {
-    if len == 0 {
-        return Ok(());
-    }
-    check_out(p, what)?;
-    if len
-        .checked_mul(core::mem::size_of::<T>())
-        .is_none_or(|n| n > isize::MAX as usize)
-    {
-        return Err(Fail::invalid(what));
-    }
-    Ok(())
+// SAFETY: WriterHandle is repr(C) with the u64 magic first.
+unsafe impl Opaque for floxlog_writer {
+    type Handle = WriterHandle;
+    const MAGIC: u64 = WRITER_MAGIC;
+    const NULL: &'static str = "writer is NULL";
+    const WRONG: &'static str = "not a floxlog_writer handle";
 }
 
 /// Fills `*cfg` with the defaults: uncompressed, index every 1000 events,
@@ -193,25 +68,12 @@ fn precheck<T>(p: *mut T, len: usize, what: &'static str) -> Result<(), Fail> {
 pub unsafe extern "C" fn floxlog_writer_config_default(
     cfg: *mut floxlog_writer_config,
 ) -> floxlog_result {
-    boundary(core::ptr::null_mut(), || {
-        check_out(cfg, "config is NULL")?;
-        let d = WriterConfig::default();
-        // SAFETY: checked above.
-        unsafe {
-            put(
-                cfg,
-                floxlog_writer_config {
-                    created_ns: d.created_ns,
-                    index_interval: d.index_interval,
-                    compression: FLOXLOG_COMPRESSION_NONE,
-                    create_index: 1,
-                    exchange_id: d.exchange_id,
-                    profile: FLOXLOG_PROFILE_REFERENCE,
-                },
-            )
-        };
-        Ok(FLOXLOG_OK)
-    })
+    // SAFETY: forwarded caller promise.
+    unsafe {
+        output(core::ptr::null_mut(), cfg, "config is NULL", || {
+            Ok((&WriterConfig::default()).into())
+        })
+    }
 }
 
 /// Creates a writer over the caller's buffers and puts the 64-byte
@@ -249,18 +111,11 @@ pub unsafe extern "C" fn floxlog_writer_new(
         if b.out.is_null() {
             return Err(Fail::null("output buffer is NULL"));
         }
-        let ranges = [
-            (b.out as usize, b.out_len),
-            (b.block as usize, b.block_len),
-            (
-                b.index as usize,
-                b.index_capacity.saturating_mul(FLOXLOG_INDEX_ENTRY_LEN),
-            ),
-        ];
-        if overlap(ranges[0], ranges[1])
-            || overlap(ranges[0], ranges[2])
-            || overlap(ranges[1], ranges[2])
-        {
+        let out = (b.out as usize, b.out_len);
+        let block = (b.block as usize, b.block_len);
+        let index_bytes = b.index_capacity.saturating_mul(FLOXLOG_INDEX_ENTRY_LEN);
+        let index = (b.index as usize, index_bytes);
+        if overlap(out, block) || overlap(out, index) || overlap(block, index) {
             return Err(Fail::invalid("writer buffers overlap"));
         }
         // Everything that can fail is checked before the buffers are
@@ -271,17 +126,9 @@ pub unsafe extern "C" fn floxlog_writer_new(
                 "output buffer cannot hold the 64-byte segment header",
             ));
         }
-        if cfg.index_interval == 0 {
-            return Err(Fail::invalid("index_interval must be at least 1"));
-        }
-        if cfg.compression == Compression::Lz4 && !floxlog_core::LZ4_SUPPORTED {
-            return Err(Fail::new(
-                FLOXLOG_LZ4_UNSUPPORTED,
-                "this build has no LZ4 support",
-            ));
-        }
-        precheck(b.block, b.block_len, "block scratch")?;
-        precheck(b.index, b.index_capacity, "index storage")?;
+        cfg.check()?;
+        check_slice(b.block, b.block_len, "block scratch")?;
+        check_slice(b.index, b.index_capacity, "index storage")?;
         // SAFETY: the caller promises each buffer for the handle's
         // lifetime; the helpers check NULL, alignment and length.
         let out = unsafe { bytes_mut(b.out, b.out_len, "output buffer") }?;
@@ -307,7 +154,7 @@ pub unsafe extern "C" fn floxlog_writer_new(
             )
         };
         let (slots_ptr, slots): (*mut [BlockSlot], &'static mut [BlockSlot]) =
-            if cfg.compression == Compression::Lz4 && cfg.index_interval > 0 {
+            if cfg.compression == Compression::Lz4 {
                 let raw = Box::into_raw(
                     vec![BlockSlot::EMPTY; cfg.index_interval as usize].into_boxed_slice(),
                 );
@@ -339,13 +186,13 @@ pub unsafe extern "C" fn floxlog_writer_new(
                 return Err(e.into());
             }
         };
-        let h = Box::new(WriterHandle {
+        let h = WriterHandle {
             magic: WRITER_MAGIC,
             w: ManuallyDrop::new(w),
             slots: slots_ptr,
-        });
+        };
         // SAFETY: checked by check_out above.
-        unsafe { put(writer_out, Box::into_raw(h) as *mut floxlog_writer) };
+        unsafe { put(writer_out, into_c(h)) };
         Ok(FLOXLOG_OK)
     })
 }
@@ -358,22 +205,60 @@ pub unsafe extern "C" fn floxlog_writer_new(
 /// `w` must be NULL or a live handle from `floxlog_writer_new`.
 #[no_mangle]
 pub unsafe extern "C" fn floxlog_writer_free(w: *mut floxlog_writer) {
-    let _ = boundary(core::ptr::null_mut(), || {
-        if w.is_null() {
-            return Ok(FLOXLOG_OK);
-        }
-        // SAFETY: validates the magic before taking ownership.
-        unsafe { handle(w) }?;
-        // SAFETY: a live handle from Box::into_raw in floxlog_writer_new.
-        drop(unsafe { Box::from_raw(w as *mut WriterHandle) });
-        Ok(FLOXLOG_OK)
-    });
+    // SAFETY: forwarded caller promise.
+    unsafe { free(w) }
 }
 
+/// The body of the single-event appends: `ev` reads the caller's event
+/// after the handle is checked.
+///
+/// # Safety
+/// `w` must be NULL or a live handle; `ev` is run in the caller's context.
 #[inline(always)]
-fn append_event(h: &mut WriterHandle, ev: &Event<'_>) -> crate::FfiResult {
-    h.w.append(ev)?;
-    Ok(FLOXLOG_OK)
+unsafe fn append_one<'e>(
+    w: *mut floxlog_writer,
+    err: *mut floxlog_error,
+    ev: impl FnOnce() -> Result<Event<'e>, Fail>,
+) -> floxlog_result {
+    boundary(err, || {
+        // SAFETY: forwarded caller promise.
+        let h = unsafe { handle(w) }?;
+        h.w.append(&ev()?)?;
+        Ok(FLOXLOG_OK)
+    })
+}
+
+/// The body of the batch appends: appends `count` items converted by `ev`
+/// in order, stops at the first error, and reports how many were accepted
+/// in `*appended` on every return.
+///
+/// # Safety
+/// `w` must be NULL or a live handle; `items` valid for `count` items that
+/// `ev` may read; `appended` writable if non-NULL and aligned.
+#[inline(always)]
+unsafe fn append_batch<'a, T: 'a>(
+    w: *mut floxlog_writer,
+    items: *const T,
+    count: usize,
+    what: &'static str,
+    appended: *mut usize,
+    err: *mut floxlog_error,
+    ev: impl Fn(&'a T) -> Result<Event<'a>, Fail>,
+) -> floxlog_result {
+    let mut n = 0usize;
+    let rc = boundary(err, || {
+        check_out(appended, "appended is NULL")?;
+        // SAFETY: forwarded caller promises; pointers are checked.
+        let (h, items) = unsafe { (handle(w)?, slice_in(items, count, what)?) };
+        for item in items {
+            h.w.append(&ev(item)?)?;
+            n += 1;
+        }
+        Ok(FLOXLOG_OK)
+    });
+    // SAFETY: the caller's promise.
+    unsafe { put_if_usable(appended, n) };
+    rc
 }
 
 /// Appends a trade. On any error the event was not accepted and everything
@@ -389,11 +274,12 @@ pub unsafe extern "C" fn floxlog_writer_append_trade(
     trade: *const floxlog_trade,
     err: *mut floxlog_error,
 ) -> floxlog_result {
-    boundary(err, || {
-        // SAFETY: forwarded caller promises; pointers are checked.
-        let (h, t) = unsafe { (handle(w)?, in_ref(trade, "trade is NULL")?) };
-        append_event(h, &Event::Trade(trade_in(t)))
-    })
+    // SAFETY: forwarded caller promises; pointers are checked.
+    unsafe {
+        append_one(w, err, || {
+            Ok(Event::Trade(in_ref(trade, "trade is NULL")?.into()))
+        })
+    }
 }
 
 /// Appends `count` trades from `trades` in order: the batch form of
@@ -414,20 +300,12 @@ pub unsafe extern "C" fn floxlog_writer_append_trades(
     appended: *mut usize,
     err: *mut floxlog_error,
 ) -> floxlog_result {
-    let mut n = 0usize;
-    let rc = boundary(err, || {
-        check_out(appended, "appended is NULL")?;
-        // SAFETY: forwarded caller promises; pointers are checked.
-        let (h, ts) = unsafe { (handle(w)?, crate::slice_in(trades, count, "trades")?) };
-        for t in ts {
-            h.w.append(&Event::Trade(trade_in(t)))?;
-            n += 1;
-        }
-        Ok(FLOXLOG_OK)
-    });
-    // SAFETY: checked non-NULL and aligned; the caller's promise.
-    unsafe { put_progress(appended, n) };
-    rc
+    // SAFETY: forwarded caller promises.
+    unsafe {
+        append_batch(w, trades, count, "trades", appended, err, |t| {
+            Ok(Event::Trade(Trade::from(t)))
+        })
+    }
 }
 
 /// Appends `count` events of any kind from `events` in order: the batch
@@ -445,32 +323,26 @@ pub unsafe extern "C" fn floxlog_writer_append_events(
     appended: *mut usize,
     err: *mut floxlog_error,
 ) -> floxlog_result {
-    let mut n = 0usize;
-    let rc = boundary(err, || {
-        check_out(appended, "appended is NULL")?;
-        // SAFETY: forwarded caller promises; pointers are checked.
-        let (h, evs) = unsafe { (handle(w)?, crate::slice_in(events, count, "events")?) };
-        for e in evs {
-            // SAFETY: the caller promises valid events.
-            let ev = unsafe { event_in(e) }?;
-            h.w.append(&ev)?;
-            n += 1;
-        }
-        Ok(FLOXLOG_OK)
-    });
-    // SAFETY: checked non-NULL and aligned; the caller's promise.
-    unsafe { put_progress(appended, n) };
-    rc
+    // SAFETY: forwarded caller promises (valid events, their members'
+    // pointers too).
+    unsafe { append_batch(w, events, count, "events", appended, err, |e| event_in(e)) }
 }
 
-/// Writes a batch's progress count when the pointer is usable.
+/// The body of the book appends.
 ///
 /// # Safety
-/// If non-NULL and aligned, `p` must be writable.
-unsafe fn put_progress(p: *mut usize, n: usize) {
-    if !p.is_null() && p.is_aligned() {
-        // SAFETY: the caller's promise.
-        unsafe { p.write(n) };
+/// As `floxlog_writer_append_book_snapshot`.
+unsafe fn append_book(
+    w: *mut floxlog_writer,
+    book: *const floxlog_book,
+    kind: BookKind,
+    err: *mut floxlog_error,
+) -> floxlog_result {
+    // SAFETY: forwarded caller promises; pointers are checked.
+    unsafe {
+        append_one(w, err, || {
+            Ok(Event::Book(book_in(in_ref(book, "book is NULL")?, kind)?))
+        })
     }
 }
 
@@ -489,13 +361,8 @@ pub unsafe extern "C" fn floxlog_writer_append_book_snapshot(
     book: *const floxlog_book,
     err: *mut floxlog_error,
 ) -> floxlog_result {
-    boundary(err, || {
-        // SAFETY: forwarded caller promises; pointers are checked.
-        let (h, b) = unsafe { (handle(w)?, in_ref(book, "book is NULL")?) };
-        // SAFETY: as above, for the level pointers.
-        let b = unsafe { book_in(b, BookKind::Snapshot) }?;
-        append_event(h, &Event::Book(b))
-    })
+    // SAFETY: forwarded caller promises.
+    unsafe { append_book(w, book, BookKind::Snapshot, err) }
 }
 
 /// Appends a book delta (frame type 3); as
@@ -510,13 +377,8 @@ pub unsafe extern "C" fn floxlog_writer_append_book_delta(
     book: *const floxlog_book,
     err: *mut floxlog_error,
 ) -> floxlog_result {
-    boundary(err, || {
-        // SAFETY: forwarded caller promises; pointers are checked.
-        let (h, b) = unsafe { (handle(w)?, in_ref(book, "book is NULL")?) };
-        // SAFETY: as above, for the level pointers.
-        let b = unsafe { book_in(b, BookKind::Delta) }?;
-        append_event(h, &Event::Book(b))
-    })
+    // SAFETY: forwarded caller promises.
+    unsafe { append_book(w, book, BookKind::Delta, err) }
 }
 
 /// Appends an option quote (frame type 4). Errors as
@@ -530,11 +392,15 @@ pub unsafe extern "C" fn floxlog_writer_append_option_quote(
     quote: *const floxlog_option_quote,
     err: *mut floxlog_error,
 ) -> floxlog_result {
-    boundary(err, || {
-        // SAFETY: forwarded caller promises; pointers are checked.
-        let (h, q) = unsafe { (handle(w)?, in_ref(quote, "option quote is NULL")?) };
-        append_event(h, &Event::OptionQuote(option_quote_in(q)))
-    })
+    // SAFETY: forwarded caller promises; pointers are checked.
+    unsafe {
+        append_one(w, err, || {
+            Ok(Event::OptionQuote(OptionQuote::from(in_ref(
+                quote,
+                "option quote is NULL",
+            )?)))
+        })
+    }
 }
 
 /// Appends a pool state (frame type 5); `payload_len` bytes are copied from
@@ -550,13 +416,15 @@ pub unsafe extern "C" fn floxlog_writer_append_pool_state(
     state: *const floxlog_pool_state,
     err: *mut floxlog_error,
 ) -> floxlog_result {
-    boundary(err, || {
-        // SAFETY: forwarded caller promises; pointers are checked.
-        let (h, p) = unsafe { (handle(w)?, in_ref(state, "pool state is NULL")?) };
-        // SAFETY: as above, for the payload pointer.
-        let p = unsafe { pool_state_in(p) }?;
-        append_event(h, &Event::PoolState(p))
-    })
+    // SAFETY: forwarded caller promises; pointers are checked.
+    unsafe {
+        append_one(w, err, || {
+            Ok(Event::PoolState(pool_state_in(in_ref(
+                state,
+                "pool state is NULL",
+            )?)?))
+        })
+    }
 }
 
 /// Appends an event of any kind (`event->kind` selects the member).
@@ -572,11 +440,8 @@ pub unsafe extern "C" fn floxlog_writer_append(
     event: *const floxlog_event,
     err: *mut floxlog_error,
 ) -> floxlog_result {
-    boundary(err, || {
-        // SAFETY: forwarded caller promises; pointers are checked.
-        let (h, ev) = unsafe { (handle(w)?, event_ptr_in(event)?) };
-        append_event(h, &ev)
-    })
+    // SAFETY: forwarded caller promises; pointers are checked.
+    unsafe { append_one(w, err, || event_ptr_in(event)) }
 }
 
 /// Appends a frame from its type and payload bytes, copied verbatim (for
@@ -596,7 +461,7 @@ pub unsafe extern "C" fn floxlog_writer_append_raw(
 ) -> floxlog_result {
     boundary(err, || {
         // SAFETY: forwarded caller promises; pointers are checked.
-        let (h, p) = unsafe { (handle(w)?, crate::slice_in(payload, len, "payload")?) };
+        let (h, p) = unsafe { (handle(w)?, slice_in(payload, len, "payload")?) };
         h.w.append_raw(frame_type, p)?;
         Ok(FLOXLOG_OK)
     })
@@ -618,15 +483,13 @@ pub unsafe extern "C" fn floxlog_writer_would_exceed(
     exceeds: *mut bool,
     err: *mut floxlog_error,
 ) -> floxlog_result {
-    boundary(err, || {
-        check_out(exceeds, "exceeds is NULL")?;
-        // SAFETY: forwarded caller promises; pointers are checked.
-        let (h, ev) = unsafe { (handle(w)?, event_ptr_in(event)?) };
-        let r = h.w.would_exceed(&ev, max_segment_bytes);
-        // SAFETY: checked above.
-        unsafe { put(exceeds, r) };
-        Ok(FLOXLOG_OK)
-    })
+    // SAFETY: forwarded caller promises; pointers are checked.
+    unsafe {
+        output(err, exceeds, "exceeds is NULL", || {
+            let (h, ev) = (handle(w)?, event_ptr_in(event)?);
+            Ok(h.w.would_exceed(&ev, max_segment_bytes))
+        })
+    }
 }
 
 /// LZ4 only: emits the staged events as a block now, before it holds
@@ -642,8 +505,7 @@ pub unsafe extern "C" fn floxlog_writer_flush_block(
 ) -> floxlog_result {
     boundary(err, || {
         // SAFETY: forwarded caller promise.
-        let h = unsafe { handle(w) }?;
-        h.w.flush_block()?;
+        unsafe { handle(w) }?.w.flush_block()?;
         Ok(FLOXLOG_OK)
     })
 }
@@ -666,8 +528,7 @@ pub unsafe extern "C" fn floxlog_writer_pending(
         check_out(data, "data is NULL")?;
         check_out(len, "len is NULL")?;
         // SAFETY: forwarded caller promise.
-        let h = unsafe { handle(w) }?;
-        let p = h.w.pending();
+        let p = unsafe { handle(w) }?.w.pending();
         // SAFETY: both checked above.
         unsafe {
             put(data, p.as_ptr());
@@ -712,20 +573,43 @@ pub unsafe extern "C" fn floxlog_writer_drain(
     cap: usize,
     written: *mut usize,
 ) -> floxlog_result {
-    boundary(core::ptr::null_mut(), || {
-        check_out(written, "written is NULL")?;
-        // SAFETY: forwarded caller promise.
-        let h = unsafe { handle(w) }?;
-        // SAFETY: the caller promises `cap` writable bytes at `dst`.
-        let d = unsafe { slice_uninit(dst, cap, "destination") }?;
-        let p = h.w.pending();
-        let n = p.len().min(d.len());
-        for (o, s) in d.iter_mut().zip(&p[..n]) {
-            o.write(*s);
+    // SAFETY: forwarded caller promises.
+    unsafe {
+        output(core::ptr::null_mut(), written, "written is NULL", || {
+            let h = handle(w)?;
+            check_slice(dst, cap, "destination")?;
+            let n = h.w.pending().len().min(cap);
+            copy_out(dst, &h.w.pending()[..n], "destination")?;
+            h.w.consume(n);
+            Ok(n)
+        })
+    }
+}
+
+/// The body of the functions that copy a 64-byte segment header out:
+/// checks `header_out` for 64 bytes, then copies what `f` makes.
+///
+/// # Safety
+/// `w` must be NULL or a live handle; `header_out` valid for `header_len`
+/// writable bytes.
+unsafe fn header_to(
+    w: *mut floxlog_writer,
+    header_out: *mut u8,
+    header_len: usize,
+    err: *mut floxlog_error,
+    f: impl FnOnce(&mut WriterHandle) -> Result<[u8; 64], Fail>,
+) -> floxlog_result {
+    boundary(err, || {
+        if header_out.is_null() {
+            return Err(Fail::null("header_out is NULL"));
         }
-        h.w.consume(n);
-        // SAFETY: checked above.
-        unsafe { put(written, n) };
+        if header_len < FLOXLOG_SEGMENT_HEADER_LEN {
+            return Err(Fail::too_small(64, "header_out must hold 64 bytes"));
+        }
+        // SAFETY: forwarded caller promise.
+        let header = f(unsafe { handle(w) }?)?;
+        // SAFETY: the caller promises `header_len` >= 64 writable bytes.
+        unsafe { copy_out(header_out, &header, "header_out") }?;
         Ok(FLOXLOG_OK)
     })
 }
@@ -749,23 +633,8 @@ pub unsafe extern "C" fn floxlog_writer_finish(
     header_len: usize,
     err: *mut floxlog_error,
 ) -> floxlog_result {
-    boundary(err, || {
-        if header_out.is_null() {
-            return Err(Fail::null("header_out is NULL"));
-        }
-        if header_len < FLOXLOG_SEGMENT_HEADER_LEN {
-            return Err(Fail::too_small(64, "header_out must hold 64 bytes"));
-        }
-        // SAFETY: forwarded caller promise.
-        let h = unsafe { handle(w) }?;
-        let header = h.w.finish()?;
-        // SAFETY: the caller promises `header_len` >= 64 writable bytes.
-        let out = unsafe { slice_uninit(header_out, 64, "header_out") }?;
-        for (o, s) in out.iter_mut().zip(&header) {
-            o.write(*s);
-        }
-        Ok(FLOXLOG_OK)
-    })
+    // SAFETY: forwarded caller promises.
+    unsafe { header_to(w, header_out, header_len, err, |h| Ok(h.w.finish()?)) }
 }
 
 /// Copies into `header_out` (at least 64 bytes) the header a reader would
@@ -781,23 +650,12 @@ pub unsafe extern "C" fn floxlog_writer_current_header(
     header_out: *mut u8,
     header_len: usize,
 ) -> floxlog_result {
-    boundary(core::ptr::null_mut(), || {
-        if header_out.is_null() {
-            return Err(Fail::null("header_out is NULL"));
-        }
-        if header_len < FLOXLOG_SEGMENT_HEADER_LEN {
-            return Err(Fail::too_small(64, "header_out must hold 64 bytes"));
-        }
-        // SAFETY: forwarded caller promise.
-        let h = unsafe { handle(w) }?;
-        let header = h.w.current_header().to_bytes();
-        // SAFETY: the caller promises `header_len` >= 64 writable bytes.
-        let out = unsafe { slice_uninit(header_out, 64, "header_out") }?;
-        for (o, s) in out.iter_mut().zip(&header) {
-            o.write(*s);
-        }
-        Ok(FLOXLOG_OK)
-    })
+    // SAFETY: forwarded caller promises.
+    unsafe {
+        header_to(w, header_out, header_len, core::ptr::null_mut(), |h| {
+            Ok(h.w.current_header().to_bytes())
+        })
+    }
 }
 
 /// Fills `*stats` with the writer's counts.
@@ -809,89 +667,20 @@ pub unsafe extern "C" fn floxlog_writer_get_stats(
     w: *mut floxlog_writer,
     stats: *mut floxlog_writer_stats,
 ) -> floxlog_result {
-    boundary(core::ptr::null_mut(), || {
-        check_out(stats, "stats is NULL")?;
-        // SAFETY: forwarded caller promise.
-        let h = unsafe { handle(w) }?;
-        let s = h.w.stats();
-        let v = floxlog_writer_stats {
-            segment_bytes: s.segment_bytes,
-            pending_offset: h.w.pending_offset(),
-            events: s.events,
-            events_emitted: s.events_emitted,
-            index_entries: s.index_entries,
-            staged_bytes: s.staged_bytes,
-            pending_bytes: h.w.pending().len(),
-            finished: h.w.is_finished() as u8,
-        };
-        // SAFETY: checked above.
-        unsafe { put(stats, v) };
-        Ok(FLOXLOG_OK)
-    })
-}
-
-// ---------------------------------------------------------------------------
-// Size helpers (pure; they never fail).
-
-/// Block scratch bytes an LZ4 writer needs for blocks of up to
-/// `max_block_bytes` frame bytes (staging plus the sorted copy: twice).
-/// Saturates at SIZE_MAX.
-#[no_mangle]
-pub extern "C" fn floxlog_block_scratch_len(max_block_bytes: usize) -> usize {
-    max_block_bytes.saturating_mul(2)
-}
-
-/// Output bytes one LZ4 block of `block_bytes` frame bytes may take: its
-/// 16-byte header plus the compressor's worst case. Saturates at SIZE_MAX.
-#[no_mangle]
-pub extern "C" fn floxlog_lz4_block_len_max(block_bytes: usize) -> usize {
-    let liblz4 = block_bytes
-        .saturating_add(block_bytes / 255)
-        .saturating_add(16);
-    // lz4_flex's bound (what the writer checks) is unchecked arithmetic:
-    // only ask it where it cannot overflow.
-    let flex = if block_bytes <= usize::MAX / 4 {
-        lz4_flex::block::get_maximum_output_size(block_bytes)
-    } else {
-        usize::MAX
-    };
-    liblz4.max(flex).saturating_add(FLOXLOG_BLOCK_HEADER_LEN)
-}
-
-/// Index entries an uncompressed segment of `events` events needs with
-/// this interval (an interval of 0 counts as 1).
-#[no_mangle]
-pub extern "C" fn floxlog_index_entries_needed(events: u64, interval: u16) -> u64 {
-    floxlog_core::index_entries_needed(events, interval)
-}
-
-/// Bytes of an index trailer with `entries` entries (32 + 16 each).
-/// Saturates at SIZE_MAX.
-#[no_mangle]
-pub extern "C" fn floxlog_index_trailer_len(entries: usize) -> usize {
-    entries
-        .saturating_mul(FLOXLOG_INDEX_ENTRY_LEN)
-        .saturating_add(FLOXLOG_INDEX_HEADER_LEN)
-}
-
-/// Sets `*len` to the encoded frame length of `event` (12-byte header plus
-/// payload: 60 for a trade, 124 for an option quote, 52 + 16 per level for
-/// a book, 44 + payload for a pool state).
-///
-/// # Safety
-/// `event` valid (its member's pointers too); `len` writable.
-#[no_mangle]
-pub unsafe extern "C" fn floxlog_event_frame_len(
-    event: *const floxlog_event,
-    len: *mut usize,
-    err: *mut floxlog_error,
-) -> floxlog_result {
-    boundary(err, || {
-        check_out(len, "len is NULL")?;
-        // SAFETY: forwarded caller promise; pointer checked.
-        let ev = unsafe { event_ptr_in(event) }?;
-        // SAFETY: checked above.
-        unsafe { put(len, FLOXLOG_FRAME_HEADER_LEN + ev.payload_len()) };
-        Ok(FLOXLOG_OK)
-    })
+    // SAFETY: forwarded caller promises.
+    unsafe {
+        get(w, stats, "stats is NULL", |h| {
+            let s = h.w.stats();
+            floxlog_writer_stats {
+                segment_bytes: s.segment_bytes,
+                pending_offset: h.w.pending_offset(),
+                events: s.events,
+                events_emitted: s.events_emitted,
+                index_entries: s.index_entries,
+                staged_bytes: s.staged_bytes,
+                pending_bytes: h.w.pending().len(),
+                finished: h.w.is_finished() as u8,
+            }
+        })
+    }
 }

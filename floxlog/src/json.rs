@@ -2,8 +2,8 @@
 //! ways. Integers are kept exact (64-bit, never through `f64`).
 
 use crate::owned::{OwnedBook, OwnedEvent, OwnedPoolState};
-use floxlog_core::fixed::Decimal;
-use floxlog_core::{BookKind, Event, Level, OptionQuote, Trade};
+use floxlog_core::fixed::{parse_decimal, Decimal};
+use floxlog_core::{Book, BookKind, Event, Level, Levels, OptionQuote, PoolState, Trade};
 use serde_json::{Map, Value};
 use std::fmt;
 
@@ -54,6 +54,38 @@ fn uint_of<T: TryFrom<u64>>(o: &Map<String, Value>, k: &str) -> Result<T, JsonEr
     T::try_from(u64_of(o, k)?).map_err(|_| err(format!("field `{k}` is out of range")))
 }
 
+/// A fixed-point field: `k` as a raw integer, or (what `cat --prices
+/// decimal` prints) `k` without `_raw` as an exact decimal string.
+fn raw_of(o: &Map<String, Value>, k: &str) -> Result<i64, JsonError> {
+    if o.contains_key(k) {
+        return i64_of(o, k);
+    }
+    let dk = k.strip_suffix("_raw").unwrap_or(k);
+    match o.get(dk) {
+        Some(v) => decimal_of(v, dk),
+        None => Err(err(format!("missing field `{k}` (or `{dk}` as a decimal)"))),
+    }
+}
+
+/// A price or quantity as an exact decimal string, to fixed-point 1e8.
+fn decimal_of(v: &Value, k: &str) -> Result<i64, JsonError> {
+    let text = v
+        .as_str()
+        .ok_or_else(|| err(format!("field `{k}` is not a decimal string")))?;
+    parse_decimal(text).map_err(|e| err(format!("field `{k}`: {e}")))
+}
+
+/// A level value: a raw integer, or a decimal string.
+fn level_value(v: &Value, k: &str) -> Result<i64, JsonError> {
+    match v.as_i64() {
+        Some(raw) => Ok(raw),
+        None if v.is_string() => decimal_of(v, k),
+        None => Err(err(format!(
+            "`{k}` level values are not 64-bit integers or decimals"
+        ))),
+    }
+}
+
 fn levels_of(o: &Map<String, Value>, k: &str) -> Result<Vec<Level>, JsonError> {
     let arr = get(o, k)?
         .as_array()
@@ -64,23 +96,27 @@ fn levels_of(o: &Map<String, Value>, k: &str) -> Result<Vec<Level>, JsonError> {
                 .as_array()
                 .filter(|p| p.len() == 2)
                 .ok_or_else(|| err(format!("`{k}` level is not [price_raw, qty_raw]")))?;
-            let p = pair[0].as_i64();
-            let q = pair[1].as_i64();
-            match (p, q) {
-                (Some(price_raw), Some(qty_raw)) => Ok(Level { price_raw, qty_raw }),
-                _ => Err(err(format!("`{k}` level values are not 64-bit integers"))),
-            }
+            Ok(Level {
+                price_raw: level_value(&pair[0], k)?,
+                qty_raw: level_value(&pair[1], k)?,
+            })
         })
         .collect()
 }
 
 fn hex_decode(s: &str) -> Result<Vec<u8>, JsonError> {
-    if s.len() % 2 != 0 {
+    // Bytes, not string slices: a multi-byte character is simply not a
+    // hex digit.
+    let digit = |c: u8| (c as char).to_digit(16).filter(|_| c.is_ascii());
+    let b = s.as_bytes();
+    if !b.len().is_multiple_of(2) {
         return Err(err("payload_hex has an odd number of digits"));
     }
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).map_err(|_| err("payload_hex is not hex")))
+    b.chunks_exact(2)
+        .map(|p| match (digit(p[0]), digit(p[1])) {
+            (Some(h), Some(l)) => Ok((h * 16 + l) as u8),
+            _ => Err(err("payload_hex is not hex")),
+        })
         .collect()
 }
 
@@ -104,8 +140,8 @@ pub fn event_from_value(v: &Value) -> Result<OwnedEvent, JsonError> {
         "trade" => OwnedEvent::Trade(Trade {
             exchange_ts_ns: i64_of(o, "exchange_ts_ns")?,
             recv_ts_ns: i64_of(o, "recv_ts_ns")?,
-            price_raw: i64_of(o, "price_raw")?,
-            qty_raw: i64_of(o, "qty_raw")?,
+            price_raw: raw_of(o, "price_raw")?,
+            qty_raw: raw_of(o, "qty_raw")?,
             trade_id: u64_of(o, "trade_id")?,
             symbol_id: uint_of(o, "symbol_id")?,
             side: uint_of(o, "side")?,
@@ -122,7 +158,7 @@ pub fn event_from_value(v: &Value) -> Result<OwnedEvent, JsonError> {
                 Some(_) => uint_of(o, "header_type")?,
                 None => kind.flox_header_type(),
             };
-            OwnedEvent::Book(OwnedBook {
+            let head = Book {
                 kind,
                 exchange_ts_ns: i64_of(o, "exchange_ts_ns")?,
                 recv_ts_ns: i64_of(o, "recv_ts_ns")?,
@@ -131,6 +167,11 @@ pub fn event_from_value(v: &Value) -> Result<OwnedEvent, JsonError> {
                 header_type,
                 instrument: uint_of(o, "instrument")?,
                 exchange_id: uint_of(o, "exchange_id")?,
+                bids: Levels::default(),
+                asks: Levels::default(),
+            };
+            OwnedEvent::Book(OwnedBook {
+                head,
                 bids: levels_of(o, "bids")?,
                 asks: levels_of(o, "asks")?,
             })
@@ -138,28 +179,31 @@ pub fn event_from_value(v: &Value) -> Result<OwnedEvent, JsonError> {
         "option_quote" => OwnedEvent::OptionQuote(OptionQuote {
             exchange_ts_ns: i64_of(o, "exchange_ts_ns")?,
             recv_ts_ns: i64_of(o, "recv_ts_ns")?,
-            mark_price_raw: i64_of(o, "mark_price_raw")?,
-            index_price_raw: i64_of(o, "index_price_raw")?,
-            underlying_price_raw: i64_of(o, "underlying_price_raw")?,
-            iv_raw: i64_of(o, "iv_raw")?,
-            bid_price_raw: i64_of(o, "bid_price_raw")?,
-            ask_price_raw: i64_of(o, "ask_price_raw")?,
-            bid_size_raw: i64_of(o, "bid_size_raw")?,
-            ask_size_raw: i64_of(o, "ask_size_raw")?,
-            bid_iv_raw: i64_of(o, "bid_iv_raw")?,
-            ask_iv_raw: i64_of(o, "ask_iv_raw")?,
-            open_interest_raw: i64_of(o, "open_interest_raw")?,
+            mark_price_raw: raw_of(o, "mark_price_raw")?,
+            index_price_raw: raw_of(o, "index_price_raw")?,
+            underlying_price_raw: raw_of(o, "underlying_price_raw")?,
+            iv_raw: raw_of(o, "iv_raw")?,
+            bid_price_raw: raw_of(o, "bid_price_raw")?,
+            ask_price_raw: raw_of(o, "ask_price_raw")?,
+            bid_size_raw: raw_of(o, "bid_size_raw")?,
+            ask_size_raw: raw_of(o, "ask_size_raw")?,
+            bid_iv_raw: raw_of(o, "bid_iv_raw")?,
+            ask_iv_raw: raw_of(o, "ask_iv_raw")?,
+            open_interest_raw: raw_of(o, "open_interest_raw")?,
             symbol_id: uint_of(o, "symbol_id")?,
             instrument: uint_of(o, "instrument")?,
             exchange_id: uint_of(o, "exchange_id")?,
         }),
         "pool_state" => OwnedEvent::PoolState(OwnedPoolState {
-            exchange_ts_ns: i64_of(o, "exchange_ts_ns")?,
-            recv_ts_ns: i64_of(o, "recv_ts_ns")?,
-            symbol_id: uint_of(o, "symbol_id")?,
-            sub_type: uint_of(o, "sub_type")?,
-            venue: uint_of(o, "venue")?,
-            exchange_id: uint_of(o, "exchange_id")?,
+            head: PoolState {
+                exchange_ts_ns: i64_of(o, "exchange_ts_ns")?,
+                recv_ts_ns: i64_of(o, "recv_ts_ns")?,
+                symbol_id: uint_of(o, "symbol_id")?,
+                sub_type: uint_of(o, "sub_type")?,
+                venue: uint_of(o, "venue")?,
+                exchange_id: uint_of(o, "exchange_id")?,
+                payload: &[],
+            },
             payload: hex_decode(
                 get(o, "payload_hex")?
                     .as_str()
@@ -207,9 +251,9 @@ fn levels_value(style: PriceStyle, levels: impl Iterator<Item = Level>) -> Value
 /// The corpus-schema JSON object of an event (field order as in the corpus).
 pub fn event_to_value(ev: &Event<'_>, style: PriceStyle) -> Value {
     let mut o = Map::new();
+    o.insert("type".into(), ev.type_name().into());
     match ev {
         Event::Trade(t) => {
-            o.insert("type".into(), "trade".into());
             o.insert("exchange_ts_ns".into(), t.exchange_ts_ns.into());
             o.insert("recv_ts_ns".into(), t.recv_ts_ns.into());
             price(style, "price_raw", t.price_raw, &mut o);
@@ -221,11 +265,6 @@ pub fn event_to_value(ev: &Event<'_>, style: PriceStyle) -> Value {
             o.insert("exchange_id".into(), t.exchange_id.into());
         }
         Event::Book(b) => {
-            let ty = match b.kind {
-                BookKind::Snapshot => "book_snapshot",
-                BookKind::Delta => "book_delta",
-            };
-            o.insert("type".into(), ty.into());
             o.insert("exchange_ts_ns".into(), b.exchange_ts_ns.into());
             o.insert("recv_ts_ns".into(), b.recv_ts_ns.into());
             o.insert("seq".into(), b.seq.into());
@@ -237,22 +276,9 @@ pub fn event_to_value(ev: &Event<'_>, style: PriceStyle) -> Value {
             o.insert("asks".into(), levels_value(style, b.asks.iter()));
         }
         Event::OptionQuote(q) => {
-            o.insert("type".into(), "option_quote".into());
             o.insert("exchange_ts_ns".into(), q.exchange_ts_ns.into());
             o.insert("recv_ts_ns".into(), q.recv_ts_ns.into());
-            for (k, v) in [
-                ("mark_price_raw", q.mark_price_raw),
-                ("index_price_raw", q.index_price_raw),
-                ("underlying_price_raw", q.underlying_price_raw),
-                ("iv_raw", q.iv_raw),
-                ("bid_price_raw", q.bid_price_raw),
-                ("ask_price_raw", q.ask_price_raw),
-                ("bid_size_raw", q.bid_size_raw),
-                ("ask_size_raw", q.ask_size_raw),
-                ("bid_iv_raw", q.bid_iv_raw),
-                ("ask_iv_raw", q.ask_iv_raw),
-                ("open_interest_raw", q.open_interest_raw),
-            ] {
+            for (k, v) in q.raw_fields() {
                 price(style, k, v, &mut o);
             }
             o.insert("symbol_id".into(), q.symbol_id.into());
@@ -260,7 +286,6 @@ pub fn event_to_value(ev: &Event<'_>, style: PriceStyle) -> Value {
             o.insert("exchange_id".into(), q.exchange_id.into());
         }
         Event::PoolState(p) => {
-            o.insert("type".into(), "pool_state".into());
             o.insert("exchange_ts_ns".into(), p.exchange_ts_ns.into());
             o.insert("recv_ts_ns".into(), p.recv_ts_ns.into());
             o.insert("symbol_id".into(), p.symbol_id.into());
@@ -273,7 +298,15 @@ pub fn event_to_value(ev: &Event<'_>, style: PriceStyle) -> Value {
     Value::Object(o)
 }
 
-/// One JSON line (no newline) for an event.
-pub fn event_to_line(ev: &Event<'_>, style: PriceStyle) -> String {
-    event_to_value(ev, style).to_string()
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn payload_hex_with_non_ascii_text_is_an_error_not_a_panic() {
+        assert_eq!(hex_decode("00ff7A").unwrap(), [0x00, 0xff, 0x7a]);
+        for bad in ["é0", "0é", "€€", "+1", "0"] {
+            assert!(hex_decode(bad).is_err(), "{bad}");
+        }
+    }
 }

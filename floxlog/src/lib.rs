@@ -8,11 +8,10 @@
 //! - [`tape`]: tapes (directories of segments): reading merged or in file
 //!   order, writing with rotation and durability, verify, recover, rewrite.
 //! - [`synth`]: synthetic market data (the `demo` tape, benchmarks).
-//! - [`corpus`]: loading a conformance corpus laid out like
-//!   `shared/conformance/`, and [`conformance`]: running it.
+//!
+//! The conformance corpus loader and runner live in the unpublished
+//! `floxlog-testkit` crate.
 
-pub mod conformance;
-pub mod corpus;
 pub mod json;
 pub mod output;
 pub mod owned;

@@ -4,7 +4,7 @@
 
 use crate::json::PriceStyle;
 use floxlog_core::fixed::Decimal;
-use floxlog_core::{BookKind, Event, Levels};
+use floxlog_core::{Event, Levels};
 use std::io::Write;
 
 fn push_u64(out: &mut Vec<u8>, mut v: u64) {
@@ -82,21 +82,10 @@ fn levels(out: &mut Vec<u8>, style: PriceStyle, k: &str, l: &Levels<'_>) {
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
 
-/// The type name of an event in the corpus schema.
-pub fn type_name(ev: &Event<'_>) -> &'static str {
-    match ev {
-        Event::Trade(_) => "trade",
-        Event::Book(b) if b.kind == BookKind::Snapshot => "book_snapshot",
-        Event::Book(_) => "book_delta",
-        Event::OptionQuote(_) => "option_quote",
-        Event::PoolState(_) => "pool_state",
-    }
-}
-
 /// Appends one JSON line (with `\n`) in the corpus schema.
 pub fn write_json_line(out: &mut Vec<u8>, ev: &Event<'_>, style: PriceStyle) {
     out.extend_from_slice(b"{\"type\":\"");
-    out.extend_from_slice(type_name(ev).as_bytes());
+    out.extend_from_slice(ev.type_name().as_bytes());
     out.push(b'"');
     int_field(out, "exchange_ts_ns", ev.exchange_ts_ns());
     int_field(out, "recv_ts_ns", ev.recv_ts_ns());
@@ -120,19 +109,7 @@ pub fn write_json_line(out: &mut Vec<u8>, ev: &Event<'_>, style: PriceStyle) {
             levels(out, style, "asks", &b.asks);
         }
         Event::OptionQuote(q) => {
-            for (k, v) in [
-                ("mark_price_raw", q.mark_price_raw),
-                ("index_price_raw", q.index_price_raw),
-                ("underlying_price_raw", q.underlying_price_raw),
-                ("iv_raw", q.iv_raw),
-                ("bid_price_raw", q.bid_price_raw),
-                ("ask_price_raw", q.ask_price_raw),
-                ("bid_size_raw", q.bid_size_raw),
-                ("ask_size_raw", q.ask_size_raw),
-                ("bid_iv_raw", q.bid_iv_raw),
-                ("ask_iv_raw", q.ask_iv_raw),
-                ("open_interest_raw", q.open_interest_raw),
-            ] {
+            for (k, v) in q.raw_fields() {
                 price_field(out, style, k, v);
             }
             uint_field(out, "symbol_id", q.symbol_id as u64);
@@ -345,7 +322,7 @@ impl Csv {
                 }
             };
             match (COLS[i].name, ev) {
-                ("type", _) => out.extend_from_slice(type_name(ev).as_bytes()),
+                ("type", _) => out.extend_from_slice(ev.type_name().as_bytes()),
                 ("exchange_ts_ns", _) => push_i64(out, ev.exchange_ts_ns()),
                 ("recv_ts_ns", _) => push_i64(out, ev.recv_ts_ns()),
                 ("symbol_id", _) => push_u64(out, ev.symbol_id() as u64),
@@ -395,7 +372,7 @@ impl Csv {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use floxlog_core::{Book, Level, Trade};
+    use floxlog_core::{Book, BookKind, Level, Trade};
 
     #[test]
     fn json_line_matches_the_value_writer() {

@@ -1,40 +1,13 @@
 //! Reading whole segments from memory (a mapped file or a buffer).
 
-use floxlog_core::{BlockHeader, Error, Item, ReadOptions, Segment, SegmentHeader, MAGIC_BLOCK};
+use floxlog_core::{Error, Item, ReadOptions, Segment};
 
-/// Largest decompressed LZ4 block this crate allocates scratch for (256 MiB;
-/// the reference's own limit is 100 MiB). A larger block gets the core's
-/// `BufferTooSmall` error, never an allocation of the claimed size.
-pub const MAX_BLOCK_BYTES: usize = 256 << 20;
-
-/// LZ4 cannot expand data by more than this factor (a 255-run byte encodes
-/// at most 255 more bytes), so a block claiming more is damaged.
-const LZ4_MAX_RATIO: u64 = 256;
-
-/// Scratch big enough for every plausible block of a compressed segment:
-/// walks the block headers (without decompressing) and takes the largest
-/// `original_size` that its `compressed_size` could decode to, capped at
-/// [`MAX_BLOCK_BYTES`]. Empty for uncompressed segments.
+/// Scratch for every block of a compressed segment, sized by the core from
+/// the block headers ([`Segment::scratch_len`]: bounded by what each
+/// block's compressed bytes can decode to, and by
+/// [`floxlog_core::block::MAX_SCRATCH`]). Empty for uncompressed segments.
 pub fn block_scratch(seg: &Segment<'_>) -> Vec<u8> {
-    if !seg.is_compressed() {
-        return Vec::new();
-    }
-    let data = seg.data();
-    let end = seg.frames_end() as usize;
-    let mut pos = SegmentHeader::LEN;
-    let mut need = 0usize;
-    while pos < end {
-        let Some(h) = BlockHeader::parse(&data[pos..end]) else {
-            break;
-        };
-        if h.magic != MAGIC_BLOCK {
-            break;
-        }
-        let plausible = (h.compressed_size as u64 * LZ4_MAX_RATIO + 64).min(MAX_BLOCK_BYTES as u64);
-        need = need.max((h.original_size as u64).min(plausible) as usize);
-        pos = pos.saturating_add(BlockHeader::LEN + h.compressed_size as usize);
-    }
-    vec![0; need]
+    vec![0; seg.scratch_len()]
 }
 
 /// Reads every event of `data`, calling `f` for each; returns how many were

@@ -8,7 +8,7 @@
 
 use crate::owned::{OwnedBook, OwnedEvent, OwnedPoolState};
 use floxlog_core::consts::{instrument, pool_sub_type};
-use floxlog_core::{Book, BookKind, Event, Level, Levels, OptionQuote, Trade};
+use floxlog_core::{Book, BookKind, Event, Level, Levels, OptionQuote, PoolState, Trade};
 
 /// What to generate.
 #[derive(Clone, Copy, Debug)]
@@ -51,11 +51,21 @@ pub const SYMBOLS: [(u32, &str, i64, i64); 3] = [
     (3, "SOLUSDT", 150 * 100_000_000, 100_000),
 ];
 
-struct Rng(u64);
+/// xorshift64*: the small deterministic generator behind [`generate`] and
+/// [`mixed_event`], public so that tests can draw reproducible choices of
+/// their own (the crash test's seeds and kill delays).
+#[derive(Clone, Debug)]
+pub struct Rng(u64);
 
 impl Rng {
-    fn next(&mut self) -> u64 {
-        // xorshift64*
+    /// A generator seeded with `seed` (its low bit set: the state must
+    /// never be zero).
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed | 1)
+    }
+
+    /// The next 64 bits.
+    pub fn next_u64(&mut self) -> u64 {
         let mut x = self.0;
         x ^= x >> 12;
         x ^= x << 25;
@@ -63,8 +73,15 @@ impl Rng {
         self.0 = x;
         x.wrapping_mul(0x2545_F491_4F6C_DD1D)
     }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
+
+    /// In `[0, n)` (0 if `n` is 0).
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next_u64() % n.max(1)
+    }
+
+    /// Uniform in `[0, 1)`.
+    pub fn unit(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
     }
 }
 
@@ -73,7 +90,7 @@ pub fn generate<E>(
     cfg: &SynthConfig,
     mut f: impl FnMut(&Event<'_>) -> Result<(), E>,
 ) -> Result<u64, E> {
-    let mut rng = Rng(cfg.seed | 1);
+    let mut rng = Rng::new(cfg.seed);
     let mut mids: Vec<i64> = SYMBOLS.iter().map(|s| s.2).collect();
     let total = cfg.trades + cfg.book_deltas;
     let step = (cfg.duration_ns / total.max(1) as i64).max(1);
@@ -235,7 +252,7 @@ fn mix(mut z: u64) -> u64 {
 /// jitter of up to `MIXED_JITTER_NS` either way, so timestamps sometimes
 /// go backwards (the LZ4 writer's in-block sort then reorders them).
 pub fn mixed_event(seed: u64, i: u64) -> OwnedEvent {
-    let mut rng = Rng(mix(mix(seed) ^ i) | 1);
+    let mut rng = Rng::new(mix(mix(seed) ^ i));
     let jitter = rng.below(2 * MIXED_JITTER_NS as u64 + 1) as i64 - MIXED_JITTER_NS;
     let ts = MIXED_START_NS + i as i64 * MIXED_STEP_NS + jitter;
     let recv = ts + 50_000 + rng.below(400_000) as i64;
@@ -283,7 +300,7 @@ pub fn mixed_event(seed: u64, i: u64) -> OwnedEvent {
                 let k = 1 + rng.below(20) as i64;
                 (Vec::new(), vec![level(&mut rng, k, 1)])
             };
-            OwnedEvent::Book(OwnedBook {
+            let head = Book {
                 kind,
                 exchange_ts_ns: ts,
                 recv_ts_ns: recv,
@@ -292,9 +309,10 @@ pub fn mixed_event(seed: u64, i: u64) -> OwnedEvent {
                 header_type: kind.flox_header_type(),
                 instrument: instrument::PERP,
                 exchange_id,
-                bids,
-                asks,
-            })
+                bids: Levels::default(),
+                asks: Levels::default(),
+            };
+            OwnedEvent::Book(OwnedBook { head, bids, asks })
         }
         75..=89 => {
             let mut px = || mid / 20 + rng.below(1_000) as i64 * tick;
@@ -326,16 +344,17 @@ pub fn mixed_event(seed: u64, i: u64) -> OwnedEvent {
                 pool_sub_type::LIQUIDITY_DELTA,
             ][rng.below(4) as usize];
             let len = rng.below(160) as usize;
-            let payload = (0..len).map(|_| rng.next() as u8).collect();
-            OwnedEvent::PoolState(OwnedPoolState {
+            let payload = (0..len).map(|_| rng.next_u64() as u8).collect();
+            let head = PoolState {
                 exchange_ts_ns: ts,
                 recv_ts_ns: recv,
                 symbol_id: 2_000 + rng.below(8) as u32,
                 sub_type,
                 venue: rng.below(3) as u8,
                 exchange_id,
-                payload,
-            })
+                payload: &[],
+            };
+            OwnedEvent::PoolState(OwnedPoolState { head, payload })
         }
     }
 }

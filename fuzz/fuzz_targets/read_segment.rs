@@ -26,7 +26,7 @@ fn read(
         match r.next_item() {
             Ok(Some(it)) => {
                 // Every event's raw frame must decode to the same event.
-                assert_eq!(it.frame.event().ok(), Some(it.event));
+                assert_eq!(it.frame.event(it.position.offset).ok(), Some(it.event));
                 out.push(format!("{:?}", it.event));
             }
             Ok(None) => return None,
@@ -63,6 +63,7 @@ fuzz_target!(|input: &[u8]| {
         ReadOptions {
             verify_crc: false,
             unknown_types: UnknownTypes::Skip,
+            ..floxlog_core::ReadOptions::default()
         },
     ] {
         let mut scratch = vec![0u8; 1 << 16];

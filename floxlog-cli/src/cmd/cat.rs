@@ -1,7 +1,7 @@
 //! `floxlog cat`: events as JSON lines or CSV.
 
-use super::common::{parse_time, CmdResult};
-use floxlog::core::{FrameOptions, ReadOptions, UnknownTypes};
+use super::common::{parse_size, parse_time, report_listing, CmdResult, TapeArgs};
+use floxlog::core::{ReadOptions, UnknownTypes};
 use floxlog::json::PriceStyle;
 use floxlog::output::{write_json_line, Csv};
 use floxlog::tape::follow::{Follower, PollOutcome};
@@ -39,9 +39,8 @@ A segment whose writer is still running (or died) is read up to its last complet
 warning; --strict makes that an error. Damage in a segment stops that segment with an error naming \
 the file and byte offset (exit 1); the other segments are still printed.")]
 pub struct Args {
-    /// Tape directories or segment files.
-    #[arg(required = true)]
-    pub inputs: Vec<PathBuf>,
+    #[command(flatten)]
+    pub tape: TapeArgs,
     /// Output format.
     #[arg(long, value_enum, default_value = "jsonl")]
     pub format: Format,
@@ -66,6 +65,10 @@ pub struct Args {
     /// Events per unsorted segment held to restore timestamp order.
     #[arg(long, default_value_t = DEFAULT_REORDER_WINDOW, value_name = "N")]
     pub reorder_window: usize,
+    /// Most memory the reorder buffers may hold together (e.g. 256M, 1G);
+    /// a tape that needs more fails, naming this option and --file-order.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size, default_value = "256M")]
+    pub reorder_bytes: u64,
     /// Keep reading a segment (or the newest segment of a directory) as it grows.
     #[arg(long)]
     pub follow: bool,
@@ -78,9 +81,6 @@ pub struct Args {
     /// Fail (exit 1) on the torn tail of an unfinished segment too.
     #[arg(long)]
     pub strict: bool,
-    /// Do not read manifest.json; list the directory's segment files instead.
-    #[arg(long)]
-    pub ignore_manifest: bool,
     /// Skip frames of record types 1.0 does not define instead of stopping.
     #[arg(long)]
     pub skip_unknown: bool,
@@ -183,12 +183,7 @@ impl Out {
 
 /// Runs `cat`.
 pub fn run(a: Args) -> CmdResult {
-    let tape = Tape::open(
-        &a.inputs,
-        OpenOptions {
-            ignore_manifest: a.ignore_manifest,
-        },
-    )?;
+    let tape = a.tape.open()?;
     let style = match a.prices {
         Prices::Raw => PriceStyle::Raw,
         Prices::Decimal => PriceStyle::Decimal,
@@ -199,9 +194,7 @@ pub fn run(a: Args) -> CmdResult {
         symbols: parse_symbols(&tape, &a.symbol)?,
         types: parse_types(&a.types)?,
     };
-    for f in &tape.findings {
-        eprintln!("{}", f.line());
-    }
+    let unread = report_listing(&tape);
     let csv = (a.format == Format::Csv).then(|| Csv::new(filter.types, style));
     let mut out = Out {
         buf: Vec::with_capacity(1 << 17),
@@ -234,13 +227,16 @@ pub fn run(a: Args) -> CmdResult {
         },
         filter,
         reorder_window: a.reorder_window,
+        reorder_bytes: usize::try_from(a.reorder_bytes).unwrap_or(usize::MAX),
         read: ReadOptions {
             verify_crc: true,
             unknown_types: unknown,
+            ..ReadOptions::default()
         },
     };
     let mut opened = OpenedTape::open(tape);
-    let mut failed = false;
+    // Listed segments that could not be read are data the output lacks.
+    let mut failed = unread > 0;
     for e in &opened.open_errors {
         eprintln!("floxlog: error: {e}");
         failed = true;
@@ -287,14 +283,14 @@ fn follow(
     out: &mut Out,
     write: &mut dyn FnMut(&mut Out, &floxlog::core::Event<'_>) -> Result<(), TapeError>,
 ) -> CmdResult {
-    let single = a.inputs.len() == 1 && a.inputs[0].is_file();
-    let opts = FrameOptions {
-        verify_crc: true,
+    let single = a.tape.inputs.len() == 1 && a.tape.inputs[0].is_file();
+    let opts = ReadOptions {
         unknown_types: if a.skip_unknown {
             UnknownTypes::Skip
         } else {
             UnknownTypes::Reject
         },
+        ..ReadOptions::default()
     };
     let mut paths: Vec<PathBuf> = tape.segments.iter().map(|s| s.path.clone()).collect();
     let mut idx = 0usize;
@@ -332,7 +328,7 @@ fn follow(
         // Look for newer segments in the followed directories.
         if !single {
             if let Ok(t) = Tape::open(
-                &a.inputs,
+                &a.tape.inputs,
                 OpenOptions {
                     ignore_manifest: true,
                 },

@@ -5,7 +5,8 @@ use clap::ValueEnum;
 use floxlog::core::{Compression, Profile, WriterConfig};
 use floxlog::segment::{finish_to_vec, vec_writer, VecWriter};
 use floxlog::tape::{
-    Durability, Finding, Layout, Severity, TapeError, TapeWriter, TapeWriterConfig,
+    Durability, Finding, Layout, OpenOptions, Severity, Tape, TapeError, TapeWriter,
+    TapeWriterConfig,
 };
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
@@ -157,7 +158,7 @@ pub struct WriteOpts {
     #[arg(long, value_enum)]
     pub compression: Option<CompressionArg>,
     /// Events between index entries (uncompressed) or per LZ4 block.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub index_interval: Option<u16>,
     /// Write no index trailer.
     #[arg(long)]
@@ -188,16 +189,28 @@ pub struct WriteOpts {
     pub segment: bool,
 }
 
-/// Where written events go.
-pub enum Sink {
-    /// A tape directory.
+/// Where `encode` and `convert` write: a tape directory or one segment
+/// file, built under a hidden temporary name beside the output and moved
+/// into place only when complete (a tape: renamed, then the parent
+/// directory fsynced; a segment: written crash-atomically). Dropped without
+/// [`Sink::close`], or on a failed close, it removes its temporary, so a
+/// failed or interrupted run never leaves a torn output behind; a run
+/// killed outright leaves only a hidden `.NAME.partial-PID`, which the next
+/// run removes.
+pub struct Sink {
+    inner: Option<SinkKind>,
+    out: PathBuf,
+    tmp: Option<PathBuf>,
+}
+
+enum SinkKind {
     Tape(Box<TapeWriter>),
-    /// One segment file, built in memory.
-    Segment(Box<VecWriter>, PathBuf),
+    Segment(Box<VecWriter>),
 }
 
 impl Sink {
-    /// Opens the sink for `out`.
+    /// Opens the sink for `out`, which must not exist (an empty directory
+    /// is fine for a tape).
     pub fn create(
         out: &Path,
         o: &WriteOpts,
@@ -214,23 +227,30 @@ impl Sink {
             created_ns: 0,
             profile: o.profile.into(),
         };
-        if seg.index_interval == 0 {
-            return Err(TapeError::usage("--index-interval must be at least 1"));
+        seg.check()
+            .map_err(|e| TapeError::usage(format!("--index-interval: {}", e.what)))?;
+        let empty_dir = std::fs::read_dir(out).is_ok_and(|mut d| d.next().is_none());
+        if out.symlink_metadata().is_ok() && (o.segment || !empty_dir) {
+            return Err(
+                TapeError::usage(format!("{} already exists", out.display()))
+                    .with_hint("choose a new output path (or an empty directory for a tape)"),
+            );
         }
         if o.segment {
-            if out.exists() {
-                return Err(TapeError::usage(format!(
-                    "{} already exists",
-                    out.display()
-                )));
-            }
             let w = vec_writer(WriterConfig {
                 created_ns: o.created_ns.unwrap_or_else(floxlog::tape::writer::now_ns),
                 ..seg
             })
             .map_err(|e| TapeError::input(Some(out), e.to_string()))?;
-            return Ok(Sink::Segment(Box::new(w), out.to_path_buf()));
+            return Ok(Sink {
+                inner: Some(SinkKind::Segment(Box::new(w))),
+                out: out.to_path_buf(),
+                tmp: None,
+            });
         }
+        let (parent, name) = parent_and_name(out)?;
+        remove_stale_partials(parent, &name);
+        let tmp = parent.join(format!(".{name}.partial-{}", std::process::id()));
         let cfg = TapeWriterConfig {
             layout: o.layout.into(),
             segment: seg,
@@ -240,43 +260,117 @@ impl Sink {
             created_ns: o.created_ns,
             write_manifest: true,
         };
-        Ok(Sink::Tape(Box::new(TapeWriter::create(out, cfg)?)))
+        let mut sink = Sink {
+            inner: None,
+            out: out.to_path_buf(),
+            tmp: Some(tmp.clone()),
+        };
+        sink.inner = Some(SinkKind::Tape(Box::new(TapeWriter::create(&tmp, cfg)?)));
+        Ok(sink)
+    }
+
+    /// flox-style `metadata.json` for a tape output (a single segment file
+    /// has nowhere to keep it).
+    pub fn set_metadata(&mut self, md: serde_json::Value) {
+        if let Some(SinkKind::Tape(w)) = &mut self.inner {
+            w.set_metadata(md);
+        }
     }
 
     /// Appends an event.
     pub fn append(&mut self, ev: &floxlog::core::Event<'_>) -> Result<(), TapeError> {
-        match self {
-            Sink::Tape(w) => w.append(ev),
-            Sink::Segment(w, p) => w
-                .append(ev)
-                .map_err(|e| TapeError::input(Some(p), format!("cannot write the event: {e}"))),
+        match &mut self.inner {
+            Some(SinkKind::Tape(w)) => w.append(ev),
+            Some(SinkKind::Segment(w)) => w.append(ev).map_err(|e| {
+                TapeError::input(Some(&self.out), format!("cannot write the event: {e}"))
+            }),
+            None => Err(TapeError::input(
+                Some(&self.out),
+                "internal error: sink closed",
+            )),
         }
     }
 
     /// Appends a frame byte for byte.
     pub fn append_raw(&mut self, ft: u8, payload: &[u8]) -> Result<(), TapeError> {
-        match self {
-            Sink::Tape(w) => w.append_raw(ft, payload),
-            Sink::Segment(w, p) => w
-                .append_raw(ft, payload)
-                .map_err(|e| TapeError::input(Some(p), format!("cannot write the frame: {e}"))),
+        match &mut self.inner {
+            Some(SinkKind::Tape(w)) => w.append_raw(ft, payload),
+            Some(SinkKind::Segment(w)) => w.append_raw(ft, payload).map_err(|e| {
+                TapeError::input(Some(&self.out), format!("cannot write the frame: {e}"))
+            }),
+            None => Err(TapeError::input(
+                Some(&self.out),
+                "internal error: sink closed",
+            )),
         }
     }
 
-    /// Finishes; returns (segments, bytes).
-    pub fn close(self) -> Result<(u64, u64), TapeError> {
-        match self {
-            Sink::Tape(w) => {
+    /// Finishes and moves the output into place; returns (segments, bytes).
+    pub fn close(mut self) -> Result<(u64, u64), TapeError> {
+        let (parent, name) = parent_and_name(&self.out)?;
+        match self.inner.take() {
+            Some(SinkKind::Tape(w)) => {
                 let segs = w.close()?;
+                let tmp = self.tmp.clone().unwrap_or_default();
+                std::fs::rename(&tmp, &self.out).map_err(|e| {
+                    TapeError::io(&self.out, "moving the finished tape into place", e)
+                })?;
+                self.tmp = None;
+                floxlog::tape::manifest::sync_dir(parent)?;
                 Ok((segs.len() as u64, segs.iter().map(|s| s.size_bytes).sum()))
             }
-            Sink::Segment(w, p) => {
-                let bytes =
-                    finish_to_vec(*w).map_err(|e| TapeError::input(Some(&p), e.to_string()))?;
-                std::fs::write(&p, &bytes)
-                    .map_err(|e| TapeError::io(&p, "writing the segment", e))?;
+            Some(SinkKind::Segment(w)) => {
+                let bytes = finish_to_vec(*w)
+                    .map_err(|e| TapeError::input(Some(&self.out), e.to_string()))?;
+                floxlog::tape::manifest::write_atomic(parent, &name, &bytes, true)?;
                 Ok((1, bytes.len() as u64))
             }
+            None => Err(TapeError::input(
+                Some(&self.out),
+                "internal error: sink closed",
+            )),
+        }
+    }
+}
+
+impl Drop for Sink {
+    fn drop(&mut self) {
+        if let Some(SinkKind::Tape(w)) = self.inner.take() {
+            w.abandon();
+        }
+        if let Some(tmp) = self.tmp.take() {
+            let _ = std::fs::remove_dir_all(tmp);
+        }
+    }
+}
+
+fn parent_and_name(out: &Path) -> Result<(&Path, String), TapeError> {
+    let name = out
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .ok_or_else(|| {
+            TapeError::usage(format!("{} is not a file or directory name", out.display()))
+        })?;
+    let parent = out
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    Ok((parent, name))
+}
+
+/// Removes `.NAME.partial-*` directories beside the output whose writer is
+/// gone (their tape lock can be taken): what killed runs left.
+fn remove_stale_partials(parent: &Path, name: &str) {
+    let prefix = format!(".{name}.partial-");
+    let Ok(rd) = std::fs::read_dir(parent) else {
+        return;
+    };
+    for e in rd.flatten() {
+        let stale = e.file_name().to_string_lossy().starts_with(&prefix)
+            && e.file_type().is_ok_and(|t| t.is_dir())
+            && floxlog::tape::lock::TapeLock::acquire(&e.path(), "cleaning up").is_ok();
+        if stale {
+            let _ = std::fs::remove_dir_all(e.path());
         }
     }
 }
@@ -293,4 +387,53 @@ pub fn print_findings(findings: &[Finding]) {
 /// Formats a timestamp as ns and ISO-8601.
 pub fn ts(ns: i64) -> String {
     format!("{ns} ({})", floxlog::tape::time::format_ns(ns))
+}
+
+/// The inputs every reading command takes: tape directories or segment
+/// files, and whether to trust their manifests.
+#[derive(clap::Args, Debug)]
+pub struct TapeArgs {
+    /// Tape directories or segment files.
+    #[arg(required = true)]
+    pub inputs: Vec<PathBuf>,
+    /// Do not read manifest.json; list the directory's segment files instead.
+    #[arg(long)]
+    pub ignore_manifest: bool,
+}
+
+impl TapeArgs {
+    /// Lists the tape's segments.
+    pub fn open(&self) -> Result<Tape, TapeError> {
+        Tape::open(
+            &self.inputs,
+            OpenOptions {
+                ignore_manifest: self.ignore_manifest,
+            },
+        )
+    }
+}
+
+/// The segment files named by `inputs` (manifests ignored: the commands
+/// that rewrite segments work on files). With `--output`, exactly one.
+pub fn open_segments(inputs: &[PathBuf], has_output: bool) -> Result<Tape, TapeError> {
+    let tape = Tape::open(
+        inputs,
+        OpenOptions {
+            ignore_manifest: true,
+        },
+    )?;
+    if has_output && tape.segments.len() != 1 {
+        return Err(TapeError::usage("--output needs exactly one input segment"));
+    }
+    Ok(tape)
+}
+
+/// Prints the tape listing's findings to stderr; returns how many listed
+/// segments were not read (missing, or named outside the tape directory),
+/// which every reading command turns into exit 1.
+pub fn report_listing(tape: &Tape) -> u64 {
+    for f in &tape.findings {
+        eprintln!("{}", f.line());
+    }
+    tape.unread_count
 }

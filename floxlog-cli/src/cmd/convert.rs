@@ -1,8 +1,8 @@
 //! `floxlog convert`: recompress, decompress, re-index, merge, split.
 
-use super::common::{progress, CmdResult, Sink, WriteOpts};
+use super::common::{progress, report_listing, CmdResult, Sink, TapeArgs, WriteOpts};
 use floxlog::core::{Compression, ReadOptions, Segment, UnknownTypes};
-use floxlog::tape::{Filter, OpenOptions, OpenedTape, Order, ReadConfig, Tape, TapeError};
+use floxlog::tape::{Filter, OpenedTape, Order, ReadConfig, TapeError};
 use std::path::PathBuf;
 
 /// Rewrite tapes with other settings, copying every record byte for byte.
@@ -17,18 +17,18 @@ type, stops the conversion with exit 1 and removes the partial output (run `flox
 first). Note that LZ4 writers sort each block by timestamp, as flox does: converting an unsorted \
 stream to LZ4 keeps every record but may reorder records inside a block.")]
 pub struct Args {
-    /// Tape directories or segment files.
-    #[arg(required = true)]
-    pub inputs: Vec<PathBuf>,
+    #[command(flatten)]
+    pub tape: TapeArgs,
     /// Output tape directory (or segment file with --segment).
     #[arg(short, long)]
     pub output: PathBuf,
     /// Order of the copied events: file (segments one after another) or time (merged).
     #[arg(long, value_enum, default_value = "file")]
     pub order: OrderArg,
-    /// Do not read manifest.json.
+    /// Convert even when listed segments are missing (or named outside the
+    /// tape directory); the summary lists what was left out.
     #[arg(long)]
-    pub ignore_manifest: bool,
+    pub allow_missing: bool,
     #[command(flatten)]
     pub write: WriteOpts,
 }
@@ -44,14 +44,18 @@ pub enum OrderArg {
 
 /// Runs `convert`.
 pub fn run(a: Args) -> CmdResult {
-    let tape = Tape::open(
-        &a.inputs,
-        OpenOptions {
-            ignore_manifest: a.ignore_manifest,
-        },
-    )?;
-    for f in &tape.findings {
-        eprintln!("{}", f.line());
+    let tape = a.tape.open()?;
+    let unread = report_listing(&tape);
+    let mut left_out: Vec<String> = tape.unread().map(|f| f.message.clone()).collect();
+    if unread > left_out.len() as u64 {
+        left_out.push(format!("... {} listed segments in all", unread));
+    }
+    if unread > 0 && !a.allow_missing {
+        return Err(TapeError::input(
+            None,
+            format!("{unread} listed segment(s) cannot be read; refusing to write a tape without them"),
+        )
+        .with_hint("restore them, or pass --allow-missing to convert the rest (the summary lists what was left out)"));
     }
     let mut opened = OpenedTape::open(tape);
     if let Some(e) = opened.open_errors.first() {
@@ -66,7 +70,6 @@ pub fn run(a: Args) -> CmdResult {
         }
     }
     let compression = a.write.compression.map_or(comp, Into::into);
-    let existed = a.output.exists();
     let total = opened.total_bytes();
     let cfg = ReadConfig {
         order: if a.order == OrderArg::Time {
@@ -76,13 +79,20 @@ pub fn run(a: Args) -> CmdResult {
         },
         filter: Filter::default(),
         reorder_window: floxlog::tape::merge::DEFAULT_REORDER_WINDOW,
+        reorder_bytes: floxlog::tape::merge::DEFAULT_REORDER_BYTES,
         read: ReadOptions {
             verify_crc: true,
             unknown_types: UnknownTypes::Reject,
+            ..ReadOptions::default()
         },
     };
     let result = (|| -> Result<(u64, u64, u64), TapeError> {
         let mut sink = Sink::create(&a.output, &a.write, compression, exch)?;
+        // Symbol names travel with the events (a single segment file has
+        // nowhere to keep them).
+        if let Some(md) = opened.tape.merged_metadata() {
+            sink.set_metadata(md);
+        }
         let pb = progress(total, "convert");
         let mut r = opened.reader(&cfg);
         let mut n = 0u64;
@@ -91,7 +101,7 @@ pub fn run(a: Args) -> CmdResult {
             sink.append_raw(it.frame.header.frame_type, it.frame.payload)?;
             frame_bytes += it.frame.len() as u64;
             n += 1;
-            if n % 65536 == 0 {
+            if n.is_multiple_of(65536) {
                 pb.set_position(frame_bytes.min(total));
             }
             if let Some(p) = r.problems().first() {
@@ -113,17 +123,12 @@ pub fn run(a: Args) -> CmdResult {
                 "converted {n} events into {segs} segments ({bytes} bytes) at {}",
                 a.output.display()
             );
+            for what in &left_out {
+                eprintln!("left out (--allow-missing): {what}");
+            }
             Ok(0)
         }
-        Err(e) => {
-            if !existed {
-                let _ = if a.write.segment {
-                    std::fs::remove_file(&a.output)
-                } else {
-                    std::fs::remove_dir_all(&a.output)
-                };
-            }
-            Err(e)
-        }
+        // The sink removed its temporary: nothing is left at the output.
+        Err(e) => Err(e),
     }
 }

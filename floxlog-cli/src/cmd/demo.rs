@@ -126,10 +126,12 @@ pub fn run(a: Args) -> CmdResult {
     );
     println!();
     let code = super::inspect::run(super::inspect::Args {
-        inputs: vec![a.dir.clone()],
+        tape: super::common::TapeArgs {
+            inputs: vec![a.dir.clone()],
+            ignore_manifest: false,
+        },
         json: false,
         quick: false,
-        ignore_manifest: false,
     })?;
     let d = a.dir.display();
     println!("\nnext:\n  floxlog cat {d} --symbol BTCUSDT --type trade --prices decimal | head\n  floxlog cat {d} --format csv --type book_snapshot | head -3\n  floxlog verify {d}\n  floxlog convert {d} -o {d}-spec --layout spec --compression none");

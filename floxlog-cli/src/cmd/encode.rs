@@ -42,28 +42,27 @@ pub fn run(a: Args) -> CmdResult {
         ),
     };
     let compression = a.write.compression.unwrap_or(CompressionArg::Lz4).into();
-    let existed = a.output.exists();
     let mut sink = Sink::create(&a.output, &a.write, compression, 0)?;
     let pb = progress(size, "encode");
     let mut n = 0u64;
     let mut read = 0u64;
-    // A failed encode leaves no half tape behind (unless the output existed).
+    // A failed encode leaves nothing at the output: the sink, dropped,
+    // removes its temporary.
     let fail = |e: TapeError, sink: Sink| -> CmdResult {
-        if let Sink::Tape(w) = sink {
-            w.abandon();
-        }
-        if !existed {
-            let _ = if a.write.segment {
-                std::fs::remove_file(&a.output)
-            } else {
-                std::fs::remove_dir_all(&a.output)
-            };
-        }
+        drop(sink);
         Err(e)
     };
     for (i, line) in reader.lines().enumerate() {
         let line = match line {
             Ok(l) => l,
+            // Bytes that are not UTF-8 are bad input (exit 1), not an I/O failure.
+            Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
+                let at = Path::new(&format!("{}:{}", name.display(), i + 1)).to_path_buf();
+                return fail(
+                    TapeError::input(Some(&at), "the line is not UTF-8 text"),
+                    sink,
+                );
+            }
             Err(e) => return fail(TapeError::io(&name, "reading the input", e), sink),
         };
         read += line.len() as u64 + 1;

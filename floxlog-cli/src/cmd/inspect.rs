@@ -1,42 +1,27 @@
 //! `floxlog inspect`: tape or segment summary.
 
-use super::common::{progress, ts, CmdResult};
+use super::common::{progress, ts, CmdResult, TapeArgs};
 use floxlog::core::segment_header::flags;
-use floxlog::core::ReadOptions;
+use floxlog::core::{frame_type, ReadOptions};
 use floxlog::tape::scan::{scan_segment, SegmentScan};
 use floxlog::tape::source::SegmentFile;
-use floxlog::tape::{OpenOptions, Tape};
 use serde_json::json;
 use std::collections::BTreeSet;
-use std::path::PathBuf;
 
 /// Summarise a tape or segments: headers, manifest, counts, time range,
 /// symbols, compression ratio.
 #[derive(clap::Args)]
 #[command(after_help = crate::EXIT_CODES)]
 pub struct Args {
-    /// Tape directories or segment files.
-    #[arg(required = true)]
-    pub inputs: Vec<PathBuf>,
+    #[command(flatten)]
+    pub tape: TapeArgs,
     /// Print JSON on stdout.
     #[arg(long)]
     pub json: bool,
     /// Headers and manifests only; do not read the frames.
     #[arg(long)]
     pub quick: bool,
-    /// Do not read manifest.json.
-    #[arg(long)]
-    pub ignore_manifest: bool,
 }
-
-const TYPE_NAMES: [&str; 6] = [
-    "",
-    "trade",
-    "book_snapshot",
-    "book_delta",
-    "option_quote",
-    "pool_state",
-];
 
 fn flag_names(f: u8) -> String {
     let mut v = Vec::new();
@@ -62,18 +47,8 @@ fn flag_names(f: u8) -> String {
 
 /// Runs `inspect`.
 pub fn run(a: Args) -> CmdResult {
-    let tape = Tape::open(
-        &a.inputs,
-        OpenOptions {
-            ignore_manifest: a.ignore_manifest,
-        },
-    )?;
-    let total: u64 = tape
-        .segments
-        .iter()
-        .filter_map(|s| std::fs::metadata(&s.path).ok())
-        .map(|m| m.len())
-        .sum();
+    let tape = a.tape.open()?;
+    let total = tape.file_bytes();
     let pb = progress(total, "inspect");
     let mut done = 0u64;
     let mut segs = Vec::new();
@@ -81,7 +56,8 @@ pub fn run(a: Args) -> CmdResult {
     let (mut events, mut bytes, mut by_type) = (0u64, 0u64, [0u64; 6]);
     let (mut tmin, mut tmax): (Option<i64>, Option<i64>) = (None, None);
     let (mut orig, mut comp) = (0u64, 0u64);
-    let mut failed = false;
+    // Listed segments that could not be read: the summary lacks their data.
+    let mut failed = tape.unread().next().is_some();
     for s in &tape.segments {
         let f = match SegmentFile::open(&s.path) {
             Ok(f) => f,
@@ -148,7 +124,7 @@ pub fn run(a: Args) -> CmdResult {
             })),
             "error": err.map(|e| json!({"kind": e.kind.as_str(), "offset": e.offset, "what": e.what})),
             "events": (!a.quick).then_some(scan.events),
-            "by_type": (!a.quick).then(|| (1..6).map(|i| (TYPE_NAMES[i], scan.by_type[i])).filter(|x| x.1 > 0).collect::<std::collections::BTreeMap<_, _>>()),
+            "by_type": (!a.quick).then(|| (1..6).map(|i| (frame_type::name(i as u8).unwrap_or_default(), scan.by_type[i])).filter(|x| x.1 > 0).collect::<std::collections::BTreeMap<_, _>>()),
             "min_ts": scan.min_ts,
             "max_ts": scan.max_ts,
             "symbols": (!a.quick).then(|| scan.symbols.iter().copied().collect::<Vec<_>>()),
@@ -189,7 +165,7 @@ pub fn run(a: Args) -> CmdResult {
             "findings": tape.findings,
             "total": {
                 "segments": tape.segments.len(), "bytes": bytes, "events": (!a.quick).then_some(events),
-                "by_type": (1..6).map(|i| (TYPE_NAMES[i], by_type[i])).filter(|x| x.1 > 0).collect::<std::collections::BTreeMap<_, _>>(),
+                "by_type": (1..6).map(|i| (frame_type::name(i as u8).unwrap_or_default(), by_type[i])).filter(|x| x.1 > 0).collect::<std::collections::BTreeMap<_, _>>(),
                 "min_ts": tmin, "max_ts": tmax, "symbols": all_symbols.iter().copied().collect::<Vec<_>>(),
                 "compression_ratio": ratio,
             },
@@ -275,7 +251,13 @@ pub fn run(a: Args) -> CmdResult {
     if !a.quick {
         let types: Vec<String> = (1..6)
             .filter(|&i| by_type[i] > 0)
-            .map(|i| format!("{} {}", TYPE_NAMES[i], by_type[i]))
+            .map(|i| {
+                format!(
+                    "{} {}",
+                    frame_type::name(i as u8).unwrap_or_default(),
+                    by_type[i]
+                )
+            })
             .collect();
         println!("  events: {events} ({})", types.join(", "));
         if let (Some(lo), Some(hi)) = (tmin, tmax) {

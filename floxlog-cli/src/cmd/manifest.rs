@@ -39,12 +39,7 @@ pub fn run(a: Args) -> CmdResult {
         },
     )?;
     let old = floxlog::tape::Manifest::load(&a.dir).ok().flatten();
-    let total: u64 = tape
-        .segments
-        .iter()
-        .filter_map(|s| std::fs::metadata(&s.path).ok())
-        .map(|m| m.len())
-        .sum();
+    let total = tape.file_bytes();
     let pb = progress(total, "manifest");
     let (mut m, fman, findings) = build_manifests(&tape, 0, &mut |b| pb.set_position(b))?;
     pb.finish_and_clear();

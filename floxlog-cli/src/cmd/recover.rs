@@ -1,9 +1,10 @@
 //! `floxlog recover`: repair segments whose writer died.
 
-use super::common::CmdResult;
+use super::common::{open_segments, CmdResult};
+use floxlog::tape::lock::lock_dirs;
 use floxlog::tape::rebuild::build_manifests;
 use floxlog::tape::recover::{recover_file, RecoverOptions, RecoverReport};
-use floxlog::tape::{OpenOptions, Tape, TapeError};
+use floxlog::tape::{OpenOptions, Tape};
 use std::path::PathBuf;
 
 /// Rewrite damaged or unfinished segments into valid ones, keeping every
@@ -12,7 +13,11 @@ use std::path::PathBuf;
 #[command(after_help = crate::EXIT_CODES, long_about = "Rewrite segments whose writer died (placeholder \
 header, torn last frame or LZ4 block) or that are damaged, into valid segments: every complete \
 event up to the first damage is kept byte for byte, and the counts, index and header are written \
-anew. It says what it dropped (offset, bytes, why). Valid segments are left alone.\n\n\
+anew. It says what it dropped (offset, bytes, why). Valid segments are left alone. With \
+--salvage it goes on past damage: each damaged region is skipped and the read resumes at the next \
+frame (or block) boundary from which the chain of frames checks out, to the end of the file or \
+to an index entry (so a CRC-valid frame hidden inside another frame's payload is not taken for a \
+boundary); every skipped byte range is listed.\n\n\
 By default the file is replaced and the original kept beside it as `<name>.damaged` (flox and \
 floxlog ignore that name). Given a tape directory, every segment is checked, and manifest.json, \
 if there is one, is rebuilt afterwards.")]
@@ -32,6 +37,11 @@ pub struct Args {
     /// Rewrite valid segments too.
     #[arg(long)]
     pub force: bool,
+    /// Go on past damage: skip each damaged region and keep the events
+    /// after it, resuming at the next frame (block) boundary whose chain of
+    /// frames checks out. Every skipped byte range is reported.
+    #[arg(long)]
+    pub salvage: bool,
     /// Print the reports as JSON.
     #[arg(long)]
     pub json: bool,
@@ -58,7 +68,18 @@ fn describe(r: &RecoverReport) -> String {
                     r.dropped_bytes,
                     r.dropped_detail.as_deref().unwrap_or("")
                 )),
-                _ => s.push_str("; dropped nothing"),
+                _ if r.skipped.is_empty() => s.push_str("; dropped nothing"),
+                _ => {}
+            }
+            for k in &r.skipped {
+                s.push_str(&format!(
+                    "\n  skipped bytes {}..{} ({} bytes; {}; resumed by {})",
+                    k.from,
+                    k.to,
+                    k.to - k.from,
+                    k.reason,
+                    k.resumed_by
+                ));
             }
             for p in &r.problems {
                 s.push_str(&format!("\n  was: {}", p.line().replace('\n', "\n  ")));
@@ -78,23 +99,23 @@ fn describe(r: &RecoverReport) -> String {
 
 /// Runs `recover`.
 pub fn run(a: Args) -> CmdResult {
-    let tape = Tape::open(
-        &a.inputs,
-        OpenOptions {
-            ignore_manifest: true,
-        },
-    )?;
-    if a.output.is_some() && tape.segments.len() != 1 {
-        return Err(TapeError::usage("--output needs exactly one input segment"));
-    }
+    let tape = open_segments(&a.inputs, a.output.is_some())?;
     let opts = RecoverOptions {
         output: a.output.clone(),
         no_backup: a.no_backup,
         dry_run: a.dry_run,
         force: a.force,
+        salvage: a.salvage,
     };
     let mut reports = Vec::new();
-    let mut failed = false;
+    // The exit code of the worst failure (1 data, 3 I/O...).
+    let mut code = 0u8;
+    // A live writer's segments are not rewritten under it.
+    let _locks = if a.dry_run {
+        Vec::new()
+    } else {
+        lock_dirs(tape.segments.iter().map(|s| s.path.as_path()), "recovering")?
+    };
     for s in &tape.segments {
         match recover_file(&s.path, &opts) {
             Ok(r) => {
@@ -105,7 +126,7 @@ pub fn run(a: Args) -> CmdResult {
             }
             Err(e) => {
                 eprintln!("floxlog: error: {e}");
-                failed = true;
+                code = code.max(e.exit_code() as u8);
             }
         }
     }
@@ -146,5 +167,5 @@ pub fn run(a: Args) -> CmdResult {
             serde_json::to_string_pretty(&reports).unwrap_or_default()
         );
     }
-    Ok(u8::from(failed))
+    Ok(code)
 }

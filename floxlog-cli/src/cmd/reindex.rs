@@ -1,25 +1,29 @@
 //! `floxlog reindex`: rebuild segment indexes.
 
-use super::common::CmdResult;
-use floxlog::tape::recover::{rewrite_segment, RewriteOptions};
+use super::common::{open_segments, CmdResult};
+use floxlog::tape::lock::lock_dirs;
+use floxlog::tape::manifest::write_atomic;
+use floxlog::tape::recover::{reindex_segment, rewrite_segment, RewriteOptions};
 use floxlog::tape::source::SegmentFile;
-use floxlog::tape::{OpenOptions, Tape, TapeError};
-use std::io::Write;
+use floxlog::tape::{OpenOptions, Tape};
 use std::path::PathBuf;
 
 /// Rebuild the index (and header) of segments, copying every frame.
 #[derive(clap::Args)]
-#[command(after_help = crate::EXIT_CODES, long_about = "Rebuild the sparse index and header of \
-segments from their frames, copying every frame byte for byte. The segment must be readable to \
-its end (use `floxlog recover` for damaged ones). For LZ4 segments the interval is the number of \
-events per block, so a new interval also re-packs the blocks. Files are replaced in place (through \
-a temporary file and a rename); a tape's manifest.json is rebuilt afterwards.")]
+#[command(after_help = crate::EXIT_CODES, long_about = "Rebuild the sparse index of segments, \
+keeping every frame and every LZ4 block byte for byte: only the index trailer and the header's \
+index fields are written anew (uncompressed: an entry every N frames; LZ4: one per block). The \
+segment must be finished and readable to its end (use `floxlog recover` for damaged or unfinished \
+ones). For LZ4 segments the interval is the number of events per block, so --index-interval \
+re-packs the blocks instead: every frame is still copied byte for byte, but, as every LZ4 writer \
+does, each new block is sorted by timestamp. Files are replaced crash-atomically (a temporary \
+file, fsync, a rename, fsync of the directory); a tape's manifest.json is rebuilt afterwards.")]
 pub struct Args {
     /// Segment files or tape directories.
     #[arg(required = true)]
     pub inputs: Vec<PathBuf>,
     /// Events between index entries (LZ4: per block) [default: keep the segment's].
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub index_interval: Option<u16>,
     /// Write the result here (one input segment only).
     #[arg(short, long)]
@@ -28,43 +32,30 @@ pub struct Args {
 
 /// Runs `reindex`.
 pub fn run(a: Args) -> CmdResult {
-    if a.index_interval == Some(0) {
-        return Err(TapeError::usage("--index-interval must be at least 1"));
-    }
-    let tape = Tape::open(
-        &a.inputs,
-        OpenOptions {
-            ignore_manifest: true,
-        },
-    )?;
-    if a.output.is_some() && tape.segments.len() != 1 {
-        return Err(TapeError::usage("--output needs exactly one input segment"));
-    }
-    let opts = RewriteOptions {
+    let tape = open_segments(&a.inputs, a.output.is_some())?;
+    let repack = RewriteOptions {
         index_interval: a.index_interval,
         create_index: Some(true),
         ..RewriteOptions::default()
     };
+    // A live writer's segments are not rewritten under it.
+    let _locks = lock_dirs(tape.segments.iter().map(|s| s.path.as_path()), "reindexing")?;
     for s in &tape.segments {
         let f = SegmentFile::open(&s.path)?;
-        let out = rewrite_segment(f.bytes(), &s.path, &opts)?;
+        let lz4 = floxlog::core::Segment::parse(f.bytes()).is_ok_and(|g| g.is_compressed());
+        let out = if lz4 && a.index_interval.is_some() {
+            rewrite_segment(f.bytes(), &s.path, &repack)?
+        } else {
+            reindex_segment(f.bytes(), &s.path, a.index_interval)?
+        };
         drop(f);
         let dst = a.output.clone().unwrap_or_else(|| s.path.clone());
         let dir = dst
             .parent()
             .filter(|p| !p.as_os_str().is_empty())
             .unwrap_or(std::path::Path::new("."));
-        let tmp = dir.join(format!(".{}.reindex.tmp", s.name));
-        {
-            let mut w =
-                std::fs::File::create(&tmp).map_err(|e| TapeError::io(&tmp, "creating", e))?;
-            w.write_all(&out.bytes)
-                .map_err(|e| TapeError::io(&tmp, "writing", e))?;
-            w.sync_all()
-                .map_err(|e| TapeError::io(&tmp, "syncing", e))?;
-        }
-        std::fs::rename(&tmp, &dst)
-            .map_err(|e| TapeError::io(&dst, "moving the new segment into place", e))?;
+        let name = dst.file_name().unwrap_or_default().to_string_lossy();
+        write_atomic(dir, &name, &out.bytes, true)?;
         println!(
             "{}: {} events, index every {} events ({} bytes)",
             dst.display(),

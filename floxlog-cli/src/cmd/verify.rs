@@ -1,10 +1,9 @@
 //! `floxlog verify`: full integrity check.
 
-use super::common::{progress, CmdResult};
+use super::common::{progress, CmdResult, TapeArgs};
 use floxlog::core::{ReadOptions, UnknownTypes};
 use floxlog::tape::verify::verify_tape;
-use floxlog::tape::{OpenOptions, Severity, Tape};
-use std::path::PathBuf;
+use floxlog::tape::Severity;
 
 /// Check every segment: CRCs, frames, blocks, index, header counts and time
 /// range, the Sorted claim, and the manifests.
@@ -18,9 +17,8 @@ Findings have a severity. Errors (damage, inconsistencies) make the exit code 1.
 (timestamps going backwards in a segment not flagged Sorted, a writer's stale placeholder header, \
 a segment not listed in the manifest, a stale .manifest cache) do not, unless --strict.")]
 pub struct Args {
-    /// Tape directories or segment files.
-    #[arg(required = true)]
-    pub inputs: Vec<PathBuf>,
+    #[command(flatten)]
+    pub tape: TapeArgs,
     /// Print the report as JSON on stdout.
     #[arg(long)]
     pub json: bool,
@@ -30,25 +28,12 @@ pub struct Args {
     /// Skip frames of record types 1.0 does not define instead of reporting them.
     #[arg(long)]
     pub skip_unknown: bool,
-    /// Do not read manifest.json.
-    #[arg(long)]
-    pub ignore_manifest: bool,
 }
 
 /// Runs `verify`.
 pub fn run(a: Args) -> CmdResult {
-    let tape = Tape::open(
-        &a.inputs,
-        OpenOptions {
-            ignore_manifest: a.ignore_manifest,
-        },
-    )?;
-    let total: u64 = tape
-        .segments
-        .iter()
-        .filter_map(|s| std::fs::metadata(&s.path).ok())
-        .map(|m| m.len())
-        .sum();
+    let tape = a.tape.open()?;
+    let total = tape.file_bytes();
     let pb = progress(total, "verify");
     let opts = ReadOptions {
         verify_crc: true,
@@ -57,6 +42,7 @@ pub fn run(a: Args) -> CmdResult {
         } else {
             UnknownTypes::Reject
         },
+        ..ReadOptions::default()
     };
     let t0 = std::time::Instant::now();
     let rep = verify_tape(&tape, opts, &mut |b| pb.set_position(b));

@@ -39,6 +39,9 @@ pub fn series_of(frame_type: u8) -> &'static str {
 /// The series every spec-layout tape can hold, in manifest order.
 pub const SERIES: [&str; 4] = ["trades", "book", "options", "pools"];
 
+/// Finding kinds of listed segments that were not read.
+pub const UNREAD: [&str; 2] = ["missing_segment", "manifest_bad_name"];
+
 /// The manifest `type` of an interleaved (flox layout) segment.
 pub const MIXED: &str = "mixed";
 
@@ -77,9 +80,19 @@ pub struct Tape {
     pub dirs: Vec<TapeDir>,
     /// Segments in file order.
     pub segments: Vec<TapeSegment>,
-    /// Disagreements found while listing (missing or unlisted files...).
+    /// Disagreements found while listing (missing or unlisted files...);
+    /// at most [`FINDINGS_PER_KIND`] of a kind, then one that counts the
+    /// rest.
     pub findings: Vec<Finding>,
+    /// Listed segments that were not read (every one, shown or not).
+    pub unread_count: u64,
+    /// Findings of each kind so far (including those not kept).
+    kind_counts: std::collections::HashMap<String, u64>,
 }
+
+/// Findings of one kind kept by a listing; a hostile manifest listing a
+/// million missing files costs a count, not a million messages.
+pub const FINDINGS_PER_KIND: u64 = 100;
 
 /// Options of [`Tape::open`].
 #[derive(Clone, Copy, Debug, Default)]
@@ -111,6 +124,30 @@ pub fn segment_series(name: &str) -> Option<String> {
     Some(series.to_string())
 }
 
+/// Whether a manifest's segment name is one plain file name: not empty,
+/// not absolute, no separator, not `.` or `..` (so a manifest can never
+/// make a reader open a file outside its tape directory).
+pub fn is_plain_file_name(name: &str) -> bool {
+    let mut c = Path::new(name).components();
+    matches!(
+        (c.next(), c.next()),
+        (Some(std::path::Component::Normal(n)), None) if n == name
+    ) && !name.contains(['/', '\\'])
+}
+
+/// Sort key of a segment file in a directory: flox's `<created_ns>.floxlog`
+/// names by their number (`998` before `1000`), then everything else by
+/// name.
+fn file_order(name: &str) -> (u8, i64, &str) {
+    match name
+        .strip_suffix(".floxlog")
+        .and_then(|n| n.parse::<i64>().ok())
+    {
+        Some(n) => (0, n, name),
+        None => (1, 0, name),
+    }
+}
+
 fn file_name(p: &Path) -> String {
     p.file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -118,6 +155,15 @@ fn file_name(p: &Path) -> String {
 }
 
 impl Tape {
+    /// Bytes of every listed segment file that exists (for progress bars).
+    pub fn file_bytes(&self) -> u64 {
+        let sizes = self
+            .segments
+            .iter()
+            .filter_map(|s| std::fs::metadata(&s.path).ok());
+        sizes.map(|m| m.len()).sum()
+    }
+
     /// Lists the segments of each input, in the order given.
     pub fn open(inputs: &[PathBuf], opts: OpenOptions) -> Result<Tape, TapeError> {
         let mut tape = Tape::default();
@@ -135,6 +181,7 @@ impl Tape {
                 });
             }
         }
+        tape.summarise();
         Ok(tape)
     }
 
@@ -148,7 +195,7 @@ impl Tape {
         let flox_manifest = match FloxManifest::load(dir) {
             Ok(m) => m,
             Err(e) => {
-                self.findings.push(
+                self.note(
                     Finding::new(
                         Severity::Warning,
                         "flox_manifest",
@@ -163,7 +210,7 @@ impl Tape {
         let metadata = match Metadata::load(dir) {
             Ok(m) => m,
             Err(e) => {
-                self.findings.push(Finding::new(
+                self.note(Finding::new(
                     Severity::Warning,
                     "metadata",
                     e.path.as_deref(),
@@ -186,16 +233,44 @@ impl Tape {
                 files.push((name, series));
             }
         }
-        files.sort();
+        files.sort_by(|a, b| file_order(&a.0).cmp(&file_order(&b.0)));
         let di = self.dirs.len();
         let mpath = dir.join(MANIFEST_FILE);
         if let Some(m) = &manifest {
+            let mut seen = std::collections::HashSet::new();
             for s in &m.segments {
+                if !is_plain_file_name(&s.name) {
+                    self.note(
+                        Finding::new(
+                            Severity::Error,
+                            UNREAD[1],
+                            Some(&mpath),
+                            format!(
+                                "lists segment {:?}, which is not a file name inside the tape directory; not read",
+                                s.name
+                            ),
+                        )
+                        .hint("segment names are plain file names (no `/`, no `..`): fix or rebuild the manifest with `floxlog manifest DIR`"),
+                    );
+                    continue;
+                }
+                if !seen.insert(s.name.as_str()) {
+                    self.note(
+                        Finding::new(
+                            Severity::Error,
+                            "manifest_duplicate",
+                            Some(&mpath),
+                            format!("lists segment {} more than once; read once", s.name),
+                        )
+                        .hint("rebuild the manifest with `floxlog manifest DIR`"),
+                    );
+                    continue;
+                }
                 let path = dir.join(&s.name);
                 match std::fs::metadata(&path) {
                     Ok(md) if md.is_file() => {
                         if md.len() != s.size_bytes {
-                            self.findings.push(
+                            self.note(
                                 Finding::new(
                                     Severity::Error,
                                     "manifest_mismatch",
@@ -219,10 +294,10 @@ impl Tape {
                             dir: Some(di),
                         });
                     }
-                    _ => self.findings.push(
+                    _ => self.note(
                         Finding::new(
                             Severity::Error,
-                            "manifest_mismatch",
+                            UNREAD[0],
                             Some(&mpath),
                             format!("lists segment {} but the file is missing", s.name),
                         )
@@ -232,12 +307,14 @@ impl Tape {
                     ),
                 }
             }
+            let listed: std::collections::HashSet<&str> =
+                m.segments.iter().map(|s| s.name.as_str()).collect();
             for (name, series) in files {
-                if m.segments.iter().any(|s| s.name == name) {
+                if listed.contains(name.as_str()) {
                     continue;
                 }
                 let path = dir.join(&name);
-                self.findings.push(
+                self.note(
                     Finding::new(
                         Severity::Warning,
                         "unlisted_segment",
@@ -281,6 +358,77 @@ impl Tape {
         Ok(())
     }
 
+    /// Records a finding (up to [`FINDINGS_PER_KIND`] of its kind).
+    fn note(&mut self, f: Finding) {
+        if UNREAD.contains(&f.kind.as_str()) {
+            self.unread_count += 1;
+        }
+        let n = self.kind_counts.entry(f.kind.clone()).or_default();
+        *n += 1;
+        if *n <= FINDINGS_PER_KIND {
+            self.findings.push(f);
+        }
+    }
+
+    /// One finding per kind that had more than [`FINDINGS_PER_KIND`]: how
+    /// many more there were.
+    fn summarise(&mut self) {
+        let mut over: Vec<(String, u64)> = self
+            .kind_counts
+            .iter()
+            .filter(|(_, &n)| n > FINDINGS_PER_KIND)
+            .map(|(k, &n)| (k.clone(), n - FINDINGS_PER_KIND))
+            .collect();
+        over.sort();
+        for (kind, more) in over {
+            let severity = self
+                .findings
+                .iter()
+                .find(|f| f.kind == kind)
+                .map_or(Severity::Error, |f| f.severity);
+            self.findings.push(Finding::new(
+                severity,
+                kind,
+                None,
+                format!("... and {more} more like the ones above"),
+            ));
+        }
+    }
+
+    /// Findings about listed segments that were not read (missing files,
+    /// names outside the tape directory): data the tape should hold and a
+    /// reader did not return. Commands exit 1 on them unless told to skip;
+    /// [`Tape::unread_count`] counts them all.
+    pub fn unread(&self) -> impl Iterator<Item = &Finding> {
+        self.findings
+            .iter()
+            .filter(|f| UNREAD.contains(&f.kind.as_str()))
+    }
+
+    /// The `metadata.json` a tape made from this one should carry: the
+    /// input's own when every input directory that has one agrees, else
+    /// the union of their symbol lists (the first name of an id wins).
+    pub fn merged_metadata(&self) -> Option<serde_json::Value> {
+        let all: Vec<&Metadata> = self
+            .dirs
+            .iter()
+            .filter_map(|d| d.metadata.as_ref())
+            .collect();
+        let first = *all.first()?;
+        if all.iter().all(|m| *m == first) {
+            return Some(first.0.clone());
+        }
+        let mut seen = std::collections::BTreeMap::new();
+        for (id, name) in self.symbol_names() {
+            seen.entry(id).or_insert(name);
+        }
+        let symbols: Vec<serde_json::Value> = seen
+            .into_iter()
+            .map(|(id, name)| serde_json::json!({"symbol_id": id, "name": name}))
+            .collect();
+        Some(serde_json::json!({ "symbols": symbols }))
+    }
+
     /// Symbol names from every `metadata.json`.
     pub fn symbol_names(&self) -> Vec<(u32, String)> {
         self.dirs
@@ -294,6 +442,45 @@ impl Tape {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn manifest_names_stay_inside_the_tape_directory() {
+        for ok in ["trades-000000.bin", "1714.floxlog", "a..b.floxlog"] {
+            assert!(is_plain_file_name(ok), "{ok}");
+        }
+        for bad in [
+            "",
+            ".",
+            "..",
+            "../x.floxlog",
+            "/etc/passwd",
+            "a/b.floxlog",
+            "a\\b",
+            "./x",
+        ] {
+            assert!(!is_plain_file_name(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn flox_segments_sort_by_their_number() {
+        let mut v = vec![
+            "1000.floxlog",
+            "998.floxlog",
+            "trades-000000.bin",
+            "-5.floxlog",
+        ];
+        v.sort_by(|a, b| file_order(a).cmp(&file_order(b)));
+        assert_eq!(
+            v,
+            [
+                "-5.floxlog",
+                "998.floxlog",
+                "1000.floxlog",
+                "trades-000000.bin"
+            ]
+        );
+    }
 
     #[test]
     fn series_names() {

@@ -66,7 +66,7 @@ impl TapeError {
             path: Some(path.to_path_buf()),
             offset: Some(e.offset),
             message,
-            hint: Some(hint_for(e.kind).to_string()),
+            hint: Some(hint_for(&e).to_string()),
         }
     }
 
@@ -133,9 +133,15 @@ impl TapeError {
     }
 }
 
-/// What to do about a codec error of `kind`.
-pub fn hint_for(kind: ErrorKind) -> &'static str {
-    match kind {
+/// What to do about codec error `e`. Never a command that would refuse the
+/// file: `recover` needs a valid header, `reindex` a segment that reads to
+/// its end.
+pub fn hint_for(e: &floxlog_core::Error) -> &'static str {
+    match e.kind {
+        ErrorKind::Truncated if e.offset == 0 => {
+            "the file is shorter than a segment header, so it holds no events \
+             (a writer killed before its first write leaves this); there is nothing to recover"
+        }
         ErrorKind::Truncated => {
             "the segment ends inside a record (its writer is still running or died); \
              `floxlog recover FILE` keeps every complete event"

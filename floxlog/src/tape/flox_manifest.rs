@@ -87,9 +87,10 @@ impl FloxManifest {
         }
         let count = u64_at(b, 8);
         let symbol_count = u32_at(b, 48) as u64;
-        let need = HEADER_LEN as u64
-            + count.saturating_mul(ENTRY_LEN as u64)
-            + symbol_count.saturating_mul(4);
+        // Saturating: a count of u64::MAX must be "too long", not a wrap.
+        let need = (HEADER_LEN as u64)
+            .saturating_add(count.saturating_mul(ENTRY_LEN as u64))
+            .saturating_add(symbol_count.saturating_mul(4));
         if need > b.len() as u64 {
             return Err(bad(
                 8,
@@ -185,6 +186,11 @@ impl Metadata {
                     )
                 }),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) if e.kind() == std::io::ErrorKind::InvalidData => Err(TapeError::manifest(
+                &path,
+                "not UTF-8 text, so not JSON",
+                "fix or remove metadata.json (it is optional)",
+            )),
             Err(e) => Err(TapeError::io(&path, "reading metadata", e)),
         }
     }
@@ -238,5 +244,13 @@ mod tests {
         assert_eq!(b.len(), 56 + 296 + 12);
         assert_eq!(FloxManifest::parse(&b, Path::new(".manifest")).unwrap(), m);
         assert!(FloxManifest::parse(&b[..100], Path::new(".manifest")).is_err());
+    }
+
+    #[test]
+    fn segment_count_of_u64_max_is_too_long_not_a_panic() {
+        let mut b = FloxManifest::default().to_bytes();
+        b[8..16].copy_from_slice(&u64::MAX.to_le_bytes());
+        let e = FloxManifest::parse(&b, Path::new(".manifest")).unwrap_err();
+        assert!(e.to_string().contains("runs past the end"), "{e}");
     }
 }

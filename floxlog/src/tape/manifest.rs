@@ -62,40 +62,58 @@ impl Manifest {
         }
     }
 
-    /// Parses and checks the versions.
+    /// Parses and checks the versions. Deserialises straight into the typed
+    /// manifest (never a `serde_json::Value` tree, which costs several
+    /// times the text), after a first pass that reads only the versions.
     pub fn parse(text: &str, path: &Path) -> Result<Manifest, TapeError> {
-        let v: serde_json::Value = serde_json::from_str(text).map_err(|e| {
+        /// Just the versions; every other field is skipped unread.
+        #[derive(Deserialize)]
+        struct Versions {
+            schema_version: Option<serde_json::Value>,
+            format_version: Option<serde_json::Value>,
+        }
+        let v: Versions = serde_json::from_str(text).map_err(|e| {
             TapeError::manifest(
                 path,
                 format!("not valid JSON: {e}"),
                 "rebuild it with `floxlog manifest DIR`, or pass --ignore-manifest",
             )
         })?;
+        let shown = |x: &Option<serde_json::Value>| {
+            x.as_ref()
+                .map_or("(missing)".to_string(), |s| s.to_string())
+        };
         // Versions first, so that a newer manifest is refused for the right
         // reason even if its other fields changed shape.
-        let schema = v.get("schema_version").and_then(serde_json::Value::as_u64);
-        if schema != Some(SCHEMA_VERSION) {
+        if v.schema_version
+            .as_ref()
+            .and_then(serde_json::Value::as_u64)
+            != Some(SCHEMA_VERSION)
+        {
             return Err(TapeError::manifest(
                 path,
                 format!(
                     "unknown manifest schema_version {} (this tool reads {SCHEMA_VERSION})",
-                    v.get("schema_version").map_or("(missing)".to_string(), |s| s.to_string())
+                    shown(&v.schema_version)
                 ),
                 "read the tape with a newer floxlog, or pass --ignore-manifest to read the segment files alone",
             ));
         }
-        let format = v.get("format_version").and_then(serde_json::Value::as_u64);
+        let format = v
+            .format_version
+            .as_ref()
+            .and_then(serde_json::Value::as_u64);
         if format != Some(floxlog_core::FORMAT_VERSION as u64) {
             return Err(TapeError::manifest(
                 path,
                 format!(
                     "manifest format_version {} does not match the segment format this tool reads (1)",
-                    v.get("format_version").map_or("(missing)".to_string(), |s| s.to_string())
+                    shown(&v.format_version)
                 ),
                 "this tape was written for another major version of .floxlog; use a matching reader",
             ));
         }
-        serde_json::from_value(v).map_err(|e| {
+        serde_json::from_str(text).map_err(|e| {
             TapeError::manifest(
                 path,
                 format!("does not follow the manifest schema: {e}"),
@@ -110,6 +128,11 @@ impl Manifest {
         match std::fs::read_to_string(&path) {
             Ok(text) => Manifest::parse(&text, &path).map(Some),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) if e.kind() == std::io::ErrorKind::InvalidData => Err(TapeError::manifest(
+                &path,
+                "not UTF-8 text, so not JSON",
+                "rebuild it with `floxlog manifest DIR`, or pass --ignore-manifest",
+            )),
             Err(e) => Err(TapeError::io(&path, "reading the manifest", e)),
         }
     }
@@ -128,20 +151,29 @@ impl Manifest {
     }
 }
 
-/// Writes `dir/name` through `dir/.name.tmp` and a rename.
+/// Writes `dir/name` crash-atomically: through `dir/.name.tmp` (removed
+/// again if anything fails, say a full disk), fsync when `sync`, a rename
+/// over `dir/name`, then fsync of the directory. At every instant `name`
+/// holds the old bytes or the new ones.
 pub fn write_atomic(dir: &Path, name: &str, bytes: &[u8], sync: bool) -> Result<(), TapeError> {
     let tmp = dir.join(format!(".{name}.tmp"));
     let dst = dir.join(name);
-    let mut f = std::fs::File::create(&tmp).map_err(|e| TapeError::io(&tmp, "creating", e))?;
-    f.write_all(bytes)
-        .map_err(|e| TapeError::io(&tmp, "writing", e))?;
-    if sync {
-        f.sync_all()
-            .map_err(|e| TapeError::io(&tmp, "syncing", e))?;
+    let written = (|| {
+        let mut f = std::fs::File::create(&tmp).map_err(|e| TapeError::io(&tmp, "creating", e))?;
+        f.write_all(bytes)
+            .map_err(|e| TapeError::io(&tmp, "writing", e))?;
+        if sync {
+            f.sync_all()
+                .map_err(|e| TapeError::io(&tmp, "syncing", e))?;
+        }
+        drop(f);
+        std::fs::rename(&tmp, &dst)
+            .map_err(|e| TapeError::io(&dst, "renaming the new file into place", e))
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
     }
-    drop(f);
-    std::fs::rename(&tmp, &dst)
-        .map_err(|e| TapeError::io(&dst, "renaming the new file into place", e))?;
+    written?;
     if sync {
         sync_dir(dir)?;
     }

@@ -1,31 +1,33 @@
 //! Reading the events of a tape: every segment through its own cursor, in
 //! file order or merged in timestamp order by a k-way merge.
 //!
-//! Memory stays bounded: each cursor owns its LZ4 block scratch (one block
-//! decoded at a time) and holds its next event as a copy of the frame bytes
-//! (the core reader's events borrow its scratch, so a cursor cannot keep
-//! them). A segment whose header carries the Sorted flag is streamed
-//! directly; any other segment goes through a reorder buffer of
-//! `reorder_window` events, so timestamps that go backwards by less than the
-//! window come out sorted. An event further out of place than the window is
-//! still output (never dropped), counted in [`TapeReader::late_events`].
+//! Memory stays bounded by what must be held. A cursor is a segment and the
+//! offset to read on from; each refill makes a core reader there (over one
+//! LZ4 block scratch that every cursor shares: the largest block of the
+//! tape, not one per segment), reads to a block boundary, copies the frames
+//! it keeps into the cursor's buffer and drops the reader. A segment whose
+//! header carries the Sorted flag is streamed; any other segment goes
+//! through a reorder buffer of `reorder_window` events, so timestamps that
+//! go backwards by less than the window come out sorted. An event further
+//! out of place than the window is still output (never dropped), counted in
+//! [`TapeReader::late_events`]. The buffered frame bytes of all cursors are
+//! bounded by `reorder_bytes` (default 256 MiB): a tape that needs more
+//! fails clearly, naming the options, rather than growing without bound.
 //! Ties are broken by segment order, then by position in the segment, so
 //! the merge is stable.
 //!
 //! Time-range filters use the index: in a Sorted segment the cursor seeks
-//! with the index to `from` and stops at the first event at or past `to`,
-//! and a segment that ends before `from` is not read at all. In a segment
-//! without the Sorted flag the index cannot bound where events are, so the
-//! cursor scans and filters.
+//! with the index (once proven: every entry a frame or block boundary) to
+//! `from`, and stops at the first event at or past `to`. Header time bounds
+//! are never used to skip a segment, and in a segment without the Sorted
+//! flag the index cannot bound where events are, so the cursor scans and
+//! filters.
 
-use super::dir::{Tape, SERIES};
+use super::dir::Tape;
 use super::error::TapeError;
-use super::source::{header_is_unfinished, index_trailer_at, SegmentFile};
+use super::source::{is_torn_tail, SegmentFile};
 use floxlog_core::segment_header::flags;
-use floxlog_core::{
-    decode_frame, ErrorKind, Event, FrameHeader, FrameOptions, Position, RawFrame, ReadOptions,
-    Reader, Segment, UnknownTypes,
-};
+use floxlog_core::{Event, FrameHeader, Position, RawFrame, ReadOptions, Segment, SegmentHeader};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 use std::path::{Path, PathBuf};
@@ -73,17 +75,6 @@ impl Filter {
         }
         true
     }
-
-    fn wants_series(&self, series: &str) -> bool {
-        let Some(t) = &self.types else { return true };
-        match series {
-            "trades" => t[1],
-            "book" => t[2] || t[3],
-            "options" => t[4],
-            "pools" => t[5],
-            _ => true,
-        }
-    }
 }
 
 /// Reading settings.
@@ -95,6 +86,8 @@ pub struct ReadConfig {
     pub filter: Filter,
     /// Reorder buffer per unsorted segment, in events (time order only).
     pub reorder_window: usize,
+    /// Most frame bytes all reorder buffers may hold together.
+    pub reorder_bytes: usize,
     /// Codec options (CRC checks, unknown types).
     pub read: ReadOptions,
 }
@@ -105,6 +98,7 @@ impl Default for ReadConfig {
             order: Order::Time,
             filter: Filter::default(),
             reorder_window: DEFAULT_REORDER_WINDOW,
+            reorder_bytes: DEFAULT_REORDER_BYTES,
             read: ReadOptions::default(),
         }
     }
@@ -112,6 +106,13 @@ impl Default for ReadConfig {
 
 /// Default reorder buffer: events per unsorted segment.
 pub const DEFAULT_REORDER_WINDOW: usize = 1 << 16;
+
+/// Default bound on the frame bytes the reorder buffers hold (256 MiB).
+pub const DEFAULT_REORDER_BYTES: usize = 256 << 20;
+
+/// Reusable frame buffers a cursor keeps (larger ones are freed).
+const FREE_BUFFERS: usize = 256;
+const FREE_BUFFER_BYTES: usize = 64 << 10;
 
 /// A segment that could not be read to its end.
 #[derive(Clone, Debug)]
@@ -177,15 +178,22 @@ impl Ord for Pending {
 }
 
 struct Cursor<'a> {
-    seg: usize,
+    seg_no: usize,
     path: &'a Path,
-    data: &'a [u8],
-    reader: Option<Reader<'a, 'a>>,
+    seg: Segment<'a>,
+    header: SegmentHeader,
+    opts: ReadOptions,
+    /// Where to read on; `None` once the segment is done.
+    next: Option<u64>,
+    /// The index seek to start with (first refill only).
+    seek_to: Option<i64>,
+    events_read: u64,
     window: usize,
     sorted: bool,
-    unfinished: bool,
-    /// Reorder buffer, sorted by (ts, seq): in-order events append at the
-    /// back in O(1), late ones are inserted at their place.
+    /// Time order: the buffer is kept sorted. File order: never reordered.
+    by_time: bool,
+    /// Reorder buffer, sorted by (ts, seq) in time order: in-order events
+    /// append at the back in O(1), late ones are inserted at their place.
     buf: VecDeque<Pending>,
     free: Vec<Vec<u8>>,
     seq: u64,
@@ -193,59 +201,130 @@ struct Cursor<'a> {
     late: u64,
 }
 
+/// What the cursors share while refilling.
+struct Shared<'r> {
+    scratch: &'r mut [u8],
+    filter: &'r Filter,
+    problems: &'r mut Vec<Problem>,
+    /// Frame bytes held by every cursor's buffer.
+    buffered: &'r mut usize,
+    budget: usize,
+}
+
 impl Cursor<'_> {
-    fn fill(&mut self, f: &Filter, problems: &mut Vec<Problem>) {
-        while self.buf.len() <= self.window {
-            let Some(r) = self.reader.as_mut() else {
-                return;
-            };
-            match r.next_item() {
-                Ok(Some(it)) => {
-                    let ts = it.event.exchange_ts_ns();
-                    if self.sorted && f.to.is_some_and(|t| ts >= t) {
-                        self.reader = None;
-                        return;
-                    }
-                    if !f.accepts(&it.event, it.frame.header.frame_type) {
-                        continue;
-                    }
-                    let mut b = self.free.pop().unwrap_or_default();
-                    b.clear();
-                    let mut hb = [0u8; FrameHeader::LEN];
-                    it.frame.header.emit(&mut hb);
-                    b.extend_from_slice(&hb);
-                    b.extend_from_slice(it.frame.payload);
-                    let position = it.position;
-                    let p = Pending {
-                        ts,
-                        seq: self.seq,
-                        position,
-                        bytes: b,
-                    };
-                    match self.buf.back() {
-                        Some(last) if *last > p => {
-                            let at = self.buf.partition_point(|q| *q <= p);
-                            self.buf.insert(at, p);
-                        }
-                        _ => self.buf.push_back(p),
-                    }
-                    self.seq += 1;
-                }
-                Ok(None) => self.reader = None,
+    /// Refills the buffer to its window (and a block boundary), reading
+    /// with a core reader made at `next` over the shared scratch.
+    fn fill(&mut self, sh: &mut Shared<'_>) -> Result<(), TapeError> {
+        if self.buf.len() > self.window {
+            return Ok(());
+        }
+        let Some(at) = self.next.take() else {
+            return Ok(());
+        };
+        let mut r = match self.seek_to.take() {
+            Some(t) => {
+                let mut r = self.seg.reader(self.opts, sh.scratch);
+                // Segment::index proves every entry is a frame or block
+                // boundary; an index that fails the proof is not used.
+                let index = self.seg.index().ok().flatten();
+                r.seek(index.as_ref(), t);
+                r
+            }
+            None => match self.seg.reader_at(at, self.opts, sh.scratch) {
+                Ok(r) => r,
                 Err(e) => {
-                    let events_before = r.events_read();
-                    problems.push(Problem {
-                        segment: self.seg,
-                        path: self.path.to_path_buf(),
-                        error: e,
-                        events_before,
-                        tolerated: self.unfinished
-                            && (e.kind == ErrorKind::Truncated
-                                || index_trailer_at(self.data, e.offset)),
-                    });
-                    self.reader = None;
+                    self.stop(e, sh.problems);
+                    return Ok(());
+                }
+            },
+        };
+        let before = r.events_read();
+        let outcome = loop {
+            if self.buf.len() > self.window {
+                match r.end_block() {
+                    Ok(true) => break Ok(Some(r.next_offset())),
+                    Ok(false) => {}
+                    Err(e) => break Err(e),
                 }
             }
+            let it = match r.next_item() {
+                Ok(Some(it)) => it,
+                Ok(None) => break Ok(None),
+                Err(e) => break Err(e),
+            };
+            let ts = it.event.exchange_ts_ns();
+            if self.sorted && sh.filter.to.is_some_and(|t| ts >= t) {
+                break Ok(None);
+            }
+            if !sh.filter.accepts(&it.event, it.frame.header.frame_type) {
+                continue;
+            }
+            let mut b = self.free.pop().unwrap_or_default();
+            b.clear();
+            let mut hb = [0u8; FrameHeader::LEN];
+            it.frame.header.emit(&mut hb);
+            b.extend_from_slice(&hb);
+            b.extend_from_slice(it.frame.payload);
+            *sh.buffered += b.capacity();
+            let p = Pending {
+                ts,
+                seq: self.seq,
+                position: it.position,
+                bytes: b,
+            };
+            match self.buf.back() {
+                Some(last) if self.by_time && *last > p => {
+                    let at = self.buf.partition_point(|q| *q <= p);
+                    self.buf.insert(at, p);
+                }
+                _ => self.buf.push_back(p),
+            }
+            self.seq += 1;
+            // The budget bounds the reorder windows; the rest of a block
+            // read past the window costs at most that block, which the
+            // scratch holds anyway.
+            if self.buf.len() <= self.window && *sh.buffered > sh.budget {
+                return Err(TapeError::usage(format!(
+                    "reordering {} needs more than {} MiB of buffered events (--reorder-window {} events)",
+                    self.path.display(),
+                    sh.budget >> 20,
+                    self.window
+                ))
+                .with_hint("raise --reorder-bytes, lower --reorder-window, or read with --file-order"));
+            }
+        };
+        self.events_read += r.events_read() - before;
+        match outcome {
+            Ok(next) => self.next = next,
+            Err(e) => self.stop(e, sh.problems),
+        }
+        Ok(())
+    }
+
+    /// Records the error that ends this segment's read.
+    fn stop(&mut self, e: floxlog_core::Error, problems: &mut Vec<Problem>) {
+        let data = self.seg.data();
+        problems.push(Problem {
+            segment: self.seg_no,
+            path: self.path.to_path_buf(),
+            error: e,
+            events_before: self.events_read,
+            tolerated: is_torn_tail(&self.header, &e, self.events_read, data),
+        });
+        self.next = None;
+    }
+
+    /// Takes the next buffered event, giving its bytes back to the budget.
+    fn pop(&mut self, buffered: &mut usize) -> Option<Pending> {
+        let p = self.buf.pop_front()?;
+        *buffered -= p.bytes.capacity();
+        Some(p)
+    }
+
+    /// Keeps a frame buffer for reuse (a bounded number of small ones).
+    fn recycle(&mut self, b: Vec<u8>) {
+        if self.free.len() < FREE_BUFFERS && b.capacity() <= FREE_BUFFER_BYTES {
+            self.free.push(b);
         }
     }
 
@@ -263,7 +342,8 @@ pub struct OpenedTape {
     pub files: Vec<Option<SegmentFile>>,
     /// Files that could not be opened.
     pub open_errors: Vec<TapeError>,
-    scratch: Vec<Vec<u8>>,
+    /// The LZ4 block scratch every cursor of a reader shares.
+    scratch: Vec<u8>,
 }
 
 impl OpenedTape {
@@ -280,12 +360,11 @@ impl OpenedTape {
                 }
             }
         }
-        let n = files.len();
         OpenedTape {
             tape,
             files,
             open_errors,
-            scratch: vec![Vec::new(); n],
+            scratch: Vec::new(),
         }
     }
 
@@ -298,8 +377,8 @@ impl OpenedTape {
     pub fn reader(&mut self, cfg: &ReadConfig) -> TapeReader<'_> {
         let mut problems = Vec::new();
         let mut cursors = Vec::new();
-        let segs = &self.tape.segments;
-        for (i, (file, scratch)) in self.files.iter().zip(self.scratch.iter_mut()).enumerate() {
+        let mut scratch_len = 0;
+        for (i, file) in self.files.iter().enumerate() {
             let Some(file) = file else { continue };
             let path: &Path = &file.path;
             let data = file.bytes();
@@ -316,43 +395,30 @@ impl OpenedTape {
                     continue;
                 }
             };
+            // Neither the header's time bounds nor the file's series label
+            // decides what a segment holds: the reference profile's
+            // last_event_ns is the last event handed in, not the latest,
+            // and a `book-000000.bin` may hold trades. The filter looks at
+            // every event; the proven index only says where to start.
             let h = *seg.header();
             let sorted = h.has(flags::SORTED);
-            let mut skip = !cfg.filter.wants_series(&segs[i].series)
-                && SERIES.contains(&segs[i].series.as_str());
-            if sorted && h.event_count > 0 {
-                if let Some(from) = cfg.filter.from {
-                    skip |= h.last_event_ns < from;
-                }
-            }
-            let reader = if skip {
-                None
-            } else {
-                *scratch = crate::read::block_scratch(&seg);
-                let mut r = seg.reader(cfg.read, scratch.as_mut_slice());
-                if sorted {
-                    if let Some(from) = cfg.filter.from {
-                        // Index::seek picks the last entry <= t, which can
-                        // pass over earlier events equal to t; seeking to
-                        // t - 1 starts at an entry strictly before t.
-                        let index = seg.index().ok().flatten();
-                        r.seek(index.as_ref(), from.saturating_sub(1));
-                    }
-                }
-                Some(r)
-            };
+            scratch_len = scratch_len.max(seg.scratch_len());
             cursors.push(Cursor {
-                seg: i,
+                seg_no: i,
                 path,
-                data,
-                reader,
+                seg,
+                header: h,
+                opts: cfg.read,
+                next: Some(SegmentHeader::LEN as u64),
+                seek_to: cfg.filter.from.filter(|_| sorted),
+                events_read: 0,
                 window: if cfg.order == Order::Time && !sorted {
                     cfg.reorder_window
                 } else {
                     0
                 },
                 sorted,
-                unfinished: header_is_unfinished(&h),
+                by_time: cfg.order == Order::Time,
                 buf: VecDeque::new(),
                 free: Vec::new(),
                 seq: 0,
@@ -360,7 +426,9 @@ impl OpenedTape {
                 late: 0,
             });
         }
-        let mut tr = TapeReader {
+        self.scratch.clear();
+        self.scratch.resize(scratch_len, 0);
+        TapeReader {
             cursors,
             order: cfg.order,
             heap: BinaryHeap::new(),
@@ -368,25 +436,30 @@ impl OpenedTape {
             out: None,
             problems,
             filter: cfg.filter.clone(),
-            started: false,
-        };
-        if tr.order == Order::File {
-            tr.started = true;
+            started: cfg.order == Order::File,
+            scratch: &mut self.scratch,
+            buffered: 0,
+            budget: cfg.reorder_bytes,
         }
-        tr
     }
 }
+
+/// The merge: each cursor's next (timestamp, cursor, sequence), least first.
+type Heap = BinaryHeap<Reverse<(i64, usize, u64)>>;
 
 /// Cursor over the events of a tape; see the module docs.
 pub struct TapeReader<'a> {
     cursors: Vec<Cursor<'a>>,
     order: Order,
-    heap: BinaryHeap<Reverse<(i64, usize, u64)>>,
+    heap: Heap,
     current: usize,
     out: Option<(usize, Pending)>,
     problems: Vec<Problem>,
     filter: Filter,
     started: bool,
+    scratch: &'a mut [u8],
+    buffered: usize,
+    budget: usize,
 }
 
 impl<'a> TapeReader<'a> {
@@ -409,7 +482,7 @@ impl<'a> TapeReader<'a> {
     fn recycle(&mut self) {
         if let Some((ci, p)) = self.out.take() {
             if let Some(c) = self.cursors.get_mut(ci) {
-                c.free.push(p.bytes);
+                c.recycle(p.bytes);
             }
         }
     }
@@ -419,8 +492,8 @@ impl<'a> TapeReader<'a> {
     pub fn next_item(&mut self) -> Result<Option<Item<'_>>, TapeError> {
         self.recycle();
         let picked = match self.order {
-            Order::File => self.next_file(),
-            Order::Time => self.next_time(),
+            Order::File => self.next_file()?,
+            Order::Time => self.next_time()?,
         };
         let Some((ci, p)) = picked else {
             return Ok(None);
@@ -430,10 +503,6 @@ impl<'a> TapeReader<'a> {
             return Ok(None);
         };
         let c = &self.cursors[*ci];
-        let opts = FrameOptions {
-            verify_crc: false,
-            unknown_types: UnknownTypes::Skip,
-        };
         let internal = || {
             TapeError::input(
                 Some(c.path),
@@ -441,55 +510,73 @@ impl<'a> TapeReader<'a> {
             )
             .at(p.position.offset)
         };
-        let (ev, _) = decode_frame(&p.bytes, opts).map_err(|_| internal())?;
-        let event = ev.ok_or_else(internal)?;
-        let header = FrameHeader::parse(&p.bytes).ok_or_else(internal)?;
+        let frame = RawFrame {
+            header: FrameHeader::parse(&p.bytes, p.position.offset).map_err(|_| internal())?,
+            payload: &p.bytes[FrameHeader::LEN..],
+        };
+        let event = frame.event(p.position.offset).map_err(|_| internal())?;
         Ok(Some(Item {
-            segment: c.seg,
+            segment: c.seg_no,
             position: p.position,
             event,
-            frame: RawFrame {
-                header,
-                payload: &p.bytes[FrameHeader::LEN..],
-            },
+            frame,
         }))
     }
 
-    fn next_file(&mut self) -> Option<(usize, Pending)> {
+    /// The cursors, the merge heap and what the cursors share, borrowed
+    /// apart.
+    fn split(&mut self) -> (&mut [Cursor<'a>], &mut Heap, Shared<'_>) {
+        let sh = Shared {
+            scratch: self.scratch,
+            filter: &self.filter,
+            problems: &mut self.problems,
+            buffered: &mut self.buffered,
+            budget: self.budget,
+        };
+        (&mut self.cursors, &mut self.heap, sh)
+    }
+
+    fn next_file(&mut self) -> Result<Option<(usize, Pending)>, TapeError> {
         while self.current < self.cursors.len() {
             let ci = self.current;
-            let c = &mut self.cursors[ci];
-            c.fill(&self.filter, &mut self.problems);
-            if let Some(p) = c.buf.pop_front() {
-                return Some((ci, p));
+            let (cursors, _, mut sh) = self.split();
+            let c = &mut cursors[ci];
+            c.fill(&mut sh)?;
+            if let Some(p) = c.pop(sh.buffered) {
+                return Ok(Some((ci, p)));
             }
             self.current += 1;
         }
-        None
+        Ok(None)
     }
 
-    fn next_time(&mut self) -> Option<(usize, Pending)> {
-        if !self.started {
-            self.started = true;
-            for (ci, c) in self.cursors.iter_mut().enumerate() {
-                c.fill(&self.filter, &mut self.problems);
+    fn next_time(&mut self) -> Result<Option<(usize, Pending)>, TapeError> {
+        let started = std::mem::replace(&mut self.started, true);
+        let (cursors, heap, mut sh) = self.split();
+        if !started {
+            for (ci, c) in cursors.iter_mut().enumerate() {
+                c.fill(&mut sh)?;
                 if let Some((ts, seq)) = c.head() {
-                    self.heap.push(Reverse((ts, ci, seq)));
+                    heap.push(Reverse((ts, ci, seq)));
                 }
             }
         }
-        let Reverse((_, ci, _)) = self.heap.pop()?;
-        let c = &mut self.cursors[ci];
-        let p = c.buf.pop_front()?;
+        let Some(Reverse((_, ci, _))) = heap.pop() else {
+            return Ok(None);
+        };
+        let c = &mut cursors[ci];
+        let Some(p) = c.pop(sh.buffered) else {
+            return Ok(None);
+        };
         if c.last_out.is_some_and(|l| p.ts < l) {
             c.late += 1;
         } else {
             c.last_out = Some(p.ts);
         }
-        c.fill(&self.filter, &mut self.problems);
+        c.fill(&mut sh)?;
         if let Some((ts, seq)) = c.head() {
-            self.heap.push(Reverse((ts, ci, seq)));
+            heap.push(Reverse((ts, ci, seq)));
         }
-        Some((ci, p))
+        Ok(Some((ci, p)))
     }
 }

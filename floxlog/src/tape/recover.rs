@@ -4,14 +4,18 @@
 //! LZ4 block packing are made anew.
 
 use super::error::TapeError;
+use super::manifest::write_atomic;
 use super::report::{Finding, Severity};
 use super::scan::scan_segment;
 use super::source::SegmentFile;
 use super::verify::check_segment;
 use crate::segment::{finish_to_vec, vec_writer};
+use floxlog_core::index::{emit_trailer, starts_trailer, trailer_len};
+use floxlog_core::salvage::{resync, ResyncBy};
+use floxlog_core::segment_header::flags;
 use floxlog_core::{
-    BlockHeader, Compression, Error, FrameHeader, Profile, ReadOptions, Segment, SegmentHeader,
-    WriterConfig, DEFAULT_INDEX_INTERVAL, MAGIC_BLOCK,
+    BlockHeader, Compression, Error, ErrorKind, FrameHeader, IndexEntry, Profile, ReadOptions,
+    Segment, SegmentHeader, WriterConfig, DEFAULT_INDEX_INTERVAL,
 };
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -32,6 +36,26 @@ pub struct RewriteOptions {
     /// Skip frames of unknown types instead of failing (they are dropped,
     /// and counted).
     pub skip_unknown: bool,
+    /// With `tolerate_damage`: go on after each damaged region at the next
+    /// frame (block) boundary that checks out, instead of stopping (see
+    /// [`floxlog_core::salvage`]).
+    pub salvage: bool,
+}
+
+/// A byte range of the frame area that salvage skipped.
+#[derive(Clone, Debug, Serialize)]
+pub struct SkippedRange {
+    /// First byte skipped (where the damage starts).
+    pub from: u64,
+    /// First byte read again (the end of the frame area if nothing after
+    /// the damage checked out).
+    pub to: u64,
+    /// The damage: the corpus error kind and what failed.
+    pub reason: String,
+    /// How the read resumed: `extent` (right after the damaged frame or
+    /// block), `index_entry`, `scan`, or `none` (nothing after it checked
+    /// out).
+    pub resumed_by: &'static str,
 }
 
 /// What [`rewrite_segment`] produced.
@@ -49,6 +73,8 @@ pub struct RewriteOutcome {
     pub dropped_bytes: u64,
     /// What the dropped bytes were.
     pub dropped_detail: Option<String>,
+    /// With `salvage`: every damaged region skipped.
+    pub skipped: Vec<SkippedRange>,
     /// Settings used.
     pub config: WriterConfig,
 }
@@ -59,23 +85,14 @@ pub struct RewriteOutcome {
 pub fn settings_of(seg: &Segment<'_>) -> WriterConfig {
     let h = seg.header();
     let mut interval = seg
-        .index()
+        .index_unproven()
         .ok()
         .flatten()
         .map(|ix| ix.header().interval)
         .filter(|&i| i > 0);
-    if interval.is_none() && seg.is_compressed() {
-        let data = seg.data();
-        let mut pos = SegmentHeader::LEN;
-        let mut most = 0u16;
-        while let Some(bh) = data.get(pos..).and_then(BlockHeader::parse) {
-            if bh.magic != MAGIC_BLOCK {
-                break;
-            }
-            most = most.max(bh.event_count);
-            pos = pos.saturating_add(BlockHeader::LEN + bh.compressed_size as usize);
-        }
-        interval = (most > 0).then_some(most);
+    if interval.is_none() {
+        let most = seg.blocks().map_while(|b| b.ok());
+        interval = most.map(|b| b.header.event_count).max().filter(|&n| n > 0);
     }
     WriterConfig {
         compression: h.codec(),
@@ -90,31 +107,32 @@ pub fn settings_of(seg: &Segment<'_>) -> WriterConfig {
 fn describe_damage(data: &[u8], at: u64, compressed: bool, end: u64) -> String {
     let have = end.saturating_sub(at);
     let rest = data.get(at as usize..end as usize).unwrap_or_default();
-    if super::source::index_trailer_at(data, at) {
+    if starts_trailer(rest) {
         // What a writer that died while closing the segment leaves.
         return format!("{have} bytes of an index trailer where the frames were to go on");
     }
-    if compressed {
-        match BlockHeader::parse(rest) {
-            Some(b) if b.magic == MAGIC_BLOCK => format!(
-                "an LZ4 block claiming {} events and {} compressed bytes, {} bytes of it present",
-                b.event_count,
-                b.compressed_size,
-                have.saturating_sub(BlockHeader::LEN as u64)
-            ),
-            Some(_) => format!("{have} bytes that do not start with a block header"),
-            None => format!("{have} bytes of a torn block header"),
-        }
+    // What the header at the damage claims: its records and whole length.
+    let (unit, claim) = if compressed {
+        let b = BlockHeader::parse(rest, at);
+        (
+            "an LZ4 block",
+            b.map(|b| (b.event_count as u32, b.block_len())),
+        )
     } else {
-        match FrameHeader::parse(rest) {
-            Some(f) => format!(
-                "a frame of type {} claiming {} payload bytes, {} present",
-                f.frame_type,
-                f.size,
-                have.saturating_sub(FrameHeader::LEN as u64)
-            ),
-            None => format!("{have} bytes of a torn frame header"),
+        let f = FrameHeader::parse(rest, at);
+        (
+            "a frame",
+            f.map(|f| (1, FrameHeader::LEN as u64 + f.size as u64)),
+        )
+    };
+    match claim {
+        Ok((records, len)) => {
+            format!("{unit} of {records} record(s) claiming {len} bytes, {have} of them present")
         }
+        Err(e) if e.kind == ErrorKind::BadBlockMagic => {
+            format!("{have} bytes that do not start with a block header")
+        }
+        Err(_) => format!("{have} bytes of a torn header"),
     }
 }
 
@@ -146,29 +164,66 @@ pub fn rewrite_segment(
         } else {
             floxlog_core::UnknownTypes::Reject
         },
+        ..ReadOptions::default()
     };
-    let mut r = seg.reader(ropts, &mut scratch);
-    let mut stopped = None;
-    loop {
-        match r.next_item() {
-            Ok(Some(it)) => {
-                w.append_raw(it.frame.header.frame_type, it.frame.payload)
-                    .map_err(|e| {
-                        TapeError::input(Some(path), format!("cannot copy the frame: {e}"))
-                            .at(it.position.offset)
-                    })?;
-            }
-            Ok(None) => break,
-            Err(e) if opts.tolerate_damage => {
-                stopped = Some(e);
-                break;
-            }
-            Err(e) => return Err(TapeError::data(path, e)),
-        }
-    }
-    let events = r.events_read();
-    let dropped_from = r.next_offset();
+    // Salvage resumes at boundaries the chain of frames proves; index
+    // entries (CRC-checked, not yet proven) are checkpoints for it.
+    let checkpoints: Vec<u64> = match seg.index_unproven() {
+        Ok(Some(ix)) => ix.iter().map(|e| e.file_offset).collect(),
+        _ => Vec::new(),
+    };
     let end = seg.frames_end();
+    let mut stopped = None;
+    let mut skipped = Vec::new();
+    let mut events = 0u64;
+    let mut from = SegmentHeader::LEN as u64;
+    let dropped_from = loop {
+        let mut r = seg
+            .reader_at(from, ropts, &mut scratch)
+            .map_err(|e| TapeError::data(path, e))?;
+        let failure = loop {
+            match r.next_item() {
+                Ok(Some(it)) => {
+                    w.append_raw(it.frame.header.frame_type, it.frame.payload)
+                        .map_err(|e| {
+                            TapeError::input(Some(path), format!("cannot copy the frame: {e}"))
+                                .at(it.position.offset)
+                        })?;
+                }
+                Ok(None) => break None,
+                Err(e) if opts.tolerate_damage => break Some(e),
+                Err(e) => return Err(TapeError::data(path, e)),
+            }
+        };
+        events += r.events_read();
+        let damage = r.next_offset();
+        let Some(e) = failure else {
+            break damage;
+        };
+        if !opts.salvage {
+            stopped = Some(e);
+            break damage;
+        }
+        // A bounded search: a hostile file cannot make it quadratic.
+        let budget = 4 * (end - damage) + (1 << 20);
+        let found = resync(&seg, damage, &checkpoints, ropts, &mut scratch, budget);
+        let (to, resumed_by) = match found {
+            Some((to, ResyncBy::Extent)) => (to, "extent"),
+            Some((to, ResyncBy::IndexEntry)) => (to, "index_entry"),
+            Some((to, ResyncBy::Scan)) => (to, "scan"),
+            None => (end, "none"),
+        };
+        skipped.push(SkippedRange {
+            from: damage,
+            to,
+            reason: format!("{}: {}", e.kind, e.what),
+            resumed_by,
+        });
+        if found.is_none() {
+            break end;
+        }
+        from = to;
+    };
     let dropped_bytes = end.saturating_sub(dropped_from);
     let dropped_detail = stopped
         .is_some()
@@ -182,6 +237,99 @@ pub fn rewrite_segment(
         dropped_from,
         dropped_bytes,
         dropped_detail,
+        skipped,
+        config: cfg,
+    })
+}
+
+/// Rebuilds a segment's index trailer without touching its frames or
+/// blocks: the bytes up to the end of the frame area are kept as they are,
+/// a new trailer follows, and the header (otherwise unchanged) says where
+/// it is. Uncompressed segments get an entry every `interval` frames
+/// (default: the segment's own interval); LZ4 segments one per block,
+/// stamped with the block's first event. The segment must be finished and
+/// readable to its end.
+pub fn reindex_segment(
+    data: &[u8],
+    path: &Path,
+    interval: Option<u16>,
+) -> Result<RewriteOutcome, TapeError> {
+    let seg = Segment::parse(data).map_err(|e| TapeError::data(path, e))?;
+    let mut cfg = settings_of(&seg);
+    if let Some(i) = interval {
+        cfg.index_interval = i;
+    }
+    cfg.check()
+        .map_err(|e| TapeError::usage(format!("--index-interval: {}", e.what)))?;
+    let mut h = *seg.header();
+    if super::source::header_is_unfinished(&h) && h.event_count == 0 {
+        return Err(TapeError::input(
+            Some(path),
+            "the header is a writer's placeholder (the segment was never closed)",
+        )
+        .with_hint(format!(
+            "`floxlog recover {}` finishes it, index included",
+            path.display()
+        )));
+    }
+    let mut scratch = crate::read::block_scratch(&seg);
+    let mut r = seg.reader(ReadOptions::default(), &mut scratch);
+    let mut entries = Vec::new();
+    let mut last_block = None;
+    let mut n = 0u64;
+    while let Some(it) = r.next_item().map_err(|e| {
+        TapeError::data(path, e).with_hint(format!(
+            "the segment is damaged: `floxlog recover {}` keeps the events before the damage",
+            path.display()
+        ))
+    })? {
+        let at = it.position.offset;
+        let due = if seg.is_compressed() {
+            last_block.replace(at) != Some(at)
+        } else {
+            n.is_multiple_of(u64::from(cfg.index_interval))
+        };
+        if due {
+            entries.push(IndexEntry {
+                timestamp_ns: it.event.exchange_ts_ns(),
+                file_offset: at,
+            });
+        }
+        n += 1;
+    }
+    if u64::from(h.event_count) != n {
+        return Err(TapeError::input(
+            Some(path),
+            format!(
+                "the header claims {} events, the frames hold {n}",
+                h.event_count
+            ),
+        )
+        .with_hint(format!(
+            "`floxlog recover {}` rewrites the header from the frames",
+            path.display()
+        )));
+    }
+    let end = seg.frames_end() as usize;
+    let mut bytes = data[..end].to_vec();
+    h.flags &= !flags::HAS_INDEX;
+    h.index_offset = 0;
+    if !entries.is_empty() {
+        let at = bytes.len();
+        bytes.resize(at + trailer_len(entries.len()), 0);
+        emit_trailer(&entries, cfg.index_interval, &mut bytes[at..]);
+        h.flags |= flags::HAS_INDEX;
+        h.index_offset = at as u64;
+    }
+    bytes[..SegmentHeader::LEN].copy_from_slice(&h.to_bytes());
+    Ok(RewriteOutcome {
+        bytes,
+        events: n,
+        stopped: None,
+        dropped_from: end as u64,
+        dropped_bytes: 0,
+        dropped_detail: None,
+        skipped: Vec::new(),
         config: cfg,
     })
 }
@@ -211,6 +359,9 @@ pub struct RecoverReport {
     pub output: Option<PathBuf>,
     /// Where the original was kept.
     pub backup: Option<PathBuf>,
+    /// With `--salvage`: every damaged region skipped (the events around
+    /// them are kept).
+    pub skipped: Vec<SkippedRange>,
 }
 
 /// Options of [`recover_file`].
@@ -224,6 +375,9 @@ pub struct RecoverOptions {
     pub dry_run: bool,
     /// Rewrite even a valid segment.
     pub force: bool,
+    /// Skip damaged regions and keep the events after them (see
+    /// [`RewriteOptions::salvage`]), instead of stopping at the first.
+    pub salvage: bool,
 }
 
 /// Recovers one segment file: keeps every complete event, rewrites counts,
@@ -253,6 +407,7 @@ pub fn recover_file(path: &Path, opts: &RecoverOptions) -> Result<RecoverReport,
         problems,
         output: None,
         backup: None,
+        skipped: Vec::new(),
     };
     if rep.problems.is_empty() && !opts.force {
         return Ok(rep);
@@ -262,10 +417,12 @@ pub fn recover_file(path: &Path, opts: &RecoverOptions) -> Result<RecoverReport,
         path,
         &RewriteOptions {
             tolerate_damage: true,
+            salvage: opts.salvage,
             ..RewriteOptions::default()
         },
     )?;
     rep.events_kept = out.events;
+    rep.skipped = out.skipped.clone();
     if let Some(e) = out.stopped {
         rep.dropped_at = Some(out.dropped_from);
         rep.dropped_bytes = out.dropped_bytes;
@@ -277,6 +434,30 @@ pub fn recover_file(path: &Path, opts: &RecoverOptions) -> Result<RecoverReport,
         return Ok(rep);
     }
     drop(file);
+    match &opts.output {
+        Some(o) => {
+            let (dir, name) = split_path(o);
+            write_atomic(dir, &name, &out.bytes, true)?;
+            rep.output = Some(o.clone());
+        }
+        None => {
+            let (dir, name) = split_path(path);
+            if !opts.no_backup {
+                rep.backup = Some(keep_backup(path, dir, &name)?);
+            }
+            // One rename replaces the segment: at every instant its name
+            // holds the old bytes or the new ones, so a killed run leaves a
+            // tape a re-run simply recovers again.
+            write_atomic(dir, &name, &out.bytes, true)?;
+            rep.output = Some(path.to_path_buf());
+        }
+    }
+    rep.action = "rewritten".into();
+    Ok(rep)
+}
+
+/// The directory and file name of `path` (`.` for a bare name).
+fn split_path(path: &Path) -> (&Path, String) {
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -285,35 +466,35 @@ pub fn recover_file(path: &Path, opts: &RecoverOptions) -> Result<RecoverReport,
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    match &opts.output {
-        Some(o) => {
-            std::fs::write(o, &out.bytes)
-                .map_err(|e| TapeError::io(o, "writing the recovered segment", e))?;
-            rep.output = Some(o.clone());
+    (dir, name)
+}
+
+/// Keeps the original of `path` as `<name>.damaged` (or `.damaged.N` when
+/// that is taken, say by an earlier run) before it is replaced: a hard link
+/// to the same bytes, or a synced copy where links are not supported. The
+/// original name is never without a file. Readers do not list either.
+fn keep_backup(path: &Path, dir: &Path, name: &str) -> Result<PathBuf, TapeError> {
+    for n in 0..1000 {
+        let bak = match n {
+            0 => dir.join(format!("{name}.damaged")),
+            n => dir.join(format!("{name}.damaged.{n}")),
+        };
+        if bak.symlink_metadata().is_ok() {
+            continue;
         }
-        None => {
-            let tmp = dir.join(format!(".{name}.recover.tmp"));
-            {
-                use std::io::Write;
-                let mut f =
-                    std::fs::File::create(&tmp).map_err(|e| TapeError::io(&tmp, "creating", e))?;
-                f.write_all(&out.bytes)
-                    .map_err(|e| TapeError::io(&tmp, "writing", e))?;
-                f.sync_all()
-                    .map_err(|e| TapeError::io(&tmp, "syncing", e))?;
-            }
-            if !opts.no_backup {
-                let bak = dir.join(format!("{name}.damaged"));
-                std::fs::rename(path, &bak)
-                    .map_err(|e| TapeError::io(path, "keeping the original as .damaged", e))?;
-                rep.backup = Some(bak);
-            }
-            std::fs::rename(&tmp, path)
-                .map_err(|e| TapeError::io(path, "moving the recovered segment into place", e))?;
-            super::manifest::sync_dir(dir)?;
-            rep.output = Some(path.to_path_buf());
+        if std::fs::hard_link(path, &bak).is_err() {
+            std::fs::copy(path, &bak)
+                .map_err(|e| TapeError::io(&bak, "keeping the original as a backup", e))?;
+            std::fs::File::open(&bak)
+                .and_then(|f| f.sync_all())
+                .map_err(|e| TapeError::io(&bak, "syncing the backup", e))?;
         }
+        super::manifest::sync_dir(dir)?;
+        return Ok(bak);
     }
-    rep.action = "rewritten".into();
-    Ok(rep)
+    Err(TapeError::input(
+        Some(path),
+        "a thousand backups of this segment exist already; nothing was changed",
+    )
+    .with_hint("remove old `.damaged` files, or pass --no-backup"))
 }

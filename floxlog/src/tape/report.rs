@@ -74,7 +74,7 @@ impl Finding {
         }
         Finding::new(severity, e.kind.as_str(), Some(path), message)
             .at(e.offset)
-            .hint(super::error::hint_for(e.kind))
+            .hint(super::error::hint_for(e))
     }
 
     /// One line for humans: `error crc_mismatch path@offset: message (hint)`.

@@ -3,7 +3,7 @@
 //! range, ordering, symbols, LZ4 blocks, index entries against the frames).
 
 use floxlog_core::segment_header::flags;
-use floxlog_core::{BlockHeader, Error, Index, ReadOptions, Segment, SegmentHeader, MAGIC_BLOCK};
+use floxlog_core::{Error, Index, ReadOptions, Segment, SegmentHeader};
 use serde::Serialize;
 use std::collections::{BTreeSet, HashSet};
 
@@ -116,7 +116,9 @@ pub fn scan_segment(data: &[u8], opts: ReadOptions, progress: &mut dyn FnMut(u64
     s.unfinished = super::source::header_is_unfinished(&h);
     s.frames_end = seg.frames_end();
     s.index.flagged = h.has(flags::HAS_INDEX);
-    let index = match seg.index() {
+    // Unproven: the entries are checked against the frames below, each
+    // problem reported on its own.
+    let index = match seg.index_unproven() {
         Ok(ix) => ix,
         Err(e) => {
             s.index.error = Some(e);
@@ -157,7 +159,7 @@ pub fn scan_segment(data: &[u8], opts: ReadOptions, progress: &mut dyn FnMut(u64
                 let ts = it.event.exchange_ts_ns();
                 let off = it.position.offset;
                 s.events += 1;
-                if s.events % 65536 == 0 {
+                if s.events.is_multiple_of(65536) {
                     progress(off);
                 }
                 let ft = it.frame.header.frame_type as usize;
@@ -258,21 +260,14 @@ pub fn scan_segment(data: &[u8], opts: ReadOptions, progress: &mut dyn FnMut(u64
             }
         }
         // Block headers, for sizes and reserved flags (up to where the read stopped).
-        let mut pos = SegmentHeader::LEN as u64;
-        while pos < s.stream_end {
-            let Some(bh) = BlockHeader::parse(&data[pos as usize..]) else {
-                break;
-            };
-            if bh.magic != MAGIC_BLOCK {
-                break;
-            }
+        let read = seg.blocks().map_while(|b| b.ok());
+        for b in read.take_while(|b| b.offset < s.stream_end) {
             s.blocks += 1;
-            s.block_original += bh.original_size as u64;
-            s.block_compressed += BlockHeader::LEN as u64 + bh.compressed_size as u64;
-            if bh.flags != 0 && s.block_flags_nonzero.is_none() {
-                s.block_flags_nonzero = Some(pos);
+            s.block_original += b.header.original_size as u64;
+            s.block_compressed += b.header.block_len();
+            if b.header.flags != 0 && s.block_flags_nonzero.is_none() {
+                s.block_flags_nonzero = Some(b.offset);
             }
-            pos += BlockHeader::LEN as u64 + bh.compressed_size as u64;
         }
     }
     if let Some(ix) = &index {

@@ -10,7 +10,7 @@
 //! --follow` re-maps the file as it grows instead of trusting an old map.
 
 use super::error::TapeError;
-use floxlog_core::{segment_header::flags, SegmentHeader, MAGIC_INDEX};
+use floxlog_core::{segment_header::flags, SegmentHeader};
 use memmap2::Mmap;
 use std::path::{Path, PathBuf};
 
@@ -85,14 +85,25 @@ pub fn header_is_unfinished(h: &SegmentHeader) -> bool {
     }
 }
 
-/// Whether an index trailer starts at `offset` of `data` (its magic, at
-/// least). In a segment whose header is still a placeholder, that is where
-/// a writer died while closing the segment: it had appended the trailer but
-/// not yet written the final header over offset 0 (the reference's order).
-/// The frames before it are complete; the trailer is not damage.
-pub fn index_trailer_at(data: &[u8], offset: u64) -> bool {
-    usize::try_from(offset)
+/// Whether a read of a segment (header `h`, bytes `data`) that stopped on
+/// `e` after `events_before` events is the torn tail of a writer that is
+/// still running or died while appending, rather than damage: the header
+/// is a placeholder, the read stopped at data that ends inside a frame or
+/// block (or at an index trailer written just before the final header),
+/// and the header claims no more events than the complete frames or blocks
+/// hold. A finished LZ4 segment without an index looks like a placeholder,
+/// but once cut short its header claims events that are gone.
+pub fn is_torn_tail(
+    h: &SegmentHeader,
+    e: &floxlog_core::Error,
+    events_before: u64,
+    data: &[u8],
+) -> bool {
+    let at_trailer = usize::try_from(e.offset)
         .ok()
-        .and_then(|o| data.get(o..o.checked_add(4)?))
-        .is_some_and(|m| m == MAGIC_INDEX.to_le_bytes())
+        .and_then(|o| data.get(o..))
+        .is_some_and(floxlog_core::index::starts_trailer);
+    header_is_unfinished(h)
+        && (e.kind == floxlog_core::ErrorKind::Truncated || at_trailer)
+        && u64::from(h.event_count) <= events_before
 }

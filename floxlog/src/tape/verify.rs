@@ -139,14 +139,21 @@ pub fn check_segment(path: &std::path::Path, s: &SegmentScan, out: &mut Vec<Find
         f.message = format!("{} (after {} good events)", f.message, s.events);
         out.push(f);
     }
+    // reindex needs a segment that reads to its end; past damage, recover
+    // (which rebuilds the index too) is the command that works.
+    let index_hint = if s.stream_error.is_some() {
+        "the frames are damaged too: `floxlog recover FILE` keeps the events before the damage and rebuilds the index"
+    } else {
+        "the events are intact; `floxlog reindex FILE` rebuilds the index"
+    };
     if let Some(e) = &s.index.error {
-        out.push(Finding::from_error(Severity::Error, path, e));
+        out.push(Finding::from_error(Severity::Error, path, e).hint(index_hint));
     }
     for (off, msg) in &s.index.problems {
         out.push(
             Finding::new(Severity::Error, "bad_index", Some(path), msg.clone())
                 .at(*off)
-                .hint("`floxlog reindex FILE` rebuilds the index"),
+                .hint(index_hint),
         );
     }
     if let Some(off) = s.block_flags_nonzero {
@@ -286,41 +293,28 @@ fn check_listed(
     if s.header.is_none() || s.stream_error.is_some() {
         return;
     }
-    let hint = "`floxlog manifest DIR` rebuilds manifest.json from the files";
+    let mut mismatch = |message: String| {
+        let f = Finding::new(Severity::Error, "manifest_mismatch", Some(path), message);
+        out.push(f.hint("`floxlog manifest DIR` rebuilds manifest.json from the files"));
+    };
     if l.event_count != s.events {
-        out.push(
-            Finding::new(
-                Severity::Error,
-                "manifest_mismatch",
-                Some(path),
-                format!(
-                    "manifest says {} events, the segment holds {}",
-                    l.event_count, s.events
-                ),
-            )
-            .hint(hint),
-        );
+        mismatch(format!(
+            "manifest says {} events, the segment holds {}",
+            l.event_count, s.events
+        ));
     }
     if s.events > 0 {
         let h = s.header.unwrap_or_default();
         let spec = Some(l.first_event_ns) == s.min_ts && Some(l.last_event_ns) == s.max_ts;
         let header = l.first_event_ns == h.first_event_ns && l.last_event_ns == h.last_event_ns;
         if !spec && !header {
-            out.push(
-                Finding::new(
-                    Severity::Error,
-                    "manifest_mismatch",
-                    Some(path),
-                    format!(
-                        "manifest time range [{}, {}] does not match the segment (earliest {}, latest {})",
-                        l.first_event_ns,
-                        l.last_event_ns,
-                        s.min_ts.unwrap_or(0),
-                        s.max_ts.unwrap_or(0)
-                    ),
-                )
-                .hint(hint),
-            );
+            mismatch(format!(
+                "manifest time range [{}, {}] does not match the segment (earliest {}, latest {})",
+                l.first_event_ns,
+                l.last_event_ns,
+                s.min_ts.unwrap_or(0),
+                s.max_ts.unwrap_or(0)
+            ));
         }
     }
 }

@@ -19,6 +19,7 @@
 
 use super::dir::{series_of, Layout, MIXED, SERIES};
 use super::error::TapeError;
+use super::lock::TapeLock;
 use super::manifest::{sync_dir, write_atomic, Manifest, ManifestSegment, MANIFEST_FILE};
 use crate::segment::{vec_writer, VecWriter};
 use floxlog_core::{Compression, Event, WriterConfig, DEFAULT_MAX_SEGMENT_BYTES};
@@ -152,6 +153,8 @@ pub struct TapeWriter {
     closed_written: u64,
     /// Events of closed segments fsynced.
     closed_durable: u64,
+    /// The tape lock, held while the writer lives.
+    _lock: TapeLock,
 }
 
 /// Wall clock in nanoseconds since the epoch.
@@ -166,14 +169,17 @@ impl TapeWriter {
     /// Starts a tape in `dir` (created if needed). Refuses a directory that
     /// already holds segments or a manifest.
     pub fn create(dir: &Path, cfg: TapeWriterConfig) -> Result<TapeWriter, TapeError> {
-        if cfg.segment.index_interval == 0 {
-            return Err(TapeError::usage("index interval must be at least 1"));
-        }
+        cfg.segment
+            .check()
+            .map_err(|e| TapeError::usage(e.what.to_string()))?;
         if cfg.rotate_every_ns.is_some_and(|s| s <= 0) {
             return Err(TapeError::usage("rotation time span must be positive"));
         }
         std::fs::create_dir_all(dir)
             .map_err(|e| TapeError::io(dir, "creating the tape directory", e))?;
+        // Held until the writer is closed or dropped (or its process dies):
+        // recover, reindex and a second writer refuse meanwhile.
+        let lock = TapeLock::acquire(dir, "writing")?;
         let rd = std::fs::read_dir(dir)
             .map_err(|e| TapeError::io(dir, "listing the tape directory", e))?;
         for e in rd.flatten() {
@@ -204,6 +210,7 @@ impl TapeWriter {
             stats: TapeWriterStats::default(),
             closed_written: 0,
             closed_durable: 0,
+            _lock: lock,
         })
     }
 
@@ -284,10 +291,10 @@ impl TapeWriter {
 
     /// Appends a frame from its type and payload, byte for byte.
     pub fn append_raw(&mut self, frame_type: u8, payload: &[u8]) -> Result<(), TapeError> {
-        let ev = Event::decode(frame_type, payload).map_err(|what| {
+        let ev = Event::decode(frame_type, payload, 0).map_err(|e| {
             TapeError::input(
                 None,
-                format!("frame of type {frame_type} does not decode: {what}"),
+                format!("frame of type {frame_type} does not decode: {}", e.what),
             )
         })?;
         let si = self.slot(frame_type);
@@ -373,10 +380,23 @@ impl TapeWriter {
             Layout::Flox => MIXED,
             Layout::Spec => series_of(frame_type),
         };
-        let mut created = match self.cfg.created_ns {
-            Some(base) => base.saturating_add(self.seq as i64),
-            None => now_ns().max(self.last_created.saturating_add(1)),
+        // created_ns names flox-layout segments and orders them: strictly
+        // increasing across the tape's segments, never saturating (a name
+        // that cannot change would make the collision loop below spin).
+        let exhausted = || {
+            TapeError::usage(
+                "created_ns would pass i64::MAX: no later segment name is left (use a smaller --created-ns)",
+            )
         };
+        let after_last = self.last_created.checked_add(1).ok_or_else(exhausted)?;
+        let wanted = match self.cfg.created_ns {
+            Some(base) => i64::try_from(self.seq)
+                .ok()
+                .and_then(|seq| base.checked_add(seq))
+                .ok_or_else(exhausted)?,
+            None => now_ns(),
+        };
+        let mut created = wanted.max(after_last);
         // The placeholder header is written under a hidden temporary name
         // and the file renamed into place, so that no segment file is ever
         // seen without its header (a recorder killed in between leaves only
@@ -390,7 +410,9 @@ impl TapeWriter {
             let path = self.dir.join(&name);
             match std::fs::symlink_metadata(&path) {
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => break path,
-                Ok(_) if self.cfg.layout == Layout::Flox => created = created.saturating_add(1),
+                Ok(_) if self.cfg.layout == Layout::Flox => {
+                    created = created.checked_add(1).ok_or_else(exhausted)?
+                }
                 Ok(_) => {
                     return Err(TapeError::io(
                         &path,

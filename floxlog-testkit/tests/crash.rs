@@ -15,7 +15,7 @@
 #![cfg(unix)]
 
 use floxlog::core::ReadOptions;
-use floxlog::synth::mixed_event;
+use floxlog::synth::{mixed_event, Rng};
 use floxlog::tape::follow::{Follower, PollOutcome};
 use floxlog::tape::merge::{OpenedTape, Order, ReadConfig};
 use floxlog::tape::recover::{recover_file, RecoverOptions};
@@ -84,24 +84,6 @@ enum Mode {
     KillAfter(Duration),
     /// Let a short run finish and close the tape.
     Finish,
-}
-
-/// xorshift64* for the test's own choices (seeds, delays).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.0 = x;
-        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    /// Uniform in [0, 1).
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
-    }
 }
 
 /// What the recorder said before it died.
@@ -399,13 +381,13 @@ fn killed_recorder_loses_nothing_it_reported_and_returns_nothing_invalid() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(0x00C0_FFEE_u64);
-    let mut rng = Rng(base | 1);
+    let mut rng = Rng::new(base);
     let tmp = tempfile::tempdir().unwrap();
     let started = Instant::now();
     let mut outcomes = Vec::new();
     for run in 0..RUNS {
         let setup = &SETUPS[run % SETUPS.len()];
-        let seed = rng.next();
+        let seed = rng.next_u64();
         // Runs 7, 15, ...: kill at once; runs 4, 17, 30 (two codecs, three
         // policies): finish; the others: kill 1 ms to 200 ms after `ready`,
         // log-uniform, so that as many kills land in the first segments and
@@ -555,7 +537,7 @@ fn writer_killed_between_index_trailer_and_final_header() {
             a.problems
         );
         // A follower waits for the final header instead of failing.
-        let mut f = Follower::new(&files[0], floxlog::core::FrameOptions::default());
+        let mut f = Follower::new(&files[0], floxlog::core::ReadOptions::default());
         let got = f.poll(&mut |_, _| Ok(())).unwrap();
         assert_eq!(got, PollOutcome::Events(100), "lz4 {lz4}");
         // recover keeps them all and drops only the trailer.

@@ -3,12 +3,10 @@
 //! `expected.jsonl`, and each damaged segment's outcome.
 
 use crate::corpus::{read_jsonl, Case, Corpus, CorruptCase, Expect};
-use crate::json::{event_from_value, event_to_value, PriceStyle};
-use crate::read::{block_scratch, for_each_item};
-use crate::segment::encode_segments;
-use floxlog_core::{
-    BlockHeader, Index, ReadOptions, Segment, SegmentHeader, WriterConfig, MAGIC_BLOCK,
-};
+use floxlog::json::{event_from_value, event_to_value, PriceStyle};
+use floxlog::read::{block_scratch, for_each_item};
+use floxlog::segment::encode_segments;
+use floxlog_core::{BlockHeader, Index, ReadOptions, Segment, SegmentHeader, WriterConfig};
 use serde_json::Value;
 
 /// Outcome of a run.
@@ -131,31 +129,15 @@ struct BlockInfo {
 fn blocks(data: &[u8]) -> Result<Vec<BlockInfo>, String> {
     let seg = Segment::parse(data).map_err(|e| e.to_string())?;
     let mut scratch = block_scratch(&seg);
-    let end = seg.frames_end() as usize;
-    let mut pos = SegmentHeader::LEN;
     let mut v = Vec::new();
-    while pos < end {
-        let h = BlockHeader::parse(&data[pos..end]).ok_or("truncated block header")?;
-        if h.magic != MAGIC_BLOCK {
-            return Err(format!("bad block magic at {pos}"));
-        }
-        let body = data
-            .get(pos + 16..pos + 16 + h.compressed_size as usize)
-            .ok_or("truncated block")?;
-        let dst = scratch
-            .get_mut(..h.original_size as usize)
-            .ok_or("block larger than scratch")?;
-        let n = lz4_flex::block::decompress_into(body, dst)
-            .map_err(|e| format!("block at {pos}: {e}"))?;
-        if n != h.original_size as usize {
-            return Err(format!("block at {pos} decodes to {n} bytes"));
-        }
+    for b in seg.blocks() {
+        let b = b.map_err(|e| e.to_string())?;
+        let bytes = b.decompress(&mut scratch).map_err(|e| e.to_string())?;
         v.push(BlockInfo {
-            offset: pos as u64,
-            header: h,
-            bytes: dst.to_vec(),
+            offset: b.offset,
+            header: b.header,
+            bytes: bytes.to_vec(),
         });
-        pos += 16 + h.compressed_size as usize;
     }
     Ok(v)
 }
@@ -287,7 +269,7 @@ pub fn check_corrupt(c: &CorruptCase) -> Result<(), String> {
 }
 
 /// Decodes an event list back to owned events (helper for tests).
-pub fn events_of(values: &[Value]) -> Result<Vec<crate::OwnedEvent>, String> {
+pub fn events_of(values: &[Value]) -> Result<Vec<floxlog::OwnedEvent>, String> {
     values
         .iter()
         .map(|v| event_from_value(v).map_err(|e| e.to_string()))

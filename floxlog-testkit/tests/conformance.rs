@@ -1,8 +1,8 @@
 //! Runs the conformance corpus named by `FLOXLOG_CONFORMANCE_DIR` (default
 //! `../shared/conformance` beside the workspace) and fails on any miss.
 
-use floxlog::conformance;
-use floxlog::corpus::Corpus;
+use floxlog_testkit::conformance;
+use floxlog_testkit::corpus::Corpus;
 use std::path::Path;
 
 #[test]

@@ -1,0 +1,85 @@
+//! Opaque handles: a Rust value boxed behind a pointer to an opaque C
+//! type, recognised by a magic number in its first field, and the getter
+//! every read-only query of a handle is.
+
+use crate::boundary::{boundary, check_out, output};
+use crate::error::{floxlog_result, Fail};
+use floxlog_result::*;
+
+/// An opaque C type whose pointers point at a `Self::Handle`.
+///
+/// # Safety
+/// `Handle` is `repr(C)` with a `u64` first field that holds `MAGIC` while
+/// the value is alive, so a pointer to any handle can be told apart by
+/// reading that field.
+pub(crate) unsafe trait Opaque: Sized {
+    /// The Rust value behind the pointer.
+    type Handle;
+    /// The value of the handle's first field.
+    const MAGIC: u64;
+    /// `what` of the failure for a NULL pointer.
+    const NULL: &'static str;
+    /// `what` of the failure for a pointer to something else.
+    const WRONG: &'static str;
+}
+
+/// Boxes a handle for C (released by `free`).
+pub(crate) fn into_c<C: Opaque>(h: C::Handle) -> *mut C {
+    Box::into_raw(Box::new(h)) as *mut C
+}
+
+/// The handle behind a caller pointer.
+///
+/// # Safety
+/// `p` must be NULL or a pointer returned by the handle's `_new` and not
+/// yet freed (a live handle of another type is recognised).
+pub(crate) unsafe fn handle<'a, C: Opaque>(p: *mut C) -> Result<&'a mut C::Handle, Fail> {
+    let h = p as *mut C::Handle;
+    check_out(h, C::NULL)?;
+    // SAFETY: non-NULL and aligned for the handle, so for its leading u64;
+    // the caller promises a live handle, whose first field is its magic.
+    if unsafe { (h as *const u64).read() } != C::MAGIC {
+        return Err(Fail::invalid(C::WRONG));
+    }
+    // SAFETY: a live handle (its magic says so); the caller promises no
+    // other use of it during the call.
+    Ok(unsafe { &mut *h })
+}
+
+/// The body of `_free`: NULL is a no-op; the magic is cleared before the
+/// handle is dropped, so a second free is recognised while the memory is
+/// not reused.
+///
+/// # Safety
+/// As `handle`.
+pub(crate) unsafe fn free<C: Opaque>(p: *mut C) {
+    let _ = boundary(core::ptr::null_mut(), || {
+        if p.is_null() {
+            return Ok(FLOXLOG_OK);
+        }
+        // SAFETY: validates the magic before taking ownership.
+        unsafe { handle(p) }?;
+        // SAFETY: a live handle from `into_c`; the magic is its first field.
+        unsafe {
+            (p as *mut u64).write(0);
+            drop(Box::from_raw(p as *mut C::Handle));
+        }
+        Ok(FLOXLOG_OK)
+    });
+}
+
+/// The body of a getter: `*out = f(handle)`, with the pointer checks of
+/// both (`out` first).
+///
+/// # Safety
+/// `p` as for `handle`; if non-NULL and aligned, `out` must be writable.
+#[inline(always)]
+pub(crate) unsafe fn get<C: Opaque, T>(
+    p: *mut C,
+    out: *mut T,
+    what: &'static str,
+    f: impl FnOnce(&mut C::Handle) -> T,
+) -> floxlog_result {
+    // SAFETY: forwarded caller promises.
+    unsafe { output(core::ptr::null_mut(), out, what, || Ok(f(handle(p)?))) }
+}

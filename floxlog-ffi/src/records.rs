@@ -1,0 +1,149 @@
+//! Field-by-field conversions between the C structs and the core's types,
+//! for everything that holds no caller pointer (events with level or
+//! payload pointers are in `event.rs`). Nothing here casts file bytes:
+//! decoded values are copied out of the core's types.
+
+use crate::consts::*;
+use crate::error::Fail;
+use crate::types::*;
+use floxlog_core::{
+    BlockHeader, Compression, FrameHeader, IndexEntry, IndexHeader, Level, OptionQuote, PoolState,
+    Position, Profile, ReadOptions, SegmentHeader, Trade, UnknownTypes, WriterConfig,
+};
+
+/// `impl From<&$from> for $to`: copies the listed fields (the same names on
+/// both sides) and sets the others from expressions over `$v`. With `<=>`
+/// also the other way, from the C struct to the core type (the extra
+/// fields are the C struct's).
+macro_rules! convert {
+    ($v:ident: &$from:ty => $to:ident { $($f:ident),* $(,)? } $($x:ident: $e:expr),* $(,)?) => {
+        impl From<&$from> for $to {
+            #[inline(always)]
+            fn from($v: &$from) -> $to {
+                $to { $($f: $v.$f,)* $($x: $e,)* }
+            }
+        }
+    };
+    ($v:ident: &$c:ident <=> $core:ident { $($f:ident),* $(,)? } $($x:ident: $e:expr),* $(,)?) => {
+        convert!($v: &$core => $c { $($f),* } $($x: $e),*);
+        convert!($v: &$c => $core { $($f),* });
+    };
+}
+pub(crate) use convert;
+
+convert!(t: &floxlog_trade <=> Trade {
+    exchange_ts_ns, recv_ts_ns, price_raw, qty_raw, trade_id, symbol_id, side, instrument,
+    exchange_id,
+});
+
+convert!(q: &floxlog_option_quote <=> OptionQuote {
+    exchange_ts_ns, recv_ts_ns, mark_price_raw, index_price_raw, underlying_price_raw, iv_raw,
+    bid_price_raw, ask_price_raw, bid_size_raw, ask_size_raw, bid_iv_raw, ask_iv_raw,
+    open_interest_raw, symbol_id, instrument, exchange_id,
+} pad: 0);
+
+convert!(l: &Level => floxlog_level { price_raw, qty_raw });
+
+convert!(p: &PoolState<'_> => floxlog_pool_state {
+    exchange_ts_ns, recv_ts_ns, symbol_id, sub_type, venue, exchange_id,
+} payload: p.payload.as_ptr(), payload_len: p.payload.len());
+
+convert!(h: &SegmentHeader => floxlog_segment_header {
+    version, flags, exchange_id, created_ns, first_event_ns, last_event_ns, event_count,
+    symbol_count, index_offset, compression,
+} magic: FLOXLOG_MAGIC_SEGMENT, reserved: [0; 15]);
+
+convert!(h: &FrameHeader => floxlog_frame_header {
+    size, crc32, frame_type, rec_version, flags,
+});
+
+convert!(h: &BlockHeader => floxlog_block_header {
+    magic, compressed_size, original_size, event_count, flags,
+});
+
+convert!(h: &IndexHeader => floxlog_index_header {
+    version, interval, entry_count, crc32, first_ts_ns, last_ts_ns,
+} magic: FLOXLOG_MAGIC_INDEX);
+
+convert!(e: &IndexEntry => floxlog_index_entry { timestamp_ns, file_offset });
+
+convert!(p: &Position => floxlog_position {
+    offset,
+} in_block: p.in_block.unwrap_or(0), has_in_block: p.in_block.is_some() as u8);
+
+impl Default for floxlog_read_options {
+    fn default() -> Self {
+        floxlog_read_options {
+            verify_crc: 1,
+            skip_unknown_types: 0,
+        }
+    }
+}
+
+impl floxlog_read_options {
+    /// The options a NULL pointer stands for (the defaults), or `*opts`.
+    ///
+    /// # Safety
+    /// If non-NULL and aligned, `opts` must point at a valid value.
+    pub(crate) unsafe fn from_ptr(opts: *const floxlog_read_options) -> Result<Self, Fail> {
+        if opts.is_null() {
+            return Ok(Self::default());
+        }
+        // SAFETY: checked by in_ref; the caller promises a value.
+        Ok(*unsafe { crate::boundary::in_ref(opts, "options") }?)
+    }
+
+    /// The core's options.
+    pub(crate) fn core(&self) -> ReadOptions {
+        ReadOptions {
+            verify_crc: self.verify_crc != 0,
+            unknown_types: if self.skip_unknown_types != 0 {
+                UnknownTypes::Skip
+            } else {
+                UnknownTypes::Reject
+            },
+            ..ReadOptions::default()
+        }
+    }
+}
+
+/// A `FLOXLOG_PROFILE_*` value.
+pub(crate) fn profile_in(p: u8) -> Result<Profile, Fail> {
+    match p {
+        FLOXLOG_PROFILE_REFERENCE => Ok(Profile::Reference),
+        FLOXLOG_PROFILE_SPEC => Ok(Profile::Spec),
+        _ => Err(Fail::invalid("profile is not a FLOXLOG_PROFILE_* value")),
+    }
+}
+
+/// The core's writer settings. Checks the enum values only:
+/// `WriterConfig::check` does the rest.
+pub(crate) fn config_in(c: &floxlog_writer_config) -> Result<WriterConfig, Fail> {
+    let compression = match c.compression {
+        FLOXLOG_COMPRESSION_NONE => Compression::None,
+        FLOXLOG_COMPRESSION_LZ4 => Compression::Lz4,
+        _ => {
+            return Err(Fail::invalid(
+                "compression is not a FLOXLOG_COMPRESSION_* value",
+            ))
+        }
+    };
+    Ok(WriterConfig {
+        compression,
+        create_index: c.create_index != 0,
+        index_interval: c.index_interval,
+        exchange_id: c.exchange_id,
+        created_ns: c.created_ns,
+        profile: profile_in(c.profile)?,
+    })
+}
+
+convert!(c: &WriterConfig => floxlog_writer_config {
+    created_ns, index_interval, exchange_id,
+} compression: match c.compression {
+    Compression::None => FLOXLOG_COMPRESSION_NONE,
+    Compression::Lz4 => FLOXLOG_COMPRESSION_LZ4,
+}, create_index: c.create_index as u8, profile: match c.profile {
+    Profile::Reference => FLOXLOG_PROFILE_REFERENCE,
+    Profile::Spec => FLOXLOG_PROFILE_SPEC,
+});

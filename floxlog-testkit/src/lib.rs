@@ -1,0 +1,16 @@
+//! `floxlog-testkit`: the test harness of the floxlog workspace (not
+//! published).
+//!
+//! - [`corpus`]: loading a conformance corpus laid out like
+//!   `shared/conformance/`, and [`conformance`]: running it.
+//! - `floxlog-crash-recorder` (`src/bin/crash_recorder.rs`): the recorder
+//!   that `tests/crash.rs` kills.
+
+pub mod conformance;
+pub mod corpus;
+
+/// The README's Rust examples, compiled and run as doctests
+/// (`cargo test -p floxlog-testkit --doc`), so they keep compiling as
+/// written.
+#[doc = include_str!("../../README.md")]
+pub mod readme {}

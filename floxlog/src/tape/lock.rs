@@ -1,0 +1,118 @@
+//! The tape lock: an advisory lock on `.floxlog.lock` in the tape
+//! directory, held by a live writer for as long as it writes.
+//!
+//! Commands that rewrite segments in place (`recover`, `reindex`), and a
+//! second writer, take the same lock first and refuse while another
+//! process holds it. The lock is the kernel's (`flock`), so it dies with
+//! its process: a writer killed mid-write leaves a lock file that the next
+//! taker simply locks again (a stale lock is never mistaken for a live
+//! one). The file holds the holder's pid, for the message.
+
+use super::error::TapeError;
+use std::fs::{File, TryLockError};
+use std::io::{Read, Seek, Write};
+use std::path::{Path, PathBuf};
+
+/// File name of the lock inside a tape directory (hidden: never listed as
+/// a segment).
+pub const LOCK_FILE: &str = ".floxlog.lock";
+
+/// A held tape lock; released when dropped (or when the process dies).
+#[derive(Debug)]
+pub struct TapeLock {
+    file: File,
+    path: PathBuf,
+}
+
+impl TapeLock {
+    /// Takes the lock of tape directory `dir` for `doing` (e.g. "writing",
+    /// "recovering"). Refuses, naming the holder's pid, if another process
+    /// holds it.
+    pub fn acquire(dir: &Path, doing: &str) -> Result<TapeLock, TapeError> {
+        let path = dir.join(LOCK_FILE);
+        let mut file = File::options()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(|e| TapeError::io(&path, "opening the tape lock", e))?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(TryLockError::WouldBlock) => {
+                let mut holder = String::new();
+                let _ = file.read_to_string(&mut holder);
+                let holder = holder.trim();
+                let who = if holder.is_empty() {
+                    "another process".to_string()
+                } else {
+                    format!("process {holder}")
+                };
+                return Err(TapeError::io(
+                    &path,
+                    &format!("locking the tape for {doing}"),
+                    std::io::Error::new(
+                        std::io::ErrorKind::WouldBlock,
+                        format!("{} is being written by {who}", dir.display()),
+                    ),
+                )
+                .with_hint("wait until its writer has closed the tape (a killed writer releases the lock by itself)"));
+            }
+            Err(TryLockError::Error(e)) => {
+                return Err(TapeError::io(&path, "locking the tape", e));
+            }
+        }
+        // Only the holder writes its pid (the lock serialises writers).
+        let _ = file.set_len(0);
+        let _ = file.rewind();
+        let _ = write!(file, "{}", std::process::id());
+        Ok(TapeLock { file, path })
+    }
+
+    /// The lock file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for TapeLock {
+    fn drop(&mut self) {
+        let _ = self.file.set_len(0);
+        let _ = self.file.unlock();
+    }
+}
+
+/// Takes the tape lock of every directory that holds one of `paths`
+/// (each once), for commands that rewrite segments in place. Bare segment
+/// files lock the directory they are in.
+pub fn lock_dirs<'p>(
+    paths: impl IntoIterator<Item = &'p Path>,
+    doing: &str,
+) -> Result<Vec<TapeLock>, TapeError> {
+    let mut dirs: Vec<PathBuf> = paths
+        .into_iter()
+        .map(|p| match p.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+            _ => PathBuf::from("."),
+        })
+        .collect();
+    dirs.sort();
+    dirs.dedup();
+    dirs.iter().map(|d| TapeLock::acquire(d, doing)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_held_lock_refuses_a_second_taker_until_dropped() {
+        let d = tempfile::tempdir().unwrap();
+        let first = TapeLock::acquire(d.path(), "writing").unwrap();
+        let e = TapeLock::acquire(d.path(), "recovering").unwrap_err();
+        assert!(e.to_string().contains("is being written by process"), "{e}");
+        assert_eq!(e.exit_code(), 3);
+        drop(first);
+        TapeLock::acquire(d.path(), "recovering").unwrap();
+    }
+}
