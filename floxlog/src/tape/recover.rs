@@ -111,28 +111,28 @@ fn describe_damage(data: &[u8], at: u64, compressed: bool, end: u64) -> String {
         // What a writer that died while closing the segment leaves.
         return format!("{have} bytes of an index trailer where the frames were to go on");
     }
-    // What the header at the damage claims: its records and whole length.
-    let (unit, claim) = if compressed {
-        let b = BlockHeader::parse(rest, at);
-        (
-            "an LZ4 block",
-            b.map(|b| (b.event_count as u32, b.block_len())),
-        )
-    } else {
-        let f = FrameHeader::parse(rest, at);
-        (
-            "a frame",
-            f.map(|f| (1, FrameHeader::LEN as u64 + f.size as u64)),
-        )
-    };
-    match claim {
-        Ok((records, len)) => {
-            format!("{unit} of {records} record(s) claiming {len} bytes, {have} of them present")
-        }
-        Err(e) if e.kind == ErrorKind::BadBlockMagic => {
-            format!("{have} bytes that do not start with a block header")
-        }
-        Err(_) => format!("{have} bytes of a torn header"),
+    if compressed {
+        return match BlockHeader::parse(rest, at) {
+            Ok(b) => format!(
+                "an LZ4 block claiming {} events and {} compressed bytes, {} bytes of it present",
+                b.event_count,
+                b.compressed_size,
+                have.saturating_sub(BlockHeader::LEN as u64)
+            ),
+            Err(e) if e.kind == ErrorKind::BadBlockMagic => {
+                format!("{have} bytes that do not start with a block header")
+            }
+            Err(_) => format!("{have} bytes of a torn block header"),
+        };
+    }
+    match FrameHeader::parse(rest, at) {
+        Ok(f) => format!(
+            "a frame of type {} claiming {} payload bytes, {} present",
+            f.frame_type,
+            f.size,
+            have.saturating_sub(FrameHeader::LEN as u64)
+        ),
+        Err(_) => format!("{have} bytes of a torn frame header"),
     }
 }
 
