@@ -280,15 +280,15 @@ impl Cursor<'_> {
                 _ => self.buf.push_back(p),
             }
             self.seq += 1;
-            // The budget bounds the reorder windows; the rest of a block
-            // read past the window costs at most that block, which the
-            // scratch holds anyway.
-            if self.buf.len() <= self.window && *sh.buffered > sh.budget {
+            // Time order holds every cursor's window (or at least its next
+            // event) at once: all of it counts. File order holds one
+            // cursor's current block at a time, at most what the scratch
+            // holds anyway.
+            if self.by_time && *sh.buffered > sh.budget {
                 return Err(TapeError::usage(format!(
-                    "reordering {} needs more than {} MiB of buffered events (--reorder-window {} events)",
-                    self.path.display(),
+                    "merging in time order needs more than {} MiB of buffered events (at {}: each segment's next events, up to --reorder-window per unsorted segment)",
                     sh.budget >> 20,
-                    self.window
+                    self.path.display(),
                 ))
                 .with_hint("raise --reorder-bytes, lower --reorder-window, or read with --file-order"));
             }
