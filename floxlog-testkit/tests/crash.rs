@@ -7,6 +7,13 @@
 //! the documented torn tail of a crashed writer, and after `recover` the
 //! tape reads whole and `verify` finds no errors.
 //!
+//! The same runs are made with both layouts: flox's interleaved
+//! `<created_ns>.floxlog` segments, and the spec layout's per-type series
+//! (`trades-000000.bin`, `book-000000.bin`, ...), where each series must be
+//! a prefix of the generator's events of its type and only each series'
+//! last segment may be open or torn. (`tests/crash_cli.rs` kills the
+//! `convert` and `recover` commands.)
+//!
 //! The kill points are random (seeded; set `FLOXLOG_CRASH_SEED` to replay
 //! a sequence of runs), so each run of the test crashes the recorder at
 //! different places: mid-frame, mid-block, mid-fsync, mid-rotation. The
@@ -24,6 +31,7 @@ use floxlog::tape::{
     Durability, Layout, OpenOptions, Severity, Tape, TapeWriter, TapeWriterConfig,
 };
 use floxlog::OwnedEvent;
+use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -43,12 +51,14 @@ const ENDLESS: u64 = 10_000_000;
 const SHORT: u64 = 3_000;
 
 /// One recorder configuration: codec, durability policy (recorder syntax),
-/// events per index entry / LZ4 block, rotation size.
+/// events per index entry / LZ4 block, rotation size, layout.
 struct Setup {
     lz4: bool,
     durability: &'static str,
     interval: u16,
     max_bytes: u64,
+    /// [`Layout::Spec`] (per-type series) instead of [`Layout::Flox`].
+    spec: bool,
 }
 
 const fn setup(lz4: bool, durability: &'static str, interval: u16, max_bytes: u64) -> Setup {
@@ -57,6 +67,14 @@ const fn setup(lz4: bool, durability: &'static str, interval: u16, max_bytes: u6
         durability,
         interval,
         max_bytes,
+        spec: false,
+    }
+}
+
+const fn spec_setup(lz4: bool, durability: &'static str, interval: u16, max_bytes: u64) -> Setup {
+    Setup {
+        spec: true,
+        ..setup(lz4, durability, interval, max_bytes)
     }
 }
 
@@ -132,6 +150,7 @@ fn record(dir: &Path, setup: &Setup, seed: u64, events: u64, mode: Mode) -> Vec<
         .arg(setup.max_bytes.to_string())
         .arg(seed.to_string())
         .arg(events.to_string())
+        .arg(if setup.spec { "spec" } else { "flox" })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -552,4 +571,378 @@ fn writer_killed_between_index_trailer_and_final_header() {
         let b = read_tape(&dir, Order::File);
         assert!(b.problems.is_empty() && b.events == a.events);
     }
+}
+
+/// Spec-layout setups: every durability policy, both codecs; segments of 4
+/// to 16 KiB, so that every series rotates and kills land in rotations.
+const SPEC_SETUPS: [Setup; 8] = [
+    spec_setup(false, "flush", 64, 8 << 10),
+    spec_setup(true, "block", 32, 8 << 10),
+    spec_setup(false, "every:7", 32, 4 << 10),
+    spec_setup(true, "every:50", 16, 4 << 10),
+    spec_setup(false, "close", 64, 16 << 10),
+    spec_setup(true, "flush", 64, 8 << 10),
+    spec_setup(false, "none", 100, 8 << 10),
+    spec_setup(true, "close", 8, 4 << 10),
+];
+
+/// Runs of the spec-layout recorder.
+const SPEC_RUNS: usize = 30;
+
+/// One read of a tape in file order, by segment file name.
+struct SegRead {
+    /// (name, events) of every segment, in the tape's segment order.
+    segments: Vec<(String, Vec<OwnedEvent>)>,
+    /// (name, tolerated, error) of every segment that stopped early.
+    problems: Vec<(String, bool, String)>,
+}
+
+fn read_segments(dir: &Path) -> SegRead {
+    let tape = Tape::open(&[dir.to_path_buf()], OpenOptions::default()).expect("listing the tape");
+    let names: Vec<String> = tape.segments.iter().map(|s| s.name.clone()).collect();
+    let mut o = OpenedTape::open(tape);
+    assert!(o.open_errors.is_empty(), "{:?}", o.open_errors);
+    let cfg = ReadConfig {
+        order: Order::File,
+        ..ReadConfig::default()
+    };
+    let mut r = o.reader(&cfg);
+    let mut segments: Vec<(String, Vec<OwnedEvent>)> =
+        names.iter().map(|n| (n.clone(), Vec::new())).collect();
+    while let Some(it) = r.next_item().expect("reading the tape") {
+        segments[it.segment]
+            .1
+            .push(OwnedEvent::from_event(&it.event));
+    }
+    let problems = r
+        .problems()
+        .iter()
+        .map(|p| {
+            (
+                names[p.segment].clone(),
+                p.tolerated,
+                p.to_error().to_string(),
+            )
+        })
+        .collect();
+    SegRead { segments, problems }
+}
+
+/// The series (spec layout) of an event.
+fn series(ev: &OwnedEvent) -> &'static str {
+    floxlog::tape::dir::series_of(ev.as_event().frame_type())
+}
+
+/// Each series' events as a spec-layout writer lays them out: generated
+/// order within the series, and with LZ4 each block of `interval` events
+/// of the series sorted by timestamp (blocks never span segments, and
+/// every block but a closed tape's last of a series is full). The first
+/// `total` events of the stream if given, else at least `want` events of
+/// each series.
+fn series_order(
+    seed: u64,
+    setup: &Setup,
+    want: &BTreeMap<String, usize>,
+    total: Option<u64>,
+) -> BTreeMap<String, Vec<OwnedEvent>> {
+    let mut out: BTreeMap<String, Vec<OwnedEvent>> = BTreeMap::new();
+    for i in 0.. {
+        let enough = match total {
+            Some(t) => i == t,
+            None => want
+                .iter()
+                .all(|(s, &n)| out.get(s).map_or(0, Vec::len) >= n),
+        };
+        if enough {
+            break;
+        }
+        assert!(i < 100_000_000, "more events read than generated: {want:?}");
+        let ev = mixed_event(seed, i);
+        out.entry(series(&ev).to_string()).or_default().push(ev);
+    }
+    if setup.lz4 {
+        for v in out.values_mut() {
+            for block in v.chunks_mut(setup.interval as usize) {
+                block.sort_by_key(OwnedEvent::exchange_ts_ns);
+            }
+        }
+    }
+    out
+}
+
+/// Checks a (possibly crashed) spec-layout tape against what the recorder
+/// said: per series, the segments are numbered from 0 without gaps, only
+/// the last can be open or torn, and the events read are a prefix of the
+/// series' events; together at least every event reported written. Then
+/// `recover` rewrites only open last segments, keeps every event, and the
+/// tape verifies clean.
+fn check_spec_tape(dir: &Path, setup: &Setup, seed: u64, said: &Said, ctx: &str) -> Outcome {
+    let mut by_series: BTreeMap<String, Vec<(String, PathBuf)>> = BTreeMap::new();
+    if let Ok(rd) = std::fs::read_dir(dir) {
+        for e in rd {
+            let e = e.unwrap();
+            let name = e.file_name().to_string_lossy().into_owned();
+            if let Some(s) = floxlog::tape::dir::segment_series(&name) {
+                by_series.entry(s).or_default().push((name, e.path()));
+            }
+        }
+    }
+    let mut out = Outcome {
+        mode: Mode::Finish,
+        said: Said::default(),
+        segments: by_series.values().map(Vec::len).sum(),
+        read: 0,
+        torn: false,
+        open_tail: false,
+        rewritten: 0,
+    };
+    if by_series.is_empty() {
+        assert_eq!(said.written, 0, "{ctx}: events written but no segment");
+        return out;
+    }
+    // The last segment of each series: the only one that may be open.
+    let mut last_of: BTreeMap<String, String> = BTreeMap::new();
+    for (s, files) in &mut by_series {
+        assert!(
+            floxlog::tape::dir::SERIES.contains(&s.as_str()),
+            "{ctx}: series {s}"
+        );
+        files.sort();
+        for (k, (name, path)) in files.iter().enumerate() {
+            assert_eq!(*name, format!("{s}-{k:06}.bin"), "{ctx}: numbering");
+            let bytes = std::fs::read(path).unwrap();
+            assert!(bytes.len() >= 64, "{ctx}: {name} has {} bytes", bytes.len());
+            let h = floxlog::core::SegmentHeader::parse(&bytes).expect("segment header");
+            let open = floxlog::tape::source::header_is_unfinished(&h);
+            if k + 1 < files.len() {
+                assert!(!open, "{ctx}: {name} is open but a later segment exists");
+            } else if open {
+                assert!(said.done.is_none(), "{ctx}: closed tape with {name} open");
+                out.open_tail |= bytes.len() > 64;
+            }
+        }
+        last_of.insert(s.clone(), files.last().unwrap().0.clone());
+    }
+
+    // (a) The tape as the crash left it.
+    let a = read_segments(dir);
+    for (name, tolerated, e) in &a.problems {
+        assert!(*tolerated, "{ctx}: not a torn tail: {name}: {e}");
+        assert!(
+            last_of.values().any(|l| l == name),
+            "{ctx}: torn segment {name} is not the last of its series: {e}"
+        );
+    }
+    out.torn = !a.problems.is_empty();
+    let by_name: BTreeMap<&str, &Vec<OwnedEvent>> =
+        a.segments.iter().map(|(n, v)| (n.as_str(), v)).collect();
+    let mut got: BTreeMap<String, Vec<OwnedEvent>> = BTreeMap::new();
+    for (s, files) in &by_series {
+        let v = got.entry(s.clone()).or_default();
+        for (name, _) in files {
+            let evs = by_name[name.as_str()];
+            if let Some(e) = evs.iter().find(|e| series(e) != s) {
+                panic!("{ctx}: {name} holds an event of series {}", series(e));
+            }
+            v.extend(evs.iter().cloned());
+        }
+    }
+    let n: usize = got.values().map(Vec::len).sum();
+    out.read = n;
+    assert!(
+        n as u64 >= said.written,
+        "{ctx}: read {n} events, the writer had reported {} written ({} durable)",
+        said.written,
+        said.durable
+    );
+    if let Some(total) = said.done {
+        assert_eq!(n as u64, total, "{ctx}: closed tape");
+        assert!(a.problems.is_empty(), "{ctx}: {:?}", a.problems);
+    } else if setup.lz4 {
+        for (s, v) in &got {
+            let len = v.len();
+            assert_eq!(len % setup.interval as usize, 0, "{ctx}: {s}: {len} events");
+        }
+    }
+    let want: BTreeMap<String, usize> = got.iter().map(|(s, v)| (s.clone(), v.len())).collect();
+    let expected = series_order(seed, setup, &want, said.done);
+    for (s, v) in &got {
+        // (A series whose segment holds no event yet was not generated.)
+        let exp = expected.get(s).map_or(&[][..], Vec::as_slice);
+        assert!(v.len() <= exp.len(), "{ctx}: {s}: {} events", v.len());
+        if let Some(i) = (0..v.len()).find(|&i| v[i] != exp[i]) {
+            panic!(
+                "{ctx}: event {i} of {} of series {s} differs:\n got {:?}\nwant {:?}",
+                v.len(),
+                v[i],
+                exp[i]
+            );
+        }
+        if said.done.is_some() {
+            assert_eq!(v.len(), exp.len(), "{ctx}: {s}: closed tape");
+        }
+    }
+    // A closed tape has every series the stream has.
+    if said.done.is_some() {
+        assert_eq!(got.len(), expected.len(), "{ctx}: series");
+    }
+
+    // Merged by timestamp: the same events, stably sorted (ties in the
+    // tape's segment order).
+    let t = read_tape(dir, Order::Time);
+    let mut sorted: Vec<OwnedEvent> = a.segments.iter().flat_map(|(_, v)| v.clone()).collect();
+    sorted.sort_by_key(OwnedEvent::exchange_ts_ns);
+    assert!(t.events == sorted, "{ctx}: merged order differs");
+    assert_eq!(t.late, 0, "{ctx}");
+    assert_eq!(t.problems.len(), a.problems.len(), "{ctx}");
+
+    // (b) recover every segment: only a series' open last one can need it.
+    for (s, files) in &by_series {
+        for (name, path) in files {
+            let rep = recover_file(path, &RecoverOptions::default())
+                .unwrap_or_else(|e| panic!("{ctx}: recover {name}: {e}"));
+            if rep.action == "rewritten" {
+                assert_eq!(
+                    Some(name),
+                    last_of.get(s),
+                    "{ctx}: recover rewrote a closed segment: {rep:?}"
+                );
+                assert_eq!(rep.events_kept as usize, by_name[name.as_str()].len());
+                out.rewritten += 1;
+            } else {
+                assert_eq!(rep.action, "already_valid", "{ctx}");
+            }
+        }
+    }
+    if said.done.is_some() {
+        assert_eq!(out.rewritten, 0, "{ctx}: a closed tape needed recovery");
+    }
+    let b = read_segments(dir);
+    assert!(
+        b.problems.is_empty(),
+        "{ctx}: after recover: {:?}",
+        b.problems
+    );
+    let before: BTreeMap<&String, &Vec<OwnedEvent>> =
+        a.segments.iter().map(|(n, v)| (n, v)).collect();
+    let after: BTreeMap<&String, &Vec<OwnedEvent>> =
+        b.segments.iter().map(|(n, v)| (n, v)).collect();
+    assert!(before == after, "{ctx}: recover changed the events");
+    let tape = Tape::open(&[dir.to_path_buf()], OpenOptions::default()).unwrap();
+    let rep = verify_tape(&tape, ReadOptions::default(), &mut |_| {});
+    let errors: Vec<_> = rep
+        .findings
+        .iter()
+        .filter(|f| f.severity == Severity::Error)
+        .collect();
+    assert!(errors.is_empty(), "{ctx}: verify after recover: {errors:?}");
+    // Warnings: open segments are not in manifest.json, and jittered
+    // timestamps go backwards.
+    for f in &rep.findings {
+        assert!(
+            ["unlisted_segment", "timestamps_backwards"].contains(&f.kind.as_str()),
+            "{ctx}: {f:?}"
+        );
+    }
+    assert_eq!(rep.events, n as u64, "{ctx}");
+    out
+}
+
+#[test]
+fn killed_spec_layout_recorder_loses_nothing_it_reported_in_any_series() {
+    let base = std::env::var("FLOXLOG_CRASH_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0x5BEC_u64);
+    let mut rng = Rng::new(base);
+    let tmp = tempfile::tempdir().unwrap();
+    let started = Instant::now();
+    let mut outcomes = Vec::new();
+    for run in 0..SPEC_RUNS {
+        let setup = &SPEC_SETUPS[run % SPEC_SETUPS.len()];
+        let seed = rng.next_u64();
+        // As in the flox-layout test: runs 7, 15, 23 kill at once, runs 4
+        // and 17 finish, the others kill 1 ms to 200 ms after `ready`.
+        let mode = if run % 8 == 7 {
+            Mode::KillAtStart
+        } else if run % 13 == 4 {
+            Mode::Finish
+        } else {
+            Mode::KillAfter(Duration::from_micros(
+                (1_000.0 * 200f64.powf(rng.unit())) as u64,
+            ))
+        };
+        let events = if matches!(mode, Mode::Finish) {
+            SHORT
+        } else {
+            ENDLESS
+        };
+        let dir = tmp.path().join(format!("run{run}"));
+        let ctx = format!(
+            "spec run {run} (FLOXLOG_CRASH_SEED={base}, seed {seed}, {} {} interval {} max {}, {mode:?})",
+            if setup.lz4 { "lz4" } else { "none" },
+            setup.durability,
+            setup.interval,
+            setup.max_bytes
+        );
+        let lines = record(&dir, setup, seed, events, mode);
+        let said = parse_said(&lines);
+        let mut out = check_spec_tape(&dir, setup, seed, &said, &ctx);
+        out.mode = mode;
+        out.said = said;
+        eprintln!(
+            "spec run {run:2}: {:>4} {:>8} {:<16} segments {:3}, written {:6}, durable {:6}, read {:6}{}{}{}{}",
+            if setup.lz4 { "lz4" } else { "none" },
+            setup.durability,
+            match mode {
+                Mode::KillAtStart => "kill at start".to_string(),
+                Mode::KillAfter(d) => format!("kill at {:.1} ms", d.as_secs_f64() * 1e3),
+                Mode::Finish => "finish".to_string(),
+            },
+            out.segments,
+            out.said.written,
+            out.said.durable,
+            out.read,
+            if out.open_tail { ", open tail" } else { "" },
+            if out.torn { ", torn tail" } else { "" },
+            if out.rewritten > 0 {
+                format!(", {} rewritten", out.rewritten)
+            } else {
+                String::new()
+            },
+            if out.said.done.is_some() { ", done" } else { "" },
+        );
+        outcomes.push(out);
+        if dir.exists() {
+            std::fs::remove_dir_all(&dir).unwrap();
+        }
+    }
+    let elapsed = started.elapsed();
+    let kills = outcomes
+        .iter()
+        .filter(|o| matches!(o.mode, Mode::KillAfter(_)))
+        .count();
+    let mid_write = outcomes
+        .iter()
+        .filter(|o| matches!(o.mode, Mode::KillAfter(_)) && o.read > 0 && o.said.done.is_none())
+        .count();
+    let finished = outcomes.iter().filter(|o| o.said.done.is_some()).count();
+    // Four series: more than four segments means some series rotated.
+    let rotated = outcomes.iter().filter(|o| o.segments > 4).count();
+    let open_tail = outcomes.iter().filter(|o| o.open_tail).count();
+    let torn = outcomes.iter().filter(|o| o.torn).count();
+    let rewritten = outcomes.iter().filter(|o| o.rewritten > 0).count();
+    let multi = outcomes.iter().filter(|o| o.rewritten > 1).count();
+    let durable = outcomes.iter().filter(|o| o.said.durable > 0).count();
+    eprintln!(
+        "{SPEC_RUNS} spec runs in {elapsed:.1?}: {mid_write} of {kills} timed kills mid-write, {finished} finished, \
+         {rotated} rotated, {open_tail} left an open segment with events, {torn} a torn tail, \
+         {rewritten} rewritten by recover ({multi} several series), {durable} with durable events"
+    );
+    // Lenient bounds (see the flox-layout test).
+    assert!(mid_write * 2 >= kills, "{mid_write} of {kills}");
+    assert!(rotated * 4 >= kills, "{rotated} of {kills}");
+    assert!(open_tail * 8 >= kills, "{open_tail} of {kills}");
+    assert!(durable * 4 >= kills, "{durable} of {kills}");
+    assert_eq!(finished, 2);
 }

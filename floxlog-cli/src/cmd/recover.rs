@@ -97,6 +97,15 @@ fn describe(r: &RecoverReport) -> String {
     s
 }
 
+/// Listing findings that mean manifest.json no longer describes the files.
+const STALE_KINDS: [&str; 5] = [
+    "manifest_mismatch",
+    "unlisted_segment",
+    "missing_segment",
+    "manifest_duplicate",
+    "manifest_bad_name",
+];
+
 /// Runs `recover`.
 pub fn run(a: Args) -> CmdResult {
     let tape = open_segments(&a.inputs, a.output.is_some())?;
@@ -131,9 +140,23 @@ pub fn run(a: Args) -> CmdResult {
         }
     }
     let changed = reports.iter().any(|r| r.action == "rewritten");
-    if changed && a.output.is_none() {
+    // A manifest the listing found out of date is rebuilt too, even when no
+    // segment needed rewriting now: that is what a recover killed after its
+    // last rename, before its rebuild, leaves for the re-run to finish.
+    // (The segments above were listed without the manifest; list each
+    // directory again with it to compare.)
+    let stale = |dir: &std::path::Path| {
+        Tape::open(&[dir.to_path_buf()], OpenOptions::default()).is_ok_and(|t| {
+            t.findings
+                .iter()
+                .any(|f| STALE_KINDS.contains(&f.kind.as_str()))
+        })
+    };
+    if a.output.is_none() && !a.dry_run {
         for (i, d) in tape.dirs.iter().enumerate() {
-            if !d.path.join(floxlog::tape::manifest::MANIFEST_FILE).exists() {
+            if !(changed || stale(&d.path))
+                || !d.path.join(floxlog::tape::manifest::MANIFEST_FILE).exists()
+            {
                 continue;
             }
             let t = Tape::open(

@@ -3,13 +3,18 @@
 //! until it is killed, and says on stdout what the writer has delivered.
 //!
 //! ```text
-//! floxlog-crash-recorder DIR none|lz4 none|flush|block|close|every:N INTERVAL MAX_BYTES SEED EVENTS
+//! floxlog-crash-recorder DIR none|lz4 none|flush|block|close|every:N INTERVAL MAX_BYTES SEED EVENTS [flox|spec]
 //! ```
+//!
+//! The last argument is the tape layout (default `flox`: interleaved
+//! `<created_ns>.floxlog` segments; `spec`: per-type series such as
+//! `trades-000000.bin`).
 //!
 //! Output lines (each written and flushed at once): `ready` once the
 //! writer exists; `written N` whenever [`TapeWriter::written_events`]
 //! grows and `durable N` whenever [`TapeWriter::durable_events`] grows
-//! (printed after the write or fsync, so a line seen is a promise kept);
+//! (printed after the write or fsync, so a line seen is a promise kept;
+//! with the spec layout they count the events of every series together);
 //! `done N` after a clean close.
 
 use floxlog::core::{Compression, WriterConfig};
@@ -34,12 +39,21 @@ fn parse_durability(s: &str) -> Option<Durability> {
 }
 
 fn run(args: &[String]) -> Result<(), String> {
+    let (args, layout) = match args {
+        [rest @ .., l] if rest.len() == 7 => (rest, l.as_str()),
+        _ => (args, "flox"),
+    };
     let [dir, comp, dur, interval, max_bytes, seed, events] = args else {
         return Err(
             "usage: floxlog-crash-recorder DIR none|lz4 none|flush|block|close|every:N \
-             INTERVAL MAX_BYTES SEED EVENTS"
+             INTERVAL MAX_BYTES SEED EVENTS [flox|spec]"
                 .into(),
         );
+    };
+    let layout = match layout {
+        "flox" => Layout::Flox,
+        "spec" => Layout::Spec,
+        _ => return Err(format!("unknown layout {layout}")),
     };
     let num = |s: &str| s.parse::<u64>().map_err(|e| format!("{s}: {e}"));
     let compression = match comp.as_str() {
@@ -51,7 +65,7 @@ fn run(args: &[String]) -> Result<(), String> {
     let interval = u16::try_from(num(interval)?).map_err(|e| e.to_string())?;
     let (max_bytes, seed, events) = (num(max_bytes)?, num(seed)?, num(events)?);
     let cfg = TapeWriterConfig {
-        layout: Layout::Flox,
+        layout,
         segment: WriterConfig {
             compression,
             index_interval: interval,
