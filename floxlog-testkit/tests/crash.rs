@@ -374,6 +374,15 @@ fn check_tape(dir: &Path, setup: &Setup, seed: u64, said: &Said, ctx: &str) -> O
         b.problems
     );
     assert!(b.events == a.events, "{ctx}: recover changed the events");
+    verify_recovered(dir, n, ctx);
+    out
+}
+
+/// `verify` after recover: no errors, and only the warnings a killed
+/// writer's tape is expected to have (segments that were open are not in
+/// manifest.json, which lists closed segments only; jittered timestamps go
+/// backwards); every event counted.
+fn verify_recovered(dir: &Path, n: usize, ctx: &str) {
     let tape = Tape::open(&[dir.to_path_buf()], OpenOptions::default()).unwrap();
     let rep = verify_tape(&tape, ReadOptions::default(), &mut |_| {});
     let errors: Vec<_> = rep
@@ -382,8 +391,6 @@ fn check_tape(dir: &Path, setup: &Setup, seed: u64, said: &Said, ctx: &str) -> O
         .filter(|f| f.severity == Severity::Error)
         .collect();
     assert!(errors.is_empty(), "{ctx}: verify after recover: {errors:?}");
-    // Warnings: the recovered segment is not in manifest.json (the writer
-    // lists closed segments only), and jittered timestamps go backwards.
     for f in &rep.findings {
         assert!(
             ["unlisted_segment", "timestamps_backwards"].contains(&f.kind.as_str()),
@@ -391,26 +398,51 @@ fn check_tape(dir: &Path, setup: &Setup, seed: u64, said: &Said, ctx: &str) -> O
         );
     }
     assert_eq!(rep.events, n as u64, "{ctx}");
-    out
 }
 
 #[test]
 fn killed_recorder_loses_nothing_it_reported_and_returns_nothing_invalid() {
+    let (outcomes, kills, mid_write) = kill_runs("run", 0x00C0_FFEE, RUNS, &SETUPS, check_tape);
+    let finished = outcomes.iter().filter(|o| o.said.done.is_some()).count();
+    let rotated = outcomes.iter().filter(|o| o.segments >= 2).count();
+    let open_tail = outcomes.iter().filter(|o| o.open_tail).count();
+    let durable = outcomes.iter().filter(|o| o.said.durable > 0).count();
+    // Lenient bounds, so that a slow or busy machine cannot make them fail:
+    // typically 30 of the 32 timed kills land mid-write, 25 to 30 after a
+    // rotation, 10 to 20 in an open segment with data, 20 with durable
+    // events (three copies of the test at once on two cores: 28, 21, 12, 16).
+    assert!(mid_write * 2 >= kills, "{mid_write} of {kills}");
+    assert!(rotated * 4 >= kills, "{rotated} of {kills}");
+    assert!(open_tail * 8 >= kills, "{open_tail} of {kills}");
+    assert!(durable * 4 >= kills, "{durable} of {kills}");
+    assert_eq!(finished, 3);
+}
+
+/// The random-kill driver of the recorder tests: `runs` recorders over
+/// `setups`, seeded from `FLOXLOG_CRASH_SEED` (default `default_seed`).
+/// Runs 7, 15, ... are killed at once, runs 4, 17, 30 finish, the others
+/// are killed 1 ms to 200 ms after `ready`, log-uniform, so that as many
+/// kills land in the first segments and blocks as late ones. `check` reads
+/// each tape back. Returns the outcomes, the timed kills and how many of
+/// them landed mid-write (the recorder had written events, not all).
+fn kill_runs(
+    name: &str,
+    default_seed: u64,
+    runs: usize,
+    setups: &[Setup],
+    check: fn(&Path, &Setup, u64, &Said, &str) -> Outcome,
+) -> (Vec<Outcome>, usize, usize) {
     let base = std::env::var("FLOXLOG_CRASH_SEED")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(0x00C0_FFEE_u64);
+        .unwrap_or(default_seed);
     let mut rng = Rng::new(base);
     let tmp = tempfile::tempdir().unwrap();
     let started = Instant::now();
-    let mut outcomes = Vec::new();
-    for run in 0..RUNS {
-        let setup = &SETUPS[run % SETUPS.len()];
+    let mut outcomes: Vec<Outcome> = Vec::new();
+    for run in 0..runs {
+        let setup = &setups[run % setups.len()];
         let seed = rng.next_u64();
-        // Runs 7, 15, ...: kill at once; runs 4, 17, 30 (two codecs, three
-        // policies): finish; the others: kill 1 ms to 200 ms after `ready`,
-        // log-uniform, so that as many kills land in the first segments and
-        // blocks as late ones.
         let mode = if run % 8 == 7 {
             Mode::KillAtStart
         } else if run % 13 == 4 {
@@ -426,21 +458,18 @@ fn killed_recorder_loses_nothing_it_reported_and_returns_nothing_invalid() {
             ENDLESS
         };
         let dir = tmp.path().join(format!("run{run}"));
+        let codec = if setup.lz4 { "lz4" } else { "none" };
         let ctx = format!(
-            "run {run} (FLOXLOG_CRASH_SEED={base}, seed {seed}, {} {} interval {} max {}, {mode:?})",
-            if setup.lz4 { "lz4" } else { "none" },
-            setup.durability,
-            setup.interval,
-            setup.max_bytes
+            "{name} {run} (FLOXLOG_CRASH_SEED={base}, seed {seed}, {codec} {} interval {} max {}, {mode:?})",
+            setup.durability, setup.interval, setup.max_bytes
         );
         let lines = record(&dir, setup, seed, events, mode);
         let said = parse_said(&lines);
-        let mut out = check_tape(&dir, setup, seed, &said, &ctx);
+        let mut out = check(&dir, setup, seed, &said, &ctx);
         out.mode = mode;
         out.said = said;
         eprintln!(
-            "run {run:2}: {:>4} {:>8} {:<16} segments {:3}, written {:6}, durable {:6}, read {:6}{}{}{}{}",
-            if setup.lz4 { "lz4" } else { "none" },
+            "{name} {run:2}: {codec:>4} {:>8} {:<16} segments {:3}, written {:6}, durable {:6}, read {:6}{}{}{}{}",
             setup.durability,
             match mode {
                 Mode::KillAtStart => "kill at start".to_string(),
@@ -453,7 +482,10 @@ fn killed_recorder_loses_nothing_it_reported_and_returns_nothing_invalid() {
             out.read,
             if out.open_tail { ", open tail" } else { "" },
             if out.torn { ", torn tail" } else { "" },
-            if out.rewritten > 0 { ", rewritten" } else { "" },
+            match out.rewritten {
+                0 => String::new(),
+                n => format!(", {n} rewritten"),
+            },
             if out.said.done.is_some() { ", done" } else { "" },
         );
         outcomes.push(out);
@@ -461,9 +493,6 @@ fn killed_recorder_loses_nothing_it_reported_and_returns_nothing_invalid() {
             std::fs::remove_dir_all(&dir).unwrap();
         }
     }
-    let elapsed = started.elapsed();
-    // Not vacuous: most kills landed while the recorder was writing (it had
-    // written events, not all of them), and they hit the states that matter.
     let kills = outcomes
         .iter()
         .filter(|o| matches!(o.mode, Mode::KillAfter(_)))
@@ -472,26 +501,21 @@ fn killed_recorder_loses_nothing_it_reported_and_returns_nothing_invalid() {
         .iter()
         .filter(|o| matches!(o.mode, Mode::KillAfter(_)) && o.read > 0 && o.said.done.is_none())
         .count();
-    let finished = outcomes.iter().filter(|o| o.said.done.is_some()).count();
-    let rotated = outcomes.iter().filter(|o| o.segments >= 2).count();
-    let open_tail = outcomes.iter().filter(|o| o.open_tail).count();
-    let torn = outcomes.iter().filter(|o| o.torn).count();
-    let rewritten = outcomes.iter().filter(|o| o.rewritten > 0).count();
-    let durable = outcomes.iter().filter(|o| o.said.durable > 0).count();
+    let count = |f: fn(&Outcome) -> bool| outcomes.iter().filter(|o| f(o)).count();
     eprintln!(
-        "{RUNS} runs in {elapsed:.1?}: {mid_write} of {kills} timed kills mid-write, {finished} finished, \
-         {rotated} rotated, {open_tail} left an open segment with events, {torn} a torn tail, \
-         {rewritten} rewritten by recover, {durable} with durable events"
+        "{runs} {name}s in {:.1?}: {mid_write} of {kills} timed kills mid-write, {} finished, \
+         {} with several segments, {} left an open segment with events, {} a torn tail, \
+         {} rewritten by recover ({} several), {} with durable events",
+        started.elapsed(),
+        count(|o| o.said.done.is_some()),
+        count(|o| o.segments >= 2),
+        count(|o| o.open_tail),
+        count(|o| o.torn),
+        count(|o| o.rewritten > 0),
+        count(|o| o.rewritten > 1),
+        count(|o| o.said.durable > 0),
     );
-    // Lenient bounds, so that a slow or busy machine cannot make them fail:
-    // typically 30 of the 32 timed kills land mid-write, 25 to 30 after a
-    // rotation, 10 to 20 in an open segment with data, 20 with durable
-    // events (three copies of the test at once on two cores: 28, 21, 12, 16).
-    assert!(mid_write * 2 >= kills, "{mid_write} of {kills}");
-    assert!(rotated * 4 >= kills, "{rotated} of {kills}");
-    assert!(open_tail * 8 >= kills, "{open_tail} of {kills}");
-    assert!(durable * 4 >= kills, "{durable} of {kills}");
-    assert_eq!(finished, 3);
+    (outcomes, kills, mid_write)
 }
 
 /// The window the random kills rarely hit: a writer that died while closing
@@ -828,117 +852,19 @@ fn check_spec_tape(dir: &Path, setup: &Setup, seed: u64, said: &Said, ctx: &str)
     let after: BTreeMap<&String, &Vec<OwnedEvent>> =
         b.segments.iter().map(|(n, v)| (n, v)).collect();
     assert!(before == after, "{ctx}: recover changed the events");
-    let tape = Tape::open(&[dir.to_path_buf()], OpenOptions::default()).unwrap();
-    let rep = verify_tape(&tape, ReadOptions::default(), &mut |_| {});
-    let errors: Vec<_> = rep
-        .findings
-        .iter()
-        .filter(|f| f.severity == Severity::Error)
-        .collect();
-    assert!(errors.is_empty(), "{ctx}: verify after recover: {errors:?}");
-    // Warnings: open segments are not in manifest.json, and jittered
-    // timestamps go backwards.
-    for f in &rep.findings {
-        assert!(
-            ["unlisted_segment", "timestamps_backwards"].contains(&f.kind.as_str()),
-            "{ctx}: {f:?}"
-        );
-    }
-    assert_eq!(rep.events, n as u64, "{ctx}");
+    verify_recovered(dir, n, ctx);
     out
 }
 
 #[test]
 fn killed_spec_layout_recorder_loses_nothing_it_reported_in_any_series() {
-    let base = std::env::var("FLOXLOG_CRASH_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0x5BEC_u64);
-    let mut rng = Rng::new(base);
-    let tmp = tempfile::tempdir().unwrap();
-    let started = Instant::now();
-    let mut outcomes = Vec::new();
-    for run in 0..SPEC_RUNS {
-        let setup = &SPEC_SETUPS[run % SPEC_SETUPS.len()];
-        let seed = rng.next_u64();
-        // As in the flox-layout test: runs 7, 15, 23 kill at once, runs 4
-        // and 17 finish, the others kill 1 ms to 200 ms after `ready`.
-        let mode = if run % 8 == 7 {
-            Mode::KillAtStart
-        } else if run % 13 == 4 {
-            Mode::Finish
-        } else {
-            Mode::KillAfter(Duration::from_micros(
-                (1_000.0 * 200f64.powf(rng.unit())) as u64,
-            ))
-        };
-        let events = if matches!(mode, Mode::Finish) {
-            SHORT
-        } else {
-            ENDLESS
-        };
-        let dir = tmp.path().join(format!("run{run}"));
-        let ctx = format!(
-            "spec run {run} (FLOXLOG_CRASH_SEED={base}, seed {seed}, {} {} interval {} max {}, {mode:?})",
-            if setup.lz4 { "lz4" } else { "none" },
-            setup.durability,
-            setup.interval,
-            setup.max_bytes
-        );
-        let lines = record(&dir, setup, seed, events, mode);
-        let said = parse_said(&lines);
-        let mut out = check_spec_tape(&dir, setup, seed, &said, &ctx);
-        out.mode = mode;
-        out.said = said;
-        eprintln!(
-            "spec run {run:2}: {:>4} {:>8} {:<16} segments {:3}, written {:6}, durable {:6}, read {:6}{}{}{}{}",
-            if setup.lz4 { "lz4" } else { "none" },
-            setup.durability,
-            match mode {
-                Mode::KillAtStart => "kill at start".to_string(),
-                Mode::KillAfter(d) => format!("kill at {:.1} ms", d.as_secs_f64() * 1e3),
-                Mode::Finish => "finish".to_string(),
-            },
-            out.segments,
-            out.said.written,
-            out.said.durable,
-            out.read,
-            if out.open_tail { ", open tail" } else { "" },
-            if out.torn { ", torn tail" } else { "" },
-            if out.rewritten > 0 {
-                format!(", {} rewritten", out.rewritten)
-            } else {
-                String::new()
-            },
-            if out.said.done.is_some() { ", done" } else { "" },
-        );
-        outcomes.push(out);
-        if dir.exists() {
-            std::fs::remove_dir_all(&dir).unwrap();
-        }
-    }
-    let elapsed = started.elapsed();
-    let kills = outcomes
-        .iter()
-        .filter(|o| matches!(o.mode, Mode::KillAfter(_)))
-        .count();
-    let mid_write = outcomes
-        .iter()
-        .filter(|o| matches!(o.mode, Mode::KillAfter(_)) && o.read > 0 && o.said.done.is_none())
-        .count();
+    let (outcomes, kills, mid_write) =
+        kill_runs("spec run", 0x5BEC, SPEC_RUNS, &SPEC_SETUPS, check_spec_tape);
     let finished = outcomes.iter().filter(|o| o.said.done.is_some()).count();
     // Four series: more than four segments means some series rotated.
     let rotated = outcomes.iter().filter(|o| o.segments > 4).count();
     let open_tail = outcomes.iter().filter(|o| o.open_tail).count();
-    let torn = outcomes.iter().filter(|o| o.torn).count();
-    let rewritten = outcomes.iter().filter(|o| o.rewritten > 0).count();
-    let multi = outcomes.iter().filter(|o| o.rewritten > 1).count();
     let durable = outcomes.iter().filter(|o| o.said.durable > 0).count();
-    eprintln!(
-        "{SPEC_RUNS} spec runs in {elapsed:.1?}: {mid_write} of {kills} timed kills mid-write, {finished} finished, \
-         {rotated} rotated, {open_tail} left an open segment with events, {torn} a torn tail, \
-         {rewritten} rewritten by recover ({multi} several series), {durable} with durable events"
-    );
     // Lenient bounds (see the flox-layout test).
     assert!(mid_write * 2 >= kills, "{mid_write} of {kills}");
     assert!(rotated * 4 >= kills, "{rotated} of {kills}");
