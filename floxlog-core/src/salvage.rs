@@ -16,8 +16,9 @@
 //!    could land on a frame hidden in the payload of a frame whose header
 //!    was destroyed and whose hidden chain ends exactly where it did.
 //!
-//! The work is bounded by a byte budget, so a hostile file cannot make the
-//! search quadratic.
+//! The work is bounded by a byte budget that the caller shares across every
+//! resync of a segment, so a hostile file with many damaged regions cannot
+//! make salvage quadratic.
 
 use crate::block::{Block, BlockHeader};
 use crate::frame::{check_frame, Checked, FrameHeader};
@@ -35,17 +36,18 @@ pub enum ResyncBy {
 }
 
 /// Where to read on after damage at `damage`: the offset and how it was
-/// found, or `None` if nothing after it checks out within `budget` bytes
-/// of chain walking. `checkpoints` are the offsets of index entries
-/// (sorted; unproven entries are fine: a chain must still reach them).
-/// `scratch` receives decompressed blocks (LZ4; [`Segment::scratch_len`]).
+/// found, or `None` if nothing after it checks out before `budget` (bytes
+/// of chain walking; decreased by what this search spends) runs out.
+/// `checkpoints` are the offsets of index entries (sorted; unproven entries
+/// are fine: a chain must still reach them). `scratch` receives
+/// decompressed blocks (LZ4; [`Segment::scratch_len`]).
 pub fn resync(
     seg: &Segment<'_>,
     damage: u64,
     checkpoints: &[u64],
     opts: ReadOptions,
     scratch: &mut [u8],
-    budget: u64,
+    budget: &mut u64,
 ) -> Option<(u64, ResyncBy)> {
     let mut w = Walker {
         data: &seg.data()[..seg.frames_end() as usize],
@@ -55,30 +57,11 @@ pub fn resync(
         opts,
         scratch,
         spent: 0,
-        budget,
+        budget: *budget,
     };
-    if let Some(after) = w.extent(damage) {
-        if after > damage && w.checks_out(after) {
-            return Some((after, ResyncBy::Extent));
-        }
-    }
-    for &c in checkpoints.iter().filter(|&&c| c > damage) {
-        if w.checks_out(c) {
-            return Some((c, ResyncBy::IndexEntry));
-        }
-        if w.spent > w.budget {
-            return None;
-        }
-    }
-    let mut p = damage + 1;
-    while p < w.end && w.spent <= w.budget {
-        let magic_ok = !w.compressed || w.data[p as usize..].starts_with(b"FBLK");
-        if magic_ok && w.checks_out(p) {
-            return Some((p, ResyncBy::Scan));
-        }
-        p += 1;
-    }
-    None
+    let found = w.search(damage);
+    *budget = budget.saturating_sub(w.spent);
+    found
 }
 
 struct Walker<'d, 's> {
@@ -93,6 +76,34 @@ struct Walker<'d, 's> {
 }
 
 impl Walker<'_, '_> {
+    /// The candidates, strongest evidence first (see the module docs).
+    fn search(&mut self, damage: u64) -> Option<(u64, ResyncBy)> {
+        if let Some(after) = self.extent(damage) {
+            if after > damage && self.checks_out(after) {
+                return Some((after, ResyncBy::Extent));
+            }
+        }
+        for &c in self.checkpoints.iter().filter(|&&c| c > damage) {
+            if self.checks_out(c) {
+                return Some((c, ResyncBy::IndexEntry));
+            }
+            if self.spent > self.budget {
+                return None;
+            }
+        }
+        let mut p = damage + 1;
+        while p < self.end && self.spent <= self.budget {
+            let magic_ok = !self.compressed || self.data[p as usize..].starts_with(b"FBLK");
+            if magic_ok && self.checks_out(p) {
+                return Some((p, ResyncBy::Scan));
+            }
+            // Every candidate costs at least a byte, so the scan is bounded.
+            self.spent += 1;
+            p += 1;
+        }
+        None
+    }
+
     /// The end of the frame (block) at `at` by its header, if the header
     /// is whole and its extent lies inside the frame area.
     fn extent(&self, at: u64) -> Option<u64> {

@@ -248,7 +248,7 @@ impl Sink {
                 tmp: None,
             });
         }
-        let (parent, name) = parent_and_name(out)?;
+        let (parent, name) = floxlog::tape::manifest::dir_and_name(out)?;
         remove_stale_partials(parent, &name);
         let tmp = parent.join(format!(".{name}.partial-{}", std::process::id()));
         let cfg = TapeWriterConfig {
@@ -307,7 +307,7 @@ impl Sink {
 
     /// Finishes and moves the output into place; returns (segments, bytes).
     pub fn close(mut self) -> Result<(u64, u64), TapeError> {
-        let (parent, name) = parent_and_name(&self.out)?;
+        let (parent, name) = floxlog::tape::manifest::dir_and_name(&self.out)?;
         match self.inner.take() {
             Some(SinkKind::Tape(w)) => {
                 let segs = w.close()?;
@@ -342,20 +342,6 @@ impl Drop for Sink {
             let _ = std::fs::remove_dir_all(tmp);
         }
     }
-}
-
-fn parent_and_name(out: &Path) -> Result<(&Path, String), TapeError> {
-    let name = out
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .ok_or_else(|| {
-            TapeError::usage(format!("{} is not a file or directory name", out.display()))
-        })?;
-    let parent = out
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    Ok((parent, name))
 }
 
 /// Removes `.NAME.partial-*` directories beside the output whose writer is

@@ -2,7 +2,7 @@
 
 use super::common::{open_segments, CmdResult};
 use floxlog::tape::lock::lock_dirs;
-use floxlog::tape::manifest::write_atomic;
+use floxlog::tape::manifest::write_file_atomic;
 use floxlog::tape::recover::{reindex_segment, rewrite_segment, RewriteOptions};
 use floxlog::tape::source::SegmentFile;
 use floxlog::tape::{OpenOptions, Tape};
@@ -50,12 +50,7 @@ pub fn run(a: Args) -> CmdResult {
         };
         drop(f);
         let dst = a.output.clone().unwrap_or_else(|| s.path.clone());
-        let dir = dst
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(std::path::Path::new("."));
-        let name = dst.file_name().unwrap_or_default().to_string_lossy();
-        write_atomic(dir, &name, &out.bytes, true)?;
+        write_file_atomic(&dst, &out.bytes, true)?;
         println!(
             "{}: {} events, index every {} events ({} bytes)",
             dst.display(),

@@ -180,6 +180,31 @@ pub fn write_atomic(dir: &Path, name: &str, bytes: &[u8], sync: bool) -> Result<
     Ok(())
 }
 
+/// The directory holding `path` (`.` for a bare name) and its file name;
+/// a usage error if `path` names no file (`/`, `..`).
+pub fn dir_and_name(path: &Path) -> Result<(&Path, String), TapeError> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .ok_or_else(|| {
+            TapeError::usage(format!(
+                "{} is not a file or directory name",
+                path.display()
+            ))
+        })?;
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    Ok((dir, name))
+}
+
+/// [`write_atomic`] to the file at `path`.
+pub fn write_file_atomic(path: &Path, bytes: &[u8], sync: bool) -> Result<(), TapeError> {
+    let (dir, name) = dir_and_name(path)?;
+    write_atomic(dir, &name, bytes, sync)
+}
+
 /// fsyncs a directory (its entries), where the platform allows it.
 pub fn sync_dir(dir: &Path) -> Result<(), TapeError> {
     #[cfg(unix)]

@@ -4,7 +4,7 @@
 //! LZ4 block packing are made anew.
 
 use super::error::TapeError;
-use super::manifest::write_atomic;
+use super::manifest::{dir_and_name, write_atomic, write_file_atomic};
 use super::report::{Finding, Severity};
 use super::scan::scan_segment;
 use super::source::SegmentFile;
@@ -177,6 +177,9 @@ pub fn rewrite_segment(
     let mut skipped = Vec::new();
     let mut events = 0u64;
     let mut from = SegmentHeader::LEN as u64;
+    // One budget for every resync of the segment: a hostile file with many
+    // damaged regions cannot make salvage quadratic.
+    let mut budget = 4 * end + (1 << 20);
     let dropped_from = loop {
         let mut r = seg
             .reader_at(from, ropts, &mut scratch)
@@ -204,9 +207,7 @@ pub fn rewrite_segment(
             stopped = Some(e);
             break damage;
         }
-        // A bounded search: a hostile file cannot make it quadratic.
-        let budget = 4 * (end - damage) + (1 << 20);
-        let found = resync(&seg, damage, &checkpoints, ropts, &mut scratch, budget);
+        let found = resync(&seg, damage, &checkpoints, ropts, &mut scratch, &mut budget);
         let (to, resumed_by) = match found {
             Some((to, ResyncBy::Extent)) => (to, "extent"),
             Some((to, ResyncBy::IndexEntry)) => (to, "index_entry"),
@@ -436,12 +437,11 @@ pub fn recover_file(path: &Path, opts: &RecoverOptions) -> Result<RecoverReport,
     drop(file);
     match &opts.output {
         Some(o) => {
-            let (dir, name) = split_path(o);
-            write_atomic(dir, &name, &out.bytes, true)?;
+            write_file_atomic(o, &out.bytes, true)?;
             rep.output = Some(o.clone());
         }
         None => {
-            let (dir, name) = split_path(path);
+            let (dir, name) = dir_and_name(path)?;
             if !opts.no_backup {
                 rep.backup = Some(keep_backup(path, dir, &name)?);
             }
@@ -454,19 +454,6 @@ pub fn recover_file(path: &Path, opts: &RecoverOptions) -> Result<RecoverReport,
     }
     rep.action = "rewritten".into();
     Ok(rep)
-}
-
-/// The directory and file name of `path` (`.` for a bare name).
-fn split_path(path: &Path) -> (&Path, String) {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    (dir, name)
 }
 
 /// Keeps the original of `path` as `<name>.damaged` (or `.damaged.N` when
