@@ -11,14 +11,30 @@
  * (floxlog_writer_append_trades); decode reads with CRC verification, one
  * call per event (floxlog_reader_next) or per 256 (floxlog_reader_next_batch),
  * and consumes every field (the accumulator is checked afterwards).
+ *
+ * Then the tape API (bench_tape): 5,000,000 trades recorded through
+ * floxlog_tape_writer into one segment file in a temporary directory
+ * (open to close; per call and 1024 per call; durability NONE and
+ * SYNC_ON_CLOSE), beside the limits measured in the same run: encoding
+ * alone (the codec writer into memory, as above) and write(2) of the same
+ * segment bytes in 1 MiB chunks (+ fsync); and read back through
+ * floxlog_tape_reader (file and time order, per event and per 1024) beside
+ * mmap + summing the file as u64 words. Best of 3, the variants
+ * interleaved (the machine's speed drifts). FLOXLOG_BENCH_TAPE_EVENTS sets
+ * the number of trades (0 skips the tape part); TMPDIR where it writes.
  */
-#define _POSIX_C_SOURCE 199309L
+#define _POSIX_C_SOURCE 200809L
+#include <dirent.h>
+#include <fcntl.h>
 #include <floxlog.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #define RUNS 7
 
@@ -202,11 +218,337 @@ static void bench_trades(size_t n, size_t reps, const char *tag) {
   free(scratch);
 }
 
+/* ------------------------------------------------------------------ */
+/* The tape API (files, on the floxlog CLI's writer and reader) against  */
+/* the limits of what it does: encoding, write(2), reading the mapping.  */
+
+#define TAPE_RUNS 3
+#define TAPE_BATCH 1024
+#define IO_CHUNK ((size_t)1 << 20)
+
+static void tape_die(const char *what, const floxlog_tape_error *e) {
+  fprintf(stderr, "%s failed: %s\n", what, e ? e->message : "");
+  exit(1);
+}
+
+/* Records the trades as a new tape in `dir` (one segment); returns the
+ * seconds from open to close. */
+static double tape_write(const char *dir, const floxlog_trade *ts, size_t n, uint8_t compression,
+                         uint8_t durability, int batch) {
+  floxlog_tape_writer_config cfg;
+  floxlog_tape_writer_config_default(&cfg);
+  cfg.segment.compression = compression;
+  cfg.durability = durability;
+  cfg.max_segment_bytes = (uint64_t)1 << 40; /* one file, like the write(2) limit */
+  floxlog_tape_error err;
+  floxlog_tape_writer *w = NULL;
+  double t0 = now();
+  if (floxlog_tape_writer_open(dir, &cfg, &w, &err) != FLOXLOG_OK) tape_die("tape writer open", &err);
+  if (batch) {
+    for (size_t i = 0; i < n; i += TAPE_BATCH) {
+      size_t k = n - i < TAPE_BATCH ? n - i : TAPE_BATCH, done = 0;
+      if (floxlog_tape_writer_append_trades(w, ts + i, k, &done, &err) != FLOXLOG_OK)
+        tape_die("floxlog_tape_writer_append_trades", &err);
+    }
+  } else {
+    for (size_t i = 0; i < n; i++)
+      if (floxlog_tape_writer_append_trade(w, &ts[i], &err) != FLOXLOG_OK)
+        tape_die("floxlog_tape_writer_append_trade", &err);
+  }
+  if (floxlog_tape_writer_close(w, &err) != FLOXLOG_OK) tape_die("tape writer close", &err);
+  double t = now() - t0;
+  floxlog_tape_writer_free(w);
+  return t;
+}
+
+/* The path of the one segment file in `dir`. */
+static void segment_file(const char *dir, char *path, size_t cap) {
+  DIR *d = opendir(dir);
+  struct dirent *e;
+  path[0] = 0;
+  while (d && (e = readdir(d)) != NULL) {
+    size_t len = strlen(e->d_name);
+    if (e->d_name[0] != '.' && len > 8 && strcmp(e->d_name + len - 8, ".floxlog") == 0)
+      snprintf(path, cap, "%s/%s", dir, e->d_name);
+  }
+  if (d) closedir(d);
+  if (!path[0]) {
+    fprintf(stderr, "no segment file in %s\n", dir);
+    exit(1);
+  }
+}
+
+static void remove_dir(const char *dir) {
+  DIR *d = opendir(dir);
+  struct dirent *e;
+  char p[4096];
+  while (d && (e = readdir(d)) != NULL) {
+    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+    snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+    unlink(p);
+  }
+  if (d) closedir(d);
+  rmdir(dir);
+}
+
+static uint8_t *read_whole(const char *path, size_t *len) {
+  int fd = open(path, O_RDONLY);
+  struct stat st;
+  if (fd < 0 || fstat(fd, &st) != 0) exit(2);
+  uint8_t *buf = malloc((size_t)st.st_size + 1);
+  size_t got = 0;
+  while (buf && got < (size_t)st.st_size) {
+    ssize_t k = read(fd, buf + got, (size_t)st.st_size - got);
+    if (k <= 0) exit(2);
+    got += (size_t)k;
+  }
+  close(fd);
+  if (!buf) exit(2);
+  *len = got;
+  return buf;
+}
+
+/* The write(2) limit: the bytes to a new file in 1 MiB chunks (then
+ * fsync); open to close. */
+static double write_limit(const char *path, const uint8_t *bytes, size_t len, int sync) {
+  double t0 = now();
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0) exit(2);
+  for (size_t off = 0; off < len;) {
+    size_t k = len - off < IO_CHUNK ? len - off : IO_CHUNK;
+    ssize_t w = write(fd, bytes + off, k);
+    if (w <= 0) exit(2);
+    off += (size_t)w;
+  }
+  if (sync && fsync(fd) != 0) exit(2);
+  close(fd);
+  double t = now() - t0;
+  unlink(path);
+  return t;
+}
+
+/* The read limit: map the file and sum it as u64 words; open to unmap. */
+static double mmap_limit(const char *path, uint64_t *sum) {
+  double t0 = now();
+  int fd = open(path, O_RDONLY);
+  struct stat st;
+  if (fd < 0 || fstat(fd, &st) != 0) exit(2);
+  size_t len = (size_t)st.st_size;
+  void *m = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+  if (m == MAP_FAILED) exit(2);
+  const uint64_t *w = m;
+  uint64_t acc = 0;
+  for (size_t i = 0; i < len / 8; i++) acc += w[i];
+  for (size_t i = len / 8 * 8; i < len; i++) acc += ((const uint8_t *)m)[i];
+  munmap(m, len);
+  close(fd);
+  *sum = acc;
+  return now() - t0;
+}
+
+/* Reads the tape back (open to free), consuming every field; checks the
+ * count and the accumulator (a sum: the same in any order). */
+static double tape_read(const char *dir, uint8_t order, int batch, size_t n, uint64_t want) {
+  static floxlog_event evs[TAPE_BATCH];
+  floxlog_tape_read_options o;
+  floxlog_tape_read_options_default(&o);
+  o.order = order;
+  floxlog_tape_error err;
+  floxlog_tape_reader *r = NULL;
+  uint64_t acc = 0, count = 0;
+  floxlog_result rc;
+  double t0 = now();
+  if (floxlog_tape_reader_open(dir, &o, &r, &err) != FLOXLOG_OK) tape_die("tape reader open", &err);
+  if (batch) {
+    size_t got = 0;
+    while ((rc = floxlog_tape_reader_next_batch(r, evs, TAPE_BATCH, &got, &err)) == FLOXLOG_OK) {
+      for (size_t i = 0; i < got; i++)
+        if (evs[i].kind == FLOXLOG_EVENT_TRADE) acc = mix(acc, &evs[i].data.trade);
+      count += got;
+    }
+  } else {
+    while ((rc = floxlog_tape_reader_next(r, &evs[0], &err)) == FLOXLOG_OK) {
+      if (evs[0].kind == FLOXLOG_EVENT_TRADE) acc = mix(acc, &evs[0].data.trade);
+      count++;
+    }
+  }
+  floxlog_tape_reader_free(r);
+  double t = now() - t0;
+  if (rc != FLOXLOG_END) tape_die("tape read", &err);
+  if (count != n || acc != want) {
+    fprintf(stderr, "tape read verification failed (%llu events)\n", (unsigned long long)count);
+    exit(1);
+  }
+  return t;
+}
+
+/* One line: speed, and as a fraction of up to two limits' speed. */
+static void tape_line(const char *name, size_t events, uint64_t bytes, double secs, double lim1,
+                      const char *lim1_name, double lim2, const char *lim2_name) {
+  printf("%-44s %7.1f M ev/s %7.0f MB/s", name, (double)events / secs / 1e6,
+         (double)bytes / secs / 1e6);
+  if (lim1 > 0) printf("  %5.2f of %s", lim1 / secs, lim1_name);
+  if (lim2 > 0) printf("  %5.2f of %s", lim2 / secs, lim2_name);
+  printf("\n");
+}
+
+static void best(double *b, double t) {
+  if (t < *b) *b = t;
+}
+
+static void bench_tape(size_t n) {
+  floxlog_trade *ts = make_trades(n);
+  bufs_t b = {NULL, NULL, 64 + n * 60 + (1u << 20), 1u << 20, NULL, n / 1000 + 1};
+  b.out = malloc(b.out_len);
+  b.block = malloc(b.block_len);
+  b.index = malloc(b.index_cap * sizeof *b.index);
+  size_t scratch_len = 1u << 20;
+  uint8_t *scratch = malloc(scratch_len);
+  if (!ts || !b.out || !b.block || !b.index || !scratch) exit(2);
+  uint64_t want = 0;
+  for (size_t i = 0; i < n; i++) want = mix(want, &ts[i]);
+
+  const char *tmp = getenv("TMPDIR");
+  char root[1024], dir[1100], keep[2][1100], seg_path[2][4200], plain_file[1100];
+  snprintf(root, sizeof root, "%s/floxlog-bench-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
+  if (!mkdtemp(root)) {
+    perror("mkdtemp");
+    exit(2);
+  }
+  snprintf(dir, sizeof dir, "%s/tape", root);
+  snprintf(plain_file, sizeof plain_file, "%s/plain.bin", root);
+  static const uint8_t comps[2] = {FLOXLOG_COMPRESSION_NONE, FLOXLOG_COMPRESSION_LZ4};
+  static const uint8_t durs[2] = {FLOXLOG_DURABILITY_NONE, FLOXLOG_DURABILITY_SYNC_ON_CLOSE};
+  floxlog_writer_config wcfg[2];
+  floxlog_writer_config_default(&wcfg[0]);
+  wcfg[1] = wcfg[0];
+  wcfg[1].compression = FLOXLOG_COMPRESSION_LZ4;
+
+  /* The segments to compare with: recorded once (not timed), kept for the
+   * reads, and their bytes read into memory for the write(2) limit. */
+  uint8_t *seg[2];
+  size_t seg_len[2];
+  for (int z = 0; z < 2; z++) {
+    snprintf(keep[z], sizeof keep[z], "%s/keep-%s", root, z ? "lz4" : "none");
+    tape_write(keep[z], ts, n, comps[z], FLOXLOG_DURABILITY_NONE, 1);
+    segment_file(keep[z], seg_path[z], sizeof seg_path[z]);
+    seg[z] = read_whole(seg_path[z], &seg_len[z]);
+  }
+  printf("-- tape API: %zu trades, one segment file in %s (uncompressed %.1f MB, LZ4 %.1f MB), "
+         "best of %d, interleaved, single thread, C ABI\n",
+         n, root, (double)seg_len[0] / 1e6, (double)seg_len[1] / 1e6, TAPE_RUNS);
+  printf("   write: open..close, vs encoding alone and write(2) of the same bytes in 1 MiB chunks;\n"
+         "   read: file in page cache, open..free, vs mmap + sum as u64 words; MB/s of file bytes\n");
+
+  /* Write side: [z][0 encode call, 1 encode batch, 2 write, 3 write+fsync,
+   * 4 + 2 * dur + batch: tape]. */
+  double wt[2][8];
+  for (int z = 0; z < 2; z++)
+    for (int k = 0; k < 8; k++) wt[z][k] = 1e30;
+  int same[2] = {1, 1};
+  for (int run = 0; run < TAPE_RUNS; run++) {
+    for (int z = 0; z < 2; z++) {
+      for (int batch = 0; batch <= 1; batch++) {
+        double t0 = now();
+        size_t len = encode(&wcfg[z], ts, n, &b, batch);
+        best(&wt[z][batch], now() - t0);
+        /* The tape's segment is the codec's, byte for byte after the
+         * header (whose created_ns differs). */
+        if (len != seg_len[z] || memcmp(b.out + 64, seg[z] + 64, len - 64) != 0) same[z] = 0;
+      }
+      for (int sync = 0; sync <= 1; sync++)
+        best(&wt[z][2 + sync], write_limit(plain_file, seg[z], seg_len[z], sync));
+      for (int d = 0; d <= 1; d++)
+        for (int batch = 0; batch <= 1; batch++) {
+          best(&wt[z][4 + 2 * d + batch], tape_write(dir, ts, n, comps[z], durs[d], batch));
+          remove_dir(dir);
+        }
+    }
+  }
+  for (int z = 0; z < 2; z++) {
+    const char *p = z ? "LZ4 " : "";
+    char name[128];
+    const size_t bytes = seg_len[z];
+    snprintf(name, sizeof name, "%slimit: encode alone (codec, per call)", p);
+    tape_line(name, n, bytes, wt[z][0], 0, NULL, 0, NULL);
+    snprintf(name, sizeof name, "%slimit: encode alone (codec, one call)", p);
+    tape_line(name, n, bytes, wt[z][1], 0, NULL, 0, NULL);
+    snprintf(name, sizeof name, "%slimit: write(2)", p);
+    tape_line(name, n, bytes, wt[z][2], 0, NULL, 0, NULL);
+    snprintf(name, sizeof name, "%slimit: write(2) + fsync", p);
+    tape_line(name, n, bytes, wt[z][3], 0, NULL, 0, NULL);
+    for (int d = 0; d <= 1; d++)
+      for (int batch = 0; batch <= 1; batch++) {
+        snprintf(name, sizeof name, "%stape write %s, %s", p, batch ? "1024/call" : "per call",
+                 d ? "sync_on_close" : "durability none");
+        double io = wt[z][2 + d];
+        tape_line(name, n, bytes, wt[z][4 + 2 * d + batch], io, d ? "write+fsync" : "write",
+                  io + wt[z][batch], d ? "enc+write+fsync" : "encode+write");
+      }
+    if (!same[z])
+      printf("   NOTE: the %s tape segment differs from the codec's encoding\n", z ? "LZ4" : "uncompressed");
+  }
+
+  /* Read side: [z][0 mmap, 1 codec decode, 2 + 2 * order + batch: tape]. */
+  double rt[2][6];
+  for (int z = 0; z < 2; z++)
+    for (int k = 0; k < 6; k++) rt[z][k] = 1e30;
+  static const uint8_t orders[2] = {FLOXLOG_ORDER_FILE, FLOXLOG_ORDER_TIME};
+  volatile uint64_t sink = 0;
+  for (int run = 0; run < TAPE_RUNS; run++) {
+    for (int z = 0; z < 2; z++) {
+      uint64_t sum = 0, count = 0;
+      best(&rt[z][0], mmap_limit(seg_path[z], &sum));
+      sink += sum;
+      double t0 = now();
+      uint64_t acc = decode(seg[z], seg_len[z], scratch, scratch_len, &count, 1);
+      best(&rt[z][1], now() - t0);
+      if (acc != want || count != n) {
+        fprintf(stderr, "decode verification failed\n");
+        exit(1);
+      }
+      for (int o = 0; o <= 1; o++)
+        for (int batch = 0; batch <= 1; batch++)
+          best(&rt[z][2 + 2 * o + batch], tape_read(keep[z], orders[o], batch, n, want));
+    }
+  }
+  (void)sink;
+  for (int z = 0; z < 2; z++) {
+    const char *p = z ? "LZ4 " : "";
+    char name[128];
+    const size_t bytes = seg_len[z];
+    snprintf(name, sizeof name, "%slimit: mmap + sum u64 words", p);
+    tape_line(name, n, bytes, rt[z][0], 0, NULL, 0, NULL);
+    snprintf(name, sizeof name, "%sref: codec decode (in memory, 256/call)", p);
+    tape_line(name, n, bytes, rt[z][1], rt[z][0], "mmap", 0, NULL);
+    for (int o = 0; o <= 1; o++)
+      for (int batch = 0; batch <= 1; batch++) {
+        snprintf(name, sizeof name, "%stape read %s, %s order", p,
+                 batch ? "next_batch 1024" : "next", o ? "time" : "file");
+        tape_line(name, n, bytes, rt[z][2 + 2 * o + batch], rt[z][0], "mmap", rt[z][1], "decode");
+      }
+  }
+
+  for (int z = 0; z < 2; z++) {
+    remove_dir(keep[z]);
+    free(seg[z]);
+  }
+  rmdir(root);
+  free(ts);
+  free(b.out);
+  free(b.block);
+  free(b.index);
+  free(scratch);
+}
+
 int main(void) {
   const char *env = getenv("FLOXLOG_BENCH_EVENTS");
   size_t small = env ? (size_t)strtoull(env, NULL, 10) : 20000;
   if (small == 0) return 2;
   bench_trades(small, 100, "in cache");
   bench_trades(2000000, 1, "from RAM");
+  const char *tape_env = getenv("FLOXLOG_BENCH_TAPE_EVENTS");
+  size_t tape_n = tape_env ? (size_t)strtoull(tape_env, NULL, 10) : 5000000;
+  if (tape_n > 0) bench_tape(tape_n);
   return 0;
 }

@@ -1,6 +1,8 @@
 // The header compiles on its own as strict C++17 (-Wall -Wextra -Werror
-// -pedantic), and its structs pass the layout checks there too.
+// -pedantic), and its structs pass the layout checks there too; so does
+// the C++ wrapper over it (header_hpp.cpp instantiates all of it).
 #include "floxlog.h"
+#include "floxlog.hpp"
 #include "layout_checks.h"
 
 #include <type_traits>

@@ -17,14 +17,25 @@ run(${CMAKE_COMMAND} --install "${BUILD_DIR}" --prefix "${STAGE}")
 file(GLOB_RECURSE pcs "${STAGE}/*/floxlog.pc")
 file(GLOB_RECURSE configs "${STAGE}/*/floxlogConfig.cmake")
 file(GLOB_RECURSE headers "${STAGE}/*/floxlog.h")
+file(GLOB_RECURSE cxx_headers "${STAGE}/*/floxlog.hpp")
 file(GLOB_RECURSE statics "${STAGE}/*/libfloxlog.a")
 file(GLOB_RECURSE sonames "${STAGE}/*/libfloxlog.so.0")
-foreach(v pcs configs headers statics sonames)
+file(GLOB_RECURSE debuginfo "${STAGE}/*/libfloxlog.so.*.debug")
+foreach(v pcs configs headers cxx_headers statics sonames debuginfo)
   list(LENGTH ${v} n)
   if(NOT n EQUAL 1)
     message(FATAL_ERROR "expected one installed file for ${v}, found: ${${v}}")
   endif()
 endforeach()
+
+# Stripped, with the debug info linked from the shared library.
+find_program(OBJDUMP objdump)
+if(OBJDUMP)
+  run(${OBJDUMP} -h "${sonames}")
+  if(NOT last_output MATCHES "gnu_debuglink" OR last_output MATCHES "debug_info")
+    message(FATAL_ERROR "installed libfloxlog.so is not stripped with a debuglink:\n${last_output}")
+  endif()
+endif()
 
 # CMake package.
 run(${CMAKE_COMMAND} -S "${SOURCE}" -B "${STAGE}/consumer-build"

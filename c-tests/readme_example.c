@@ -1,4 +1,4 @@
-/* The README's example: record three trades, read them back. */
+/* c-tests/readme_example.c: the codec alone: three trades encoded in memory, read back. */
 #include <floxlog.h>
 #include <stdio.h>
 #include <string.h>

@@ -13,10 +13,20 @@
  * - Every pointer is checked: NULL or a misaligned pointer, and a buffer
  *   that is too short, give an error code, never a crash. (A pointer to
  *   memory that does not exist cannot be detected.)
- * - Handles (floxlog_writer, floxlog_reader) are allocated once by _new
- *   and released by _free. They borrow the caller's buffers, which must
- *   outlive the handle. Nothing is allocated per event. A handle is used
- *   from one thread at a time.
+ * - Two levels. The codec (floxlog_writer, floxlog_reader, frames) works
+ *   on caller buffers and does no I/O, for hosts with their own: its
+ *   handles are allocated once by _new and released by _free, borrow the
+ *   caller's buffers (which must outlive them), and allocate nothing per
+ *   event; floxlog_writer_get_buffer_sizes and floxlog_segment_scratch_len
+ *   size every buffer they ask for. The tape API (floxlog_tape_writer,
+ *   floxlog_tape_reader, floxlog_tape_verify/_recover/_inspect) reads and
+ *   writes tape directories itself, on the same code as the floxlog CLI;
+ *   it needs no buffers from the caller, and its failures fill a
+ *   floxlog_tape_error (code, file, byte offset and a printable message).
+ * - A handle is used from one thread at a time (it may move between
+ *   threads). Strings the library hands out are NUL-terminated UTF-8 and
+ *   belong to the handle (or, in callbacks, to the call); each function
+ *   says how long they stay valid.
  * - Prices and quantities are int64 fixed-point with scale 1e8;
  *   timestamps are int64 nanoseconds since the Unix epoch.
  */
@@ -189,6 +199,84 @@
 #define FLOXLOG_MAX_LEVELS_PER_SIDE 65535
 
 /**
+ * Bytes of `floxlog_tape_error.file`, including its NUL (PATH_MAX).
+ */
+#define FLOXLOG_TAPE_PATH_LEN 4096
+
+/**
+ * Bytes of `floxlog_tape_error.message`, including its NUL.
+ */
+#define FLOXLOG_TAPE_MESSAGE_LEN 1024
+
+/**
+ * Tape layout: flox's, `<created_ns>.floxlog` segments of every event type
+ * in one series (default).
+ */
+#define FLOXLOG_LAYOUT_FLOX 0
+
+/**
+ * Tape layout: the spec's, one series per event family
+ * (`trades-000000.bin`, `book-000000.bin`...).
+ */
+#define FLOXLOG_LAYOUT_SPEC 1
+
+/**
+ * Durability: never fsync; write in 1 MiB chunks.
+ */
+#define FLOXLOG_DURABILITY_NONE 0
+
+/**
+ * Durability: hand every event (LZ4: every block) to the OS at once, so
+ * that followers see it; never fsync.
+ */
+#define FLOXLOG_DURABILITY_FLUSH 1
+
+/**
+ * Durability: write and fsync after every LZ4 block (uncompressed: every
+ * `index_interval` events).
+ */
+#define FLOXLOG_DURABILITY_SYNC_EVERY_BLOCK 2
+
+/**
+ * Durability: write and fsync every `sync_every_n` events.
+ */
+#define FLOXLOG_DURABILITY_SYNC_EVERY_N 3
+
+/**
+ * Durability: write in chunks, fsync each segment when it is closed
+ * (default).
+ */
+#define FLOXLOG_DURABILITY_SYNC_ON_CLOSE 4
+
+/**
+ * `floxlog_tape_read_options.order`: merged by exchange timestamp across
+ * segments (a stable k-way merge: ties keep segment, then file order).
+ */
+#define FLOXLOG_ORDER_TIME 0
+
+/**
+ * `floxlog_tape_read_options.order`: segment by segment, each in file
+ * order.
+ */
+#define FLOXLOG_ORDER_FILE 1
+
+/**
+ * `floxlog_finding.severity`: informational.
+ */
+#define FLOXLOG_SEVERITY_INFO 0
+
+/**
+ * `floxlog_finding.severity`: suspicious but readable (fails a strict
+ * verify only).
+ */
+#define FLOXLOG_SEVERITY_WARNING 1
+
+/**
+ * `floxlog_finding.severity`: an integrity failure.
+ */
+#define FLOXLOG_SEVERITY_ERROR 2
+
+/**
  * Result codes. 0 is success; 1..99 are non-error statuses; 100..199 are
  * data errors (100..114 are the conformance corpus's error kinds in the
  * order of its README); 200..299 are usage and resource errors. The
@@ -278,6 +366,15 @@ enum floxlog_result
    */
   FLOXLOG_UNKNOWN_COMPRESSION = 115,
   /**
+   * A tape's `manifest.json` (or flox `.manifest`) is unreadable, of
+   * another version, or names files outside the tape directory.
+   */
+  FLOXLOG_BAD_MANIFEST = 116,
+  /**
+   * `floxlog_tape_verify` found errors (or warnings, when strict).
+   */
+  FLOXLOG_VERIFY_FAILED = 117,
+  /**
    * A required pointer is NULL (or a buffer pointer is NULL with a
    * non-zero length).
    */
@@ -317,6 +414,16 @@ enum floxlog_result
    */
   FLOXLOG_MISALIGNED = 208,
   /**
+   * The operating system refused a file operation (missing file,
+   * permission, disk full): `floxlog_tape_error` names the file.
+   */
+  FLOXLOG_IO_ERROR = 209,
+  /**
+   * Another process holds the tape's lock (a writer is running, or a
+   * recover): `floxlog_tape_error.message` names its pid.
+   */
+  FLOXLOG_TAPE_LOCKED = 210,
+  /**
    * An error this version of the C ABI has no code for.
    */
   FLOXLOG_INTERNAL = 298,
@@ -334,11 +441,28 @@ typedef uint32_t floxlog_result;
 #endif // __cplusplus
 
 /**
+ * Opaque inspection result (see `floxlog_tape_inspect`).
+ */
+typedef struct floxlog_inspection floxlog_inspection;
+
+/**
  * Opaque reader handle (see `floxlog_reader_new`). Not thread-safe: use
  * one handle from one thread at a time (several handles may share the
  * same segment bytes, each with its own scratch).
  */
 typedef struct floxlog_reader floxlog_reader;
+
+/**
+ * Opaque tape reader handle (see `floxlog_tape_reader_open`). Use one
+ * handle from one thread at a time; it may move between threads.
+ */
+typedef struct floxlog_tape_reader floxlog_tape_reader;
+
+/**
+ * Opaque tape writer handle (see `floxlog_tape_writer_open`). Use one
+ * handle from one thread at a time; it may move between threads.
+ */
+typedef struct floxlog_tape_writer floxlog_tape_writer;
 
 /**
  * Opaque writer handle (see `floxlog_writer_new`). Not thread-safe: use
@@ -973,6 +1097,550 @@ typedef struct floxlog_writer_stats {
    */
   uint8_t finished;
 } floxlog_writer_stats;
+
+/**
+ * The buffer sizes `floxlog_writer_get_buffer_sizes` computes.
+ */
+typedef struct floxlog_writer_buffer_sizes {
+  /**
+   * Bytes for `floxlog_writer_buffers.out`.
+   */
+  size_t out_len;
+  /**
+   * Bytes for `floxlog_writer_buffers.block` (0 when uncompressed).
+   */
+  size_t block_len;
+  /**
+   * Entries for `floxlog_writer_buffers.index` (0 without an index).
+   */
+  size_t index_capacity;
+} floxlog_writer_buffer_sizes;
+
+/**
+ * A clock for `created_ns`: nanoseconds since the Unix epoch. Called with
+ * `clock_ctx`, exactly once per segment the writer opens, on the thread
+ * that calls the append that opens it. It must not unwind (a C++
+ * exception escaping it aborts the process).
+ */
+typedef int64_t (*floxlog_clock_fn)(void *ctx);
+
+/**
+ * Tape writer settings. Get the defaults with
+ * `floxlog_tape_writer_config_default`, then change what you need.
+ */
+typedef struct floxlog_tape_writer_config {
+  /**
+   * Segment settings: compression, index interval (LZ4: events per
+   * block), index on/off, exchange id, profile. Its `created_ns` is not
+   * used: the clock below stamps each segment.
+   */
+  struct floxlog_writer_config segment;
+  /**
+   * `FLOXLOG_LAYOUT_*` (default flox).
+   */
+  uint8_t layout;
+  /**
+   * `FLOXLOG_DURABILITY_*` (default `SYNC_ON_CLOSE`).
+   */
+  uint8_t durability;
+  /**
+   * Non-zero: keep `manifest.json` up to date (default 1).
+   */
+  uint8_t write_manifest;
+  /**
+   * Events between fsyncs for `FLOXLOG_DURABILITY_SYNC_EVERY_N` (at
+   * least 1).
+   */
+  uint32_t sync_every_n;
+  /**
+   * Rotate before a segment would grow past this many bytes
+   * (uncompressed: before the frame that would cross it, as the flox
+   * reference does; LZ4: after the block that crosses it). Default
+   * 256 MiB.
+   */
+  uint64_t max_segment_bytes;
+  /**
+   * Also rotate when an event's timestamp enters a new span of this many
+   * nanoseconds, aligned to the epoch (3600e9: hourly segments); 0 (the
+   * default) rotates by size only.
+   */
+  int64_t rotate_every_ns;
+  /**
+   * Source of each segment's `created_ns` (which also names flox-layout
+   * segments); NULL (default) reads `CLOCK_REALTIME`. The values are
+   * made strictly increasing across the tape's segments.
+   */
+  floxlog_clock_fn clock_ns;
+  /**
+   * Passed to `clock_ns`.
+   */
+  void *clock_ctx;
+} floxlog_tape_writer_config;
+
+/**
+ * Details of a failed tape operation, filled when a function that takes a
+ * `floxlog_tape_error *` fails and the pointer is not NULL (untouched on
+ * success). Plain data owned by the caller (about 5 KiB: fine on the
+ * stack); it holds no pointers and outlives the handle that failed.
+ */
+typedef struct floxlog_tape_error {
+  /**
+   * The `floxlog_result` code the function returned.
+   */
+  uint32_t code;
+  /**
+   * Non-zero when `offset` is meaningful.
+   */
+  uint8_t has_offset;
+  /**
+   * Non-zero when `file` names a file (else it is the empty string).
+   */
+  uint8_t has_file;
+  /**
+   * Non-zero when `file` or `message` was cut to fit.
+   */
+  uint8_t truncated;
+  /**
+   * Byte offset in `file` of what failed (segment header 0, the frame
+   * or block header of a damaged frame, the index offset...).
+   */
+  uint64_t offset;
+  /**
+   * The file concerned (a segment, manifest, lock file or directory),
+   * NUL-terminated UTF-8 (a non-UTF-8 path is shown lossily).
+   */
+  char file[FLOXLOG_TAPE_PATH_LEN];
+  /**
+   * One printable text, NUL-terminated: `<file> at byte <offset>:
+   * <what failed>`, then on a second line `  hint: <what to do>` when
+   * there is a hint. The same text the `floxlog` CLI prints.
+   */
+  char message[FLOXLOG_TAPE_MESSAGE_LEN];
+} floxlog_tape_error;
+
+/**
+ * Which events a tape reader returns. All-zero means every event.
+ */
+typedef struct floxlog_tape_filter {
+  /**
+   * With `has_from`: keep `exchange_ts_ns >= from_ns`.
+   */
+  int64_t from_ns;
+  /**
+   * With `has_to`: keep `exchange_ts_ns < to_ns`.
+   */
+  int64_t to_ns;
+  /**
+   * Non-zero: `from_ns` applies.
+   */
+  uint8_t has_from;
+  /**
+   * Non-zero: `to_ns` applies.
+   */
+  uint8_t has_to;
+  /**
+   * Event types to keep, as bits `1u << FLOXLOG_EVENT_*`; 0 keeps all.
+   */
+  uint32_t types;
+  /**
+   * Symbol ids to keep (read during open only; NULL only with 0).
+   */
+  const uint32_t *symbol_ids;
+  /**
+   * Entries at `symbol_ids`.
+   */
+  size_t symbol_id_count;
+  /**
+   * Symbol names to keep, resolved through the tape's `metadata.json`
+   * (case-insensitive; a decimal string is an id); an unknown name
+   * fails the open with `FLOXLOG_INVALID_INPUT` listing the known ones.
+   * Read during open only; NULL only with 0. With ids as well, the union
+   * is kept; with neither, every symbol.
+   */
+  const char *const *symbol_names;
+  /**
+   * Entries at `symbol_names`.
+   */
+  size_t symbol_name_count;
+} floxlog_tape_filter;
+
+/**
+ * How a tape reader reads. Get the defaults with
+ * `floxlog_tape_read_options_default`.
+ */
+typedef struct floxlog_tape_read_options {
+  /**
+   * Which events.
+   */
+  struct floxlog_tape_filter filter;
+  /**
+   * `FLOXLOG_ORDER_*` (default time).
+   */
+  uint8_t order;
+  /**
+   * Non-zero: check every frame's CRC32 (default 1).
+   */
+  uint8_t verify_crc;
+  /**
+   * Non-zero: skip frames of types 1.0 does not define; zero (default):
+   * such a frame is an error.
+   */
+  uint8_t skip_unknown_types;
+  /**
+   * Non-zero: a segment whose writer is still running or died (a
+   * placeholder header and a torn last frame or block) is an error too;
+   * by default its complete events are returned and the torn tail is
+   * only counted in `floxlog_tape_reader_stats.torn_tails`.
+   */
+  uint8_t strict;
+  /**
+   * Non-zero: list each directory instead of trusting `manifest.json`.
+   */
+  uint8_t ignore_manifest;
+  /**
+   * Time order: events of a segment without the Sorted flag are put in
+   * order through a window of this many events (default 65536). An
+   * event further out of place is still returned, late (counted in
+   * `late_events`).
+   */
+  size_t reorder_window;
+  /**
+   * Time order: most frame bytes the reorder windows may hold together
+   * (default 256 MiB); a tape that needs more fails with
+   * `FLOXLOG_CAPACITY_EXCEEDED` instead of growing without bound.
+   */
+  uint64_t reorder_bytes;
+} floxlog_tape_read_options;
+
+/**
+ * What a tape reader has done so far.
+ */
+typedef struct floxlog_tape_reader_stats {
+  /**
+   * Segment files of the tape.
+   */
+  uint64_t segments;
+  /**
+   * Bytes of the mapped segment files.
+   */
+  uint64_t bytes;
+  /**
+   * Events returned.
+   */
+  uint64_t events;
+  /**
+   * Events returned further out of timestamp order than the reorder
+   * window could fix (time order only).
+   */
+  uint64_t late_events;
+  /**
+   * Segments that ended in a running or killed writer's torn tail.
+   */
+  uint64_t torn_tails;
+  /**
+   * Errors found so far (segments that could not be read to their end,
+   * files that could not be opened): each is returned by
+   * `floxlog_tape_reader_next` after the last event.
+   */
+  uint64_t errors;
+} floxlog_tape_reader_stats;
+
+/**
+ * Options of `floxlog_tape_verify`. All-zero is the default.
+ */
+typedef struct floxlog_verify_options {
+  /**
+   * Non-zero: warnings fail the check too.
+   */
+  uint8_t strict;
+  /**
+   * Non-zero: skip frames of types 1.0 does not define instead of
+   * reporting them.
+   */
+  uint8_t skip_unknown_types;
+  /**
+   * Non-zero: list directories instead of trusting `manifest.json`.
+   */
+  uint8_t ignore_manifest;
+} floxlog_verify_options;
+
+/**
+ * One finding of `floxlog_tape_verify`. The strings are NUL-terminated
+ * UTF-8 owned by the library and valid during the callback only.
+ */
+typedef struct floxlog_finding {
+  /**
+   * `FLOXLOG_SEVERITY_*`.
+   */
+  uint32_t severity;
+  /**
+   * Non-zero when `offset` is meaningful.
+   */
+  uint8_t has_offset;
+  /**
+   * Byte offset in `file`.
+   */
+  uint64_t offset;
+  /**
+   * A stable name: a corpus error kind (`crc_mismatch`...) or a check
+   * (`header_event_count`, `manifest_mismatch`...).
+   */
+  const char *kind;
+  /**
+   * The file concerned; NULL if none.
+   */
+  const char *file;
+  /**
+   * What was found.
+   */
+  const char *message;
+  /**
+   * What to do about it; NULL if nothing to say.
+   */
+  const char *hint;
+  /**
+   * The whole finding as the CLI prints it (one or more lines).
+   */
+  const char *text;
+} floxlog_finding;
+
+/**
+ * Called once per finding, in order, with the `ctx` given. Must not
+ * unwind.
+ */
+typedef void (*floxlog_finding_fn)(const struct floxlog_finding *finding,
+                                   void *ctx);
+
+/**
+ * What `floxlog_tape_verify` checked.
+ */
+typedef struct floxlog_verify_summary {
+  /**
+   * Segments checked.
+   */
+  uint64_t segments;
+  /**
+   * Events read.
+   */
+  uint64_t events;
+  /**
+   * Bytes checked.
+   */
+  uint64_t bytes;
+  /**
+   * Findings of severity error.
+   */
+  uint64_t errors;
+  /**
+   * Findings of severity warning.
+   */
+  uint64_t warnings;
+  /**
+   * 1 when the check passed (no errors; no warnings either if strict).
+   */
+  uint8_t passed;
+} floxlog_verify_summary;
+
+/**
+ * Options of `floxlog_tape_recover`. All-zero is the default: rewrite the
+ * segments that need it in place, keeping each original as
+ * `<name>.damaged`.
+ */
+typedef struct floxlog_recover_options {
+  /**
+   * Non-zero: report what would be done, change nothing.
+   */
+  uint8_t dry_run;
+  /**
+   * Non-zero: do not keep the originals.
+   */
+  uint8_t no_backup;
+  /**
+   * Non-zero: rewrite valid segments too.
+   */
+  uint8_t force;
+  /**
+   * Non-zero: go on past damage, skipping each damaged region (every
+   * skipped range is reported) instead of dropping the rest of the
+   * segment.
+   */
+  uint8_t salvage;
+} floxlog_recover_options;
+
+/**
+ * One outcome of `floxlog_tape_recover`. Strings are NUL-terminated UTF-8
+ * owned by the library, valid during the callback only.
+ */
+typedef struct floxlog_recover_report {
+  /**
+   * `"rewritten"`, `"would_rewrite"` (dry run), `"already_valid"`,
+   * `"failed"` (see `error`) or `"rebuilt_manifest"` (`file` is the
+   * manifest).
+   */
+  const char *action;
+  /**
+   * The segment (or manifest).
+   */
+  const char *file;
+  /**
+   * Complete events kept.
+   */
+  uint64_t events_kept;
+  /**
+   * Events the old header claimed.
+   */
+  uint32_t header_claimed;
+  /**
+   * Non-zero when the tail from `dropped_at` was dropped.
+   */
+  uint8_t has_dropped;
+  /**
+   * Where the dropped tail began.
+   */
+  uint64_t dropped_at;
+  /**
+   * Bytes dropped (the tail, plus every range salvage skipped).
+   */
+  uint64_t dropped_bytes;
+  /**
+   * Byte ranges salvage skipped (listed in `text`).
+   */
+  uint64_t skipped_ranges;
+  /**
+   * Why the tail was dropped: the corpus error kind, then `: ` and what
+   * failed (e.g. `truncated: data ends inside a frame payload ...`);
+   * NULL if nothing was.
+   */
+  const char *reason;
+  /**
+   * Where the original was kept; NULL if not.
+   */
+  const char *backup;
+  /**
+   * For `"failed"`: what failed; NULL otherwise.
+   */
+  const struct floxlog_tape_error *error;
+  /**
+   * The outcome as JSON (the object `floxlog recover --json` prints for
+   * it; `null` for failures and rebuilt manifests).
+   */
+  const char *json;
+} floxlog_recover_report;
+
+/**
+ * Called once per outcome, in order. Must not unwind.
+ */
+typedef void (*floxlog_recover_fn)(const struct floxlog_recover_report *report,
+                                   void *ctx);
+
+/**
+ * What `floxlog_tape_recover` did in all.
+ */
+typedef struct floxlog_recover_summary {
+  /**
+   * Segment files found.
+   */
+  uint64_t segments;
+  /**
+   * Segments rewritten.
+   */
+  uint64_t rewritten;
+  /**
+   * Segments a dry run would rewrite.
+   */
+  uint64_t would_rewrite;
+  /**
+   * Segments left alone, valid.
+   */
+  uint64_t already_valid;
+  /**
+   * Segments that could not be recovered.
+   */
+  uint64_t failed;
+  /**
+   * Complete events kept over every segment.
+   */
+  uint64_t events_kept;
+  /**
+   * Bytes dropped over every segment.
+   */
+  uint64_t bytes_dropped;
+  /**
+   * `manifest.json` files rebuilt.
+   */
+  uint64_t manifests_rebuilt;
+} floxlog_recover_summary;
+
+/**
+ * Options of `floxlog_tape_inspect`. All-zero is the default.
+ */
+typedef struct floxlog_inspect_options {
+  /**
+   * Non-zero: headers and manifests only; the frames are not read
+   * (events, types, time range and symbols stay unknown).
+   */
+  uint8_t quick;
+  /**
+   * Non-zero: list directories instead of trusting `manifest.json`.
+   */
+  uint8_t ignore_manifest;
+} floxlog_inspect_options;
+
+/**
+ * The totals `floxlog inspect` prints.
+ */
+typedef struct floxlog_tape_summary {
+  /**
+   * Segment files of the tape.
+   */
+  uint64_t segments;
+  /**
+   * Bytes of the segments read.
+   */
+  uint64_t bytes;
+  /**
+   * Events read (0 when quick).
+   */
+  uint64_t events;
+  /**
+   * Events per `FLOXLOG_EVENT_*` (index 1..5; index 0 unused).
+   */
+  uint64_t events_by_type[6];
+  /**
+   * Earliest exchange timestamp (with `has_time_range`).
+   */
+  int64_t min_ts_ns;
+  /**
+   * Latest exchange timestamp (with `has_time_range`).
+   */
+  int64_t max_ts_ns;
+  /**
+   * Distinct symbol ids (see `floxlog_inspection_symbols`).
+   */
+  uint64_t symbols;
+  /**
+   * Frame bytes / stored LZ4 block bytes (with `has_compression_ratio`).
+   */
+  double compression_ratio;
+  /**
+   * Non-zero when the time range is known (some event was read).
+   */
+  uint8_t has_time_range;
+  /**
+   * Non-zero when some segment is compressed.
+   */
+  uint8_t has_compression_ratio;
+  /**
+   * Non-zero when the summary lacks data or found damage: a listed
+   * segment missing or unopenable, a bad header or frame (the CLI then
+   * exits 1).
+   */
+  uint8_t failed;
+  /**
+   * Non-zero when made with `quick`.
+   */
+  uint8_t quick;
+} floxlog_tape_summary;
 
 #ifdef __cplusplus
 extern "C" {
@@ -1665,6 +2333,451 @@ size_t floxlog_index_trailer_len(size_t entries);
 floxlog_result floxlog_event_frame_len(const struct floxlog_event *event,
                                        size_t *len,
                                        struct floxlog_error *err);
+
+/**
+ * Sets `*sizes` to buffers that let a codec writer with `cfg` write a
+ * whole segment of up to `max_events` events whose frames are at most
+ * `max_frame_len` bytes each (`floxlog_event_frame_len`; 60 for trades),
+ * when `out` is drained after every append (`floxlog_writer_drain`, or
+ * `_pending` + `_consume`): room for the header, one frame (LZ4: one
+ * block at its worst-case compressed size) and the index trailer. No
+ * guessing about LZ4 bounds: this is the room the writer checks for.
+ * Fails with `FLOXLOG_CAPACITY_EXCEEDED` if a size does not fit `size_t`.
+ *
+ * # Safety
+ * `cfg` valid; `sizes` writable; `err` may be NULL.
+ */
+floxlog_result floxlog_writer_get_buffer_sizes(const struct floxlog_writer_config *cfg,
+                                               size_t max_frame_len,
+                                               uint64_t max_events,
+                                               struct floxlog_writer_buffer_sizes *sizes,
+                                               struct floxlog_error *err);
+
+/**
+ * Fills `*cfg` with the defaults: flox layout, uncompressed, index every
+ * 1000 events, reference profile, 256 MiB segments, fsync at segment
+ * close, manifest on, wall clock.
+ *
+ * # Safety
+ * `cfg` must be writable.
+ */
+floxlog_result floxlog_tape_writer_config_default(struct floxlog_tape_writer_config *cfg);
+
+/**
+ * Starts a tape in directory `dir` (created if missing; it must not hold a
+ * tape already) and sets `*writer`. `cfg` NULL means the defaults.
+ *
+ * The writer takes the tape's lock (`.floxlog.lock`, flock): a second
+ * writer, `recover` or `reindex` on the same directory is refused with
+ * `FLOXLOG_TAPE_LOCKED` until this one is closed or its process dies.
+ * Segment files appear on the first event of each; a process killed at
+ * any point leaves a tape `floxlog_tape_recover` (or `floxlog recover`)
+ * completes, keeping every event the writer reported written.
+ *
+ * # Safety
+ * `dir` a NUL-terminated path; `cfg` NULL or valid; `writer` writable;
+ * `err` may be NULL.
+ */
+floxlog_result floxlog_tape_writer_open(const char *dir,
+                                        const struct floxlog_tape_writer_config *cfg,
+                                        struct floxlog_tape_writer **writer,
+                                        struct floxlog_tape_error *err);
+
+/**
+ * Appends a trade. On error the event was not written and everything
+ * before it is intact.
+ *
+ * # Safety
+ * `w` a live handle; `trade` valid; `err` may be NULL.
+ */
+floxlog_result floxlog_tape_writer_append_trade(struct floxlog_tape_writer *w,
+                                                const struct floxlog_trade *trade,
+                                                struct floxlog_tape_error *err);
+
+/**
+ * Appends a book snapshot (levels read from `book->bids`/`asks` during
+ * the call).
+ *
+ * # Safety
+ * `w` a live handle; `book` valid with its level pointers; `err` may be
+ * NULL.
+ */
+floxlog_result floxlog_tape_writer_append_book_snapshot(struct floxlog_tape_writer *w,
+                                                        const struct floxlog_book *book,
+                                                        struct floxlog_tape_error *err);
+
+/**
+ * Appends a book delta (levels with quantity 0 remove a price).
+ *
+ * # Safety
+ * As `floxlog_tape_writer_append_book_snapshot`.
+ */
+floxlog_result floxlog_tape_writer_append_book_delta(struct floxlog_tape_writer *w,
+                                                     const struct floxlog_book *book,
+                                                     struct floxlog_tape_error *err);
+
+/**
+ * Appends an option quote.
+ *
+ * # Safety
+ * `w` a live handle; `quote` valid; `err` may be NULL.
+ */
+floxlog_result floxlog_tape_writer_append_option_quote(struct floxlog_tape_writer *w,
+                                                       const struct floxlog_option_quote *quote,
+                                                       struct floxlog_tape_error *err);
+
+/**
+ * Appends a pool state (payload copied during the call).
+ *
+ * # Safety
+ * `w` a live handle; `pool` valid with its payload pointer; `err` may be
+ * NULL.
+ */
+floxlog_result floxlog_tape_writer_append_pool_state(struct floxlog_tape_writer *w,
+                                                     const struct floxlog_pool_state *pool,
+                                                     struct floxlog_tape_error *err);
+
+/**
+ * Appends `count` events of any kind in order: the batch form, one call
+ * for many events. Stops at the first event that fails and returns its
+ * error; `*appended` receives how many were written, on every return.
+ *
+ * # Safety
+ * `w` a live handle; `events` valid for `count` events (their members'
+ * pointers too; NULL only with 0); `appended` writable; `err` may be NULL.
+ */
+floxlog_result floxlog_tape_writer_append_events(struct floxlog_tape_writer *w,
+                                                 const struct floxlog_event *events,
+                                                 size_t count,
+                                                 size_t *appended,
+                                                 struct floxlog_tape_error *err);
+
+/**
+ * Appends `count` trades in order, with the progress rule of
+ * `floxlog_tape_writer_append_events`.
+ *
+ * # Safety
+ * `w` a live handle; `trades` valid for `count` trades (NULL only with 0);
+ * `appended` writable; `err` may be NULL.
+ */
+floxlog_result floxlog_tape_writer_append_trades(struct floxlog_tape_writer *w,
+                                                 const struct floxlog_trade *trades,
+                                                 size_t count,
+                                                 size_t *appended,
+                                                 struct floxlog_tape_error *err);
+
+/**
+ * Sets the flox-style `metadata.json` written at close (a JSON object,
+ * e.g. `{"exchange":"binance","symbols":[{"symbol_id":1,"name":"BTCUSDT"}]}`,
+ * flox's `metadata.json`);
+ * readers then accept symbol names in filters.
+ *
+ * # Safety
+ * `w` a live handle; `json` a NUL-terminated UTF-8 string; `err` may be
+ * NULL.
+ */
+floxlog_result floxlog_tape_writer_set_metadata(struct floxlog_tape_writer *w,
+                                                const char *json,
+                                                struct floxlog_tape_error *err);
+
+/**
+ * Hands every encoded byte to the OS and waits for it: afterwards
+ * `floxlog_tape_writer_written_events` counts every event appended, except
+ * LZ4 events staged in a block that is not full yet (blocks are never cut
+ * short: that would change the file).
+ *
+ * # Safety
+ * `w` a live handle; `err` may be NULL.
+ */
+floxlog_result floxlog_tape_writer_flush(struct floxlog_tape_writer *w,
+                                         struct floxlog_tape_error *err);
+
+/**
+ * `floxlog_tape_writer_flush`, then fsyncs every open segment and the
+ * directory entries: afterwards durable events = written events.
+ *
+ * # Safety
+ * `w` a live handle; `err` may be NULL.
+ */
+floxlog_result floxlog_tape_writer_sync(struct floxlog_tape_writer *w,
+                                        struct floxlog_tape_error *err);
+
+/**
+ * Sets `*out` to the events whose bytes the OS has (they survive the
+ * process being killed): with the flox layout, the first `*out` events
+ * appended.
+ *
+ * # Safety
+ * `w` a live handle; `out` writable.
+ */
+floxlog_result floxlog_tape_writer_written_events(struct floxlog_tape_writer *w,
+                                                  uint64_t *out);
+
+/**
+ * Sets `*out` to the events fsynced with their directory entries (they
+ * survive a power loss too), counted like the written events. Grows at
+ * the fsyncs of the durability policy, at `floxlog_tape_writer_sync` and
+ * at close.
+ *
+ * # Safety
+ * `w` a live handle; `out` writable.
+ */
+floxlog_result floxlog_tape_writer_durable_events(struct floxlog_tape_writer *w,
+                                                  uint64_t *out);
+
+/**
+ * Finishes the tape: every open segment gets its index trailer and final
+ * header, then the manifest (and metadata.json) is written, fsynced as the
+ * durability policy says, and the lock released. The handle stays valid
+ * for the counters and must still be freed; appends then fail with
+ * `FLOXLOG_FINISHED`. On error the tape is left as a killed writer would
+ * leave it (recoverable); a second close returns `FLOXLOG_FINISHED`.
+ *
+ * # Safety
+ * `w` a live handle; `err` may be NULL.
+ */
+floxlog_result floxlog_tape_writer_close(struct floxlog_tape_writer *w,
+                                         struct floxlog_tape_error *err);
+
+/**
+ * Releases the handle. A writer not yet closed is closed first, and its
+ * errors are lost: call `floxlog_tape_writer_close` to see them. NULL is
+ * a no-op.
+ *
+ * # Safety
+ * `w` NULL or a live handle, not used afterwards.
+ */
+void floxlog_tape_writer_free(struct floxlog_tape_writer *w);
+
+/**
+ * Fills `*opts` with the defaults: time order, every event, CRCs checked,
+ * unknown types rejected, torn tails tolerated, manifest trusted, 65536
+ * events and 256 MiB of reorder room.
+ *
+ * # Safety
+ * `opts` must be writable.
+ */
+floxlog_result floxlog_tape_read_options_default(struct floxlog_tape_read_options *opts);
+
+/**
+ * Opens a tape for reading and sets `*reader`: `path` is a tape directory
+ * (flox layout, `<created_ns>.floxlog`, or spec layout, `series-NNNNNN.bin`
+ * with `manifest.json`) or one segment file. `opts` NULL means the
+ * defaults. Segments are memory-mapped, never copied whole; the reader
+ * holds at most the reorder windows and one LZ4 block scratch (the
+ * tape's largest block).
+ *
+ * Fails only when the tape cannot be listed (missing path, unreadable or
+ * out-of-tape manifest: `FLOXLOG_BAD_MANIFEST`) or the options are wrong.
+ * Damage inside segments does not fail the open: the reader returns every
+ * good event, then the errors (see `floxlog_tape_reader_next`).
+ *
+ * # Safety
+ * `path` a NUL-terminated path; `opts` NULL or valid (its filter's
+ * arrays too); `reader` writable; `err` may be NULL.
+ */
+floxlog_result floxlog_tape_reader_open(const char *path,
+                                        const struct floxlog_tape_read_options *opts,
+                                        struct floxlog_tape_reader **reader,
+                                        struct floxlog_tape_error *err);
+
+/**
+ * `floxlog_tape_reader_open` over several inputs (`count` paths, each a
+ * tape directory or a segment file), read as one tape: merged by time,
+ * or in file order one input after another.
+ *
+ * # Safety
+ * `paths` valid for `count` NUL-terminated paths; otherwise as
+ * `floxlog_tape_reader_open`.
+ */
+floxlog_result floxlog_tape_reader_open_paths(const char *const *paths,
+                                              size_t count,
+                                              const struct floxlog_tape_read_options *opts,
+                                              struct floxlog_tape_reader **reader,
+                                              struct floxlog_tape_error *err);
+
+/**
+ * Reads the next event into `*event`.
+ *
+ * Returns `FLOXLOG_OK` with an event; after the last event, each error
+ * found (a damaged segment: its file and byte offset; a listed file that
+ * could not be opened) is returned once, in order, and then `FLOXLOG_END`
+ * for good. So every good event of every segment comes before any error,
+ * and a loop `while ((rc = floxlog_tape_reader_next(...)) == FLOXLOG_OK)`
+ * ends with `rc` = the first error or `FLOXLOG_END`.
+ *
+ * What `*event` points at (book levels, pool state payloads) belongs to
+ * the reader and stays valid until the next call on it.
+ *
+ * # Safety
+ * `r` a live handle; `event` writable; `err` may be NULL.
+ */
+floxlog_result floxlog_tape_reader_next(struct floxlog_tape_reader *r,
+                                        struct floxlog_event *event,
+                                        struct floxlog_tape_error *err);
+
+/**
+ * Reads up to `cap` events into `events[0..cap)` and sets `*count`: the
+ * batch form of `floxlog_tape_reader_next`. Returns `FLOXLOG_OK` with
+ * `*count >= 1`; after the last event, the errors one per call with
+ * `*count == 0`, then `FLOXLOG_END` with `*count == 0`. A batch also ends
+ * early once it holds about 4 MiB of book levels and pool payloads.
+ * `*count` is written on every return.
+ *
+ * Levels and payloads of the batch's events belong to the reader and stay
+ * valid until the next call on it.
+ *
+ * # Safety
+ * `r` a live handle; `events` valid for `cap` writable events; `count`
+ * writable; `err` may be NULL.
+ */
+floxlog_result floxlog_tape_reader_next_batch(struct floxlog_tape_reader *r,
+                                              struct floxlog_event *events,
+                                              size_t cap,
+                                              size_t *count,
+                                              struct floxlog_tape_error *err);
+
+/**
+ * Positions the reader at timestamp `ts`: the following calls return the
+ * events with `exchange_ts_ns >= ts` that the filter keeps, in the
+ * reader's order, as a reader opened with that lower bound would (seeking
+ * back works too; errors found are returned again). Sorted segments start
+ * at their proven index entry; others are scanned from their start.
+ *
+ * # Safety
+ * `r` a live handle; `err` may be NULL.
+ */
+floxlog_result floxlog_tape_reader_seek(struct floxlog_tape_reader *r,
+                                        int64_t ts,
+                                        struct floxlog_tape_error *err);
+
+/**
+ * Sets `*stats` to what the reader has done so far (`events` counts
+ * every event returned since the open, across seeks).
+ *
+ * # Safety
+ * `r` a live handle; `stats` writable.
+ */
+floxlog_result floxlog_tape_reader_get_stats(struct floxlog_tape_reader *r,
+                                             struct floxlog_tape_reader_stats *stats);
+
+/**
+ * Releases the reader and unmaps the tape; every pointer it handed out
+ * dies with it. NULL is a no-op.
+ *
+ * # Safety
+ * `r` NULL or a live handle, not used afterwards.
+ */
+void floxlog_tape_reader_free(struct floxlog_tape_reader *r);
+
+/**
+ * Checks every segment of the tape at `path` (a directory or a segment
+ * file) in full, as `floxlog verify` does: headers, every frame's CRC and
+ * layout, LZ4 blocks, the index, header counts and time range against the
+ * frames, the Sorted claim, and the manifests. Each finding goes to
+ * `on_finding` (may be NULL) as it is found, in order.
+ *
+ * Returns `FLOXLOG_OK` when the check passed, `FLOXLOG_VERIFY_FAILED`
+ * (with the first error in `*err`) when it found errors (or warnings, if
+ * strict); `*summary` (may be NULL) is filled in both cases. Other codes
+ * mean the tape could not be listed at all.
+ *
+ * # Safety
+ * `path` a NUL-terminated path; `opts` NULL or valid; `on_finding` NULL or
+ * a function; `summary` NULL or writable; `err` may be NULL.
+ */
+floxlog_result floxlog_tape_verify(const char *path,
+                                   const struct floxlog_verify_options *opts,
+                                   floxlog_finding_fn on_finding,
+                                   void *ctx,
+                                   struct floxlog_verify_summary *summary,
+                                   struct floxlog_tape_error *err);
+
+/**
+ * Repairs the segments of the tape at `path` (a directory or a segment
+ * file) whose writer died or that are damaged, as `floxlog recover` does:
+ * takes the tape lock (`FLOXLOG_TAPE_LOCKED` while a writer runs), keeps
+ * every complete event up to the damage (with `salvage`, past it too),
+ * rewrites counts, index and header crash-atomically, keeps the original
+ * as `<name>.damaged` unless `no_backup`, leaves valid segments alone, and
+ * rebuilds `manifest.json` when it no longer matches. Each outcome goes to
+ * `on_report` (may be NULL) as it happens.
+ *
+ * Returns `FLOXLOG_OK` when every segment is valid now (or, dry run, would
+ * be); when some segment could not be recovered, the code of the first
+ * such failure (details in `*err` and in its report), the others still
+ * done. `*summary` (may be NULL) is filled whenever the tape could be
+ * listed and locked.
+ *
+ * # Safety
+ * `path` a NUL-terminated path; `opts` NULL or valid; `on_report` NULL or
+ * a function; `summary` NULL or writable; `err` may be NULL.
+ */
+floxlog_result floxlog_tape_recover(const char *path,
+                                    const struct floxlog_recover_options *opts,
+                                    floxlog_recover_fn on_report,
+                                    void *ctx,
+                                    struct floxlog_recover_summary *summary,
+                                    struct floxlog_tape_error *err);
+
+/**
+ * Summarises the tape at `path` (a directory or a segment file) as
+ * `floxlog inspect` does and sets `*out` to the result: totals through
+ * `floxlog_inspection_summary`, the distinct symbol ids through
+ * `floxlog_inspection_symbols`, and the exact text `floxlog inspect
+ * --json` prints through `floxlog_inspection_json`. Damage does not fail
+ * the call (the summary's `failed` says so, and the JSON names it); only
+ * a tape that cannot be listed does.
+ *
+ * # Safety
+ * `path` a NUL-terminated path; `opts` NULL or valid; `out` writable;
+ * `err` may be NULL.
+ */
+floxlog_result floxlog_tape_inspect(const char *path,
+                                    const struct floxlog_inspect_options *opts,
+                                    struct floxlog_inspection **out,
+                                    struct floxlog_tape_error *err);
+
+/**
+ * Sets `*summary` to the inspection's totals.
+ *
+ * # Safety
+ * `i` a live handle; `summary` writable.
+ */
+floxlog_result floxlog_inspection_summary(struct floxlog_inspection *i,
+                                          struct floxlog_tape_summary *summary);
+
+/**
+ * Sets `*json` to the text `floxlog inspect --json` prints (without its
+ * final newline), NUL-terminated, and `*len` (may be NULL) to its length.
+ * The text belongs to the handle: valid until `floxlog_inspection_free`.
+ *
+ * # Safety
+ * `i` a live handle; `json` writable; `len` NULL or writable.
+ */
+floxlog_result floxlog_inspection_json(struct floxlog_inspection *i,
+                                       const char **json,
+                                       size_t *len);
+
+/**
+ * Sets `*ids` to the distinct symbol ids of the tape, ascending, and
+ * `*count` to how many (0, with `*ids` non-NULL, after a quick
+ * inspection). The array belongs to the handle.
+ *
+ * # Safety
+ * `i` a live handle; `ids` and `count` writable.
+ */
+floxlog_result floxlog_inspection_symbols(struct floxlog_inspection *i,
+                                          const uint32_t **ids,
+                                          size_t *count);
+
+/**
+ * Releases an inspection. NULL is a no-op.
+ *
+ * # Safety
+ * `i` NULL or a live handle, not used afterwards.
+ */
+void floxlog_inspection_free(struct floxlog_inspection *i);
 
 #ifdef __cplusplus
 }  // extern "C"

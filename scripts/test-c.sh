@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Tests the C ABI (floxlog-ffi) from C and C++:
-#   1. installs what is missing (cmake, a C++ compiler, pkg-config, liblz4
-#      and nlohmann-json development files; cbindgen, pinned);
+#   1. installs what is missing (cmake, a C++ compiler, clang++ for the
+#      floxlog.hpp check, pkg-config, liblz4 and nlohmann-json development
+#      files; cbindgen, pinned);
 #   2. regenerates include/floxlog.h and fails if it differs from the
 #      committed one;
 #   3. builds with CMake into build/ and runs ctest (C/C++ API tests,
 #      layout checks, LZ4 cross-check against liblz4, the conformance
-#      corpus through the C ABI, install + consumer);
+#      corpus through the C ABI and as tapes through the C++ wrapper
+#      floxlog.hpp, install + consumer);
 #   4. builds again into build-asan/ with AddressSanitizer and
 #      UndefinedBehaviorSanitizer on the C/C++ side and runs ctest again.
 #
@@ -27,6 +29,7 @@ step() { printf '\n== %s\n' "$*"; }
 missing=()
 command -v cmake >/dev/null || missing+=(cmake)
 command -v c++ >/dev/null || missing+=(g++)
+command -v clang++ >/dev/null || missing+=(clang)
 command -v pkg-config >/dev/null || missing+=(pkg-config)
 [ -e /usr/include/lz4.h ] || missing+=(liblz4-dev)
 [ -e /usr/include/nlohmann/json.hpp ] || missing+=(nlohmann-json3-dev)

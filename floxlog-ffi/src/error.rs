@@ -52,6 +52,11 @@ pub enum floxlog_result {
     /// `unknown_compression`: the compression byte is not a known codec or
     /// disagrees with the Compressed flag.
     FLOXLOG_UNKNOWN_COMPRESSION = 115,
+    /// A tape's `manifest.json` (or flox `.manifest`) is unreadable, of
+    /// another version, or names files outside the tape directory.
+    FLOXLOG_BAD_MANIFEST = 116,
+    /// `floxlog_tape_verify` found errors (or warnings, when strict).
+    FLOXLOG_VERIFY_FAILED = 117,
     /// A required pointer is NULL (or a buffer pointer is NULL with a
     /// non-zero length).
     FLOXLOG_NULL_POINTER = 200,
@@ -73,6 +78,12 @@ pub enum floxlog_result {
     FLOXLOG_CAPACITY_EXCEEDED = 207,
     /// A pointer is not aligned for its type.
     FLOXLOG_MISALIGNED = 208,
+    /// The operating system refused a file operation (missing file,
+    /// permission, disk full): `floxlog_tape_error` names the file.
+    FLOXLOG_IO_ERROR = 209,
+    /// Another process holds the tape's lock (a writer is running, or a
+    /// recover): `floxlog_tape_error.message` names its pid.
+    FLOXLOG_TAPE_LOCKED = 210,
     /// An error this version of the C ABI has no code for.
     FLOXLOG_INTERNAL = 298,
     /// A Rust panic was caught at the boundary (a bug: please report it).
@@ -94,7 +105,7 @@ use Text::{Core, Own};
 
 impl floxlog_result {
     /// Every code, for tables and exhaustive tests.
-    pub(crate) const ALL: [floxlog_result; 30] = [
+    pub(crate) const ALL: [floxlog_result; 34] = [
         FLOXLOG_OK,
         FLOXLOG_END,
         FLOXLOG_NO_INDEX,
@@ -114,6 +125,8 @@ impl floxlog_result {
         FLOXLOG_INDEX_CRC_MISMATCH,
         FLOXLOG_BAD_INDEX,
         FLOXLOG_UNKNOWN_COMPRESSION,
+        FLOXLOG_BAD_MANIFEST,
+        FLOXLOG_VERIFY_FAILED,
         FLOXLOG_NULL_POINTER,
         FLOXLOG_BUFFER_TOO_SMALL,
         FLOXLOG_INDEX_FULL,
@@ -123,6 +136,8 @@ impl floxlog_result {
         FLOXLOG_SYMBOL_CAPACITY,
         FLOXLOG_CAPACITY_EXCEEDED,
         FLOXLOG_MISALIGNED,
+        FLOXLOG_IO_ERROR,
+        FLOXLOG_TAPE_LOCKED,
         FLOXLOG_INTERNAL,
         FLOXLOG_PANIC,
     ];
@@ -150,6 +165,11 @@ impl floxlog_result {
             FLOXLOG_INDEX_CRC_MISMATCH => Core(ErrorKind::IndexCrcMismatch),
             FLOXLOG_BAD_INDEX => Core(ErrorKind::BadIndex),
             FLOXLOG_UNKNOWN_COMPRESSION => Core(ErrorKind::UnknownCompression),
+            FLOXLOG_BAD_MANIFEST => Own(
+                "bad_manifest",
+                "the tape's manifest is unreadable, of another version, or names files outside the tape",
+            ),
+            FLOXLOG_VERIFY_FAILED => Own("verify_failed", "verification found errors"),
             FLOXLOG_NULL_POINTER => Own("null_pointer", "a required pointer is NULL"),
             FLOXLOG_BUFFER_TOO_SMALL => Core(ErrorKind::BufferTooSmall),
             FLOXLOG_INDEX_FULL => Core(ErrorKind::IndexFull),
@@ -159,6 +179,8 @@ impl floxlog_result {
             FLOXLOG_SYMBOL_CAPACITY => Core(ErrorKind::SymbolCapacity),
             FLOXLOG_CAPACITY_EXCEEDED => Core(ErrorKind::CapacityExceeded),
             FLOXLOG_MISALIGNED => Own("misaligned", "a pointer is not aligned for its type"),
+            FLOXLOG_IO_ERROR => Own("io_error", "the operating system refused a file operation"),
+            FLOXLOG_TAPE_LOCKED => Own("tape_locked", "another process holds the tape's lock"),
             FLOXLOG_INTERNAL => Own(
                 "internal",
                 "an error this version of the C ABI has no code for",

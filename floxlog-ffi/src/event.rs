@@ -147,6 +147,11 @@ impl<'a> LevelScratch<'a> {
         })
     }
 
+    /// Scratch over memory the library owns.
+    pub(crate) fn from_slots(slots: &'a mut [MaybeUninit<floxlog_level>]) -> Self {
+        LevelScratch { slots }
+    }
+
     /// The slots after the first `used` (empty when all are used).
     pub(crate) fn rest(&mut self, used: usize) -> LevelScratch<'_> {
         let at = used.min(self.slots.len());

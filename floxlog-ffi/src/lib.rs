@@ -1,4 +1,8 @@
-//! C ABI for `floxlog-core`: writer, reader, standalone frames, errors.
+//! C ABI for floxlog: the codec of `floxlog-core` over caller buffers
+//! (writer, reader, standalone frames, errors) for hosts with their own
+//! I/O, and tapes on disk (`floxlog_tape_*`: writer, merged reader,
+//! verify, recover, inspect) on the `floxlog` crate's tape layer, the code
+//! the CLI runs.
 //!
 //! Conventions (see `include/floxlog.h`, generated from this crate):
 //! - every function returns a `floxlog_result` (or a plain value when it
@@ -12,9 +16,11 @@
 //!   value (version, names, size helpers) only read constants and do
 //!   saturating arithmetic; every pointer is checked for NULL and
 //!   alignment, every length for range;
-//! - handles (`floxlog_writer`, `floxlog_reader`) are allocated once in
-//!   `_new` and released with `_free`; nothing is allocated per event.
-//!   They borrow the caller's buffers, which must outlive them.
+//! - codec handles (`floxlog_writer`, `floxlog_reader`) are allocated once
+//!   in `_new` and released with `_free`; nothing is allocated per event.
+//!   They borrow the caller's buffers, which must outlive them;
+//! - tape handles own their files, maps and buffers; their failures fill a
+//!   `floxlog_tape_error` (code, file, offset, printable message).
 //!
 //! cbindgen writes the header in the order it reads this crate: the items
 //! of this file, then the modules in the order they are declared below
@@ -56,6 +62,18 @@ mod writer;
 // Buffer size helpers.
 mod sizes;
 
+// Tape-level failures: `floxlog_tape_error`.
+mod tape_error;
+
+// The tape writer handle.
+mod tape_writer;
+
+// The tape reader handle.
+mod tape_reader;
+
+// Verify, recover and inspect a tape.
+mod tape_ops;
+
 // Internal: no C items.
 mod boundary;
 mod event;
@@ -69,6 +87,10 @@ pub use message::*;
 pub use reader::*;
 pub use segment::*;
 pub use sizes::*;
+pub use tape_error::*;
+pub use tape_ops::*;
+pub use tape_reader::*;
+pub use tape_writer::*;
 pub use types::*;
 pub use writer::*;
 
@@ -93,3 +115,6 @@ pub extern "C" fn floxlog_lz4_supported() -> bool {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod tape_tests;

@@ -67,3 +67,87 @@ pub unsafe extern "C" fn floxlog_event_frame_len(
         })
     }
 }
+
+/// The buffer sizes `floxlog_writer_get_buffer_sizes` computes.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct floxlog_writer_buffer_sizes {
+    /// Bytes for `floxlog_writer_buffers.out`.
+    pub out_len: usize,
+    /// Bytes for `floxlog_writer_buffers.block` (0 when uncompressed).
+    pub block_len: usize,
+    /// Entries for `floxlog_writer_buffers.index` (0 without an index).
+    pub index_capacity: usize,
+}
+
+/// Sets `*sizes` to buffers that let a codec writer with `cfg` write a
+/// whole segment of up to `max_events` events whose frames are at most
+/// `max_frame_len` bytes each (`floxlog_event_frame_len`; 60 for trades),
+/// when `out` is drained after every append (`floxlog_writer_drain`, or
+/// `_pending` + `_consume`): room for the header, one frame (LZ4: one
+/// block at its worst-case compressed size) and the index trailer. No
+/// guessing about LZ4 bounds: this is the room the writer checks for.
+/// Fails with `FLOXLOG_CAPACITY_EXCEEDED` if a size does not fit `size_t`.
+///
+/// # Safety
+/// `cfg` valid; `sizes` writable; `err` may be NULL.
+#[no_mangle]
+pub unsafe extern "C" fn floxlog_writer_get_buffer_sizes(
+    cfg: *const floxlog_writer_config,
+    max_frame_len: usize,
+    max_events: u64,
+    sizes: *mut floxlog_writer_buffer_sizes,
+    err: *mut floxlog_error,
+) -> floxlog_result {
+    use crate::boundary::in_ref;
+    use crate::error::Fail;
+    // SAFETY: forwarded caller promises; the pointers are checked.
+    unsafe {
+        output(err, sizes, "sizes is NULL", || {
+            let c = crate::records::config_in(in_ref(cfg, "config is NULL")?)?;
+            c.check()?;
+            let too_big = || {
+                Fail::new(
+                    floxlog_result::FLOXLOG_CAPACITY_EXCEEDED,
+                    "a buffer size does not fit size_t",
+                )
+            };
+            let interval = u64::from(c.index_interval.max(1));
+            let lz4 = c.compression == floxlog_core::Compression::Lz4;
+            let entries = match (c.create_index, lz4) {
+                (false, _) => 0,
+                (true, true) => max_events.div_ceil(interval),
+                (true, false) => floxlog_core::index_entries_needed(max_events, c.index_interval),
+            };
+            let entries = usize::try_from(entries).map_err(|_| too_big())?;
+            let (chunk, block_len) = if lz4 {
+                let block_bytes = max_frame_len
+                    .checked_mul(c.index_interval as usize)
+                    .ok_or_else(too_big)?;
+                let bound = floxlog_lz4_block_len_max(block_bytes);
+                let scratch = floxlog_block_scratch_len(block_bytes);
+                if bound == usize::MAX || scratch == usize::MAX {
+                    return Err(too_big());
+                }
+                (bound, scratch)
+            } else {
+                (max_frame_len, 0)
+            };
+            let trailer = if c.create_index {
+                floxlog_index_trailer_len(entries)
+            } else {
+                0
+            };
+            let out_len = FLOXLOG_SEGMENT_HEADER_LEN
+                .checked_add(chunk)
+                .and_then(|n| n.checked_add(trailer))
+                .filter(|n| *n != usize::MAX)
+                .ok_or_else(too_big)?;
+            Ok(floxlog_writer_buffer_sizes {
+                out_len,
+                block_len,
+                index_capacity: entries,
+            })
+        })
+    }
+}

@@ -410,11 +410,14 @@ fn killed_recorder_loses_nothing_it_reported_and_returns_nothing_invalid() {
     // Lenient bounds, so that a slow or busy machine cannot make them fail:
     // typically 30 of the 32 timed kills land mid-write, 25 to 30 after a
     // rotation, 10 to 20 in an open segment with data, 20 with durable
-    // events (three copies of the test at once on two cores: 28, 21, 12, 16).
+    // events (three copies of the test at once on two cores: 28, 21, 12, 16;
+    // eight copies, with the background I/O thread: down to 3 open tails
+    // and 6 durable, hence the bounds below: each state must be reached,
+    // not reached often).
     assert!(mid_write * 2 >= kills, "{mid_write} of {kills}");
     assert!(rotated * 4 >= kills, "{rotated} of {kills}");
-    assert!(open_tail * 8 >= kills, "{open_tail} of {kills}");
-    assert!(durable * 4 >= kills, "{durable} of {kills}");
+    assert!(open_tail * 16 >= kills, "{open_tail} of {kills}");
+    assert!(durable * 8 >= kills, "{durable} of {kills}");
     assert_eq!(finished, 3);
 }
 
@@ -868,7 +871,7 @@ fn killed_spec_layout_recorder_loses_nothing_it_reported_in_any_series() {
     // Lenient bounds (see the flox-layout test).
     assert!(mid_write * 2 >= kills, "{mid_write} of {kills}");
     assert!(rotated * 4 >= kills, "{rotated} of {kills}");
-    assert!(open_tail * 8 >= kills, "{open_tail} of {kills}");
-    assert!(durable * 4 >= kills, "{durable} of {kills}");
+    assert!(open_tail * 16 >= kills, "{open_tail} of {kills}");
+    assert!(durable * 8 >= kills, "{durable} of {kills}");
     assert_eq!(finished, 2);
 }

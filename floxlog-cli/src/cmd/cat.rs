@@ -86,70 +86,6 @@ pub struct Args {
     pub skip_unknown: bool,
 }
 
-/// Parses `--type` names into a frame-type mask.
-pub fn parse_types(names: &[String]) -> Result<Option<[bool; 6]>, TapeError> {
-    if names.is_empty() {
-        return Ok(None);
-    }
-    let mut m = [false; 6];
-    for n in names {
-        let n = n.trim().to_ascii_lowercase();
-        let idx: &[usize] = match n.as_str() {
-            "trade" | "trades" => &[1],
-            "book_snapshot" | "snapshot" => &[2],
-            "book_delta" | "delta" => &[3],
-            "book" => &[2, 3],
-            "option_quote" | "option" | "options" => &[4],
-            "pool_state" | "pool" | "pools" => &[5],
-            _ => {
-                return Err(TapeError::usage(format!(
-                    "unknown --type `{n}` (trade, book_snapshot, book_delta, book, option_quote, pool_state)"
-                )))
-            }
-        };
-        for &i in idx {
-            m[i] = true;
-        }
-    }
-    Ok(Some(m))
-}
-
-/// Resolves `--symbol` ids or names.
-pub fn parse_symbols(tape: &Tape, names: &[String]) -> Result<Option<Vec<u32>>, TapeError> {
-    if names.is_empty() {
-        return Ok(None);
-    }
-    let known = tape.symbol_names();
-    let mut v = Vec::new();
-    for n in names {
-        let n = n.trim();
-        if let Ok(id) = n.parse::<u32>() {
-            v.push(id);
-        } else if let Some((id, _)) = known.iter().find(|(_, name)| name.eq_ignore_ascii_case(n)) {
-            v.push(*id);
-        } else {
-            return Err(TapeError::usage(format!(
-                "unknown symbol `{n}`: give a numeric symbol_id{}",
-                if known.is_empty() {
-                    " (the tape has no metadata.json with names)".to_string()
-                } else {
-                    format!(
-                        " or one of: {}",
-                        known
-                            .iter()
-                            .map(|k| k.1.as_str())
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    )
-                }
-            )));
-        }
-    }
-    v.sort_unstable();
-    v.dedup();
-    Ok(Some(v))
-}
-
 struct Out {
     buf: Vec<u8>,
     stdout: std::io::Stdout,
@@ -191,8 +127,8 @@ pub fn run(a: Args) -> CmdResult {
     let filter = Filter {
         from: a.from,
         to: a.to,
-        symbols: parse_symbols(&tape, &a.symbol)?,
-        types: parse_types(&a.types)?,
+        symbols: tape.symbol_ids(&a.symbol)?,
+        types: Filter::types_from_names(&a.types)?,
     };
     let unread = report_listing(&tape);
     let csv = (a.format == Format::Csv).then(|| Csv::new(filter.types, style));

@@ -399,21 +399,6 @@ impl TapeArgs {
     }
 }
 
-/// The segment files named by `inputs` (manifests ignored: the commands
-/// that rewrite segments work on files). With `--output`, exactly one.
-pub fn open_segments(inputs: &[PathBuf], has_output: bool) -> Result<Tape, TapeError> {
-    let tape = Tape::open(
-        inputs,
-        OpenOptions {
-            ignore_manifest: true,
-        },
-    )?;
-    if has_output && tape.segments.len() != 1 {
-        return Err(TapeError::usage("--output needs exactly one input segment"));
-    }
-    Ok(tape)
-}
-
 /// Prints the tape listing's findings to stderr; returns how many listed
 /// segments were not read (missing, or named outside the tape directory),
 /// which every reading command turns into exit 1.

@@ -1,10 +1,7 @@
 //! `floxlog recover`: repair segments whose writer died.
 
-use super::common::{open_segments, CmdResult};
-use floxlog::tape::lock::lock_dirs;
-use floxlog::tape::rebuild::build_manifests;
-use floxlog::tape::recover::{recover_file, RecoverOptions, RecoverReport};
-use floxlog::tape::{OpenOptions, Tape};
+use super::common::CmdResult;
+use floxlog::tape::recover::{recover_tape, RecoverEvent, RecoverOptions, RecoverReport};
 use std::path::PathBuf;
 
 /// Rewrite damaged or unfinished segments into valid ones, keeping every
@@ -97,18 +94,8 @@ fn describe(r: &RecoverReport) -> String {
     s
 }
 
-/// Listing findings that mean manifest.json no longer describes the files.
-const STALE_KINDS: [&str; 5] = [
-    "manifest_mismatch",
-    "unlisted_segment",
-    "missing_segment",
-    "manifest_duplicate",
-    "manifest_bad_name",
-];
-
 /// Runs `recover`.
 pub fn run(a: Args) -> CmdResult {
-    let tape = open_segments(&a.inputs, a.output.is_some())?;
     let opts = RecoverOptions {
         output: a.output.clone(),
         no_backup: a.no_backup,
@@ -116,79 +103,24 @@ pub fn run(a: Args) -> CmdResult {
         force: a.force,
         salvage: a.salvage,
     };
-    let mut reports = Vec::new();
-    // The exit code of the worst failure (1 data, 3 I/O...).
-    let mut code = 0u8;
-    // A live writer's segments are not rewritten under it.
-    let _locks = if a.dry_run {
-        Vec::new()
-    } else {
-        lock_dirs(tape.segments.iter().map(|s| s.path.as_path()), "recovering")?
-    };
-    for s in &tape.segments {
-        match recover_file(&s.path, &opts) {
-            Ok(r) => {
-                if !a.json {
-                    println!("{}", describe(&r));
-                }
-                reports.push(r);
-            }
-            Err(e) => {
-                eprintln!("floxlog: error: {e}");
-                code = code.max(e.exit_code() as u8);
-            }
-        }
-    }
-    let changed = reports.iter().any(|r| r.action == "rewritten");
-    // A manifest the listing found out of date is rebuilt too, even when no
-    // segment needed rewriting now: that is what a recover killed after its
-    // last rename, before its rebuild, leaves for the re-run to finish.
-    // (The segments above were listed without the manifest; list each
-    // directory again with it to compare.)
-    let stale = |dir: &std::path::Path| {
-        Tape::open(&[dir.to_path_buf()], OpenOptions::default()).is_ok_and(|t| {
-            t.findings
-                .iter()
-                .any(|f| STALE_KINDS.contains(&f.kind.as_str()))
-        })
-    };
-    if a.output.is_none() && !a.dry_run {
-        for (i, d) in tape.dirs.iter().enumerate() {
-            if !(changed || stale(&d.path))
-                || !d.path.join(floxlog::tape::manifest::MANIFEST_FILE).exists()
-            {
-                continue;
-            }
-            let t = Tape::open(
-                std::slice::from_ref(&d.path),
-                OpenOptions {
-                    ignore_manifest: true,
-                },
-            )?;
-            let (m, _, _) = build_manifests(&t, 0, &mut |_| {})?;
-            let mut m = m;
-            if let Some(old) = &tape.dirs[i].manifest {
-                m.created_ns = old.created_ns;
-            } else if let Ok(Some(old)) = floxlog::tape::Manifest::load(&d.path) {
-                m.created_ns = old.created_ns;
-                m.exchange_id = old.exchange_id;
-            }
-            m.save(&d.path, true)?;
+    let sum = recover_tape(&a.inputs, &opts, &mut |ev| match ev {
+        RecoverEvent::Segment(r) => {
             if !a.json {
-                println!(
-                    "rebuilt {}",
-                    d.path
-                        .join(floxlog::tape::manifest::MANIFEST_FILE)
-                        .display()
-                );
+                println!("{}", describe(r));
             }
         }
-    }
+        RecoverEvent::Failed { error, .. } => eprintln!("floxlog: error: {error}"),
+        RecoverEvent::RebuiltManifest(p) => {
+            if !a.json {
+                println!("rebuilt {}", p.display());
+            }
+        }
+    })?;
     if a.json {
         println!(
             "{}",
-            serde_json::to_string_pretty(&reports).unwrap_or_default()
+            serde_json::to_string_pretty(&sum.reports).unwrap_or_default()
         );
     }
-    Ok(code)
+    Ok(sum.exit_code)
 }

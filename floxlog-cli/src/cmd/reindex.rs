@@ -1,6 +1,6 @@
 //! `floxlog reindex`: rebuild segment indexes.
 
-use super::common::{open_segments, CmdResult};
+use super::common::CmdResult;
 use floxlog::tape::lock::lock_dirs;
 use floxlog::tape::manifest::write_file_atomic;
 use floxlog::tape::recover::{reindex_segment, rewrite_segment, RewriteOptions};
@@ -32,7 +32,7 @@ pub struct Args {
 
 /// Runs `reindex`.
 pub fn run(a: Args) -> CmdResult {
-    let tape = open_segments(&a.inputs, a.output.is_some())?;
+    let tape = Tape::open_for_rewrite(&a.inputs, a.output.is_some())?;
     let repack = RewriteOptions {
         index_interval: a.index_interval,
         create_index: Some(true),

@@ -437,6 +437,66 @@ impl Tape {
             .flat_map(|m| m.symbols())
             .collect()
     }
+
+    /// Resolves symbols given as numeric ids or as names from the tape's
+    /// `metadata.json` files (case-insensitive; surrounding blanks
+    /// ignored) into sorted, distinct ids: the symbol filter of
+    /// [`super::Filter`]. No names means no filter (`None`). A name the
+    /// metadata does not know is a usage error listing the known names.
+    pub fn symbol_ids<S: AsRef<str>>(&self, names: &[S]) -> Result<Option<Vec<u32>>, TapeError> {
+        if names.is_empty() {
+            return Ok(None);
+        }
+        let known = self.symbol_names();
+        let mut v = Vec::new();
+        for n in names {
+            let n = n.as_ref().trim();
+            if let Ok(id) = n.parse::<u32>() {
+                v.push(id);
+            } else if let Some((id, _)) =
+                known.iter().find(|(_, name)| name.eq_ignore_ascii_case(n))
+            {
+                v.push(*id);
+            } else {
+                return Err(TapeError::usage(format!(
+                    "unknown symbol `{n}`: give a numeric symbol_id{}",
+                    if known.is_empty() {
+                        " (the tape has no metadata.json with names)".to_string()
+                    } else {
+                        format!(
+                            " or one of: {}",
+                            known
+                                .iter()
+                                .map(|k| k.1.as_str())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        )
+                    }
+                )));
+            }
+        }
+        v.sort_unstable();
+        v.dedup();
+        Ok(Some(v))
+    }
+
+    /// Lists the segment files named by `inputs` (segment files or tape
+    /// directories) for commands that rewrite segments (`recover`,
+    /// `reindex`): manifests are not read, so every segment file of a
+    /// directory is listed. With `single_output` (the result goes to one
+    /// output path) exactly one segment is required, else a usage error.
+    pub fn open_for_rewrite(inputs: &[PathBuf], single_output: bool) -> Result<Tape, TapeError> {
+        let tape = Tape::open(
+            inputs,
+            OpenOptions {
+                ignore_manifest: true,
+            },
+        )?;
+        if single_output && tape.segments.len() != 1 {
+            return Err(TapeError::usage("--output needs exactly one input segment"));
+        }
+        Ok(tape)
+    }
 }
 
 #[cfg(test)]
@@ -480,6 +540,78 @@ mod tests {
                 "trades-000000.bin"
             ]
         );
+    }
+
+    #[test]
+    fn symbol_ids_resolve_numbers_and_metadata_names() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("t");
+        let mut w = super::super::TapeWriter::create(
+            &p,
+            super::super::TapeWriterConfig {
+                created_ns: Some(1),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        w.set_metadata(serde_json::json!({"symbols": [
+            {"symbol_id": 7, "name": "BTCUSDT"},
+            {"symbol_id": 9, "name": "ETHUSDT"},
+        ]}));
+        w.append(&crate::synth::mixed_event(1, 0).as_event())
+            .unwrap();
+        w.close().unwrap();
+        let tape = Tape::open(std::slice::from_ref(&p), OpenOptions::default()).unwrap();
+        assert_eq!(tape.symbol_ids::<&str>(&[]).unwrap(), None);
+        assert_eq!(
+            tape.symbol_ids(&[" ethusdt ", "3", "BTCUSDT", "9"])
+                .unwrap(),
+            Some(vec![3, 7, 9])
+        );
+        let e = tape.symbol_ids(&["SOLUSDT".to_string()]).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert_eq!(
+            e.message,
+            "unknown symbol `SOLUSDT`: give a numeric symbol_id or one of: BTCUSDT, ETHUSDT"
+        );
+        // Without metadata.json only numbers resolve.
+        std::fs::remove_file(p.join("metadata.json")).unwrap();
+        let tape = Tape::open(&[p], OpenOptions::default()).unwrap();
+        assert_eq!(tape.symbol_ids(&["42"]).unwrap(), Some(vec![42]));
+        let e = tape.symbol_ids(&["BTCUSDT"]).unwrap_err();
+        assert!(
+            e.message
+                .ends_with("(the tape has no metadata.json with names)"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn open_for_rewrite_ignores_the_manifest_and_checks_single_output() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("t");
+        let mut w = super::super::TapeWriter::create(
+            &p,
+            super::super::TapeWriterConfig {
+                created_ns: Some(1),
+                max_segment_bytes: 4096,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        for i in 0..500 {
+            w.append(&crate::synth::mixed_event(1, i).as_event())
+                .unwrap();
+        }
+        w.close().unwrap();
+        let tape = Tape::open_for_rewrite(std::slice::from_ref(&p), false).unwrap();
+        assert!(tape.segments.len() > 1);
+        assert!(tape.dirs[0].manifest.is_none());
+        assert!(tape.segments.iter().all(|s| s.listed.is_none()));
+        let e = Tape::open_for_rewrite(&[p], true).unwrap_err();
+        assert_eq!(e.message, "--output needs exactly one input segment");
+        let one = Tape::open_for_rewrite(&[tape.segments[0].path.clone()], true).unwrap();
+        assert_eq!(one.segments.len(), 1);
     }
 
     #[test]

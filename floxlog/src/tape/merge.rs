@@ -56,6 +56,39 @@ pub struct Filter {
 }
 
 impl Filter {
+    /// Parses record type names into the [`Filter::types`] mask (index =
+    /// frame type): `trade`, `book_snapshot`, `book_delta`, `book` (both
+    /// book types), `option_quote`, `pool_state`, and the short forms
+    /// `trades`, `snapshot`, `delta`, `option`, `options`, `pool`, `pools`
+    /// (case-insensitive; surrounding blanks ignored). No names means no
+    /// filter (`None`); an unknown name is a usage error.
+    pub fn types_from_names<S: AsRef<str>>(names: &[S]) -> Result<Option<[bool; 6]>, TapeError> {
+        if names.is_empty() {
+            return Ok(None);
+        }
+        let mut m = [false; 6];
+        for n in names {
+            let n = n.as_ref().trim().to_ascii_lowercase();
+            let idx: &[usize] = match n.as_str() {
+                "trade" | "trades" => &[1],
+                "book_snapshot" | "snapshot" => &[2],
+                "book_delta" | "delta" => &[3],
+                "book" => &[2, 3],
+                "option_quote" | "option" | "options" => &[4],
+                "pool_state" | "pool" | "pools" => &[5],
+                _ => {
+                    return Err(TapeError::usage(format!(
+                        "unknown --type `{n}` (trade, book_snapshot, book_delta, book, option_quote, pool_state)"
+                    )))
+                }
+            };
+            for &i in idx {
+                m[i] = true;
+            }
+        }
+        Ok(Some(m))
+    }
+
     /// Whether an event passes.
     #[inline]
     pub fn accepts(&self, ev: &Event<'_>, frame_type: u8) -> bool {
@@ -578,5 +611,26 @@ impl<'a> TapeReader<'a> {
             heap.push(Reverse((ts, ci, seq)));
         }
         Ok(Some((ci, p)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn types_from_names_builds_the_mask() {
+        assert_eq!(Filter::types_from_names::<&str>(&[]).unwrap(), None);
+        assert_eq!(
+            Filter::types_from_names(&[" Trade", "book"]).unwrap(),
+            Some([false, true, true, true, false, false])
+        );
+        assert_eq!(
+            Filter::types_from_names(&["options".to_string(), "POOL_STATE".to_string()]).unwrap(),
+            Some([false, false, false, false, true, true])
+        );
+        let e = Filter::types_from_names(&["quote"]).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert!(e.message.starts_with("unknown --type `quote`"), "{e}");
     }
 }

@@ -6,6 +6,7 @@ pub mod dir;
 pub mod error;
 pub mod flox_manifest;
 pub mod follow;
+pub mod inspect;
 pub mod lock;
 pub mod manifest;
 pub mod merge;

@@ -485,3 +485,334 @@ fn keep_backup(path: &Path, dir: &Path, name: &str) -> Result<PathBuf, TapeError
     )
     .with_hint("remove old `.damaged` files, or pass --no-backup"))
 }
+
+/// Listing findings that mean a directory's `manifest.json` no longer
+/// describes its files: [`recover_tape`] rebuilds such a manifest even when
+/// no segment needed rewriting.
+pub const STALE_MANIFEST_KINDS: [&str; 5] = [
+    "manifest_mismatch",
+    "unlisted_segment",
+    "missing_segment",
+    "manifest_duplicate",
+    "manifest_bad_name",
+];
+
+/// What [`recover_tape`] reports as it goes.
+#[derive(Clone, Copy, Debug)]
+pub enum RecoverEvent<'a> {
+    /// A segment was recovered (or found valid, or would be rewritten).
+    Segment(&'a RecoverReport),
+    /// A segment could not be recovered; the others still are.
+    Failed {
+        /// The segment.
+        path: &'a Path,
+        /// Why.
+        error: &'a TapeError,
+    },
+    /// This `manifest.json` was rebuilt from the segment files.
+    RebuiltManifest(&'a Path),
+}
+
+/// What [`recover_tape`] did in all.
+#[derive(Clone, Debug, Default)]
+pub struct RecoverTapeSummary {
+    /// Segment files found.
+    pub segments: usize,
+    /// Segments rewritten.
+    pub rewritten: usize,
+    /// Segments a dry run would rewrite.
+    pub would_rewrite: usize,
+    /// Segments valid as they were (left alone).
+    pub already_valid: usize,
+    /// Segments that could not be recovered ([`RecoverEvent::Failed`]).
+    pub failed: usize,
+    /// Complete events kept (or found) over every reported segment.
+    pub events_kept: u64,
+    /// Bytes dropped over every reported segment: the tails after the
+    /// damage, plus the ranges salvage skipped.
+    pub bytes_dropped: u64,
+    /// `manifest.json` files rebuilt.
+    pub manifests_rebuilt: usize,
+    /// Every report, in segment order (what `recover --json` prints).
+    pub reports: Vec<RecoverReport>,
+    /// The exit code of `floxlog recover`: 0, or that of the worst failed
+    /// segment (1 data, 3 I/O...; see [`TapeError::exit_code`]).
+    pub exit_code: u8,
+}
+
+/// Recovers every segment file of `inputs` (segment files or tape
+/// directories; manifests are not read, see [`Tape::open_for_rewrite`](super::dir::Tape::open_for_rewrite)),
+/// as `floxlog recover` does: takes the tape lock of every directory
+/// (unless `dry_run`), so a live writer's segments are not rewritten under
+/// it; runs [`recover_file`] on each segment, reporting each outcome to
+/// `on` as it goes; then (unless `dry_run` or `output`) rebuilds the
+/// `manifest.json` of each directory that has one, when a segment was
+/// rewritten or the manifest was out of date
+/// ([`STALE_MANIFEST_KINDS`]), keeping its `created_ns` and exchange.
+///
+/// A segment that fails does not stop the others (it counts in
+/// [`RecoverTapeSummary::failed`] and the exit code); an error listing the
+/// inputs, taking a lock or rebuilding a manifest is returned.
+pub fn recover_tape(
+    inputs: &[PathBuf],
+    opts: &RecoverOptions,
+    on: &mut dyn FnMut(RecoverEvent<'_>),
+) -> Result<RecoverTapeSummary, TapeError> {
+    use super::dir::{OpenOptions, Tape};
+    use super::manifest::{Manifest, MANIFEST_FILE};
+    let tape = Tape::open_for_rewrite(inputs, opts.output.is_some())?;
+    let mut sum = RecoverTapeSummary {
+        segments: tape.segments.len(),
+        ..RecoverTapeSummary::default()
+    };
+    // A live writer's segments are not rewritten under it.
+    let _locks = if opts.dry_run {
+        Vec::new()
+    } else {
+        super::lock::lock_dirs(tape.segments.iter().map(|s| s.path.as_path()), "recovering")?
+    };
+    for s in &tape.segments {
+        match recover_file(&s.path, opts) {
+            Ok(r) => {
+                on(RecoverEvent::Segment(&r));
+                match r.action.as_str() {
+                    "rewritten" => sum.rewritten += 1,
+                    "would_rewrite" => sum.would_rewrite += 1,
+                    _ => sum.already_valid += 1,
+                }
+                sum.events_kept += r.events_kept;
+                sum.bytes_dropped += r.dropped_bytes;
+                sum.bytes_dropped += r.skipped.iter().map(|k| k.to - k.from).sum::<u64>();
+                sum.reports.push(r);
+            }
+            Err(e) => {
+                on(RecoverEvent::Failed {
+                    path: &s.path,
+                    error: &e,
+                });
+                sum.failed += 1;
+                sum.exit_code = sum
+                    .exit_code
+                    .max(u8::try_from(e.exit_code()).unwrap_or(u8::MAX));
+            }
+        }
+    }
+    let changed = sum.rewritten > 0;
+    // A manifest the listing found out of date is rebuilt too, even when no
+    // segment needed rewriting now: that is what a recover killed after its
+    // last rename, before its rebuild, leaves for the re-run to finish.
+    // (The segments above were listed without the manifest; list each
+    // directory again with it to compare.)
+    let stale = |dir: &Path| {
+        Tape::open(&[dir.to_path_buf()], OpenOptions::default()).is_ok_and(|t| {
+            t.findings
+                .iter()
+                .any(|f| STALE_MANIFEST_KINDS.contains(&f.kind.as_str()))
+        })
+    };
+    if opts.output.is_none() && !opts.dry_run {
+        for (i, d) in tape.dirs.iter().enumerate() {
+            if !(changed || stale(&d.path)) || !d.path.join(MANIFEST_FILE).exists() {
+                continue;
+            }
+            let t = Tape::open(
+                std::slice::from_ref(&d.path),
+                OpenOptions {
+                    ignore_manifest: true,
+                },
+            )?;
+            let (mut m, _, _) = super::rebuild::build_manifests(&t, 0, &mut |_| {})?;
+            if let Some(old) = &tape.dirs[i].manifest {
+                m.created_ns = old.created_ns;
+            } else if let Ok(Some(old)) = Manifest::load(&d.path) {
+                m.created_ns = old.created_ns;
+                m.exchange_id = old.exchange_id;
+            }
+            m.save(&d.path, true)?;
+            sum.manifests_rebuilt += 1;
+            on(RecoverEvent::RebuiltManifest(&d.path.join(MANIFEST_FILE)));
+        }
+    }
+    Ok(sum)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tape::dir::{OpenOptions, Tape};
+    use crate::tape::manifest::MANIFEST_FILE;
+    use crate::tape::{Durability, TapeWriter, TapeWriterConfig};
+
+    fn writer(dir: &Path, durability: Durability) -> TapeWriter {
+        let cfg = TapeWriterConfig {
+            max_segment_bytes: 8 << 10,
+            created_ns: Some(1_000),
+            durability,
+            ..TapeWriterConfig::default()
+        };
+        let mut w = TapeWriter::create(dir, cfg).unwrap();
+        for i in 0..1_000 {
+            w.append(&crate::synth::mixed_event(5, i).as_event())
+                .unwrap();
+        }
+        w
+    }
+
+    /// Collects what `recover_tape` reports, as owned strings.
+    fn recover(dir: &Path, opts: &RecoverOptions) -> (RecoverTapeSummary, Vec<String>) {
+        let mut seen = Vec::new();
+        let sum = recover_tape(&[dir.to_path_buf()], opts, &mut |e| {
+            seen.push(match e {
+                RecoverEvent::Segment(r) => format!("{} {}", r.action, r.path.display()),
+                RecoverEvent::Failed { path, error } => {
+                    assert_eq!(error.path.as_deref(), Some(path));
+                    format!("failed {}", path.display())
+                }
+                RecoverEvent::RebuiltManifest(p) => format!("rebuilt {}", p.display()),
+            })
+        })
+        .unwrap();
+        (sum, seen)
+    }
+
+    #[test]
+    fn recover_tape_rewrites_a_torn_segment_and_rebuilds_the_manifest() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("t");
+        writer(&p, Durability::SyncOnClose).close().unwrap();
+        let before = Tape::open(std::slice::from_ref(&p), OpenOptions::default()).unwrap();
+        let n = before.segments.len();
+        assert!(n > 2);
+        let torn = before.segments[1].path.clone();
+        let len = std::fs::metadata(&torn).unwrap().len();
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&torn)
+            .unwrap()
+            .set_len(len / 2)
+            .unwrap();
+
+        // A dry run changes nothing.
+        let dry = RecoverOptions {
+            dry_run: true,
+            ..RecoverOptions::default()
+        };
+        let (sum, seen) = recover(&p, &dry);
+        assert_eq!(
+            (sum.would_rewrite, sum.rewritten, sum.already_valid),
+            (1, 0, n - 1)
+        );
+        assert_eq!(seen.len(), n);
+        assert_eq!(std::fs::metadata(&torn).unwrap().len(), len / 2);
+
+        let (sum, seen) = recover(&p, &RecoverOptions::default());
+        assert_eq!(sum.segments, n);
+        assert_eq!(
+            (sum.rewritten, sum.already_valid, sum.failed),
+            (1, n - 1, 0)
+        );
+        assert_eq!((sum.manifests_rebuilt, sum.exit_code), (1, 0));
+        assert!(sum.bytes_dropped > 0);
+        assert_eq!(sum.reports.len(), n);
+        assert_eq!(seen[1], format!("rewritten {}", torn.display()));
+        assert_eq!(
+            seen[n],
+            format!("rebuilt {}", p.join(MANIFEST_FILE).display())
+        );
+        let r = &sum.reports[1];
+        assert_eq!(
+            r.backup.as_deref(),
+            Some(
+                p.join(format!("{}.damaged", before.segments[1].name))
+                    .as_path()
+            )
+        );
+        assert!(r.events_kept < u64::from(r.header_claimed));
+        let kept: u64 = sum.reports.iter().map(|r| r.events_kept).sum();
+        assert_eq!(sum.events_kept, kept);
+        assert!(kept < 1_000);
+
+        // The tape is whole again: the manifest agrees with the files,
+        // keeps its created_ns, and a second run has nothing to do.
+        let after = Tape::open(std::slice::from_ref(&p), OpenOptions::default()).unwrap();
+        assert!(after.findings.is_empty(), "{:?}", after.findings);
+        assert_eq!(
+            after.dirs[0].manifest.as_ref().unwrap().created_ns,
+            before.dirs[0].manifest.as_ref().unwrap().created_ns
+        );
+        let insp = crate::tape::inspect::inspect_tape(&after, Default::default(), &mut |_| {});
+        assert!(!insp.failed);
+        assert_eq!(insp.total.events, Some(kept));
+        let (sum, seen) = recover(&p, &RecoverOptions::default());
+        assert_eq!((sum.already_valid, sum.manifests_rebuilt), (n, 0));
+        assert!(seen.iter().all(|s| s.starts_with("already_valid")));
+    }
+
+    #[test]
+    fn recover_tape_finishes_an_abandoned_writer_and_lists_its_segment() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("t");
+        writer(&p, Durability::Flush).abandon();
+        let before = Tape::open(std::slice::from_ref(&p), OpenOptions::default()).unwrap();
+        assert!(
+            before.findings.iter().any(|f| f.kind == "unlisted_segment"),
+            "{:?}",
+            before.findings
+        );
+        let (sum, seen) = recover(&p, &RecoverOptions::default());
+        assert!(sum.rewritten >= 1, "{seen:?}");
+        assert_eq!(
+            (sum.failed, sum.manifests_rebuilt, sum.exit_code),
+            (0, 1, 0)
+        );
+        assert_eq!(sum.events_kept, 1_000);
+        let after = Tape::open(&[p], OpenOptions::default()).unwrap();
+        assert!(after.findings.is_empty(), "{:?}", after.findings);
+        assert_eq!(
+            after.dirs[0]
+                .manifest
+                .as_ref()
+                .unwrap()
+                .segments
+                .iter()
+                .map(|s| s.event_count)
+                .sum::<u64>(),
+            1_000
+        );
+    }
+
+    #[test]
+    fn recover_tape_goes_on_past_a_segment_it_cannot_recover() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("t");
+        writer(&p, Durability::SyncOnClose).close().unwrap();
+        let n = Tape::open(std::slice::from_ref(&p), OpenOptions::default())
+            .unwrap()
+            .segments
+            .len();
+        // Not a segment: its header is invalid, so recover refuses it.
+        let bad = p.join("99999999999.floxlog");
+        std::fs::write(&bad, [0x5a; 200]).unwrap();
+        let (sum, seen) = recover(&p, &RecoverOptions::default());
+        assert_eq!((sum.segments, sum.failed, sum.already_valid), (n + 1, 1, n));
+        assert_eq!(sum.exit_code, 1);
+        assert!(seen.contains(&format!("failed {}", bad.display())));
+        // The unlisted file made the manifest stale: rebuilt (with the
+        // bad file's readable part, nothing), though nothing was rewritten.
+        assert_eq!(sum.manifests_rebuilt, 1);
+        assert!(std::fs::read(&bad).unwrap() == [0x5a; 200]);
+    }
+
+    #[test]
+    fn recover_tape_with_output_needs_one_segment() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("t");
+        writer(&p, Durability::SyncOnClose).close().unwrap();
+        let opts = RecoverOptions {
+            output: Some(d.path().join("out.floxlog")),
+            ..RecoverOptions::default()
+        };
+        let e = recover_tape(&[p], &opts, &mut |_| panic!("nothing reported")).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+    }
+}

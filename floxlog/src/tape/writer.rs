@@ -6,12 +6,34 @@
 //! placeholder header (written under a hidden temporary name, then renamed
 //! into place, so that no segment file exists without a header), frames
 //! are appended, and on close the index trailer is appended and the final
-//! header written over offset 0 (seek + write), as the flox reference
-//! does. LZ4 segments also get their header rewritten after each write of
-//! whole blocks, so a reader of a live or crashed segment sees the counts
-//! of what is on disk. A writer killed between appending the trailer and
-//! writing the final header leaves the trailer behind a placeholder header;
-//! readers take it as a crashed writer's torn tail and `recover` drops it.
+//! header written over offset 0, as the flox reference does. LZ4 segments
+//! also get their header rewritten after each write of whole blocks, so a
+//! reader of a live or crashed segment sees the counts of what is on disk.
+//! A writer killed between appending the trailer and writing the final
+//! header leaves the trailer behind a placeholder header; readers take it
+//! as a crashed writer's torn tail and `recover` drops it.
+//!
+//! Except under [`Durability::Flush`] (whose appends write their own bytes
+//! before returning), writing overlaps encoding: the encoded bytes are
+//! handed to a background I/O thread (one per writer, started
+//! with the first segment, joined when the writer is closed, dropped or
+//! abandoned), which writes them in the order they were handed over, with
+//! positional writes at the offsets the encoder reported (the header
+//! rewrites at offset 0 are just more writes in that order), and runs the
+//! policy's fsyncs. The encoder's output buffer is handed over whole and
+//! an empty one taken from a small pool in its place, so nothing is copied
+//! and, once warm, nothing allocated; when three buffers (about a MiB
+//! each) wait to be written, the encoder waits (back-pressure).
+//! Whatever crosses the thread, the order of effects on disk is the
+//! synchronous writer's: the placeholder header is written (by the calling
+//! thread) before the rename that publishes a segment; a segment's final
+//! header, and its fsync, are done before `manifest.json` lists it (closing
+//! a segment waits for the I/O thread). Under the syncing policies a
+//! closing segment's frames and trailer are fsynced before its final
+//! header is written (then fsynced too), so that not even a power loss
+//! leaves a final header whose index is not on disk. The first I/O error of the thread
+//! is kept: the next `append`, `flush`, `sync` or `close` returns it, and
+//! the writer refuses further appends; the thread writes nothing after it.
 //!
 //! `manifest.json` (spec schema) is rewritten atomically after every closed
 //! segment, listing the closed segments; a segment still open is not listed
@@ -21,42 +43,55 @@ use super::dir::{series_of, Layout, MIXED, SERIES};
 use super::error::TapeError;
 use super::lock::TapeLock;
 use super::manifest::{sync_dir, write_atomic, Manifest, ManifestSegment, MANIFEST_FILE};
-use crate::segment::{vec_writer, VecWriter};
 use floxlog_core::{Compression, Event, WriterConfig, DEFAULT_MAX_SEGMENT_BYTES};
-use std::fs::File;
-use std::io::{Seek, SeekFrom, Write};
+use io_thread::{take_pending, Exchange, Header, IoThread, SegIo, SwapStorage, SwapWriter, CHUNK};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+
+#[path = "io_thread.rs"]
+mod io_thread;
 
 /// When written bytes leave the process and when they are fsynced.
 ///
-/// | policy | `write(2)` | `fsync` (`sync_data`) |
+/// | policy | handed over for `write(2)` | `fsync` (`sync_data`) |
 /// |---|---|---|
-/// | `None` | in 1 MiB chunks, at rotation and close | never |
-/// | `Flush` | after every event (LZ4: every block) | never |
-/// | `SyncEveryBlock` | after every LZ4 block (uncompressed: every `index_interval` events) | same, and at close |
-/// | `SyncEveryN(n)` | every `n` events | same, and at close |
-/// | `SyncOnClose` (default) | in 1 MiB chunks | when a segment is closed (file, then manifest and directory) |
+/// | `None` | to the I/O thread in 1 MiB chunks, at rotation and close | never |
+/// | `Flush` | written by `append` itself, before it returns, for every event (LZ4: every block) | never |
+/// | `SyncEveryBlock` | to the I/O thread after every LZ4 block (uncompressed: every `index_interval` events) | queued after the write, and at close |
+/// | `SyncEveryN(n)` | to the I/O thread every `n` events | queued after the write, and at close |
+/// | `SyncOnClose` (default) | to the I/O thread in 1 MiB chunks | when a segment is closed (file, then manifest and directory) |
 ///
 /// LZ4 events staged in an unfinished block are in memory only, whatever
 /// the policy: they reach the file when their block does.
 ///
+/// Bytes and fsyncs handed to the I/O thread are carried out in order, in
+/// the background: `append` does not wait for them (unless three chunks
+/// are already waiting). An fsync requested while the previous one still
+/// waits is merged into it (one fsync then covers both). Closing a segment
+/// (rotation, [`TapeWriter::close`]) waits for everything handed over.
+/// [`TapeWriter::flush`] and [`TapeWriter::sync`] hand over and wait on
+/// demand, under any policy.
+///
 /// [`TapeWriter::written_events`] and [`TapeWriter::durable_events`] say how
-/// many events the policy has delivered so far: handed to the OS (they
-/// survive the process being killed) and fsynced (they survive a power
-/// loss too). Under the syncing policies a new segment's directory entry is
-/// fsynced too, once, with the segment's first fsync.
+/// many events have been delivered so far: `write(2)` of their bytes
+/// returned (they survive the process being killed) and their fsync
+/// returned (they survive a power loss too). Under the syncing policies a
+/// new segment's directory entry is fsynced too, once, with the segment's
+/// first fsync.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Durability {
-    /// Never fsync; write in large chunks.
+    /// Never fsync; write in large chunks, in the background.
     None,
-    /// Write every event at once (visible to readers, e.g. `cat --follow`);
-    /// never fsync.
+    /// Write every event (LZ4: every block) before `append` returns
+    /// (visible to readers, e.g. `cat --follow`); never fsync.
     Flush,
-    /// Write and fsync after every block.
+    /// Write and fsync after every block, in the background.
     SyncEveryBlock,
-    /// Write and fsync every n events.
+    /// Write and fsync every n events, in the background.
     SyncEveryN(u32),
-    /// Write in chunks, fsync each segment when it is closed.
+    /// Write in chunks in the background, fsync each segment when it is
+    /// closed.
     #[default]
     SyncOnClose,
 }
@@ -85,7 +120,8 @@ pub struct TapeWriterConfig {
     /// Durability policy.
     pub durability: Durability,
     /// Fixed `created_ns` for segment `i` = this + i (deterministic output);
-    /// `None` stamps the wall clock.
+    /// `None` stamps the wall clock. [`TapeWriter::set_clock`] overrides
+    /// both.
     pub created_ns: Option<i64>,
     /// Write `manifest.json`.
     pub write_manifest: bool,
@@ -105,26 +141,30 @@ impl Default for TapeWriterConfig {
     }
 }
 
-const CHUNK: usize = 1 << 20;
+/// A source of `created_ns` for new segments.
+pub type Clock = Box<dyn FnMut() -> i64 + Send>;
 
 struct OpenSeg {
-    file: File,
-    path: PathBuf,
+    /// The file (at its published path) and its written / synced counts,
+    /// shared with the I/O thread.
+    io: Arc<SegIo>,
+    /// Where the encoder's output buffer is swapped for an empty one.
+    xchg: Arc<Exchange>,
     name: String,
     series: &'static str,
-    w: VecWriter,
+    w: SwapWriter,
     seq: u64,
     min_ts: i64,
     max_ts: i64,
     events: u64,
     bucket: Option<i64>,
     unsynced: u64,
-    /// Events of this segment whose bytes were handed to the OS.
+    /// Events whose bytes were handed over (to the I/O thread or written).
+    handed: u64,
+    /// `io.written` as of the writer's last call (see [`TapeWriter::harvest`]).
     written: u64,
-    /// Events of this segment fsynced (with the directory entry).
+    /// `io.synced` as of the writer's last call.
     synced: u64,
-    /// The directory entry of this segment has been fsynced.
-    dir_synced: bool,
 }
 
 /// Counts of what a writer wrote.
@@ -153,6 +193,18 @@ pub struct TapeWriter {
     closed_written: u64,
     /// Events of closed segments fsynced.
     closed_durable: u64,
+    /// Closed segments not fsynced (policies `None` and `Flush`) and
+    /// their events not yet durable, for [`TapeWriter::sync`].
+    closed_unsynced: Vec<(PathBuf, u64)>,
+    /// Stamps new segments' created_ns (in a Mutex only to keep the writer
+    /// `Sync`; only ever reached through `&mut self`).
+    clock: Option<Mutex<Clock>>,
+    /// The first I/O error of a write done by the calling thread
+    /// (`Durability::Flush`); the I/O thread keeps its own.
+    failed: Option<TapeError>,
+    /// The background writer (not under `Durability::Flush`); joined on
+    /// drop, before the lock is released.
+    io: Option<IoThread>,
     /// The tape lock, held while the writer lives.
     _lock: TapeLock,
 }
@@ -210,6 +262,10 @@ impl TapeWriter {
             stats: TapeWriterStats::default(),
             closed_written: 0,
             closed_durable: 0,
+            closed_unsynced: Vec::new(),
+            clock: None,
+            failed: None,
+            io: None,
             _lock: lock,
         })
     }
@@ -224,14 +280,43 @@ impl TapeWriter {
         self.stats
     }
 
-    /// Events whose bytes have been handed to the OS (`write(2)` returned):
+    /// Stamps each new segment's created_ns with `clock()` instead of the
+    /// wall clock or `cfg.created_ns`: called exactly once per segment
+    /// opened (when its first event arrives), never otherwise.
+    ///
+    /// It is called on the caller's thread, from inside `append` (or
+    /// `append_raw`), never by the I/O thread. A segment that fails to
+    /// open (say the directory is not writable) has still used its call;
+    /// the next attempt calls again. As with the other sources, a value not
+    /// after the previous segment's is raised to the previous + 1 (flox
+    /// segment names must increase), and a flox-layout name that is taken
+    /// is skipped by adding 1.
+    ///
+    /// The clock is not called for the tape's own `created_ns` (in
+    /// `manifest.json`): with a clock set before the tape's first segment
+    /// is opened, it is that segment's created_ns, known from that open
+    /// on; otherwise, and for a tape with no segment, it stays what
+    /// [`TapeWriter::create`] chose (`cfg.created_ns` or the wall clock).
+    pub fn set_clock(&mut self, clock: Clock) {
+        self.clock = Some(Mutex::new(clock));
+    }
+
+    /// Events whose bytes have been handed to the OS (`write(2)` returned,
+    /// on the I/O thread or, under [`Durability::Flush`], in `append`):
     /// they survive the process being killed, though not a power loss
     /// unless also [durable](TapeWriter::durable_events).
     ///
     /// With [`Layout::Flox`] these are the first `written_events()` events
     /// appended; with [`Layout::Spec`] the sum over the series, each a
     /// prefix of the events of its series. Events staged in memory (an
-    /// unfinished LZ4 block, a chunk not yet written) are not counted.
+    /// unfinished LZ4 block, a chunk not yet handed over) or handed to the
+    /// I/O thread and not yet written are not counted.
+    ///
+    /// The I/O thread's progress is read at the writer's own calls
+    /// (`append`, `flush`, `sync`, a segment's close), so that this and
+    /// [`TapeWriter::durable_events`] agree with each other between two
+    /// calls (durable never above written); [`TapeWriter::flush`] brings
+    /// it up to every event handed over.
     pub fn written_events(&self) -> u64 {
         self.closed_written + self.open.iter().flatten().map(|s| s.written).sum::<u64>()
     }
@@ -239,11 +324,12 @@ impl TapeWriter {
     /// Events the writer has fsynced, with the directory entries of their
     /// segments: they survive a crash of the machine. Counted like
     /// [`TapeWriter::written_events`] (a prefix of the append order with
-    /// [`Layout::Flox`]).
+    /// [`Layout::Flox`]; read at the writer's own calls).
     ///
-    /// It grows at the fsyncs of the [`Durability`] policy: every n events
-    /// or block, and at segment close for every policy but `None` and
-    /// `Flush` (under which it stays 0).
+    /// It grows as the fsyncs of the [`Durability`] policy return (every n
+    /// events or block, in the background), at segment close for every
+    /// policy but `None` and `Flush`, and at [`TapeWriter::sync`] (under
+    /// `None` and `Flush` it stays 0 unless `sync` is called).
     pub fn durable_events(&self) -> u64 {
         self.closed_durable + self.open.iter().flatten().map(|s| s.synced).sum::<u64>()
     }
@@ -257,7 +343,11 @@ impl TapeWriter {
 
     /// Paths of the segments open now.
     pub fn open_paths(&self) -> Vec<PathBuf> {
-        self.open.iter().flatten().map(|s| s.path.clone()).collect()
+        self.open
+            .iter()
+            .flatten()
+            .map(|s| s.io.path.clone())
+            .collect()
     }
 
     /// flox-style `metadata.json` to write at close.
@@ -276,6 +366,9 @@ impl TapeWriter {
     }
 
     /// Appends one event.
+    ///
+    /// Fails, accepting nothing, once an earlier write or fsync failed
+    /// (with that error, every time).
     pub fn append(&mut self, ev: &Event<'_>) -> Result<(), TapeError> {
         let si = self.slot(ev.frame_type());
         self.before(si, ev)?;
@@ -284,7 +377,8 @@ impl TapeWriter {
         };
         let emitted = seg.w.stats().events_emitted;
         seg.w.append(ev).map_err(|e| {
-            TapeError::input(Some(&seg.path), format!("cannot write the event: {e}")).at(e.offset)
+            TapeError::input(Some(&seg.io.path), format!("cannot write the event: {e}"))
+                .at(e.offset)
         })?;
         self.after(si, ev.exchange_ts_ns(), emitted)
     }
@@ -304,15 +398,106 @@ impl TapeWriter {
         };
         let emitted = seg.w.stats().events_emitted;
         seg.w.append_raw(frame_type, payload).map_err(|e| {
-            TapeError::input(Some(&seg.path), format!("cannot write the frame: {e}")).at(e.offset)
+            TapeError::input(Some(&seg.io.path), format!("cannot write the frame: {e}"))
+                .at(e.offset)
         })?;
         self.after(si, ev.exchange_ts_ns(), emitted)
     }
 
-    fn before(&mut self, si: usize, ev: &Event<'_>) -> Result<(), TapeError> {
+    /// Hands every encoded byte to the OS and waits for it: afterwards
+    /// [`TapeWriter::written_events`] counts every event appended, except
+    /// LZ4 events staged in an unfinished block (blocks stay as the
+    /// policy makes them: a flush does not cut one short). Nothing is
+    /// fsynced. Returns the first write error, if any.
+    pub fn flush(&mut self) -> Result<(), TapeError> {
+        self.check_open()?;
+        for si in 0..self.open.len() {
+            self.hand_over(si, None)?;
+        }
+        self.wait_io()?;
+        self.harvest();
+        Ok(())
+    }
+
+    /// [`TapeWriter::flush`], then fsyncs every open segment (and, the
+    /// first time, its directory entry) and every closed segment that the
+    /// policy left unsynced (`None`, `Flush`): afterwards
+    /// [`TapeWriter::durable_events`] equals
+    /// [`TapeWriter::written_events`]. `manifest.json` is not fsynced
+    /// (under `None` and `Flush`; it lists closed segments only, and
+    /// `recover` rebuilds it).
+    pub fn sync(&mut self) -> Result<(), TapeError> {
+        self.check_open()?;
+        for si in 0..self.open.len() {
+            self.hand_over(si, None)?;
+            self.sync_seg(si, false, true)?;
+        }
+        self.wait_io()?;
+        if !self.closed_unsynced.is_empty() {
+            // Closed segments are counted durable once their directory
+            // entries are synced too.
+            for (path, _) in &self.closed_unsynced {
+                std::fs::File::open(path)
+                    .and_then(|f| f.sync_all())
+                    .map_err(|e| TapeError::io(path, "syncing the segment", e))?;
+            }
+            sync_dir(&self.dir)?;
+            for (_, events) in std::mem::take(&mut self.closed_unsynced) {
+                self.closed_durable += events;
+            }
+        }
+        self.harvest();
+        Ok(())
+    }
+
+    #[inline]
+    fn check_open(&self) -> Result<(), TapeError> {
         if self.finished {
             return Err(TapeError::usage("the tape writer is already closed"));
         }
+        self.check_io()
+    }
+
+    /// The first I/O error, if any: from the I/O thread or from a write
+    /// done by this thread.
+    #[inline]
+    fn check_io(&self) -> Result<(), TapeError> {
+        let failed = self.failed.is_some() || self.io.as_ref().is_some_and(IoThread::has_failed);
+        if failed {
+            return Err(self.io_error());
+        }
+        Ok(())
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn io_error(&self) -> TapeError {
+        self.failed
+            .clone()
+            .or_else(|| self.io.as_ref().and_then(IoThread::failed))
+            .unwrap_or_else(|| TapeError::input(Some(&self.dir), "internal error: no I/O error"))
+    }
+
+    /// Waits until the I/O thread has run everything handed to it.
+    fn wait_io(&self) -> Result<(), TapeError> {
+        match &self.io {
+            Some(io) => io.wait_idle(),
+            None => self.check_io(),
+        }
+    }
+
+    /// Takes the I/O thread's progress into the counts the getters report.
+    /// `synced` is read before `written`, and the thread publishes a
+    /// segment's fsync after its writes, so durable never passes written.
+    fn harvest(&mut self) {
+        for seg in self.open.iter_mut().flatten() {
+            seg.synced = seg.io.synced.load(Ordering::Acquire);
+            seg.written = seg.io.written.load(Ordering::Acquire);
+        }
+    }
+
+    fn before(&mut self, si: usize, ev: &Event<'_>) -> Result<(), TapeError> {
+        self.check_open()?;
         if let Some(seg) = &self.open[si] {
             let by_size = seg.w.would_exceed(ev, self.cfg.max_segment_bytes);
             let by_time = match (self.cfg.rotate_every_ns, seg.bucket) {
@@ -342,39 +527,89 @@ impl TapeWriter {
             seg.bucket = cfg.rotate_every_ns.map(|s| ts.div_euclid(s));
         }
         let lz4 = cfg.segment.compression == Compression::Lz4;
-        let block_done = if lz4 {
-            seg.w.stats().events_emitted != emitted_before
-        } else {
-            seg.events % cfg.segment.index_interval as u64 == 0
-        };
+        // An LZ4 block was just emitted (the `%` below only where needed).
+        let lz4_block = lz4 && seg.w.stats().events_emitted != emitted_before;
         match cfg.durability {
             Durability::None | Durability::SyncOnClose => {
                 if seg.w.pending().len() >= CHUNK {
-                    drain(seg)?;
+                    self.hand_over(si, None)?;
                 }
             }
-            Durability::Flush => drain(seg)?,
+            Durability::Flush => self.hand_over(si, None)?,
             Durability::SyncEveryBlock => {
+                let block_done = if lz4 {
+                    lz4_block
+                } else {
+                    seg.events % cfg.segment.index_interval as u64 == 0
+                };
                 if block_done {
-                    drain(seg)?;
-                    sync(&self.dir, seg)?;
+                    self.hand_over(si, None)?;
+                    self.sync_seg(si, false, true)?;
                 }
             }
             Durability::SyncEveryN(n) => {
                 seg.unsynced += 1;
                 if seg.unsynced >= n.max(1) as u64 {
-                    drain(seg)?;
-                    sync(&self.dir, seg)?;
                     seg.unsynced = 0;
+                    self.hand_over(si, None)?;
+                    self.sync_seg(si, false, true)?;
                 }
             }
         }
-        if lz4 && block_done && seg.w.segment_bytes() >= cfg.max_segment_bytes {
+        let rotate = lz4_block
+            && self.open[si]
+                .as_ref()
+                .is_some_and(|s| s.w.segment_bytes() >= cfg.max_segment_bytes);
+        if rotate {
             self.close_segment(si)?;
         }
+        self.harvest();
         Ok(())
     }
 
+    /// Hands segment `si`'s pending bytes over: to the I/O thread, or
+    /// written at once under `Flush`. For LZ4, the header is then rewritten
+    /// with the counts of the blocks now in the file (the reference's
+    /// updateSegmentHeader); `last` is a closed segment's final header,
+    /// written after its last bytes. Any failure here is an I/O failure:
+    /// the writer refuses further appends.
+    fn hand_over(&mut self, si: usize, last: Option<[u8; 64]>) -> Result<(), TapeError> {
+        let Some(seg) = self.open[si].as_mut() else {
+            return Ok(());
+        };
+        let r = hand_over(self.io.as_ref(), seg, last);
+        if let Err(e) = &r {
+            self.failed.get_or_insert_with(|| e.clone());
+        }
+        r
+    }
+
+    /// Requests an fsync of segment `si` covering everything handed over
+    /// (`all`: `sync_all`; `dir`: and its directory entry the first time):
+    /// queued, or done at once under `Flush`.
+    fn sync_seg(&mut self, si: usize, all: bool, dir: bool) -> Result<(), TapeError> {
+        let Some(seg) = self.open[si].as_mut() else {
+            return Ok(());
+        };
+        let r = match &self.io {
+            Some(io) => {
+                io.push_sync(&seg.io, all, dir, seg.handed);
+                Ok(())
+            }
+            None => seg
+                .io
+                .sync(dir.then_some(self.dir.as_path()), all, seg.handed),
+        };
+        if let Err(e) = &r {
+            self.failed.get_or_insert_with(|| e.clone());
+        }
+        r
+    }
+
+    // Out of line: it builds a segment writer (16 KiB with its symbol
+    // table) on its stack, which would cost every append a stack probe.
+    #[cold]
+    #[inline(never)]
     fn open_segment(&mut self, si: usize, frame_type: u8) -> Result<(), TapeError> {
         let series: &'static str = match self.cfg.layout {
             Layout::Flox => MIXED,
@@ -389,12 +624,14 @@ impl TapeWriter {
             )
         };
         let after_last = self.last_created.checked_add(1).ok_or_else(exhausted)?;
-        let wanted = match self.cfg.created_ns {
-            Some(base) => i64::try_from(self.seq)
+        let clocked = self.clock.is_some();
+        let wanted = match (&mut self.clock, self.cfg.created_ns) {
+            (Some(clock), _) => (clock.get_mut().unwrap_or_else(|e| e.into_inner()))(),
+            (None, Some(base)) => i64::try_from(self.seq)
                 .ok()
                 .and_then(|seq| base.checked_add(seq))
                 .ok_or_else(exhausted)?,
-            None => now_ns(),
+            (None, None) => now_ns(),
         };
         let mut created = wanted.max(after_last);
         // The placeholder header is written under a hidden temporary name
@@ -427,6 +664,9 @@ impl TapeWriter {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
+        if self.io.is_none() && self.cfg.durability != Durability::Flush {
+            self.io = Some(IoThread::start(&self.dir)?);
+        }
         let tmp = self.dir.join(format!(".{name}.tmp"));
         let file = std::fs::OpenOptions::new()
             .write(true)
@@ -436,14 +676,35 @@ impl TapeWriter {
             .map_err(|e| TapeError::io(&tmp, "creating the segment", e))?;
         self.last_created = created;
         self.numbers[si] += 1;
-        let w = vec_writer(WriterConfig {
-            created_ns: created,
-            ..self.cfg.segment
-        })
+        let (store, xchg) = SwapStorage::new();
+        let mut w = SwapWriter::new(
+            WriterConfig {
+                created_ns: created,
+                ..self.cfg.segment
+            },
+            store,
+        )
         .map_err(|e| TapeError::input(Some(&path), format!("cannot start the segment: {e}")))?;
-        let mut seg = OpenSeg {
-            file,
-            path: tmp,
+        // The placeholder header goes out at once, as the reference does,
+        // written here (the I/O thread only gets published segments).
+        let published = io_thread::write_all_at(&file, w.pending(), 0)
+            .map_err(|e| TapeError::io(&tmp, "writing the segment", e))
+            .and_then(|()| {
+                std::fs::rename(&tmp, &path)
+                    .map_err(|e| TapeError::io(&path, "moving the new segment into place", e))
+            });
+        if let Err(e) = published {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(e);
+        }
+        let n = w.pending().len();
+        w.consume(n);
+        if clocked && self.seq == 0 {
+            self.tape_created = created;
+        }
+        self.open[si] = Some(OpenSeg {
+            io: Arc::new(SegIo::new(file, path)),
+            xchg,
             name,
             series,
             w,
@@ -453,45 +714,49 @@ impl TapeWriter {
             events: 0,
             bucket: None,
             unsynced: 0,
+            handed: 0,
             written: 0,
             synced: 0,
-            dir_synced: false,
-        };
-        self.seq += 1;
-        // The placeholder header goes out at once, as the reference does.
-        let published = drain(&mut seg).and_then(|()| {
-            std::fs::rename(&seg.path, &path)
-                .map_err(|e| TapeError::io(&path, "moving the new segment into place", e))
         });
-        if let Err(e) = published {
-            let _ = std::fs::remove_file(&seg.path);
-            return Err(e);
-        }
-        seg.path = path;
-        self.open[si] = Some(seg);
+        self.seq += 1;
         Ok(())
     }
 
+    #[cold]
+    #[inline(never)]
     fn close_segment(&mut self, si: usize) -> Result<(), TapeError> {
-        let Some(mut seg) = self.open[si].take() else {
+        let Some(seg) = self.open[si].as_mut() else {
             return Ok(());
         };
         let header = seg.w.finish().map_err(|e| {
-            TapeError::input(Some(&seg.path), format!("cannot finish the segment: {e}"))
-                .at(e.offset)
+            TapeError::input(
+                Some(&seg.io.path),
+                format!("cannot finish the segment: {e}"),
+            )
+            .at(e.offset)
         })?;
-        drain(&mut seg)?;
-        let size = seg.w.pending_offset();
-        let io = |e| TapeError::io(&seg.path, "writing the final header", e);
-        seg.file.seek(SeekFrom::Start(0)).map_err(io)?;
-        seg.file.write_all(&header).map_err(io)?;
-        self.closed_written += seg.events;
         let syncs = self.cfg.durability.syncs();
+        // Trailer, final header, fsync: in that order, then wait for them
+        // (the manifest must not list a segment before its bytes are out).
+        // Under the syncing policies the frames and trailer are fsynced
+        // before the final header is written (and fsynced in turn), so that
+        // no crash, even of the machine, leaves a final header whose index
+        // is not on disk.
         if syncs {
-            seg.file
-                .sync_all()
-                .map_err(|e| TapeError::io(&seg.path, "syncing the segment", e))?;
+            self.hand_over(si, None)?;
+            self.sync_seg(si, false, false)?;
         }
+        self.hand_over(si, Some(header))?;
+        if syncs {
+            self.sync_seg(si, true, false)?;
+        }
+        let waited = self.wait_io();
+        let Some(seg) = self.open[si].take() else {
+            return Ok(());
+        };
+        waited?;
+        let size = seg.w.pending_offset();
+        self.closed_written += seg.events;
         let empty = seg.events == 0;
         self.closed.push((
             seg.seq,
@@ -505,14 +770,23 @@ impl TapeWriter {
             },
         ));
         self.stats.segments += 1;
+        // Under None and Flush, what an earlier sync() made durable; the
+        // rest waits for the next sync().
+        let durable = if syncs {
+            seg.events
+        } else {
+            seg.io.synced.load(Ordering::Acquire).min(seg.events)
+        };
+        if durable < seg.events {
+            self.closed_unsynced
+                .push((seg.io.path.clone(), seg.events - durable));
+        }
         // With a manifest, saving it fsyncs the directory.
-        if syncs && !seg.dir_synced && !self.cfg.write_manifest {
+        if syncs && !seg.io.dir_synced.load(Ordering::Acquire) && !self.cfg.write_manifest {
             sync_dir(&self.dir)?;
         }
         self.save_manifest()?;
-        if syncs {
-            self.closed_durable += seg.events;
-        }
+        self.closed_durable += durable;
         Ok(())
     }
 
@@ -526,7 +800,8 @@ impl TapeWriter {
     }
 
     /// Closes every open segment, writes the manifest (and metadata.json if
-    /// set), and returns the manifest entries.
+    /// set), and returns the manifest entries. Returns the first write or
+    /// fsync error, if any (also one the I/O thread met earlier).
     pub fn close(mut self) -> Result<Vec<ManifestSegment>, TapeError> {
         self.close_all()?;
         Ok(self.closed_segments())
@@ -537,6 +812,7 @@ impl TapeWriter {
             return Ok(());
         }
         self.finished = true;
+        self.check_io()?;
         let mut order: Vec<(u64, usize)> = self
             .open
             .iter()
@@ -563,9 +839,12 @@ impl TapeWriter {
         Ok(())
     }
 
-    /// Stops as if the process died now: bytes already handed to the OS stay,
-    /// nothing is finalised (placeholder headers, no index, no manifest
-    /// entry). For testing recovery.
+    /// Stops as if the process died now: nothing is finalised (placeholder
+    /// headers, no index, no manifest entry). Bytes already handed to the
+    /// I/O thread are still written before this returns (a process killed
+    /// instead may lose those [not yet written](TapeWriter::written_events));
+    /// bytes still in the encoder (a chunk not handed over, an unfinished
+    /// LZ4 block) are dropped. For testing recovery.
     pub fn abandon(mut self) {
         self.finished = true;
     }
@@ -575,45 +854,179 @@ impl Drop for TapeWriter {
     fn drop(&mut self) {
         // Like BufWriter: close on drop, ignoring errors; call close() to see them.
         let _ = self.close_all();
+        // Then the I/O thread is joined (a field dropped before the lock).
     }
 }
 
-/// Writes the pending bytes; for LZ4, then rewrites the header with the
-/// counts of the blocks now in the file (the reference's updateSegmentHeader).
-fn drain(seg: &mut OpenSeg) -> Result<(), TapeError> {
+/// See [`TapeWriter::hand_over`].
+fn hand_over(
+    io: Option<&IoThread>,
+    seg: &mut OpenSeg,
+    last: Option<[u8; 64]>,
+) -> Result<(), TapeError> {
     let n = seg.w.pending().len();
-    if n == 0 {
+    if n == 0 && last.is_none() {
         return Ok(());
     }
-    seg.file
-        .write_all(seg.w.pending())
-        .map_err(|e| TapeError::io(&seg.path, "writing the segment", e))?;
-    seg.w.consume(n);
-    // Everything emitted so far was pending, so it is in the file now.
-    seg.written = seg.w.stats().events_emitted as u64;
-    if seg.w.config().compression == Compression::Lz4
-        && seg.w.stats().events_emitted > 0
-        && !seg.w.is_finished()
-    {
-        let h = seg.w.current_header().to_bytes();
-        let io = |e| TapeError::io(&seg.path, "updating the segment header", e);
-        seg.file.seek(SeekFrom::Start(0)).map_err(io)?;
-        seg.file.write_all(&h).map_err(io)?;
-        seg.file.seek(SeekFrom::End(0)).map_err(io)?;
+    let events = seg.w.stats().events_emitted as u64;
+    let header = match last {
+        Some(bytes) => Some(Header { bytes, last: true }),
+        None if seg.w.config().compression == Compression::Lz4
+            && events > 0
+            && !seg.w.is_finished() =>
+        {
+            Some(Header {
+                bytes: seg.w.current_header().to_bytes(),
+                last: false,
+            })
+        }
+        None => None,
+    };
+    let at = seg.w.pending_offset();
+    match io {
+        None => {
+            seg.io.write(at, seg.w.pending(), header.as_ref(), events)?;
+            seg.w.consume(n);
+        }
+        Some(io) if n == 0 => io.push_write(&seg.io, at, Vec::new(), 0, header, events),
+        Some(io) => {
+            if io.append_to_queued(&seg.io, at, seg.w.pending(), header, events) {
+                seg.w.consume(n);
+            } else {
+                let fresh = io.take_buffer()?;
+                let (buf, len) = take_pending(&mut seg.w, &seg.xchg, fresh).ok_or_else(|| {
+                    TapeError::input(
+                        Some(&seg.io.path),
+                        "internal error: the encoder's buffer could not be handed over",
+                    )
+                })?;
+                io.push_write(&seg.io, at, buf, len, header, events);
+            }
+        }
     }
+    seg.handed = events;
     Ok(())
 }
 
-/// fsyncs the segment's data and, the first time, the directory entry that
-/// names it (without which a fsynced new file can vanish in a crash).
-fn sync(dir: &Path, seg: &mut OpenSeg) -> Result<(), TapeError> {
-    seg.file
-        .sync_data()
-        .map_err(|e| TapeError::io(&seg.path, "syncing the segment", e))?;
-    if !seg.dir_synced {
-        sync_dir(dir)?;
-        seg.dir_synced = true;
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tape::TapeErrorKind;
+    use floxlog_core::Trade;
+
+    fn trade(i: u64) -> Event<'static> {
+        Event::Trade(Trade {
+            exchange_ts_ns: 1_000_000 + i as i64,
+            price_raw: 100 + (i % 7) as i64,
+            qty_raw: 3,
+            trade_id: i,
+            symbol_id: (i % 3) as u32,
+            ..Default::default()
+        })
     }
-    seg.synced = seg.written;
-    Ok(())
+
+    fn cfg(dur: Durability, lz4: bool) -> TapeWriterConfig {
+        TapeWriterConfig {
+            segment: WriterConfig {
+                compression: if lz4 {
+                    Compression::Lz4
+                } else {
+                    Compression::None
+                },
+                index_interval: 32,
+                ..WriterConfig::default()
+            },
+            durability: dur,
+            created_ns: Some(1),
+            ..TapeWriterConfig::default()
+        }
+    }
+
+    /// A write that fails (on the I/O thread, or in `append` under Flush)
+    /// is returned, with the segment's path and what was being done, by
+    /// the next append, and by every call after it; nothing is written
+    /// after it and the segment is never finalised.
+    #[test]
+    fn the_first_io_error_is_returned_and_appends_refused() {
+        let t = tempfile::tempdir().unwrap();
+        for (i, dur) in [
+            Durability::None,
+            Durability::Flush,
+            Durability::SyncEveryN(10),
+            Durability::SyncOnClose,
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            for lz4 in [false, true] {
+                let dir = t.path().join(format!("{i}-{lz4}"));
+                let mut w = TapeWriter::create(&dir, cfg(dur, lz4)).unwrap();
+                w.append(&trade(0)).unwrap();
+                let path = w.open_paths()[0].clone();
+                let len = std::fs::metadata(&path).unwrap().len();
+                // From now on every write of the segment fails (EBADF).
+                let ro = std::fs::File::open(&path).unwrap();
+                w.open[0].as_mut().unwrap().io = Arc::new(SegIo::new(ro, path.clone()));
+                let mut n = 1;
+                let e = loop {
+                    assert!(n < 1_000_000, "{dur:?}: no error after {n} events");
+                    match w.append(&trade(n)) {
+                        Ok(()) => n += 1,
+                        Err(e) => break e,
+                    }
+                };
+                let ctx = format!("{dur:?} lz4 {lz4}: {e}");
+                // The event of an append whose own write failed (Flush) is
+                // in the encoder, never written; later appends take nothing.
+                let accepted = w.stats().events;
+                assert!(accepted == n || accepted == n + 1, "{ctx}");
+                assert!(matches!(e.kind, TapeErrorKind::Io(_)), "{ctx}");
+                assert_eq!(e.path.as_deref(), Some(path.as_path()), "{ctx}");
+                assert!(e.message.starts_with("writing the segment"), "{ctx}");
+                assert!(w.written_events() <= 1, "{ctx}");
+                for again in [w.append(&trade(n)), w.flush(), w.sync()] {
+                    assert_eq!(again.unwrap_err().message, e.message, "{ctx}");
+                }
+                assert_eq!(
+                    w.stats().events,
+                    accepted,
+                    "{ctx}: refused appends took nothing"
+                );
+                assert_eq!(w.close().unwrap_err().message, e.message, "{ctx}");
+                assert_eq!(std::fs::metadata(&path).unwrap().len(), len, "{ctx}");
+                assert!(!dir.join(MANIFEST_FILE).exists(), "{ctx}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_writer_can_move_between_threads() {
+        fn send_sync<T: Send + Sync>() {}
+        send_sync::<TapeWriter>();
+    }
+
+    /// The chunked policies hand over whole buffers and get them back:
+    /// however much is written, the pool creates at most MAX_IN_FLIGHT.
+    #[test]
+    fn buffers_are_recycled() {
+        let t = tempfile::tempdir().unwrap();
+        for lz4 in [false, true] {
+            let dir = t.path().join(format!("{lz4}"));
+            let mut w = TapeWriter::create(&dir, cfg(Durability::None, lz4)).unwrap();
+            let mut n = 0;
+            while w.open[0]
+                .as_ref()
+                .is_none_or(|s| s.w.pending_offset() < 24 * CHUNK as u64)
+            {
+                w.append(&trade(n)).unwrap();
+                n += 1;
+            }
+            let created = w.io.as_ref().unwrap().buffers_created();
+            assert!(
+                (1..=io_thread::MAX_IN_FLIGHT).contains(&created),
+                "lz4 {lz4}: {created} buffers"
+            );
+            w.close().unwrap();
+        }
+    }
 }

@@ -1,0 +1,630 @@
+//! `floxlog_tape_writer`: a tape on disk from C, on the tape writer the
+//! CLI uses (segment files, rotation, durability, the tape lock, final
+//! headers, index and manifest at close).
+
+use crate::boundary::{check_out, in_ref, put, put_if_usable, slice_in};
+use crate::error::floxlog_result;
+use crate::error::Fail;
+use crate::event::{book_in, event_in, pool_state_in};
+use crate::handle::{free, get, handle, into_c, Opaque};
+use crate::records::config_in;
+use crate::tape_error::{floxlog_tape_error, path_in, str_in, tape_boundary};
+use crate::types::*;
+use core::ffi::{c_char, c_void};
+use floxlog::tape::{Durability, Layout, TapeWriter, TapeWriterConfig};
+use floxlog_core::{BookKind, Event, OptionQuote, Trade, WriterConfig};
+use floxlog_result::*;
+
+/// Tape layout: flox's, `<created_ns>.floxlog` segments of every event type
+/// in one series (default).
+pub const FLOXLOG_LAYOUT_FLOX: u8 = 0;
+/// Tape layout: the spec's, one series per event family
+/// (`trades-000000.bin`, `book-000000.bin`...).
+pub const FLOXLOG_LAYOUT_SPEC: u8 = 1;
+
+/// Durability: never fsync; write in 1 MiB chunks.
+pub const FLOXLOG_DURABILITY_NONE: u8 = 0;
+/// Durability: hand every event (LZ4: every block) to the OS at once, so
+/// that followers see it; never fsync.
+pub const FLOXLOG_DURABILITY_FLUSH: u8 = 1;
+/// Durability: write and fsync after every LZ4 block (uncompressed: every
+/// `index_interval` events).
+pub const FLOXLOG_DURABILITY_SYNC_EVERY_BLOCK: u8 = 2;
+/// Durability: write and fsync every `sync_every_n` events.
+pub const FLOXLOG_DURABILITY_SYNC_EVERY_N: u8 = 3;
+/// Durability: write in chunks, fsync each segment when it is closed
+/// (default).
+pub const FLOXLOG_DURABILITY_SYNC_ON_CLOSE: u8 = 4;
+
+/// A clock for `created_ns`: nanoseconds since the Unix epoch. Called with
+/// `clock_ctx`, exactly once per segment the writer opens, on the thread
+/// that calls the append that opens it. It must not unwind (a C++
+/// exception escaping it aborts the process).
+pub type floxlog_clock_fn = Option<unsafe extern "C" fn(ctx: *mut c_void) -> i64>;
+
+/// Tape writer settings. Get the defaults with
+/// `floxlog_tape_writer_config_default`, then change what you need.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct floxlog_tape_writer_config {
+    /// Segment settings: compression, index interval (LZ4: events per
+    /// block), index on/off, exchange id, profile. Its `created_ns` is not
+    /// used: the clock below stamps each segment.
+    pub segment: floxlog_writer_config,
+    /// `FLOXLOG_LAYOUT_*` (default flox).
+    pub layout: u8,
+    /// `FLOXLOG_DURABILITY_*` (default `SYNC_ON_CLOSE`).
+    pub durability: u8,
+    /// Non-zero: keep `manifest.json` up to date (default 1).
+    pub write_manifest: u8,
+    /// Events between fsyncs for `FLOXLOG_DURABILITY_SYNC_EVERY_N` (at
+    /// least 1).
+    pub sync_every_n: u32,
+    /// Rotate before a segment would grow past this many bytes
+    /// (uncompressed: before the frame that would cross it, as the flox
+    /// reference does; LZ4: after the block that crosses it). Default
+    /// 256 MiB.
+    pub max_segment_bytes: u64,
+    /// Also rotate when an event's timestamp enters a new span of this many
+    /// nanoseconds, aligned to the epoch (3600e9: hourly segments); 0 (the
+    /// default) rotates by size only.
+    pub rotate_every_ns: i64,
+    /// Source of each segment's `created_ns` (which also names flox-layout
+    /// segments); NULL (default) reads `CLOCK_REALTIME`. The values are
+    /// made strictly increasing across the tape's segments.
+    pub clock_ns: floxlog_clock_fn,
+    /// Passed to `clock_ns`.
+    pub clock_ctx: *mut c_void,
+}
+
+/// Opaque tape writer handle (see `floxlog_tape_writer_open`). Use one
+/// handle from one thread at a time; it may move between threads.
+pub struct floxlog_tape_writer {
+    _private: [u8; 0],
+}
+
+const TAPE_WRITER_MAGIC: u64 = 0x5752_4550_4154_4c46; // "FLTAPEWR"
+
+#[repr(C)]
+pub(crate) struct TapeWriterHandle {
+    magic: u64,
+    /// `None` once closed.
+    w: Option<TapeWriter>,
+    /// Counts at close, reported after it.
+    written: u64,
+    durable: u64,
+    /// The durability policy fsyncs at close.
+    syncs: bool,
+}
+
+// SAFETY: TapeWriterHandle is repr(C) with the u64 magic first.
+unsafe impl Opaque for floxlog_tape_writer {
+    type Handle = TapeWriterHandle;
+    const MAGIC: u64 = TAPE_WRITER_MAGIC;
+    const NULL: &'static str = "tape writer is NULL";
+    const WRONG: &'static str = "not a floxlog_tape_writer handle";
+}
+
+impl TapeWriterHandle {
+    fn open(&mut self) -> Result<&mut TapeWriter, Fail> {
+        self.w
+            .as_mut()
+            .ok_or(Fail::new(FLOXLOG_FINISHED, "the tape writer is closed"))
+    }
+}
+
+/// The caller's clock, callable from Rust.
+struct CClock {
+    f: unsafe extern "C" fn(*mut c_void) -> i64,
+    ctx: *mut c_void,
+}
+
+// SAFETY: the clock is only called from inside the writer's calls, on the
+// caller's thread, one call at a time (the handle is used from one thread
+// at a time); the header says so. Its context travels with the handle.
+unsafe impl Send for CClock {}
+
+impl CClock {
+    fn now(&self) -> i64 {
+        // SAFETY: a function pointer the caller gave for this purpose,
+        // with its context.
+        unsafe { (self.f)(self.ctx) }
+    }
+}
+
+impl Default for floxlog_tape_writer_config {
+    fn default() -> Self {
+        let d = TapeWriterConfig::default();
+        floxlog_tape_writer_config {
+            segment: (&WriterConfig::default()).into(),
+            layout: FLOXLOG_LAYOUT_FLOX,
+            durability: FLOXLOG_DURABILITY_SYNC_ON_CLOSE,
+            write_manifest: u8::from(d.write_manifest),
+            sync_every_n: 1,
+            max_segment_bytes: d.max_segment_bytes,
+            rotate_every_ns: 0,
+            clock_ns: None,
+            clock_ctx: core::ptr::null_mut(),
+        }
+    }
+}
+
+fn tape_config_in(c: &floxlog_tape_writer_config) -> Result<TapeWriterConfig, Fail> {
+    let layout = match c.layout {
+        FLOXLOG_LAYOUT_FLOX => Layout::Flox,
+        FLOXLOG_LAYOUT_SPEC => Layout::Spec,
+        _ => return Err(Fail::invalid("layout is not a FLOXLOG_LAYOUT_* value")),
+    };
+    let durability = match c.durability {
+        FLOXLOG_DURABILITY_NONE => Durability::None,
+        FLOXLOG_DURABILITY_FLUSH => Durability::Flush,
+        FLOXLOG_DURABILITY_SYNC_EVERY_BLOCK => Durability::SyncEveryBlock,
+        FLOXLOG_DURABILITY_SYNC_EVERY_N if c.sync_every_n == 0 => {
+            return Err(Fail::invalid("sync_every_n is 0"))
+        }
+        FLOXLOG_DURABILITY_SYNC_EVERY_N => Durability::SyncEveryN(c.sync_every_n),
+        FLOXLOG_DURABILITY_SYNC_ON_CLOSE => Durability::SyncOnClose,
+        _ => {
+            return Err(Fail::invalid(
+                "durability is not a FLOXLOG_DURABILITY_* value",
+            ))
+        }
+    };
+    if c.rotate_every_ns < 0 {
+        return Err(Fail::invalid("rotate_every_ns is negative"));
+    }
+    if c.max_segment_bytes == 0 {
+        return Err(Fail::invalid("max_segment_bytes is 0"));
+    }
+    Ok(TapeWriterConfig {
+        layout,
+        segment: config_in(&c.segment)?,
+        max_segment_bytes: c.max_segment_bytes,
+        rotate_every_ns: (c.rotate_every_ns > 0).then_some(c.rotate_every_ns),
+        durability,
+        created_ns: None,
+        write_manifest: c.write_manifest != 0,
+    })
+}
+
+/// Fills `*cfg` with the defaults: flox layout, uncompressed, index every
+/// 1000 events, reference profile, 256 MiB segments, fsync at segment
+/// close, manifest on, wall clock.
+///
+/// # Safety
+/// `cfg` must be writable.
+#[no_mangle]
+pub unsafe extern "C" fn floxlog_tape_writer_config_default(
+    cfg: *mut floxlog_tape_writer_config,
+) -> floxlog_result {
+    // SAFETY: forwarded caller promise; the pointer is checked.
+    unsafe {
+        crate::boundary::output(core::ptr::null_mut(), cfg, "cfg is NULL", || {
+            Ok(floxlog_tape_writer_config::default())
+        })
+    }
+}
+
+/// Starts a tape in directory `dir` (created if missing; it must not hold a
+/// tape already) and sets `*writer`. `cfg` NULL means the defaults.
+///
+/// The writer takes the tape's lock (`.floxlog.lock`, flock): a second
+/// writer, `recover` or `reindex` on the same directory is refused with
+/// `FLOXLOG_TAPE_LOCKED` until this one is closed or its process dies.
+/// Segment files appear on the first event of each; a process killed at
+/// any point leaves a tape `floxlog_tape_recover` (or `floxlog recover`)
+/// completes, keeping every event the writer reported written.
+///
+/// # Safety
+/// `dir` a NUL-terminated path; `cfg` NULL or valid; `writer` writable;
+/// `err` may be NULL.
+#[no_mangle]
+pub unsafe extern "C" fn floxlog_tape_writer_open(
+    dir: *const c_char,
+    cfg: *const floxlog_tape_writer_config,
+    writer: *mut *mut floxlog_tape_writer,
+    err: *mut floxlog_tape_error,
+) -> floxlog_result {
+    tape_boundary(err, || {
+        check_out(writer, "writer is NULL")?;
+        // SAFETY: the caller's promise.
+        let dir = unsafe { path_in(dir, "dir is NULL or empty") }?;
+        let c = if cfg.is_null() {
+            floxlog_tape_writer_config::default()
+        } else {
+            // SAFETY: non-NULL; the caller's promise.
+            *unsafe { in_ref(cfg, "cfg") }?
+        };
+        let tcfg = tape_config_in(&c)?;
+        let syncs = !matches!(tcfg.durability, Durability::None | Durability::Flush);
+        let mut w = TapeWriter::create(&dir, tcfg)?;
+        if let Some(f) = c.clock_ns {
+            let clock = CClock {
+                f,
+                ctx: c.clock_ctx,
+            };
+            w.set_clock(Box::new(move || clock.now()));
+        }
+        let h = TapeWriterHandle {
+            magic: TAPE_WRITER_MAGIC,
+            w: Some(w),
+            written: 0,
+            durable: 0,
+            syncs,
+        };
+        // SAFETY: checked above.
+        unsafe { put(writer, into_c::<floxlog_tape_writer>(h)) };
+        Ok(FLOXLOG_OK)
+    })
+}
+
+/// Appends one event through `ev` (which reads the caller's struct).
+///
+/// # Safety
+/// `w` NULL or a live handle.
+unsafe fn append_with<'e>(
+    w: *mut floxlog_tape_writer,
+    err: *mut floxlog_tape_error,
+    ev: impl FnOnce() -> Result<Event<'e>, Fail>,
+) -> floxlog_result {
+    tape_boundary(err, || {
+        // SAFETY: forwarded caller promise.
+        let h = unsafe { handle(w) }?;
+        let ev = ev()?;
+        h.open()?.append(&ev)?;
+        Ok(FLOXLOG_OK)
+    })
+}
+
+/// Appends a trade. On error the event was not written and everything
+/// before it is intact.
+///
+/// # Safety
+/// `w` a live handle; `trade` valid; `err` may be NULL.
+#[no_mangle]
+pub unsafe extern "C" fn floxlog_tape_writer_append_trade(
+    w: *mut floxlog_tape_writer,
+    trade: *const floxlog_trade,
+    err: *mut floxlog_tape_error,
+) -> floxlog_result {
+    // SAFETY: forwarded caller promises; pointers are checked.
+    unsafe {
+        append_with(w, err, || {
+            Ok(Event::Trade(in_ref(trade, "trade is NULL")?.into()))
+        })
+    }
+}
+
+/// Appends a book snapshot (levels read from `book->bids`/`asks` during
+/// the call).
+///
+/// # Safety
+/// `w` a live handle; `book` valid with its level pointers; `err` may be
+/// NULL.
+#[no_mangle]
+pub unsafe extern "C" fn floxlog_tape_writer_append_book_snapshot(
+    w: *mut floxlog_tape_writer,
+    book: *const floxlog_book,
+    err: *mut floxlog_tape_error,
+) -> floxlog_result {
+    // SAFETY: forwarded caller promises; pointers are checked.
+    unsafe {
+        append_with(w, err, || {
+            Ok(Event::Book(book_in(
+                in_ref(book, "book is NULL")?,
+                BookKind::Snapshot,
+            )?))
+        })
+    }
+}
+
+/// Appends a book delta (levels with quantity 0 remove a price).
+///
+/// # Safety
+/// As `floxlog_tape_writer_append_book_snapshot`.
+#[no_mangle]
+pub unsafe extern "C" fn floxlog_tape_writer_append_book_delta(
+    w: *mut floxlog_tape_writer,
+    book: *const floxlog_book,
+    err: *mut floxlog_tape_error,
+) -> floxlog_result {
+    // SAFETY: forwarded caller promises; pointers are checked.
+    unsafe {
+        append_with(w, err, || {
+            Ok(Event::Book(book_in(
+                in_ref(book, "book is NULL")?,
+                BookKind::Delta,
+            )?))
+        })
+    }
+}
+
+/// Appends an option quote.
+///
+/// # Safety
+/// `w` a live handle; `quote` valid; `err` may be NULL.
+#[no_mangle]
+pub unsafe extern "C" fn floxlog_tape_writer_append_option_quote(
+    w: *mut floxlog_tape_writer,
+    quote: *const floxlog_option_quote,
+    err: *mut floxlog_tape_error,
+) -> floxlog_result {
+    // SAFETY: forwarded caller promises; pointers are checked.
+    unsafe {
+        append_with(w, err, || {
+            Ok(Event::OptionQuote(OptionQuote::from(in_ref(
+                quote,
+                "option quote is NULL",
+            )?)))
+        })
+    }
+}
+
+/// Appends a pool state (payload copied during the call).
+///
+/// # Safety
+/// `w` a live handle; `pool` valid with its payload pointer; `err` may be
+/// NULL.
+#[no_mangle]
+pub unsafe extern "C" fn floxlog_tape_writer_append_pool_state(
+    w: *mut floxlog_tape_writer,
+    pool: *const floxlog_pool_state,
+    err: *mut floxlog_tape_error,
+) -> floxlog_result {
+    // SAFETY: forwarded caller promises; pointers are checked.
+    unsafe {
+        append_with(w, err, || {
+            Ok(Event::PoolState(pool_state_in(in_ref(
+                pool,
+                "pool state is NULL",
+            )?)?))
+        })
+    }
+}
+
+/// Appends `count` items in order; `*appended` gets how many were written
+/// on every return.
+///
+/// # Safety
+/// `w` NULL or a live handle; `items` valid for `count`; `appended`
+/// writable if usable.
+unsafe fn append_many<'a, T: 'a>(
+    w: *mut floxlog_tape_writer,
+    items: *const T,
+    count: usize,
+    what: &'static str,
+    appended: *mut usize,
+    err: *mut floxlog_tape_error,
+    ev: impl Fn(&'a T) -> Result<Event<'a>, Fail>,
+) -> floxlog_result {
+    let mut n = 0usize;
+    let rc = tape_boundary(err, || {
+        check_out(appended, "appended is NULL")?;
+        // SAFETY: forwarded caller promises; pointers are checked.
+        let (h, items) = unsafe { (handle(w)?, slice_in(items, count, what)?) };
+        let tw = h.open()?;
+        for item in items {
+            tw.append(&ev(item)?)?;
+            n += 1;
+        }
+        Ok(FLOXLOG_OK)
+    });
+    // SAFETY: the caller's promise.
+    unsafe { put_if_usable(appended, n) };
+    rc
+}
+
+/// Appends `count` events of any kind in order: the batch form, one call
+/// for many events. Stops at the first event that fails and returns its
+/// error; `*appended` receives how many were written, on every return.
+///
+/// # Safety
+/// `w` a live handle; `events` valid for `count` events (their members'
+/// pointers too; NULL only with 0); `appended` writable; `err` may be NULL.
+#[no_mangle]
+pub unsafe extern "C" fn floxlog_tape_writer_append_events(
+    w: *mut floxlog_tape_writer,
+    events: *const floxlog_event,
+    count: usize,
+    appended: *mut usize,
+    err: *mut floxlog_tape_error,
+) -> floxlog_result {
+    // SAFETY: forwarded caller promises.
+    unsafe { append_many(w, events, count, "events", appended, err, |e| event_in(e)) }
+}
+
+/// Appends `count` trades in order, with the progress rule of
+/// `floxlog_tape_writer_append_events`.
+///
+/// # Safety
+/// `w` a live handle; `trades` valid for `count` trades (NULL only with 0);
+/// `appended` writable; `err` may be NULL.
+#[no_mangle]
+pub unsafe extern "C" fn floxlog_tape_writer_append_trades(
+    w: *mut floxlog_tape_writer,
+    trades: *const floxlog_trade,
+    count: usize,
+    appended: *mut usize,
+    err: *mut floxlog_tape_error,
+) -> floxlog_result {
+    // SAFETY: forwarded caller promises.
+    unsafe {
+        append_many(w, trades, count, "trades", appended, err, |t| {
+            Ok(Event::Trade(Trade::from(t)))
+        })
+    }
+}
+
+/// Sets the flox-style `metadata.json` written at close (a JSON object,
+/// e.g. `{"exchange":"binance","symbols":[{"symbol_id":1,"name":"BTCUSDT"}]}`,
+/// flox's `metadata.json`);
+/// readers then accept symbol names in filters.
+///
+/// # Safety
+/// `w` a live handle; `json` a NUL-terminated UTF-8 string; `err` may be
+/// NULL.
+#[no_mangle]
+pub unsafe extern "C" fn floxlog_tape_writer_set_metadata(
+    w: *mut floxlog_tape_writer,
+    json: *const c_char,
+    err: *mut floxlog_tape_error,
+) -> floxlog_result {
+    tape_boundary(err, || {
+        // SAFETY: forwarded caller promises; pointers are checked.
+        let (h, text) = unsafe { (handle(w)?, str_in(json, "json is NULL or not UTF-8")?) };
+        let v: serde_json::Value =
+            serde_json::from_str(text).map_err(|_| Fail::invalid("metadata is not valid JSON"))?;
+        if !v.is_object() {
+            return Err(Fail::invalid("metadata is not a JSON object").into());
+        }
+        h.open()?.set_metadata(v);
+        Ok(FLOXLOG_OK)
+    })
+}
+
+/// Hands every encoded byte to the OS and waits for it: afterwards
+/// `floxlog_tape_writer_written_events` counts every event appended, except
+/// LZ4 events staged in a block that is not full yet (blocks are never cut
+/// short: that would change the file).
+///
+/// # Safety
+/// `w` a live handle; `err` may be NULL.
+#[no_mangle]
+pub unsafe extern "C" fn floxlog_tape_writer_flush(
+    w: *mut floxlog_tape_writer,
+    err: *mut floxlog_tape_error,
+) -> floxlog_result {
+    tape_boundary(err, || {
+        // SAFETY: forwarded caller promise.
+        let h = unsafe { handle(w) }?;
+        h.open()?.flush()?;
+        Ok(FLOXLOG_OK)
+    })
+}
+
+/// `floxlog_tape_writer_flush`, then fsyncs every open segment and the
+/// directory entries: afterwards durable events = written events.
+///
+/// # Safety
+/// `w` a live handle; `err` may be NULL.
+#[no_mangle]
+pub unsafe extern "C" fn floxlog_tape_writer_sync(
+    w: *mut floxlog_tape_writer,
+    err: *mut floxlog_tape_error,
+) -> floxlog_result {
+    tape_boundary(err, || {
+        // SAFETY: forwarded caller promise.
+        let h = unsafe { handle(w) }?;
+        h.open()?.sync()?;
+        Ok(FLOXLOG_OK)
+    })
+}
+
+/// Sets `*out` to the events whose bytes the OS has (they survive the
+/// process being killed): with the flox layout, the first `*out` events
+/// appended.
+///
+/// # Safety
+/// `w` a live handle; `out` writable.
+#[no_mangle]
+pub unsafe extern "C" fn floxlog_tape_writer_written_events(
+    w: *mut floxlog_tape_writer,
+    out: *mut u64,
+) -> floxlog_result {
+    // SAFETY: forwarded caller promises.
+    unsafe {
+        get(w, out, "out is NULL", |h| {
+            h.w.as_ref().map_or(h.written, TapeWriter::written_events)
+        })
+    }
+}
+
+/// Sets `*out` to the events fsynced with their directory entries (they
+/// survive a power loss too), counted like the written events. Grows at
+/// the fsyncs of the durability policy, at `floxlog_tape_writer_sync` and
+/// at close.
+///
+/// # Safety
+/// `w` a live handle; `out` writable.
+#[no_mangle]
+pub unsafe extern "C" fn floxlog_tape_writer_durable_events(
+    w: *mut floxlog_tape_writer,
+    out: *mut u64,
+) -> floxlog_result {
+    // SAFETY: forwarded caller promises.
+    unsafe {
+        get(w, out, "out is NULL", |h| {
+            h.w.as_ref().map_or(h.durable, TapeWriter::durable_events)
+        })
+    }
+}
+
+/// Finishes the tape: every open segment gets its index trailer and final
+/// header, then the manifest (and metadata.json) is written, fsynced as the
+/// durability policy says, and the lock released. The handle stays valid
+/// for the counters and must still be freed; appends then fail with
+/// `FLOXLOG_FINISHED`. On error the tape is left as a killed writer would
+/// leave it (recoverable); a second close returns `FLOXLOG_FINISHED`.
+///
+/// # Safety
+/// `w` a live handle; `err` may be NULL.
+#[no_mangle]
+pub unsafe extern "C" fn floxlog_tape_writer_close(
+    w: *mut floxlog_tape_writer,
+    err: *mut floxlog_tape_error,
+) -> floxlog_result {
+    tape_boundary(err, || {
+        // SAFETY: forwarded caller promise.
+        let h = unsafe { handle(w) }?;
+        let tw =
+            h.w.take()
+                .ok_or(Fail::new(FLOXLOG_FINISHED, "the tape writer is closed"))?;
+        h.written = tw.written_events();
+        h.durable = tw.durable_events();
+        let before = tw.stats().events;
+        tw.close()?;
+        // Closing writes what was staged: everything appended is written;
+        // it is durable unless the policy never fsyncs.
+        h.written = before;
+        if h.syncs {
+            h.durable = before;
+        }
+        Ok(FLOXLOG_OK)
+    })
+}
+
+/// Releases the handle. A writer not yet closed is closed first, and its
+/// errors are lost: call `floxlog_tape_writer_close` to see them. NULL is
+/// a no-op.
+///
+/// # Safety
+/// `w` NULL or a live handle, not used afterwards.
+#[no_mangle]
+pub unsafe extern "C" fn floxlog_tape_writer_free(w: *mut floxlog_tape_writer) {
+    // SAFETY: forwarded caller promise.
+    unsafe { free(w) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn config_values_are_checked() {
+        let mut c = floxlog_tape_writer_config::default();
+        assert!(tape_config_in(&c).is_ok());
+        c.layout = 9;
+        assert!(tape_config_in(&c).is_err());
+        c.layout = FLOXLOG_LAYOUT_SPEC;
+        c.durability = FLOXLOG_DURABILITY_SYNC_EVERY_N;
+        c.sync_every_n = 0;
+        assert!(tape_config_in(&c).is_err());
+        c.sync_every_n = 10;
+        assert_eq!(
+            tape_config_in(&c).unwrap().durability,
+            Durability::SyncEveryN(10)
+        );
+        c.rotate_every_ns = -1;
+        assert!(tape_config_in(&c).is_err());
+    }
+}

@@ -1,0 +1,1334 @@
+/**
+ * @file floxlog.hpp
+ * @brief Header-only C++17 wrapper over the floxlog C ABI (floxlog.h).
+ *
+ * The tape level first: floxlog::TapeWriter records a tape directory,
+ * floxlog::TapeReader replays one (merged by time or in file order,
+ * filtered), and floxlog::verify, floxlog::recover and floxlog::inspect
+ * check, repair and summarise one, on the same library code as the
+ * `floxlog` CLI.
+ *
+ * Conventions:
+ * - Failures throw floxlog::Error (a std::runtime_error) carrying the C
+ *   result code, its stable name (`"crc_mismatch"`, `"tape_locked"`...),
+ *   the file concerned and the byte offset in it.
+ * - Handles are RAII and move-only. A moved-from (or default-constructed)
+ *   handle is empty: `valid()` is false, and every call on it throws
+ *   floxlog::Error with code FLOXLOG_NULL_POINTER.
+ * - Destructors never throw: they release the C handle, and a tape writer
+ *   that was not closed is closed then with its errors ignored. Call
+ *   TapeWriter::close() to see them.
+ * - Events read are views: what they point at (book levels, pool state
+ *   payloads) belongs to the reader and stays valid until its next call.
+ * - A handle is used from one thread at a time (it may move between
+ *   threads), as in the C API.
+ * - Link with the floxlog library (CMake target floxlog::floxlog or
+ *   floxlog::floxlog_shared, or `pkg-config --libs floxlog`).
+ *
+ * @code
+ *   floxlog::TapeWriterConfig cfg;
+ *   cfg.compression(FLOXLOG_COMPRESSION_LZ4);
+ *   auto w = floxlog::TapeWriter::open("demo-tape", cfg);
+ *   floxlog_trade t{};
+ *   t.exchange_ts_ns = 1700000000000000000;
+ *   w.append(t);
+ *   w.close();
+ *
+ *   for (const floxlog::Event& ev : floxlog::TapeReader::open("demo-tape"))
+ *     if (ev.kind() == floxlog::EventKind::Trade) use(ev.trade().price_raw);
+ * @endcode
+ */
+#ifndef FLOXLOG_HPP
+#define FLOXLOG_HPP
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <iterator>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "floxlog.h"
+
+/** @brief The floxlog C++ API. */
+namespace floxlog {
+
+// ---------------------------------------------------------------------------
+// Span
+
+/** @cond detail */
+template <typename T>
+class Span;
+
+namespace detail {
+
+template <typename T>
+struct is_span : std::false_type {};
+template <typename T>
+struct is_span<Span<T>> : std::true_type {};
+
+template <typename T>
+using remove_cvref_t = std::remove_cv_t<std::remove_reference_t<T>>;
+
+template <typename C, typename = void>
+struct container_element {};
+template <typename C>
+struct container_element<C, std::void_t<decltype(std::declval<C&>().data()),
+                                        decltype(std::declval<C&>().size())>> {
+  using type = std::remove_pointer_t<decltype(std::declval<C&>().data())>;
+};
+
+// A contiguous container (data() + size()) a Span<T> may view: its
+// elements convert to T like arrays do, and a temporary container is only
+// accepted for a Span of const elements.
+template <typename C, typename T, typename = void>
+struct spannable : std::false_type {};
+template <typename C, typename T>
+struct spannable<C, T, std::void_t<typename container_element<std::remove_reference_t<C>>::type>>
+    : std::bool_constant<
+          !is_span<remove_cvref_t<C>>::value && !std::is_array<remove_cvref_t<C>>::value &&
+          (std::is_lvalue_reference<C>::value || std::is_const<T>::value) &&
+          std::is_convertible<typename container_element<std::remove_reference_t<C>>::type (*)[],
+                              T (*)[]>::value> {};
+
+}  // namespace detail
+/** @endcond */
+
+/**
+ * @brief A view of `size()` contiguous `T` (std::span is C++20).
+ *
+ * Does not own what it points at. Built from a pointer and a count, a C
+ * array, or any contiguous container with `data()` and `size()`
+ * (std::vector, std::array, std::string...; a temporary container only
+ * for a `Span<const T>`, and only for the duration of the call it is
+ * passed to).
+ */
+template <typename T>
+class Span {
+ public:
+  using element_type = T;                       ///< The element type.
+  using value_type = std::remove_cv_t<T>;       ///< The element type, unqualified.
+  using size_type = std::size_t;                ///< Sizes.
+  using pointer = T*;                           ///< Pointer to an element.
+  using reference = T&;                         ///< Reference to an element.
+  using iterator = T*;                          ///< Iterator (a pointer).
+
+  /** @brief An empty span. */
+  constexpr Span() noexcept = default;
+  /** @brief `size` elements at `data` (`data` may be NULL when `size` is 0). */
+  constexpr Span(T* data, std::size_t size) noexcept : data_(data), size_(size) {}
+  /** @brief The elements of a C array. */
+  template <std::size_t N>
+  constexpr Span(T (&array)[N]) noexcept : data_(array), size_(N) {}  // NOLINT: implicit by design
+  /** @brief From a span of convertible elements (e.g. `Span<T>` to `Span<const T>`). */
+  template <typename U, typename = std::enable_if_t<std::is_convertible<U (*)[], T (*)[]>::value>>
+  constexpr Span(const Span<U>& other) noexcept  // NOLINT: implicit by design
+      : data_(other.data()), size_(other.size()) {}
+  /** @brief The elements of a contiguous container (`data()` and `size()`). */
+  template <typename C, typename = std::enable_if_t<detail::spannable<C&&, T>::value>>
+  constexpr Span(C&& container) noexcept(noexcept(container.data()) && noexcept(container.size()))  // NOLINT
+      : data_(container.data()), size_(static_cast<std::size_t>(container.size())) {}
+
+  /** @brief First element (NULL or dangling when empty). */
+  constexpr T* data() const noexcept { return data_; }
+  /** @brief Number of elements. */
+  constexpr std::size_t size() const noexcept { return size_; }
+  /** @brief Whether there is no element. */
+  constexpr bool empty() const noexcept { return size_ == 0; }
+  /** @brief Element `i` (unchecked: `i < size()`). */
+  constexpr T& operator[](std::size_t i) const noexcept { return data_[i]; }
+  /** @brief First element (the span must not be empty). */
+  constexpr T& front() const noexcept { return data_[0]; }
+  /** @brief Last element (the span must not be empty). */
+  constexpr T& back() const noexcept { return data_[size_ - 1]; }
+  /** @brief Iterator to the first element. */
+  constexpr T* begin() const noexcept { return data_; }
+  /** @brief Iterator past the last element. */
+  constexpr T* end() const noexcept { return data_ + size_; }
+
+ private:
+  T* data_ = nullptr;
+  std::size_t size_ = 0;
+};
+
+// ---------------------------------------------------------------------------
+// Library facts
+
+/** @brief The library version, e.g. `"0.1.0"`. */
+inline const char* version() noexcept { return floxlog_version(); }
+
+/** @brief The `.floxlog` format version the library reads and writes (1). */
+inline std::uint16_t format_version() noexcept { return floxlog_format_version(); }
+
+/** @brief Whether the library reads and writes LZ4 segments. */
+inline bool lz4_supported() noexcept { return floxlog_lz4_supported(); }
+
+/**
+ * @brief The stable short name of a result code: `"ok"`, `"end"`, the
+ * conformance corpus's spelling for data errors (`"crc_mismatch"`...),
+ * `"tape_locked"`...; `"unknown"` for a number that is no code.
+ */
+inline const char* result_name(std::uint32_t code) noexcept { return floxlog_result_name(code); }
+
+// ---------------------------------------------------------------------------
+// Errors
+
+/**
+ * @brief A failed floxlog operation.
+ *
+ * `what()` is `"<code_name>: <message>"`. Copying never throws (the
+ * details are shared).
+ */
+class Error : public std::runtime_error {
+ public:
+  /** @brief From a filled C tape error. */
+  explicit Error(const floxlog_tape_error& e)
+      : Error(static_cast<floxlog_result>(e.code), bounded(e.message, sizeof e.message),
+              e.has_file ? bounded(e.file, sizeof e.file) : std::string(), e.has_offset != 0, e.offset,
+              e.truncated != 0) {}
+
+  /**
+   * @brief From its parts.
+   * @param code the result code.
+   * @param message what failed (the C library's text when it gave one).
+   * @param file the file concerned, empty if none.
+   * @param has_offset whether `offset` is meaningful.
+   * @param offset byte offset in `file` of what failed.
+   * @param truncated whether the C library cut `file` or `message` to fit.
+   */
+  Error(floxlog_result code, std::string message, std::string file = std::string(), bool has_offset = false,
+        std::uint64_t offset = 0, bool truncated = false)
+      : std::runtime_error(std::string(result_name(static_cast<std::uint32_t>(code))) + ": " + message),
+        code_(code),
+        has_offset_(has_offset),
+        truncated_(truncated),
+        offset_(offset),
+        text_(std::make_shared<const Text>(Text{std::move(file), std::move(message)})) {}
+
+  /** @brief The result code (a `FLOXLOG_*` value). */
+  floxlog_result code() const noexcept { return code_; }
+  /** @brief The code's stable name: the corpus's error kind for data errors. */
+  const char* code_name() const noexcept { return result_name(static_cast<std::uint32_t>(code_)); }
+  /** @brief The file concerned (a segment, lock file, manifest, directory); empty if none. */
+  const std::string& file() const noexcept { return text_->file; }
+  /** @brief Whether a file is named. */
+  bool has_file() const noexcept { return !text_->file.empty(); }
+  /** @brief Whether offset() is meaningful. */
+  bool has_offset() const noexcept { return has_offset_; }
+  /** @brief Byte offset in file() of what failed (0 for a segment header; see has_offset()). */
+  std::uint64_t offset() const noexcept { return offset_; }
+  /**
+   * @brief The library's text: for tape errors `<file> at byte <offset>:
+   * <what failed>`, then `  hint: ...` on a second line when there is one.
+   */
+  const std::string& message() const noexcept { return text_->message; }
+  /** @brief Whether the C library cut file() or message() to fit its buffers. */
+  bool truncated() const noexcept { return truncated_; }
+
+ private:
+  struct Text {
+    std::string file;
+    std::string message;
+  };
+
+  static std::string bounded(const char* s, std::size_t cap) {
+    return std::string(s, static_cast<std::size_t>(std::find(s, s + cap, '\0') - s));
+  }
+
+  floxlog_result code_;
+  bool has_offset_;
+  bool truncated_;
+  std::uint64_t offset_;
+  std::shared_ptr<const Text> text_;
+};
+
+/**
+ * @brief A batch append that stopped at a failing event: the Error of that
+ * event, plus how many events before it were appended.
+ */
+class AppendError : public Error {
+ public:
+  /** @brief `error` of the event at index `appended` of the batch. */
+  AppendError(const Error& error, std::size_t appended) : Error(error), appended_(appended) {}
+  /** @brief Events of the batch written before the failing one. */
+  std::size_t appended() const noexcept { return appended_; }
+
+ private:
+  std::size_t appended_;
+};
+
+/** @cond detail */
+namespace detail {
+
+// The message of a bare code (for the functions that take no error out).
+inline std::string code_text(floxlog_result code) {
+  char buf[FLOXLOG_MESSAGE_MAX];
+  std::size_t n = 0;
+  if (floxlog_strerror(static_cast<std::uint32_t>(code), buf, sizeof buf, &n) != FLOXLOG_OK) return std::string();
+  return std::string(buf, n);
+}
+
+[[noreturn]] inline void throw_code(floxlog_result code) { throw Error(code, code_text(code)); }
+
+inline void check_code(floxlog_result rc) {
+  if (rc != FLOXLOG_OK) throw_code(rc);
+}
+
+// The error of a failed tape call. `err.code` was set to 0 before the call;
+// the library fills the whole struct when it fails.
+inline Error error_of(floxlog_result rc, const floxlog_tape_error& err) {
+  if (err.code == static_cast<std::uint32_t>(rc)) return Error(err);
+  return Error(rc, code_text(rc));
+}
+
+[[noreturn]] inline void throw_tape(floxlog_result rc, const floxlog_tape_error& err) { throw error_of(rc, err); }
+
+inline void check_tape(floxlog_result rc, const floxlog_tape_error& err) {
+  if (rc != FLOXLOG_OK) throw_tape(rc, err);
+}
+
+// A string view of a C string the library may leave NULL.
+inline std::string_view view_of(const char* s) noexcept { return s ? std::string_view(s) : std::string_view(); }
+
+}  // namespace detail
+/** @endcond */
+
+// ---------------------------------------------------------------------------
+// Events
+
+/** @brief Event types (`floxlog_event.kind`, the frame type). */
+enum class EventKind : std::uint32_t {
+  None = FLOXLOG_EVENT_NONE,                   ///< No event.
+  Trade = FLOXLOG_EVENT_TRADE,                 ///< A trade (frame type 1).
+  BookSnapshot = FLOXLOG_EVENT_BOOK_SNAPSHOT,  ///< A book snapshot (2).
+  BookDelta = FLOXLOG_EVENT_BOOK_DELTA,        ///< A book delta (3).
+  OptionQuote = FLOXLOG_EVENT_OPTION_QUOTE,    ///< An option quote (4).
+  PoolState = FLOXLOG_EVENT_POOL_STATE,        ///< A pool state (5).
+};
+
+/** @brief The corpus's name of an event type: `"trade"`, `"book_snapshot"`...; `"none"` otherwise. */
+inline const char* kind_name(EventKind kind) noexcept {
+  switch (kind) {
+    case EventKind::Trade: return "trade";
+    case EventKind::BookSnapshot: return "book_snapshot";
+    case EventKind::BookDelta: return "book_delta";
+    case EventKind::OptionQuote: return "option_quote";
+    case EventKind::PoolState: return "pool_state";
+    case EventKind::None: break;
+  }
+  return "none";
+}
+
+/** @brief The filter bit of an event type (`1u << kind`, for ReadOptions::types). */
+constexpr std::uint32_t type_bit(EventKind kind) noexcept { return 1u << static_cast<std::uint32_t>(kind); }
+
+/**
+ * @brief A book snapshot or delta: a copy of a `floxlog_book` whose levels
+ * are viewed, not owned.
+ */
+class Book {
+ public:
+  /** @brief An empty book (no levels). */
+  Book() noexcept : b_() {}
+  /** @brief A view of `b` (its level pointers are copied, not the levels). */
+  explicit Book(const floxlog_book& b) noexcept : b_(b) {}
+  /**
+   * @brief A book to append: the header fields of `header` (its level
+   * pointers and counts are ignored) with `bids` and `asks`, which must
+   * outlive the Book.
+   */
+  Book(const floxlog_book& header, Span<const floxlog_level> bids, Span<const floxlog_level> asks) noexcept
+      : b_(header) {
+    b_.bids = bids.data();
+    b_.bid_count = bids.size();
+    b_.asks = asks.data();
+    b_.ask_count = asks.size();
+  }
+
+  /** @brief Exchange-side timestamp, ns. */
+  std::int64_t exchange_ts_ns() const noexcept { return b_.exchange_ts_ns; }
+  /** @brief Receiver-side timestamp, ns. */
+  std::int64_t recv_ts_ns() const noexcept { return b_.recv_ts_ns; }
+  /** @brief Source sequence number. */
+  std::int64_t seq() const noexcept { return b_.seq; }
+  /** @brief Symbol tag. */
+  std::uint32_t symbol_id() const noexcept { return b_.symbol_id; }
+  /** @brief The stored record type byte (flox: 0 snapshot, 1 delta; spec: 2, 3). */
+  std::uint8_t header_type() const noexcept { return b_.header_type; }
+  /** @brief Instrument code. */
+  std::uint8_t instrument() const noexcept { return b_.instrument; }
+  /** @brief Exchange tag. */
+  std::uint16_t exchange_id() const noexcept { return b_.exchange_id; }
+  /** @brief Bid levels. */
+  Span<const floxlog_level> bids() const noexcept { return Span<const floxlog_level>(b_.bids, b_.bid_count); }
+  /** @brief Ask levels. */
+  Span<const floxlog_level> asks() const noexcept { return Span<const floxlog_level>(b_.asks, b_.ask_count); }
+  /** @brief The C struct. */
+  const floxlog_book& raw() const noexcept { return b_; }
+  /** @brief The C struct (so a Book can be passed where a `floxlog_book` is taken). */
+  operator const floxlog_book&() const noexcept { return b_; }  // NOLINT: implicit by design
+
+ private:
+  floxlog_book b_;
+};
+
+/** @brief A pool state: a copy of a `floxlog_pool_state` whose payload is viewed, not owned. */
+class PoolState {
+ public:
+  /** @brief An empty pool state. */
+  PoolState() noexcept : p_() {}
+  /** @brief A view of `p`. */
+  explicit PoolState(const floxlog_pool_state& p) noexcept : p_(p) {}
+  /** @brief A pool state to append: the fields of `header` with `payload`, which must outlive it. */
+  PoolState(const floxlog_pool_state& header, Span<const std::uint8_t> payload) noexcept : p_(header) {
+    p_.payload = payload.data();
+    p_.payload_len = payload.size();
+  }
+
+  /** @brief Exchange-side timestamp, ns. */
+  std::int64_t exchange_ts_ns() const noexcept { return p_.exchange_ts_ns; }
+  /** @brief Receiver-side timestamp, ns. */
+  std::int64_t recv_ts_ns() const noexcept { return p_.recv_ts_ns; }
+  /** @brief Symbol tag. */
+  std::uint32_t symbol_id() const noexcept { return p_.symbol_id; }
+  /** @brief 1 Descriptor, 2 Checkpoint, 3 SwapDelta, 4 LiquidityDelta. */
+  std::uint8_t sub_type() const noexcept { return p_.sub_type; }
+  /** @brief Venue tag. */
+  std::uint8_t venue() const noexcept { return p_.venue; }
+  /** @brief Exchange tag. */
+  std::uint16_t exchange_id() const noexcept { return p_.exchange_id; }
+  /** @brief The opaque payload bytes. */
+  Span<const std::uint8_t> payload() const noexcept {
+    return Span<const std::uint8_t>(p_.payload, p_.payload_len);
+  }
+  /** @brief The payload bytes as characters. */
+  std::string_view payload_view() const noexcept {
+    return p_.payload_len ? std::string_view(reinterpret_cast<const char*>(p_.payload), p_.payload_len)
+                          : std::string_view();
+  }
+  /** @brief The C struct. */
+  const floxlog_pool_state& raw() const noexcept { return p_; }
+  /** @brief The C struct (so a PoolState can be passed where a `floxlog_pool_state` is taken). */
+  operator const floxlog_pool_state&() const noexcept { return p_; }  // NOLINT: implicit by design
+
+ private:
+  floxlog_pool_state p_;
+};
+
+/**
+ * @brief One event of any type: a copy of a `floxlog_event` (book levels
+ * and pool payloads are viewed, not owned: an event read from a
+ * TapeReader is valid until the reader's next call).
+ */
+class Event {
+ public:
+  /** @brief No event (kind None). */
+  Event() noexcept : e_() {}
+  /** @brief A copy of `e`. */
+  explicit Event(const floxlog_event& e) noexcept : e_(e) {}
+
+  /** @brief A trade event. */
+  static Event of(const floxlog_trade& t) noexcept {
+    floxlog_event e{};
+    e.kind = FLOXLOG_EVENT_TRADE;
+    e.data.trade = t;
+    return Event(e);
+  }
+  /** @brief A book snapshot event (levels viewed). */
+  static Event snapshot(const floxlog_book& b) noexcept { return book_event(FLOXLOG_EVENT_BOOK_SNAPSHOT, b); }
+  /** @brief A book delta event (levels viewed). */
+  static Event delta(const floxlog_book& b) noexcept { return book_event(FLOXLOG_EVENT_BOOK_DELTA, b); }
+  /** @brief An option quote event. */
+  static Event of(const floxlog_option_quote& q) noexcept {
+    floxlog_event e{};
+    e.kind = FLOXLOG_EVENT_OPTION_QUOTE;
+    e.data.option_quote = q;
+    return Event(e);
+  }
+  /** @brief A pool state event (payload viewed). */
+  static Event of(const floxlog_pool_state& p) noexcept {
+    floxlog_event e{};
+    e.kind = FLOXLOG_EVENT_POOL_STATE;
+    e.data.pool_state = p;
+    return Event(e);
+  }
+
+  /** @brief The event type. */
+  EventKind kind() const noexcept { return static_cast<EventKind>(e_.kind); }
+  /** @brief The corpus's name of the event type (`"trade"`...). */
+  const char* kind_name() const noexcept { return floxlog::kind_name(kind()); }
+  /** @brief Whether it is a trade. */
+  bool is_trade() const noexcept { return e_.kind == FLOXLOG_EVENT_TRADE; }
+  /** @brief Whether it is a book snapshot or delta. */
+  bool is_book() const noexcept {
+    return e_.kind == FLOXLOG_EVENT_BOOK_SNAPSHOT || e_.kind == FLOXLOG_EVENT_BOOK_DELTA;
+  }
+  /** @brief Whether it is an option quote. */
+  bool is_option_quote() const noexcept { return e_.kind == FLOXLOG_EVENT_OPTION_QUOTE; }
+  /** @brief Whether it is a pool state. */
+  bool is_pool_state() const noexcept { return e_.kind == FLOXLOG_EVENT_POOL_STATE; }
+
+  /** @brief Exchange-side timestamp, ns (0 for kind None). */
+  std::int64_t exchange_ts_ns() const noexcept {
+    switch (e_.kind) {
+      case FLOXLOG_EVENT_TRADE: return e_.data.trade.exchange_ts_ns;
+      case FLOXLOG_EVENT_BOOK_SNAPSHOT:
+      case FLOXLOG_EVENT_BOOK_DELTA: return e_.data.book.exchange_ts_ns;
+      case FLOXLOG_EVENT_OPTION_QUOTE: return e_.data.option_quote.exchange_ts_ns;
+      case FLOXLOG_EVENT_POOL_STATE: return e_.data.pool_state.exchange_ts_ns;
+      default: return 0;
+    }
+  }
+  /** @brief Receiver-side timestamp, ns (0 for kind None). */
+  std::int64_t recv_ts_ns() const noexcept {
+    switch (e_.kind) {
+      case FLOXLOG_EVENT_TRADE: return e_.data.trade.recv_ts_ns;
+      case FLOXLOG_EVENT_BOOK_SNAPSHOT:
+      case FLOXLOG_EVENT_BOOK_DELTA: return e_.data.book.recv_ts_ns;
+      case FLOXLOG_EVENT_OPTION_QUOTE: return e_.data.option_quote.recv_ts_ns;
+      case FLOXLOG_EVENT_POOL_STATE: return e_.data.pool_state.recv_ts_ns;
+      default: return 0;
+    }
+  }
+  /** @brief Symbol tag (0 for kind None). */
+  std::uint32_t symbol_id() const noexcept {
+    switch (e_.kind) {
+      case FLOXLOG_EVENT_TRADE: return e_.data.trade.symbol_id;
+      case FLOXLOG_EVENT_BOOK_SNAPSHOT:
+      case FLOXLOG_EVENT_BOOK_DELTA: return e_.data.book.symbol_id;
+      case FLOXLOG_EVENT_OPTION_QUOTE: return e_.data.option_quote.symbol_id;
+      case FLOXLOG_EVENT_POOL_STATE: return e_.data.pool_state.symbol_id;
+      default: return 0;
+    }
+  }
+  /** @brief Exchange tag (0 for kind None). */
+  std::uint16_t exchange_id() const noexcept {
+    switch (e_.kind) {
+      case FLOXLOG_EVENT_TRADE: return e_.data.trade.exchange_id;
+      case FLOXLOG_EVENT_BOOK_SNAPSHOT:
+      case FLOXLOG_EVENT_BOOK_DELTA: return e_.data.book.exchange_id;
+      case FLOXLOG_EVENT_OPTION_QUOTE: return e_.data.option_quote.exchange_id;
+      case FLOXLOG_EVENT_POOL_STATE: return e_.data.pool_state.exchange_id;
+      default: return 0;
+    }
+  }
+
+  /** @brief The trade. @throws Error (FLOXLOG_INVALID_INPUT) if it is not one. */
+  const floxlog_trade& trade() const {
+    expect(is_trade(), "a trade");
+    return e_.data.trade;
+  }
+  /** @brief The book (snapshot or delta). @throws Error (FLOXLOG_INVALID_INPUT) if it is not one. */
+  Book book() const {
+    expect(is_book(), "a book");
+    return Book(e_.data.book);
+  }
+  /** @brief The option quote. @throws Error (FLOXLOG_INVALID_INPUT) if it is not one. */
+  const floxlog_option_quote& option_quote() const {
+    expect(is_option_quote(), "an option quote");
+    return e_.data.option_quote;
+  }
+  /** @brief The pool state. @throws Error (FLOXLOG_INVALID_INPUT) if it is not one. */
+  PoolState pool_state() const {
+    expect(is_pool_state(), "a pool state");
+    return PoolState(e_.data.pool_state);
+  }
+
+  /** @brief The C struct. */
+  const floxlog_event& raw() const noexcept { return e_; }
+  /** @brief The C struct, writable (e.g. for floxlog_tape_reader_next). */
+  floxlog_event& raw() noexcept { return e_; }
+
+ private:
+  static Event book_event(std::uint32_t kind, const floxlog_book& b) noexcept {
+    floxlog_event e{};
+    e.kind = kind;
+    e.data.book = b;
+    return Event(e);
+  }
+
+  void expect(bool ok, const char* what) const {
+    if (!ok)
+      throw Error(FLOXLOG_INVALID_INPUT, std::string("the event is a ") + kind_name() + ", not " + what);
+  }
+
+  floxlog_event e_;
+};
+
+// ---------------------------------------------------------------------------
+// Writing
+
+/**
+ * @brief Settings of a TapeWriter.
+ *
+ * Starts from `floxlog_tape_writer_config_default` (flox layout,
+ * uncompressed, index every 1000 events, reference profile, 256 MiB
+ * segments, fsync at segment close, manifest on, wall clock). Change `c`
+ * directly or through the chainable setters.
+ */
+struct TapeWriterConfig {
+  /**
+   * @brief The C settings. Its `clock_ns`/`clock_ctx` are ignored: set
+   * `clock` instead.
+   */
+  floxlog_tape_writer_config c;
+  /**
+   * @brief Source of each segment's `created_ns` (which also names
+   * flox-layout segments), called exactly once per segment the writer
+   * opens, on the thread of the append that opens it (the library makes
+   * the values strictly increasing across the tape's segments). Empty
+   * (default): the wall clock. It is kept on the heap, so it survives
+   * moves of the TapeWriter. It must not throw (an exception escaping it
+   * calls std::terminate, as it cannot cross the C library).
+   */
+  std::function<std::int64_t()> clock;
+
+  /** @brief The library's defaults. */
+  TapeWriterConfig() : c() { detail::check_code(floxlog_tape_writer_config_default(&c)); }
+
+  /** @brief `FLOXLOG_COMPRESSION_NONE` or `FLOXLOG_COMPRESSION_LZ4`. */
+  TapeWriterConfig& compression(std::uint8_t v) noexcept { c.segment.compression = v; return *this; }
+  /** @brief Events between index entries (uncompressed) or per LZ4 block (at least 1). */
+  TapeWriterConfig& index_interval(std::uint16_t v) noexcept { c.segment.index_interval = v; return *this; }
+  /** @brief Whether to write the sparse index trailer. */
+  TapeWriterConfig& create_index(bool v) noexcept { c.segment.create_index = v ? 1 : 0; return *this; }
+  /** @brief Exchange tag of the segment headers. */
+  TapeWriterConfig& exchange_id(std::uint8_t v) noexcept { c.segment.exchange_id = v; return *this; }
+  /** @brief `FLOXLOG_PROFILE_REFERENCE` or `FLOXLOG_PROFILE_SPEC`. */
+  TapeWriterConfig& profile(std::uint8_t v) noexcept { c.segment.profile = v; return *this; }
+  /** @brief `FLOXLOG_LAYOUT_FLOX` or `FLOXLOG_LAYOUT_SPEC`. */
+  TapeWriterConfig& layout(std::uint8_t v) noexcept { c.layout = v; return *this; }
+  /** @brief A `FLOXLOG_DURABILITY_*` policy. */
+  TapeWriterConfig& durability(std::uint8_t v) noexcept { c.durability = v; return *this; }
+  /** @brief Events between fsyncs for `FLOXLOG_DURABILITY_SYNC_EVERY_N`. */
+  TapeWriterConfig& sync_every_n(std::uint32_t v) noexcept { c.sync_every_n = v; return *this; }
+  /** @brief Whether to keep `manifest.json` up to date. */
+  TapeWriterConfig& write_manifest(bool v) noexcept { c.write_manifest = v ? 1 : 0; return *this; }
+  /** @brief Rotate before a segment would grow past this many bytes. */
+  TapeWriterConfig& max_segment_bytes(std::uint64_t v) noexcept { c.max_segment_bytes = v; return *this; }
+  /** @brief Also rotate when an event enters a new epoch-aligned span of this many ns (0: never). */
+  TapeWriterConfig& rotate_every_ns(std::int64_t v) noexcept { c.rotate_every_ns = v; return *this; }
+  /** @brief Sets `clock` (see there). */
+  TapeWriterConfig& with_clock(std::function<std::int64_t()> f) {
+    clock = std::move(f);
+    return *this;
+  }
+};
+
+/**
+ * @brief Records a tape directory (`floxlog_tape_writer`): segment files,
+ * rotation, durability, the tape lock, and the final headers, index and
+ * manifest at close().
+ *
+ * Move-only. The destructor closes a writer that was not closed, ignoring
+ * its errors: call close() to see them.
+ */
+class TapeWriter {
+ public:
+  /** @brief An empty writer (valid() is false). */
+  TapeWriter() noexcept = default;
+
+  /**
+   * @brief Starts a tape in directory `dir` (created if missing; it must
+   * not hold a tape already) and takes its lock.
+   * @throws Error e.g. FLOXLOG_TAPE_LOCKED (file() names the lock file)
+   * while another writer holds the directory, FLOXLOG_IO_ERROR,
+   * FLOXLOG_INVALID_INPUT for a bad setting.
+   */
+  explicit TapeWriter(const std::string& dir, TapeWriterConfig config = TapeWriterConfig()) {
+    floxlog_tape_writer_config c = config.c;
+    c.clock_ns = nullptr;
+    c.clock_ctx = nullptr;
+    if (config.clock) {
+      // On the heap, so that the context the library holds survives moves
+      // of this object.
+      clock_.reset(new std::function<std::int64_t()>(std::move(config.clock)));
+      c.clock_ns = &TapeWriter::clock_trampoline;
+      c.clock_ctx = clock_.get();
+    }
+    floxlog_tape_error err;
+    err.code = 0;
+    const floxlog_result rc = floxlog_tape_writer_open(dir.c_str(), &c, &w_, &err);
+    if (rc != FLOXLOG_OK) {
+      w_ = nullptr;
+      clock_.reset();
+      detail::throw_tape(rc, err);
+    }
+  }
+
+  /** @brief As the constructor. */
+  static TapeWriter open(const std::string& dir, TapeWriterConfig config = TapeWriterConfig()) {
+    return TapeWriter(dir, std::move(config));
+  }
+
+  TapeWriter(const TapeWriter&) = delete;
+  TapeWriter& operator=(const TapeWriter&) = delete;
+
+  /** @brief Takes over `other`'s tape; `other` is left empty. */
+  TapeWriter(TapeWriter&& other) noexcept
+      : w_(std::exchange(other.w_, nullptr)), clock_(std::move(other.clock_)) {}
+
+  /** @brief Closes (ignoring errors) and frees this writer's tape, then takes over `other`'s. */
+  TapeWriter& operator=(TapeWriter&& other) noexcept {
+    if (this != &other) {
+      reset();
+      w_ = std::exchange(other.w_, nullptr);
+      clock_ = std::move(other.clock_);
+    }
+    return *this;
+  }
+
+  /** @brief Frees the handle; a writer not yet closed is closed first, its errors ignored. */
+  ~TapeWriter() { reset(); }
+
+  /** @brief Whether this object holds a writer. */
+  bool valid() const noexcept { return w_ != nullptr; }
+  /** @brief As valid(). */
+  explicit operator bool() const noexcept { return valid(); }
+  /** @brief The C handle (still owned by this object). */
+  floxlog_tape_writer* get() const noexcept { return w_; }
+
+  /** @brief Appends a trade. @throws Error; the event was then not written, and all before it is intact. */
+  void append(const floxlog_trade& trade) {
+    floxlog_tape_error err;
+    err.code = 0;
+    detail::check_tape(floxlog_tape_writer_append_trade(w_, &trade, &err), err);
+  }
+  /** @brief Appends a book snapshot (levels read during the call). @throws Error */
+  void append_snapshot(const floxlog_book& book) {
+    floxlog_tape_error err;
+    err.code = 0;
+    detail::check_tape(floxlog_tape_writer_append_book_snapshot(w_, &book, &err), err);
+  }
+  /** @brief Appends a book delta (levels read during the call). @throws Error */
+  void append_delta(const floxlog_book& book) {
+    floxlog_tape_error err;
+    err.code = 0;
+    detail::check_tape(floxlog_tape_writer_append_book_delta(w_, &book, &err), err);
+  }
+  /** @brief Appends an option quote. @throws Error */
+  void append(const floxlog_option_quote& quote) {
+    floxlog_tape_error err;
+    err.code = 0;
+    detail::check_tape(floxlog_tape_writer_append_option_quote(w_, &quote, &err), err);
+  }
+  /** @brief Appends a pool state (payload copied during the call). @throws Error */
+  void append(const floxlog_pool_state& pool) {
+    floxlog_tape_error err;
+    err.code = 0;
+    detail::check_tape(floxlog_tape_writer_append_pool_state(w_, &pool, &err), err);
+  }
+  /** @brief Appends an event of any kind. @throws Error (FLOXLOG_INVALID_INPUT for kind None) */
+  void append(const floxlog_event& event) {
+    switch (event.kind) {
+      case FLOXLOG_EVENT_TRADE: append(event.data.trade); return;
+      case FLOXLOG_EVENT_BOOK_SNAPSHOT: append_snapshot(event.data.book); return;
+      case FLOXLOG_EVENT_BOOK_DELTA: append_delta(event.data.book); return;
+      case FLOXLOG_EVENT_OPTION_QUOTE: append(event.data.option_quote); return;
+      case FLOXLOG_EVENT_POOL_STATE: append(event.data.pool_state); return;
+      default: append(Span<const floxlog_event>(&event, 1)); return;  // the library's error
+    }
+  }
+  /** @brief Appends an event of any kind. @throws Error */
+  void append(const Event& event) { append(event.raw()); }
+
+  /**
+   * @brief Appends events of any kind in order, in one library call.
+   * @return the number appended (all of them).
+   * @throws AppendError at the first event that fails, with appended()
+   * events before it written.
+   */
+  std::size_t append(Span<const floxlog_event> events) {
+    floxlog_tape_error err;
+    err.code = 0;
+    std::size_t n = 0;
+    const floxlog_result rc = floxlog_tape_writer_append_events(w_, events.data(), events.size(), &n, &err);
+    if (rc != FLOXLOG_OK) throw AppendError(detail::error_of(rc, err), n);
+    return n;
+  }
+  /** @brief Appends trades in order, in one library call. @return the number appended. @throws AppendError */
+  std::size_t append(Span<const floxlog_trade> trades) {
+    floxlog_tape_error err;
+    err.code = 0;
+    std::size_t n = 0;
+    const floxlog_result rc = floxlog_tape_writer_append_trades(w_, trades.data(), trades.size(), &n, &err);
+    if (rc != FLOXLOG_OK) throw AppendError(detail::error_of(rc, err), n);
+    return n;
+  }
+
+  /**
+   * @brief Sets the flox-style `metadata.json` written at close (a JSON
+   * object, e.g. `{"symbols":[{"symbol_id":1,"name":"BTCUSDT"}]}`); readers then
+   * accept symbol names in filters.
+   * @throws Error (FLOXLOG_INVALID_INPUT when it is not a JSON object)
+   */
+  void set_metadata(std::string_view json) {
+    const std::string text(json);
+    floxlog_tape_error err;
+    err.code = 0;
+    detail::check_tape(floxlog_tape_writer_set_metadata(w_, text.c_str(), &err), err);
+  }
+
+  /**
+   * @brief Hands every encoded byte to the OS: afterwards written_events()
+   * counts every event appended (except LZ4 events of a block not full yet).
+   * @throws Error
+   */
+  void flush() {
+    floxlog_tape_error err;
+    err.code = 0;
+    detail::check_tape(floxlog_tape_writer_flush(w_, &err), err);
+  }
+  /** @brief flush(), then fsyncs the open segments and directory entries. @throws Error */
+  void sync() {
+    floxlog_tape_error err;
+    err.code = 0;
+    detail::check_tape(floxlog_tape_writer_sync(w_, &err), err);
+  }
+
+  /** @brief Events whose bytes the OS has (they survive the process being killed). @throws Error */
+  std::uint64_t written_events() const {
+    std::uint64_t n = 0;
+    detail::check_code(floxlog_tape_writer_written_events(w_, &n));
+    return n;
+  }
+  /** @brief Events fsynced with their directory entries (they survive a power loss). @throws Error */
+  std::uint64_t durable_events() const {
+    std::uint64_t n = 0;
+    detail::check_code(floxlog_tape_writer_durable_events(w_, &n));
+    return n;
+  }
+
+  /**
+   * @brief Finishes the tape: index trailers, final headers, manifest and
+   * metadata, fsyncs per the durability policy, lock released. The object
+   * stays valid for the counters; appends then throw FLOXLOG_FINISHED, and
+   * so does a second close().
+   * @throws Error (the tape is then left as a killed writer would leave
+   * it: recoverable).
+   */
+  void close() {
+    floxlog_tape_error err;
+    err.code = 0;
+    detail::check_tape(floxlog_tape_writer_close(w_, &err), err);
+  }
+
+ private:
+  static std::int64_t clock_trampoline(void* ctx) noexcept {
+    return (*static_cast<std::function<std::int64_t()>*>(ctx))();
+  }
+
+  void reset() noexcept {
+    // The handle goes first: it may still hold the clock context.
+    floxlog_tape_writer_free(w_);
+    w_ = nullptr;
+    clock_.reset();
+  }
+
+  floxlog_tape_writer* w_ = nullptr;
+  std::unique_ptr<std::function<std::int64_t()>> clock_;
+};
+
+// ---------------------------------------------------------------------------
+// Reading
+
+/**
+ * @brief How a TapeReader reads: starts from
+ * `floxlog_tape_read_options_default` (time order, every event, CRCs
+ * checked, unknown types rejected, torn tails tolerated, manifest
+ * trusted). Change `c` directly or through the chainable setters.
+ */
+struct ReadOptions {
+  /**
+   * @brief The C options. Its `filter.symbol_ids` and
+   * `filter.symbol_names` are ignored: use symbol_ids and symbol_names.
+   */
+  floxlog_tape_read_options c;
+  /** @brief Symbol ids to keep (with symbol_names: the union); none: every symbol. */
+  std::vector<std::uint32_t> symbol_ids;
+  /** @brief Symbol names to keep, resolved through the tape's `metadata.json`. */
+  std::vector<std::string> symbol_names;
+
+  /** @brief The library's defaults. */
+  ReadOptions() : c() { detail::check_code(floxlog_tape_read_options_default(&c)); }
+
+  /** @brief Merged by exchange timestamp across segments (stable; the default). */
+  ReadOptions& time_order() noexcept { c.order = FLOXLOG_ORDER_TIME; return *this; }
+  /** @brief Segment by segment, each in file order. */
+  ReadOptions& file_order() noexcept { c.order = FLOXLOG_ORDER_FILE; return *this; }
+  /** @brief Keep `exchange_ts_ns >= ts`. */
+  ReadOptions& from(std::int64_t ts) noexcept { c.filter.from_ns = ts; c.filter.has_from = 1; return *this; }
+  /** @brief Keep `exchange_ts_ns < ts`. */
+  ReadOptions& to(std::int64_t ts) noexcept { c.filter.to_ns = ts; c.filter.has_to = 1; return *this; }
+  /** @brief Keep events of this type too (no type added: every type). */
+  ReadOptions& type(EventKind kind) noexcept { c.filter.types |= type_bit(kind); return *this; }
+  /** @brief Keep the types of this mask of type_bit() values (0: every type). */
+  ReadOptions& types(std::uint32_t mask) noexcept { c.filter.types = mask; return *this; }
+  /** @brief Keep this symbol id too. */
+  ReadOptions& symbol(std::uint32_t id) { symbol_ids.push_back(id); return *this; }
+  /** @brief Keep this symbol name too (an unknown name fails the open). */
+  ReadOptions& symbol_name(std::string name) { symbol_names.push_back(std::move(name)); return *this; }
+  /** @brief Whether a torn tail (a running or killed writer's) is an error too. */
+  ReadOptions& strict(bool v = true) noexcept { c.strict = v ? 1 : 0; return *this; }
+  /** @brief Whether to check every frame's CRC32. */
+  ReadOptions& verify_crc(bool v) noexcept { c.verify_crc = v ? 1 : 0; return *this; }
+  /** @brief Whether to skip frames of types 1.0 does not define. */
+  ReadOptions& skip_unknown_types(bool v = true) noexcept { c.skip_unknown_types = v ? 1 : 0; return *this; }
+  /** @brief Whether to list directories instead of trusting `manifest.json`. */
+  ReadOptions& ignore_manifest(bool v = true) noexcept { c.ignore_manifest = v ? 1 : 0; return *this; }
+  /** @brief Events of the reorder window of unsorted segments (time order). */
+  ReadOptions& reorder_window(std::size_t n) noexcept { c.reorder_window = n; return *this; }
+  /** @brief Most frame bytes the reorder windows may hold together (time order). */
+  ReadOptions& reorder_bytes(std::uint64_t n) noexcept { c.reorder_bytes = n; return *this; }
+};
+
+/**
+ * @brief What a TapeReader has done so far (`floxlog_tape_reader_stats`):
+ * segments, bytes, events returned, late events, torn tails, errors.
+ */
+using ReaderStats = struct floxlog_tape_reader_stats;
+
+/**
+ * @brief Replays a tape (`floxlog_tape_reader`): a directory of either
+ * layout, a segment file, or several, merged by time or in file order,
+ * filtered, from memory-mapped files.
+ *
+ * Every good event comes before any error: after the last event, next()
+ * (and the iterator) throws each error found, once, in order (a damaged
+ * segment: file() and offset() say where), then reports the end.
+ *
+ * @code
+ *   auto r = floxlog::TapeReader::open(dir);
+ *   for (const floxlog::Event& ev : r) { ... }   // throws floxlog::Error on damage
+ * @endcode
+ *
+ * Move-only; iterators refer to the object (moving it invalidates them).
+ */
+class TapeReader {
+ public:
+  class iterator;
+
+  /** @brief An empty reader (valid() is false). */
+  TapeReader() noexcept = default;
+
+  /**
+   * @brief Opens a tape directory or segment file.
+   * @throws Error when the tape cannot be listed (FLOXLOG_IO_ERROR for a
+   * missing path, FLOXLOG_BAD_MANIFEST) or an option is wrong. Damage
+   * inside segments does not fail the open.
+   */
+  static TapeReader open(const std::string& path, const ReadOptions& options = ReadOptions()) {
+    const char* p = path.c_str();
+    return open_c(&p, 1, options);
+  }
+
+  /** @brief Opens several inputs (directories or segment files) read as one tape. @throws Error */
+  static TapeReader open(const std::vector<std::string>& paths, const ReadOptions& options = ReadOptions()) {
+    std::vector<const char*> ps;
+    ps.reserve(paths.size());
+    for (const auto& p : paths) ps.push_back(p.c_str());
+    return open_c(ps.data(), ps.size(), options);
+  }
+
+  TapeReader(const TapeReader&) = delete;
+  TapeReader& operator=(const TapeReader&) = delete;
+  /** @brief Takes over `other`'s reader; `other` is left empty. */
+  TapeReader(TapeReader&& other) noexcept : r_(std::exchange(other.r_, nullptr)) {}
+  /** @brief Frees this reader, then takes over `other`'s. */
+  TapeReader& operator=(TapeReader&& other) noexcept {
+    if (this != &other) {
+      floxlog_tape_reader_free(r_);
+      r_ = std::exchange(other.r_, nullptr);
+    }
+    return *this;
+  }
+  /** @brief Frees the reader (and unmaps the tape). */
+  ~TapeReader() { floxlog_tape_reader_free(r_); }
+
+  /** @brief Whether this object holds a reader. */
+  bool valid() const noexcept { return r_ != nullptr; }
+  /** @brief As valid(). */
+  explicit operator bool() const noexcept { return valid(); }
+  /** @brief The C handle (still owned by this object). */
+  floxlog_tape_reader* get() const noexcept { return r_; }
+
+  /**
+   * @brief Reads the next event into `out`.
+   * @return true with an event, false at the end.
+   * @throws Error for each error found, after the last event.
+   */
+  bool next(Event& out) {
+    floxlog_tape_error err;
+    err.code = 0;
+    const floxlog_result rc = floxlog_tape_reader_next(r_, &out.raw(), &err);
+    if (rc == FLOXLOG_OK) return true;
+    if (rc == FLOXLOG_END) return false;
+    detail::throw_tape(rc, err);
+  }
+
+  /** @brief The next event, or nothing at the end. @throws Error as next(Event&). */
+  std::optional<Event> next() {
+    Event e;
+    if (!next(e)) return std::nullopt;
+    return e;
+  }
+
+  /**
+   * @brief Positions the reader at `ts`: the following events are those
+   * with `exchange_ts_ns >= ts` the filter keeps, in the reader's order
+   * (seeking back works too; errors are returned again). Invalidates
+   * iterators' current events.
+   * @throws Error
+   */
+  void seek(std::int64_t ts) {
+    floxlog_tape_error err;
+    err.code = 0;
+    detail::check_tape(floxlog_tape_reader_seek(r_, ts, &err), err);
+  }
+
+  /** @brief What the reader has done so far. @throws Error */
+  ReaderStats stats() const {
+    ReaderStats s{};
+    detail::check_code(floxlog_tape_reader_get_stats(r_, &s));
+    return s;
+  }
+
+  /** @brief Reads the first (next) event. @throws Error as next(). */
+  iterator begin();
+  /** @brief The end. */
+  iterator end() noexcept;
+
+ private:
+  static TapeReader open_c(const char* const* paths, std::size_t count, const ReadOptions& options) {
+    floxlog_tape_read_options o = options.c;
+    std::vector<const char*> names;
+    names.reserve(options.symbol_names.size());
+    for (const auto& n : options.symbol_names) names.push_back(n.c_str());
+    o.filter.symbol_ids = options.symbol_ids.empty() ? nullptr : options.symbol_ids.data();
+    o.filter.symbol_id_count = options.symbol_ids.size();
+    o.filter.symbol_names = names.empty() ? nullptr : names.data();
+    o.filter.symbol_name_count = names.size();
+    TapeReader r;
+    floxlog_tape_error err;
+    err.code = 0;
+    const floxlog_result rc = count == 1 ? floxlog_tape_reader_open(paths[0], &o, &r.r_, &err)
+                                         : floxlog_tape_reader_open_paths(paths, count, &o, &r.r_, &err);
+    if (rc != FLOXLOG_OK) {
+      r.r_ = nullptr;
+      detail::throw_tape(rc, err);
+    }
+    return r;
+  }
+
+  floxlog_tape_reader* r_ = nullptr;
+};
+
+/**
+ * @brief Input iterator over a TapeReader's events. Each increment reads
+ * the next event and throws floxlog::Error for the errors the reader
+ * returns after its last event; the current event is valid until then.
+ */
+class TapeReader::iterator {
+ public:
+  using iterator_category = std::input_iterator_tag;  ///< Single pass.
+  using value_type = Event;                           ///< Events.
+  using difference_type = std::ptrdiff_t;             ///< Unused.
+  using pointer = const Event*;                       ///< Pointer to the current event.
+  using reference = const Event&;                     ///< The current event.
+
+  /** @brief The result of `it++`: the event before the increment. */
+  class Proxy {
+   public:
+    /** @brief The event (its levels and payload died with the increment). */
+    const Event& operator*() const noexcept { return e_; }
+
+   private:
+    friend class iterator;
+    explicit Proxy(const Event& e) noexcept : e_(e) {}
+    Event e_;
+  };
+
+  /** @brief An end iterator. */
+  iterator() noexcept = default;
+
+  /** @brief The current event. */
+  reference operator*() const noexcept { return current_; }
+  /** @brief The current event. */
+  pointer operator->() const noexcept { return &current_; }
+  /** @brief Reads the next event. @throws Error */
+  iterator& operator++() {
+    advance();
+    return *this;
+  }
+  /** @brief Reads the next event. @throws Error */
+  Proxy operator++(int) {
+    Proxy p(current_);
+    advance();
+    return p;
+  }
+  /** @brief Whether both are at the end, or both iterate the same reader. */
+  friend bool operator==(const iterator& a, const iterator& b) noexcept { return a.reader_ == b.reader_; }
+  /** @brief Negation of ==. */
+  friend bool operator!=(const iterator& a, const iterator& b) noexcept { return a.reader_ != b.reader_; }
+
+ private:
+  friend class TapeReader;
+  explicit iterator(TapeReader* reader) : reader_(reader) { advance(); }
+
+  void advance() {
+    if (reader_ == nullptr) return;
+    TapeReader* r = reader_;
+    reader_ = nullptr;  // at the end if next() throws or finds nothing
+    if (r->next(current_)) reader_ = r;
+  }
+
+  TapeReader* reader_ = nullptr;
+  Event current_;
+};
+
+inline TapeReader::iterator TapeReader::begin() { return iterator(this); }
+inline TapeReader::iterator TapeReader::end() noexcept { return iterator(); }
+
+// ---------------------------------------------------------------------------
+// Whole-tape operations
+
+/** @brief Options of verify() (all-zero: the default). */
+using VerifyOptions = floxlog_verify_options;
+/** @brief Options of recover() (all-zero: rewrite in place, keep `<name>.damaged`). */
+using RecoverOptions = floxlog_recover_options;
+/** @brief Options of inspect() (all-zero: the default). */
+using InspectOptions = floxlog_inspect_options;
+
+/** @brief One finding of verify(): a view valid during the callback only. */
+class Finding {
+ public:
+  /** @brief A view of `f`. */
+  explicit Finding(const floxlog_finding& f) noexcept : f_(&f) {}
+  /** @brief `FLOXLOG_SEVERITY_INFO`, `_WARNING` or `_ERROR`. */
+  std::uint32_t severity() const noexcept { return f_->severity; }
+  /** @brief A stable name: a corpus error kind or a check (`header_event_count`...). */
+  std::string_view kind() const noexcept { return detail::view_of(f_->kind); }
+  /** @brief Whether a file is named. */
+  bool has_file() const noexcept { return f_->file != nullptr; }
+  /** @brief The file concerned; empty if none. */
+  std::string_view file() const noexcept { return detail::view_of(f_->file); }
+  /** @brief Whether offset() is meaningful. */
+  bool has_offset() const noexcept { return f_->has_offset != 0; }
+  /** @brief Byte offset in file(). */
+  std::uint64_t offset() const noexcept { return f_->offset; }
+  /** @brief What was found. */
+  std::string_view message() const noexcept { return detail::view_of(f_->message); }
+  /** @brief What to do about it; empty if nothing to say. */
+  std::string_view hint() const noexcept { return detail::view_of(f_->hint); }
+  /** @brief The whole finding as the CLI prints it. */
+  std::string_view text() const noexcept { return detail::view_of(f_->text); }
+  /** @brief The C struct. */
+  const floxlog_finding& raw() const noexcept { return *f_; }
+
+ private:
+  const floxlog_finding* f_;
+};
+
+/** @brief One outcome of recover(): a view valid during the callback only. */
+class RecoverReport {
+ public:
+  /** @brief A view of `r`. */
+  explicit RecoverReport(const floxlog_recover_report& r) noexcept : r_(&r) {}
+  /**
+   * @brief `"rewritten"`, `"would_rewrite"` (dry run), `"already_valid"`,
+   * `"failed"` (see error()) or `"rebuilt_manifest"`.
+   */
+  std::string_view action() const noexcept { return detail::view_of(r_->action); }
+  /** @brief The segment (or manifest). */
+  std::string_view file() const noexcept { return detail::view_of(r_->file); }
+  /** @brief Complete events kept. */
+  std::uint64_t events_kept() const noexcept { return r_->events_kept; }
+  /** @brief Events the old header claimed. */
+  std::uint32_t header_claimed() const noexcept { return r_->header_claimed; }
+  /** @brief Whether a tail was dropped (from dropped_at()). */
+  bool has_dropped() const noexcept { return r_->has_dropped != 0; }
+  /** @brief Where the dropped tail began. */
+  std::uint64_t dropped_at() const noexcept { return r_->dropped_at; }
+  /** @brief Bytes dropped. */
+  std::uint64_t dropped_bytes() const noexcept { return r_->dropped_bytes; }
+  /** @brief Byte ranges salvage skipped. */
+  std::uint64_t skipped_ranges() const noexcept { return r_->skipped_ranges; }
+  /** @brief Why the tail was dropped (a corpus error kind); empty if nothing was. */
+  std::string_view reason() const noexcept { return detail::view_of(r_->reason); }
+  /** @brief Where the original was kept; empty if not. */
+  std::string_view backup() const noexcept { return detail::view_of(r_->backup); }
+  /** @brief For `"failed"`: what failed. */
+  std::optional<Error> error() const {
+    if (r_->error == nullptr) return std::nullopt;
+    return Error(*r_->error);
+  }
+  /** @brief The outcome as JSON (`null` for failures and rebuilt manifests). */
+  std::string_view json() const noexcept { return detail::view_of(r_->json); }
+  /** @brief The C struct. */
+  const floxlog_recover_report& raw() const noexcept { return *r_; }
+
+ private:
+  const floxlog_recover_report* r_;
+};
+
+/** @brief What verify() found. */
+struct VerifyResult {
+  /** @brief Segments, events and bytes checked; errors and warnings found. */
+  floxlog_verify_summary summary{};
+  /** @brief When the check failed: FLOXLOG_VERIFY_FAILED, naming the first finding. */
+  std::optional<Error> failure;
+  /** @brief Whether the check passed (no errors; no warnings either when strict). */
+  bool passed() const noexcept { return summary.passed != 0; }
+};
+
+/** @brief What recover() did. */
+struct RecoverResult {
+  /** @brief Totals over every segment. */
+  floxlog_recover_summary summary{};
+  /** @brief The first segment that could not be recovered (the others were still done). */
+  std::optional<Error> failure;
+  /** @brief Whether every segment is valid now (or, dry run, would be). */
+  bool ok() const noexcept { return !failure.has_value(); }
+};
+
+/** @brief What inspect() found (copied out of the library). */
+struct Inspection {
+  /** @brief The totals `floxlog inspect` prints. */
+  floxlog_tape_summary summary{};
+  /** @brief The exact text `floxlog inspect --json` prints (without its final newline). */
+  std::string json;
+  /** @brief The distinct symbol ids, ascending (none after a quick inspection). */
+  std::vector<std::uint32_t> symbols;
+};
+
+/** @cond detail */
+namespace detail {
+
+// A C++ callback behind a C one: the first exception it throws is kept
+// (later calls are skipped) and rethrown once the C call has returned.
+template <typename View, typename CStruct>
+struct Callback {
+  const std::function<void(const View&)>* fn;
+  std::exception_ptr failure;
+
+  static void call(const CStruct* c, void* ctx) noexcept {
+    auto* self = static_cast<Callback*>(ctx);
+    if (self->failure || c == nullptr) return;
+    try {
+      (*self->fn)(View(*c));
+    } catch (...) {
+      self->failure = std::current_exception();
+    }
+  }
+
+  void rethrow() const {
+    if (failure) std::rethrow_exception(failure);
+  }
+};
+
+}  // namespace detail
+/** @endcond */
+
+/**
+ * @brief Checks every segment of the tape at `path` (a directory or a
+ * segment file) in full, as `floxlog verify` does.
+ * @param on_finding called once per finding, in order (may be empty). An
+ *   exception it throws is rethrown after the check (later findings are
+ *   not delivered).
+ * @return the summary; a failed check is a result (`passed()` false,
+ *   `failure` set), not an exception.
+ * @throws Error when the tape cannot be listed or an option is wrong.
+ */
+inline VerifyResult verify(const std::string& path, const VerifyOptions& options = VerifyOptions(),
+                           const std::function<void(const Finding&)>& on_finding = {}) {
+  detail::Callback<Finding, floxlog_finding> cb{&on_finding, nullptr};
+  VerifyResult result;
+  floxlog_tape_error err;
+  err.code = 0;
+  const floxlog_result rc =
+      floxlog_tape_verify(path.c_str(), &options, on_finding ? &decltype(cb)::call : nullptr, &cb,
+                          &result.summary, &err);
+  cb.rethrow();
+  if (rc == FLOXLOG_VERIFY_FAILED) {
+    result.failure = detail::error_of(rc, err);
+  } else if (rc != FLOXLOG_OK) {
+    detail::throw_tape(rc, err);
+  }
+  return result;
+}
+
+/**
+ * @brief Repairs the segments of the tape at `path` (a directory or a
+ * segment file) whose writer died or that are damaged, as `floxlog
+ * recover` does (takes the tape lock; keeps `<name>.damaged` backups
+ * unless `no_backup`).
+ * @param on_report called once per outcome, in order (may be empty). An
+ *   exception it throws is rethrown after the recovery, which goes on
+ *   (later outcomes are not delivered).
+ * @return the summary; segments that could not be recovered are a result
+ *   (`ok()` false, `failure` names the first), not an exception.
+ * @throws Error when the tape cannot be listed or locked
+ *   (FLOXLOG_TAPE_LOCKED while a writer runs).
+ */
+inline RecoverResult recover(const std::string& path, const RecoverOptions& options = RecoverOptions(),
+                             const std::function<void(const RecoverReport&)>& on_report = {}) {
+  // Counts the "failed" outcomes, which tell a per-segment failure (the
+  // summary is filled) from a tape that could not be recovered at all.
+  std::uint64_t failed_reports = 0;
+  const std::function<void(const RecoverReport&)> counting = [&](const RecoverReport& r) {
+    if (r.action() == "failed") ++failed_reports;
+    if (on_report) on_report(r);
+  };
+  detail::Callback<RecoverReport, floxlog_recover_report> cb{&counting, nullptr};
+  RecoverResult result;
+  floxlog_tape_error err;
+  err.code = 0;
+  const floxlog_result rc =
+      floxlog_tape_recover(path.c_str(), &options, &decltype(cb)::call, &cb, &result.summary, &err);
+  cb.rethrow();
+  if (rc != FLOXLOG_OK) {
+    if (failed_reports == 0 && result.summary.failed == 0) detail::throw_tape(rc, err);
+    result.failure = detail::error_of(rc, err);
+  }
+  return result;
+}
+
+/**
+ * @brief Summarises the tape at `path` (a directory or a segment file) as
+ * `floxlog inspect` does. Damage does not throw (`summary.failed` says so
+ * and the JSON names it).
+ * @throws Error when the tape cannot be listed.
+ */
+inline Inspection inspect(const std::string& path, const InspectOptions& options = InspectOptions()) {
+  struct Free {
+    void operator()(floxlog_inspection* i) const noexcept { floxlog_inspection_free(i); }
+  };
+  floxlog_inspection* raw = nullptr;
+  floxlog_tape_error err;
+  err.code = 0;
+  detail::check_tape(floxlog_tape_inspect(path.c_str(), &options, &raw, &err), err);
+  const std::unique_ptr<floxlog_inspection, Free> handle(raw);
+  Inspection out;
+  detail::check_code(floxlog_inspection_summary(handle.get(), &out.summary));
+  const char* json = nullptr;
+  std::size_t len = 0;
+  detail::check_code(floxlog_inspection_json(handle.get(), &json, &len));
+  out.json.assign(json, len);
+  const std::uint32_t* ids = nullptr;
+  std::size_t count = 0;
+  detail::check_code(floxlog_inspection_symbols(handle.get(), &ids, &count));
+  out.symbols.assign(ids, ids + count);
+  return out;
+}
+
+}  // namespace floxlog
+
+#endif  // FLOXLOG_HPP
