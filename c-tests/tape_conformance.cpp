@@ -22,9 +22,9 @@
 // Exits non-zero on any failure, or when nothing was checked.
 #include <set>
 
-#include "tape_test_util.hpp"
+#include "corpus_util.hpp"
 
-using namespace tape_test;
+using namespace corpus_test;
 
 namespace {
 
@@ -181,13 +181,13 @@ bool names_segment(const floxlog::Error& e, const fs::path& seg) {
 }
 
 void check_corrupt(const fs::path& dir, std::set<std::string>* kinds) {
-  const json expect = read_json(dir / "case.json").at("expect");
-  const fs::path seg = dir / "segment.floxlog";
-  const size_t n = expect.at("events").get<size_t>();
+  const CorruptCase cc = corrupt_case(dir);
+  const fs::path& seg = cc.segment;
+  const uint64_t n = cc.events;
+  const std::string& kind = cc.kind;
 
-  if (expect.contains("index_error")) {
+  if (cc.index_error) {
     // The frames are intact: reading does not use the index.
-    const std::string kind = expect.at("index_error").get<std::string>();
     const Outcome o = read_damaged(seg, floxlog::ReadOptions().file_order().strict());
     if (o.error) fail("read failed after " + std::to_string(o.events) + " events: " + o.error->what());
     if (o.events != n) fail("read " + std::to_string(o.events) + " events, expected " + std::to_string(n));
@@ -203,8 +203,7 @@ void check_corrupt(const fs::path& dir, std::set<std::string>* kinds) {
     return;
   }
 
-  const std::string kind = expect.at("error").get<std::string>();
-  const uint64_t offset = expect.at("error_offset").get<uint64_t>();
+  const uint64_t offset = cc.offset;
   auto check_error = [&](const Outcome& o, const char* mode) {
     const std::string m = std::string(mode) + ": ";
     if (o.events != n) fail(m + "read " + std::to_string(o.events) + " events, expected " + std::to_string(n));
@@ -245,15 +244,9 @@ void check_corrupt(const fs::path& dir, std::set<std::string>* kinds) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: %s CORPUS_ROOT\n", argv[0]);
-    return 2;
-  }
-  const fs::path root = argv[1];
-  if (!fs::is_directory(root)) {
-    std::fprintf(stderr, "corpus root %s is not a directory\n", root.c_str());
-    return 2;
-  }
+  const auto opt_root = corpus_root(argc, argv);
+  if (!opt_root) return 2;
+  const fs::path& root = *opt_root;
   Runner run;
   size_t cases = 0, events = 0;
   for (const char* group : {"cases", "real"}) {

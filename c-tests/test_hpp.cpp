@@ -15,9 +15,9 @@
 #include <set>
 #include <type_traits>
 
-#include "tape_test_util.hpp"
+#include "corpus_util.hpp"
 
-using namespace tape_test;
+using namespace corpus_test;
 
 namespace {
 

@@ -634,7 +634,7 @@ static uint64_t expect_next(expect_t *x, int sr) {
 /* What a read of the tape gave. */
 typedef struct {
   uint64_t events, per_series[MAX_SERIES];
-  struct floxlog_tape_reader_stats stats;
+  floxlog_tape_reader_stats stats;
   floxlog_result end;
   int mismatch;
 } read_t;
@@ -715,7 +715,7 @@ static uint64_t read_time_order(const char *dir, int *ok, uint64_t *late) {
     }
     n += got;
   }
-  struct floxlog_tape_reader_stats st;
+  floxlog_tape_reader_stats st;
   floxlog_tape_reader_get_stats(r, &st);
   floxlog_tape_reader_free(r);
   *late = st.late_events;

@@ -2505,7 +2505,8 @@ floxlog_result floxlog_tape_writer_sync(struct floxlog_tape_writer *w,
 /**
  * Sets `*out` to the events whose bytes the OS has (they survive the
  * process being killed): with the flox layout, the first `*out` events
- * appended.
+ * appended. To read it with the durable count, use
+ * `floxlog_tape_writer_progress` (one consistent pair).
  *
  * # Safety
  * `w` a live handle; `out` writable.
@@ -2524,6 +2525,20 @@ floxlog_result floxlog_tape_writer_written_events(struct floxlog_tape_writer *w,
  */
 floxlog_result floxlog_tape_writer_durable_events(struct floxlog_tape_writer *w,
                                                   uint64_t *out);
+
+/**
+ * Sets `*written` and `*durable` together, as one consistent pair
+ * (`*durable <= *written`): the two counts of
+ * `floxlog_tape_writer_written_events` and `_durable_events`, which the
+ * writer's background I/O thread advances, so two separate calls may see
+ * different moments.
+ *
+ * # Safety
+ * `w` a live handle; `written` and `durable` writable.
+ */
+floxlog_result floxlog_tape_writer_progress(struct floxlog_tape_writer *w,
+                                            uint64_t *written,
+                                            uint64_t *durable);
 
 /**
  * Finishes the tape: every open segment gets its index trailer and final

@@ -91,6 +91,12 @@ fn write_tape(dir: &Path, n: u64, max_segment_bytes: u64, lz4: bool) -> i64 {
             FLOXLOG_OK
         );
         assert_eq!(appended, rest.len());
+        let (mut pw, mut pd) = (0u64, 0u64);
+        assert_eq!(
+            floxlog_tape_writer_progress(w, &mut pw, &mut pd),
+            FLOXLOG_OK
+        );
+        assert!(pd <= pw && pw <= n);
         assert_eq!(floxlog_tape_writer_flush(w, &mut err), FLOXLOG_OK);
         let mut written = 0u64;
         assert_eq!(
@@ -115,6 +121,12 @@ fn write_tape(dir: &Path, n: u64, max_segment_bytes: u64, lz4: bool) -> i64 {
             durable, n,
             "SYNC_ON_CLOSE: everything is durable after close"
         );
+        let (mut pw, mut pd) = (0u64, 0u64);
+        assert_eq!(
+            floxlog_tape_writer_progress(w, &mut pw, &mut pd),
+            FLOXLOG_OK
+        );
+        assert_eq!((pw, pd), (n, n));
         // Appending after close is refused; the second close too.
         assert_eq!(
             floxlog_tape_writer_append_trade(w, &first[0], &mut err),

@@ -295,6 +295,24 @@ pub unsafe extern "C" fn floxlog_tape_writer_append_trade(
     }
 }
 
+/// The body of the two book appends.
+///
+/// # Safety
+/// As `floxlog_tape_writer_append_book_snapshot`.
+unsafe fn append_book(
+    w: *mut floxlog_tape_writer,
+    book: *const floxlog_book,
+    kind: BookKind,
+    err: *mut floxlog_tape_error,
+) -> floxlog_result {
+    // SAFETY: forwarded caller promises; pointers are checked.
+    unsafe {
+        append_with(w, err, || {
+            Ok(Event::Book(book_in(in_ref(book, "book is NULL")?, kind)?))
+        })
+    }
+}
+
 /// Appends a book snapshot (levels read from `book->bids`/`asks` during
 /// the call).
 ///
@@ -307,15 +325,8 @@ pub unsafe extern "C" fn floxlog_tape_writer_append_book_snapshot(
     book: *const floxlog_book,
     err: *mut floxlog_tape_error,
 ) -> floxlog_result {
-    // SAFETY: forwarded caller promises; pointers are checked.
-    unsafe {
-        append_with(w, err, || {
-            Ok(Event::Book(book_in(
-                in_ref(book, "book is NULL")?,
-                BookKind::Snapshot,
-            )?))
-        })
-    }
+    // SAFETY: forwarded caller promises.
+    unsafe { append_book(w, book, BookKind::Snapshot, err) }
 }
 
 /// Appends a book delta (levels with quantity 0 remove a price).
@@ -328,15 +339,8 @@ pub unsafe extern "C" fn floxlog_tape_writer_append_book_delta(
     book: *const floxlog_book,
     err: *mut floxlog_tape_error,
 ) -> floxlog_result {
-    // SAFETY: forwarded caller promises; pointers are checked.
-    unsafe {
-        append_with(w, err, || {
-            Ok(Event::Book(book_in(
-                in_ref(book, "book is NULL")?,
-                BookKind::Delta,
-            )?))
-        })
-    }
+    // SAFETY: forwarded caller promises.
+    unsafe { append_book(w, book, BookKind::Delta, err) }
 }
 
 /// Appends an option quote.
@@ -522,7 +526,8 @@ pub unsafe extern "C" fn floxlog_tape_writer_sync(
 
 /// Sets `*out` to the events whose bytes the OS has (they survive the
 /// process being killed): with the flox layout, the first `*out` events
-/// appended.
+/// appended. To read it with the durable count, use
+/// `floxlog_tape_writer_progress` (one consistent pair).
 ///
 /// # Safety
 /// `w` a live handle; `out` writable.
@@ -557,6 +562,42 @@ pub unsafe extern "C" fn floxlog_tape_writer_durable_events(
             h.w.as_ref().map_or(h.durable, TapeWriter::durable_events)
         })
     }
+}
+
+/// Sets `*written` and `*durable` together, as one consistent pair
+/// (`*durable <= *written`): the two counts of
+/// `floxlog_tape_writer_written_events` and `_durable_events`, which the
+/// writer's background I/O thread advances, so two separate calls may see
+/// different moments.
+///
+/// # Safety
+/// `w` a live handle; `written` and `durable` writable.
+#[no_mangle]
+pub unsafe extern "C" fn floxlog_tape_writer_progress(
+    w: *mut floxlog_tape_writer,
+    written: *mut u64,
+    durable: *mut u64,
+) -> floxlog_result {
+    crate::boundary::boundary(core::ptr::null_mut(), || {
+        check_out(written, "written is NULL")?;
+        check_out(durable, "durable is NULL")?;
+        // SAFETY: forwarded caller promise.
+        let h = unsafe { handle(w) }?;
+        // Durable first: both only grow, and durable never passes written.
+        let (d, wr) = match h.w.as_ref() {
+            Some(tw) => {
+                let d = tw.durable_events();
+                (d, tw.written_events().max(d))
+            }
+            None => (h.durable, h.written),
+        };
+        // SAFETY: both checked above.
+        unsafe {
+            put(written, wr);
+            put(durable, d);
+        }
+        Ok(FLOXLOG_OK)
+    })
 }
 
 /// Finishes the tape: every open segment gets its index trailer and final

@@ -1,8 +1,11 @@
-// Shared by the C++ tape tests (tape_recorder, tape_conformance, test_hpp):
-// corpus files, events between corpus JSON and the C structs, temporary
-// directories and a tiny runner that prints one line per check.
-#ifndef FLOXLOG_TAPE_TEST_UTIL_HPP
-#define FLOXLOG_TAPE_TEST_UTIL_HPP
+// Shared by the C++ tests of the corpus and of tapes (conformance,
+// tape_recorder, tape_conformance, test_hpp): corpus files and cases,
+// events between corpus JSON and the C structs, the codec reader over a
+// segment's bytes, temporary directories and a tiny runner that prints one
+// line per check. (The corpus's LZ4 rule, which needs liblz4, is in
+// segment_compare.hpp.)
+#ifndef FLOXLOG_CORPUS_UTIL_HPP
+#define FLOXLOG_CORPUS_UTIL_HPP
 
 #include <stdlib.h>  // mkdtemp
 
@@ -13,7 +16,9 @@
 #include <fstream>
 #include <iterator>
 #include <limits>
+#include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <system_error>
@@ -21,7 +26,7 @@
 
 #include "floxlog.hpp"
 
-namespace tape_test {
+namespace corpus_test {
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
@@ -31,6 +36,14 @@ struct Failure : std::runtime_error {
 };
 
 [[noreturn]] inline void fail(const std::string& why) { throw Failure(why); }
+
+// A C ABI error as floxlog_error_format writes it.
+inline std::string describe(const floxlog_error& e) {
+  char buf[FLOXLOG_MESSAGE_MAX];
+  size_t n = 0;
+  if (floxlog_error_format(&e, buf, sizeof buf, &n) != FLOXLOG_OK) return "(unformattable error)";
+  return std::string(buf, n);
+}
 
 inline std::vector<uint8_t> read_file(const fs::path& p) {
   std::ifstream f(p, std::ios::binary);
@@ -271,6 +284,102 @@ inline std::vector<json> read_all(floxlog::TapeReader& r) {
 }
 
 // ---------------------------------------------------------------------------
+// Corpus cases (see the corpus README).
+
+// A case's input events (events.jsonl).
+inline std::vector<OwnedEvent> read_events(const fs::path& p) {
+  std::vector<OwnedEvent> v;
+  for (const auto& j : read_jsonl(p)) v.push_back(event_from_json(j));
+  return v;
+}
+
+// A case's "writer" object.
+struct WriterSettings {
+  uint8_t compression;  // FLOXLOG_COMPRESSION_*
+  uint8_t create_index;
+  uint16_t interval;
+  uint8_t exchange_id;
+  uint64_t max_segment_bytes;
+};
+
+inline WriterSettings writer_settings(const json& w) {
+  const std::string comp = w.at("compression").get<std::string>();
+  if (comp != "none" && comp != "lz4") fail("unknown compression " + comp);
+  return {comp == "lz4" ? uint8_t(FLOXLOG_COMPRESSION_LZ4) : uint8_t(FLOXLOG_COMPRESSION_NONE),
+          uint8_t(w.at("create_index").get<bool>() ? 1 : 0), uint_field<uint16_t>(w, "index_interval"),
+          uint_field<uint8_t>(w, "exchange_id"),
+          w.contains("max_segment_bytes") ? w.at("max_segment_bytes").get<uint64_t>() : (uint64_t{256} << 20)};
+}
+
+// A case's reference segments, in order: the file and its created_ns (when
+// case.json gives one).
+struct SegmentFile {
+  fs::path path;
+  std::optional<int64_t> created_ns;
+};
+
+inline std::vector<SegmentFile> segments_of(const fs::path& dir, const json& c) {
+  std::vector<SegmentFile> v;
+  for (const auto& s : c.at("segments")) {
+    v.push_back({dir / "segments" / s.at("file").get<std::string>(),
+                 s.contains("created_ns") ? std::optional<int64_t>(s.at("created_ns").get<int64_t>()) : std::nullopt});
+  }
+  return v;
+}
+
+// A corrupt/<name> case: segment.floxlog and what reading it must give.
+struct CorruptCase {
+  fs::path segment;
+  uint64_t events;   // events read cleanly before the error
+  bool index_error;  // the frames are intact and the index is damaged
+  std::string kind;  // the error's code name ("index_error" or "error")
+  uint64_t offset;   // "error_offset" (0 for an index error)
+};
+
+inline CorruptCase corrupt_case(const fs::path& dir) {
+  const json expect = read_json(dir / "case.json").at("expect");
+  CorruptCase c{dir / "segment.floxlog", expect.at("events").get<uint64_t>(), expect.contains("index_error"), {}, 0};
+  if (c.index_error) {
+    c.kind = expect.at("index_error").get<std::string>();
+  } else {
+    c.kind = expect.at("error").get<std::string>();
+    c.offset = expect.at("error_offset").get<uint64_t>();
+  }
+  return c;
+}
+
+// ---------------------------------------------------------------------------
+// The codec reader (floxlog_reader) over a segment's bytes.
+
+struct ReaderDeleter {
+  void operator()(floxlog_reader* r) const { floxlog_reader_free(r); }
+};
+
+// Opens a reader over `data` with the scratch it needs (both owned here).
+// Does not throw: a damaged segment's open error is what a corrupt case
+// checks (open_rc, err); require_open() makes any failure one.
+struct SegmentReader {
+  std::vector<uint8_t> scratch;
+  std::unique_ptr<floxlog_reader, ReaderDeleter> r;
+  floxlog_result scratch_rc = FLOXLOG_OK, open_rc = FLOXLOG_OK;
+  floxlog_error scratch_err{}, err{};
+
+  explicit SegmentReader(const std::vector<uint8_t>& data) {
+    size_t need = 0;
+    scratch_rc = floxlog_segment_scratch_len(data.data(), data.size(), &need, &scratch_err);
+    if (scratch_rc == FLOXLOG_OK) scratch.resize(need);
+    floxlog_reader* raw = nullptr;
+    open_rc = floxlog_reader_new(data.data(), data.size(), nullptr, scratch.data(), scratch.size(), &raw, &err);
+    r.reset(raw);
+  }
+
+  void require_open(const std::string& who) const {
+    if (scratch_rc != FLOXLOG_OK) fail(who + ": scratch_len: " + describe(scratch_err));
+    if (open_rc != FLOXLOG_OK) fail(who + ": reader_new: " + describe(err));
+  }
+};
+
+// ---------------------------------------------------------------------------
 // Temporary directories and the runner.
 
 class TempDir {
@@ -322,6 +431,37 @@ class Runner {
   int failed_ = 0;
 };
 
-}  // namespace tape_test
+// case.json of a case directory; when it does not load, a failed check
+// named `name` and nothing.
+inline std::optional<json> load_case(Runner& run, const std::string& name, const fs::path& dir) {
+  try {
+    return read_json(dir / "case.json");
+  } catch (const std::exception& e) {
+    const std::string why = std::string("case.json: ") + e.what();
+    run.run(name, [&] { fail(why); });
+    return std::nullopt;
+  }
+}
+
+// main's one argument, the corpus root (which must hold `need`/, when
+// given); nothing, with the reason on stderr, when it is not there.
+inline std::optional<fs::path> corpus_root(int argc, char** argv, const char* need = nullptr) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: %s CORPUS_ROOT\n", argv[0]);
+    return std::nullopt;
+  }
+  const fs::path root = argv[1];
+  if (need == nullptr && !fs::is_directory(root)) {
+    std::fprintf(stderr, "corpus root %s is not a directory\n", root.c_str());
+    return std::nullopt;
+  }
+  if (need != nullptr && !fs::is_directory(root / need)) {
+    std::fprintf(stderr, "%s has no %s/ directory\n", root.c_str(), need);
+    return std::nullopt;
+  }
+  return root;
+}
+
+}  // namespace corpus_test
 
 #endif
