@@ -432,7 +432,10 @@ fn deliver_recover(cb: floxlog_recover_fn, ctx: *mut c_void, ev: &RecoverEvent<'
 /// rewrites counts, index and header crash-atomically, keeps the original
 /// as `<name>.damaged` unless `no_backup`, leaves valid segments alone, and
 /// rebuilds `manifest.json` when it no longer matches. Each outcome goes to
-/// `on_report` (may be NULL) as it happens.
+/// `on_report` (may be NULL) as it happens. (A killed writer's LZ4 segment
+/// that ends on a whole block is valid as it is, its header counting those
+/// blocks, and is left alone without an index: it cannot be told from an
+/// LZ4 segment written without one; `floxlog reindex` adds an index.)
 ///
 /// Returns `FLOXLOG_OK` when every segment is valid now (or, dry run, would
 /// be); when some segment could not be recovered, the code of the first
