@@ -158,8 +158,12 @@ void test_reader_moves() {
   }
   expect(n == 19 && last == 1019, "19 more events");
   expect(r3.stats().events == 20, "stats count every event returned");
+  const auto pos = r3.position();
+  expect(pos.has_value() && pos->segment == 0 && pos->offset > 64, "position of the last event");
+  expect(fs::path(r3.segment_path(pos->segment)).parent_path() == dir, "its segment is in the tape");
   // Move-assigning over a live reader frees it.
   auto r4 = floxlog::TapeReader::open(dir.string());
+  expect(!r4.position().has_value(), "no position before the first event");
   r4 = std::move(r3);
   expect(!r4.next().has_value(), "the taken-over reader is at its end");
 }

@@ -1346,6 +1346,31 @@ typedef struct floxlog_tape_reader_stats {
 } floxlog_tape_reader_stats;
 
 /**
+ * Where the last event a tape reader returned is
+ * (`floxlog_tape_reader_position`).
+ */
+typedef struct floxlog_tape_position {
+  /**
+   * The segment's number in the tape (0-based, in listing order).
+   */
+  uint64_t segment;
+  /**
+   * The frame header's byte offset in the segment file; for LZ4
+   * segments, the block header's.
+   */
+  uint64_t offset;
+  /**
+   * LZ4 segments (`has_in_block`): the frame's offset inside the
+   * decompressed block.
+   */
+  uint32_t in_block;
+  /**
+   * 1 when `in_block` is meaningful.
+   */
+  uint8_t has_in_block;
+} floxlog_tape_position;
+
+/**
  * Options of `floxlog_tape_verify`. All-zero is the default.
  */
 typedef struct floxlog_verify_options {
@@ -2675,6 +2700,29 @@ floxlog_result floxlog_tape_reader_seek(struct floxlog_tape_reader *r,
  */
 floxlog_result floxlog_tape_reader_get_stats(struct floxlog_tape_reader *r,
                                              struct floxlog_tape_reader_stats *stats);
+
+/**
+ * Sets `*pos` to where the last event returned (by `_next`, or the last of
+ * a batch) is: its segment's number and byte offset. `FLOXLOG_END` (and
+ * `*pos` untouched) before the first event and after a seek.
+ *
+ * # Safety
+ * `r` a live handle; `pos` writable.
+ */
+floxlog_result floxlog_tape_reader_position(struct floxlog_tape_reader *r,
+                                            struct floxlog_tape_position *pos);
+
+/**
+ * Sets `*path` to the path of segment number `segment` of the tape
+ * (NUL-terminated, owned by the reader until it is freed);
+ * `FLOXLOG_INVALID_INPUT` past the last segment.
+ *
+ * # Safety
+ * `r` a live handle; `path` writable.
+ */
+floxlog_result floxlog_tape_reader_segment_path(struct floxlog_tape_reader *r,
+                                                uint64_t segment,
+                                                const char **path);
 
 /**
  * Releases the reader and unmaps the tape; every pointer it handed out

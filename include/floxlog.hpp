@@ -1001,6 +1001,26 @@ class TapeReader {
     return s;
   }
 
+  /**
+   * @brief Where the last event returned is (segment number and byte
+   * offset), or nothing before the first event and after a seek.
+   * @throws Error
+   */
+  std::optional<floxlog_tape_position> position() const {
+    floxlog_tape_position p{};
+    const floxlog_result rc = floxlog_tape_reader_position(r_, &p);
+    if (rc == FLOXLOG_END) return std::nullopt;
+    detail::check_code(rc);
+    return p;
+  }
+
+  /** @brief The path of segment number `segment` of the tape. @throws Error */
+  std::string segment_path(std::uint64_t segment) const {
+    const char* p = nullptr;
+    detail::check_code(floxlog_tape_reader_segment_path(r_, segment, &p));
+    return std::string(p);
+  }
+
   /** @brief Reads the first (next) event. @throws Error as next(). */
   iterator begin();
   /** @brief The end. */

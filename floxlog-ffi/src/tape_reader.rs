@@ -18,6 +18,8 @@ use floxlog::tape::{
 };
 use floxlog_core::{Event, ReadOptions, UnknownTypes};
 use floxlog_result::*;
+use std::ffi::CString;
+use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 
 /// `floxlog_tape_read_options.order`: merged by exchange timestamp across
@@ -108,6 +110,23 @@ pub struct floxlog_tape_reader_stats {
     pub errors: u64,
 }
 
+/// Where the last event a tape reader returned is
+/// (`floxlog_tape_reader_position`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct floxlog_tape_position {
+    /// The segment's number in the tape (0-based, in listing order).
+    pub segment: u64,
+    /// The frame header's byte offset in the segment file; for LZ4
+    /// segments, the block header's.
+    pub offset: u64,
+    /// LZ4 segments (`has_in_block`): the frame's offset inside the
+    /// decompressed block.
+    pub in_block: u32,
+    /// 1 when `in_block` is meaningful.
+    pub has_in_block: u8,
+}
+
 /// Opaque tape reader handle (see `floxlog_tape_reader_open`). Use one
 /// handle from one thread at a time; it may move between threads.
 pub struct floxlog_tape_reader {
@@ -143,6 +162,10 @@ pub(crate) struct TapeReaderHandle {
     levels: Vec<MaybeUninit<floxlog_level>>,
     payloads: Vec<u8>,
     fixups: Vec<Fixup>,
+    /// Where the last event returned is.
+    last: Option<floxlog_tape_position>,
+    /// Each segment's path, NUL-terminated (`floxlog_tape_reader_segment_path`).
+    paths: Vec<CString>,
 }
 
 /// A pointer of a batch's event to set once the batch's buffers stop
@@ -283,6 +306,11 @@ impl TapeReaderHandle {
             })
             .collect();
         let segments = tape.segments.len() as u64;
+        let paths = tape
+            .segments
+            .iter()
+            .map(|s| CString::new(s.path.as_os_str().as_bytes()).unwrap_or_default())
+            .collect();
         let opened = OpenedTape::open(tape);
         listing.extend(opened.open_errors.iter().cloned());
         let bytes = opened.total_bytes();
@@ -303,6 +331,8 @@ impl TapeReaderHandle {
             levels: Vec::new(),
             payloads: Vec::new(),
             fixups: Vec::new(),
+            last: None,
+            paths,
         };
         h.restart();
         Ok(h)
@@ -317,6 +347,7 @@ impl TapeReaderHandle {
         let opened: &'static mut OpenedTape = unsafe { &mut *self.opened.as_ptr() };
         self.reader = Some(opened.reader(&self.cfg));
         self.reported = 0;
+        self.last = None;
         self.fatal = None;
         self.failed = false;
     }
@@ -411,6 +442,12 @@ unsafe fn step(
         }
     };
     let ev = &item.event;
+    let last = floxlog_tape_position {
+        segment: item.segment as u64,
+        offset: item.position.offset,
+        in_block: item.position.in_block.unwrap_or(0),
+        has_in_block: u8::from(item.position.in_block.is_some()),
+    };
     if let Event::Book(b) = ev {
         let total = b.bids.len() + b.asks.len();
         let end = *used + total;
@@ -439,6 +476,7 @@ unsafe fn step(
         }
     }
     h.events += 1;
+    h.last = Some(last);
     Ok(Step::Event)
 }
 
@@ -719,6 +757,58 @@ pub unsafe extern "C" fn floxlog_tape_reader_get_stats(
 ) -> floxlog_result {
     // SAFETY: forwarded caller promises.
     unsafe { get(r, stats, "stats is NULL", |h| h.stats()) }
+}
+
+/// Sets `*pos` to where the last event returned (by `_next`, or the last of
+/// a batch) is: its segment's number and byte offset. `FLOXLOG_END` (and
+/// `*pos` untouched) before the first event and after a seek.
+///
+/// # Safety
+/// `r` a live handle; `pos` writable.
+#[no_mangle]
+pub unsafe extern "C" fn floxlog_tape_reader_position(
+    r: *mut floxlog_tape_reader,
+    pos: *mut floxlog_tape_position,
+) -> floxlog_result {
+    crate::boundary::boundary(core::ptr::null_mut(), || {
+        check_out(pos, "pos is NULL")?;
+        // SAFETY: forwarded caller promise.
+        let h = unsafe { handle(r) }?;
+        match h.last {
+            Some(p) => {
+                // SAFETY: checked above.
+                unsafe { put(pos, p) };
+                Ok(FLOXLOG_OK)
+            }
+            None => Ok(FLOXLOG_END),
+        }
+    })
+}
+
+/// Sets `*path` to the path of segment number `segment` of the tape
+/// (NUL-terminated, owned by the reader until it is freed);
+/// `FLOXLOG_INVALID_INPUT` past the last segment.
+///
+/// # Safety
+/// `r` a live handle; `path` writable.
+#[no_mangle]
+pub unsafe extern "C" fn floxlog_tape_reader_segment_path(
+    r: *mut floxlog_tape_reader,
+    segment: u64,
+    path: *mut *const c_char,
+) -> floxlog_result {
+    crate::boundary::boundary(core::ptr::null_mut(), || {
+        check_out(path, "path is NULL")?;
+        // SAFETY: forwarded caller promise.
+        let h = unsafe { handle(r) }?;
+        let p = usize::try_from(segment)
+            .ok()
+            .and_then(|i| h.paths.get(i))
+            .ok_or(Fail::invalid("no segment of that number"))?;
+        // SAFETY: checked above.
+        unsafe { put(path, p.as_ptr()) };
+        Ok(FLOXLOG_OK)
+    })
 }
 
 /// Releases the reader and unmaps the tape; every pointer it handed out

@@ -314,6 +314,30 @@ fn damage_comes_after_every_good_event_with_file_and_offset() {
     let (ids, rc, err) = read_ids(r);
     assert_eq!(ids, (0..50).collect::<Vec<_>>());
     assert_eq!(rc, FLOXLOG_CRC_MISMATCH);
+    // The last event returned: frame 49 of segment 0, and that segment's
+    // path.
+    let mut pos = floxlog_tape_position::default();
+    let mut path = core::ptr::null();
+    // SAFETY: valid pointers; the path lives as long as the reader.
+    unsafe {
+        assert_eq!(floxlog_tape_reader_position(r, &mut pos), FLOXLOG_OK);
+        assert_eq!(
+            floxlog_tape_reader_segment_path(r, pos.segment, &mut path),
+            FLOXLOG_OK
+        );
+        assert_eq!(
+            CStr::from_ptr(path).to_str().unwrap(),
+            seg.to_str().unwrap()
+        );
+        assert_eq!(
+            floxlog_tape_reader_segment_path(r, 1, &mut path),
+            FLOXLOG_INVALID_INPUT
+        );
+    }
+    assert_eq!(
+        (pos.segment, pos.offset, pos.has_in_block),
+        (0, 64 + 49 * 60, 0)
+    );
     assert_eq!(err.code, FLOXLOG_CRC_MISMATCH as u32);
     assert_eq!((err.has_offset, err.offset), (1, frame50 as u64));
     assert_eq!(text(&err.file), seg.to_str().unwrap());
