@@ -1,0 +1,462 @@
+//! Tape events as record batches.
+//!
+//! The result is exactly what [`floxlog::tape::TapeReader`] (and so
+//! `floxlog cat`) returns for the same settings: the same events, in the
+//! same order, stopping at the same errors. Two ways get there:
+//!
+//! - **Direct**: each segment through its own core reader, events pushed
+//!   from the zero-copy views into the column builders. File order reads
+//!   the segments one after the other. Time order merges them by
+//!   (timestamp, segment), keeping each input's next event in a reusable
+//!   slot, and keeps taking from one segment while it stays ahead of the
+//!   others. This is exact when every segment's (filtered) events already
+//!   come in timestamp order: a Sorted segment is streamed by the general
+//!   merge too, and an unsorted uncompressed segment is checked first by a
+//!   timestamps-only pass (no CRC, a fraction of the decode) and read
+//!   directly only when its events never go back in time.
+//! - **Merged**: anything else (an unsorted LZ4 segment, events out of
+//!   order, LZ4 scratch beyond the reorder budget) goes through the
+//!   general reader with its reorder buffers.
+//!
+//! Time filters seek with a Sorted segment's index, as the general reader
+//! does; type filters drop frames before any column sees them.
+
+use crate::columns::{Columns, Limits};
+use crate::schema::RecordType;
+use crate::symbols::Symbols;
+use arrow_array::RecordBatch;
+use arrow_schema::ArrowError;
+use floxlog::owned::OwnedEvent;
+use floxlog::tape::merge::{Problem, DEFAULT_REORDER_BYTES, DEFAULT_REORDER_WINDOW};
+use floxlog::tape::source::is_torn_tail;
+use floxlog::tape::{Filter, OpenedTape, Order, ReadConfig, TapeError};
+use floxlog_core::segment_header::flags;
+use floxlog_core::{Event, ReadOptions, Reader, Segment, SegmentHeader};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::path::Path;
+
+/// What to read and how.
+#[derive(Clone, Debug)]
+pub struct ReadSpec {
+    /// Time order (merged, stable) or file order.
+    pub order: Order,
+    /// Time range, symbols, record types.
+    pub filter: Filter,
+    /// Batch bounds.
+    pub limits: Limits,
+    /// Codec options (CRC checks, unknown frame types).
+    pub read: ReadOptions,
+    /// Reorder buffer per unsorted segment, in events (merged path).
+    pub reorder_window: usize,
+    /// Most bytes the reorder buffers, or the direct path's LZ4 block
+    /// buffers, may hold together.
+    pub reorder_bytes: usize,
+}
+
+impl Default for ReadSpec {
+    fn default() -> Self {
+        ReadSpec {
+            order: Order::Time,
+            filter: Filter::default(),
+            limits: Limits::default(),
+            read: ReadOptions::default(),
+            reorder_window: DEFAULT_REORDER_WINDOW,
+            reorder_bytes: DEFAULT_REORDER_BYTES,
+        }
+    }
+}
+
+/// How a read went.
+#[derive(Clone, Debug, Default)]
+pub struct ReadSummary {
+    /// Rows handed to the sink, by [`RecordType`] (index = `rt as usize`).
+    pub rows: [u64; 4],
+    /// Segments that stopped early (errors and torn tails), as
+    /// [`floxlog::tape::TapeReader::problems`] reports them.
+    pub problems: Vec<Problem>,
+    /// Events further out of timestamp order than the reorder window
+    /// could fix (output late, never dropped).
+    pub late_events: u64,
+    /// Whether the direct path read the tape (see the module docs).
+    pub direct: bool,
+}
+
+impl ReadSummary {
+    /// Rows of one type.
+    pub fn rows_of(&self, rt: RecordType) -> u64 {
+        self.rows[rt as usize]
+    }
+
+    /// Rows of every type.
+    pub fn total_rows(&self) -> u64 {
+        self.rows.iter().sum()
+    }
+
+    /// The first problem that is an error: any, when `strict`; otherwise
+    /// one that is not the torn tail of an unfinished segment.
+    pub fn error(&self, strict: bool) -> Option<TapeError> {
+        self.problems
+            .iter()
+            .find(|p| strict || !p.tolerated)
+            .map(Problem::to_error)
+    }
+}
+
+/// Where batches go. An error from the sink ends the read with it.
+pub type Sink<'s> = dyn FnMut(RecordType, RecordBatch) -> Result<(), TapeError> + 's;
+
+fn arrow_error(e: ArrowError) -> TapeError {
+    TapeError::input(None, format!("building an Arrow batch: {e}"))
+}
+
+/// Column builders and the sink.
+struct Emit<'x, 's> {
+    cols: Columns,
+    symbols: &'x Symbols,
+    sink: &'x mut Sink<'s>,
+    rows: [u64; 4],
+}
+
+impl Emit<'_, '_> {
+    #[inline]
+    fn push(&mut self, ev: &Event<'_>, path: &Path, offset: u64) -> Result<(), TapeError> {
+        match self.cols.push(ev) {
+            Ok(None) => Ok(()),
+            Ok(Some(rt)) => self.flush(rt),
+            Err(msg) => Err(TapeError::input(Some(path), msg).at(offset)),
+        }
+    }
+
+    fn flush(&mut self, rt: RecordType) -> Result<(), TapeError> {
+        if let Some(b) = self.cols.finish(rt, self.symbols).map_err(arrow_error)? {
+            self.rows[rt as usize] += b.num_rows() as u64;
+            (self.sink)(rt, b)?;
+        }
+        Ok(())
+    }
+
+    fn flush_all(&mut self) -> Result<(), TapeError> {
+        RecordType::ALL.iter().try_for_each(|&rt| self.flush(rt))
+    }
+}
+
+/// Reads the events `spec` selects as batches of at most
+/// `spec.limits.rows` rows, each handed to `sink` with its table (one
+/// table per [`RecordType`]; set `spec.filter.types` to read fewer).
+///
+/// Batches of different types are interleaved as they fill; within a type
+/// rows keep the read order. Segments that fail are recorded in the
+/// summary's `problems` and the others are read on, as with
+/// [`floxlog::tape::TapeReader`]; every event before an error has been
+/// handed to the sink by the time this returns. `Err` is kept for what
+/// ends the whole read: the sink's errors, the merge's memory budget,
+/// a pool-state payload too large for an Arrow batch. Files that could not
+/// be opened are in `opened.open_errors`.
+pub fn read_batches(
+    opened: &mut OpenedTape,
+    spec: &ReadSpec,
+    symbols: &Symbols,
+    sink: &mut Sink<'_>,
+) -> Result<ReadSummary, TapeError> {
+    let mut emit = Emit {
+        cols: Columns::new(spec.limits),
+        symbols,
+        sink,
+        rows: [0; 4],
+    };
+    let mut summary = ReadSummary::default();
+    match plan(opened, spec) {
+        Some(plan) => {
+            summary.direct = true;
+            summary.problems = plan.problems;
+            let inputs = plan.inputs;
+            if spec.order == Order::File || inputs.len() <= 1 {
+                let mut scratch = vec![0u8; plan.scratch_max];
+                for input in &inputs {
+                    read_one(input, spec, &mut scratch, &mut emit, &mut summary.problems)?;
+                }
+            } else {
+                summary.late_events = merge(inputs, spec, &mut emit, &mut summary.problems)?;
+            }
+        }
+        None => {
+            let cfg = ReadConfig {
+                order: spec.order,
+                filter: spec.filter.clone(),
+                reorder_window: spec.reorder_window,
+                reorder_bytes: spec.reorder_bytes,
+                read: spec.read,
+            };
+            let paths: Vec<_> = opened
+                .tape
+                .segments
+                .iter()
+                .map(|s| s.path.clone())
+                .collect();
+            let mut r = opened.reader(&cfg);
+            while let Some(it) = r.next_item()? {
+                let path = paths.get(it.segment).map_or(Path::new(""), |p| p.as_path());
+                emit.push(&it.event, path, it.position.offset)?;
+            }
+            summary.problems = r.problems().to_vec();
+            summary.late_events = r.late_events();
+        }
+    }
+    emit.flush_all()?;
+    summary.rows = emit.rows;
+    Ok(summary)
+}
+
+/// One segment of the direct path.
+struct Input<'a> {
+    segment: usize,
+    path: &'a Path,
+    seg: Segment<'a>,
+    header: SegmentHeader,
+    /// Sorted flag: seek with the index, stop at `to`.
+    sorted: bool,
+}
+
+struct Plan<'a> {
+    inputs: Vec<Input<'a>>,
+    problems: Vec<Problem>,
+    /// The largest LZ4 scratch one segment needs.
+    scratch_max: usize,
+}
+
+/// The direct path's inputs, or `None` when the tape needs the merged
+/// path.
+fn plan<'a>(opened: &'a OpenedTape, spec: &ReadSpec) -> Option<Plan<'a>> {
+    let mut inputs = Vec::new();
+    let mut problems = Vec::new();
+    let mut scratch_sum = 0usize;
+    let mut scratch_max = 0usize;
+    for (i, file) in opened.files.iter().enumerate() {
+        let Some(file) = file else { continue };
+        let data = file.bytes();
+        let seg = match Segment::parse(data) {
+            Ok(s) => s,
+            Err(e) => {
+                // As the general reader records it.
+                problems.push(Problem {
+                    segment: i,
+                    path: file.path.clone(),
+                    error: e,
+                    events_before: 0,
+                    tolerated: data.is_empty(),
+                });
+                continue;
+            }
+        };
+        let header = *seg.header();
+        let sorted = header.has(flags::SORTED);
+        if spec.order == Order::Time
+            && !sorted
+            && (seg.is_compressed() || !in_time_order(&seg, spec))
+        {
+            return None;
+        }
+        let s = seg.scratch_len();
+        scratch_max = scratch_max.max(s);
+        scratch_sum = scratch_sum.saturating_add(s);
+        inputs.push(Input {
+            segment: i,
+            path: &file.path,
+            seg,
+            header,
+            sorted,
+        });
+    }
+    // A time-order merge holds one LZ4 block per segment at once.
+    if spec.order == Order::Time && inputs.len() > 1 && scratch_sum > spec.reorder_bytes {
+        return None;
+    }
+    Some(Plan {
+        inputs,
+        problems,
+        scratch_max,
+    })
+}
+
+/// Whether the events of an uncompressed segment that pass the filter
+/// never go back in time (the timestamps-only pass: no CRC; where the
+/// strict read will stop, this pass may read on, which can only make it
+/// say no).
+fn in_time_order(seg: &Segment<'_>, spec: &ReadSpec) -> bool {
+    let opts = ReadOptions {
+        verify_crc: false,
+        ..spec.read
+    };
+    let mut r = seg.reader(opts, &mut []);
+    let mut last = i64::MIN;
+    while let Ok(Some(ev)) = r.next_event() {
+        if !spec.filter.accepts(&ev, ev.frame_type()) {
+            continue;
+        }
+        let ts = ev.exchange_ts_ns();
+        if ts < last {
+            return false;
+        }
+        last = ts;
+    }
+    true
+}
+
+fn reader_for<'a, 's>(input: &Input<'a>, spec: &ReadSpec, scratch: &'s mut [u8]) -> Reader<'a, 's> {
+    let mut r = input.seg.reader(spec.read, scratch);
+    if let (true, Some(from)) = (input.sorted, spec.filter.from) {
+        // Segment::index proves every entry is a frame or block boundary;
+        // an index that fails the proof is not used.
+        let index = input.seg.index().ok().flatten();
+        r.seek(index.as_ref(), from);
+    }
+    r
+}
+
+fn problem(input: &Input<'_>, e: floxlog_core::Error, events_before: u64) -> Problem {
+    Problem {
+        segment: input.segment,
+        path: input.path.to_path_buf(),
+        error: e,
+        events_before,
+        tolerated: is_torn_tail(&input.header, &e, events_before, input.seg.data()),
+    }
+}
+
+/// One segment straight into the builders.
+fn read_one(
+    input: &Input<'_>,
+    spec: &ReadSpec,
+    scratch: &mut [u8],
+    emit: &mut Emit<'_, '_>,
+    problems: &mut Vec<Problem>,
+) -> Result<(), TapeError> {
+    let f = &spec.filter;
+    let stop_at = f.to.filter(|_| input.sorted);
+    let mut r = reader_for(input, spec, scratch);
+    loop {
+        match r.next_item() {
+            Ok(Some(it)) => {
+                let ev = it.event;
+                if stop_at.is_some_and(|t| ev.exchange_ts_ns() >= t) {
+                    return Ok(());
+                }
+                if f.accepts(&ev, it.frame.header.frame_type) {
+                    emit.push(&ev, input.path, it.position.offset)?;
+                }
+            }
+            Ok(None) => return Ok(()),
+            Err(e) => {
+                let n = r.events_read();
+                problems.push(problem(input, e, n));
+                return Ok(());
+            }
+        }
+    }
+}
+
+/// A segment's reader in the time-order merge and its next event.
+struct Live<'a, 's> {
+    input: Input<'a>,
+    reader: Reader<'a, 's>,
+    head: OwnedEvent,
+    head_ts: i64,
+    head_offset: u64,
+    last_out: Option<i64>,
+    late: u64,
+}
+
+impl Live<'_, '_> {
+    /// Loads the next event that passes the filter into `head`; `false`
+    /// at the end of the segment (or its first error, recorded).
+    fn advance(&mut self, spec: &ReadSpec, problems: &mut Vec<Problem>) -> bool {
+        let f = &spec.filter;
+        let stop_at = f.to.filter(|_| self.input.sorted);
+        loop {
+            match self.reader.next_item() {
+                Ok(Some(it)) => {
+                    let ev = it.event;
+                    let ts = ev.exchange_ts_ns();
+                    if stop_at.is_some_and(|t| ts >= t) {
+                        return false;
+                    }
+                    if f.accepts(&ev, it.frame.header.frame_type) {
+                        self.head.assign(&ev);
+                        self.head_ts = ts;
+                        self.head_offset = it.position.offset;
+                        return true;
+                    }
+                }
+                Ok(None) => return false,
+                Err(e) => {
+                    let n = self.reader.events_read();
+                    problems.push(problem(&self.input, e, n));
+                    return false;
+                }
+            }
+        }
+    }
+
+    fn key(&self, at: usize) -> (i64, usize) {
+        (self.head_ts, at)
+    }
+}
+
+/// The time-order merge of the direct path; returns the late events.
+fn merge(
+    inputs: Vec<Input<'_>>,
+    spec: &ReadSpec,
+    emit: &mut Emit<'_, '_>,
+    problems: &mut Vec<Problem>,
+) -> Result<u64, TapeError> {
+    let mut scratches: Vec<Vec<u8>> = inputs
+        .iter()
+        .map(|i| vec![0u8; i.seg.scratch_len()])
+        .collect();
+    let mut live: Vec<Live<'_, '_>> = Vec::with_capacity(inputs.len());
+    for (input, scratch) in inputs.into_iter().zip(scratches.iter_mut()) {
+        let reader = reader_for(&input, spec, scratch);
+        live.push(Live {
+            input,
+            reader,
+            head: OwnedEvent::Trade(Default::default()),
+            head_ts: 0,
+            head_offset: 0,
+            last_out: None,
+            late: 0,
+        });
+    }
+    // (timestamp, input) of each input's next event, least first; ties go
+    // to the earlier segment, as in the general merge.
+    let mut heap: BinaryHeap<Reverse<(i64, usize)>> = BinaryHeap::new();
+    for (i, l) in live.iter_mut().enumerate() {
+        if l.advance(spec, problems) {
+            heap.push(Reverse(l.key(i)));
+        }
+    }
+    let mut cur = heap.pop().map(|Reverse((_, i))| i);
+    while let Some(i) = cur {
+        let l = &mut live[i];
+        if l.last_out.is_some_and(|t| l.head_ts < t) {
+            l.late += 1;
+        } else {
+            l.last_out = Some(l.head_ts);
+        }
+        emit.push(&l.head.as_event(), l.input.path, l.head_offset)?;
+        cur = if l.advance(spec, problems) {
+            let k = l.key(i);
+            match heap.peek() {
+                // Still ahead of every other input: no heap work.
+                Some(Reverse(top)) if *top < k => {
+                    heap.push(Reverse(k));
+                    heap.pop().map(|Reverse((_, j))| j)
+                }
+                _ => Some(i),
+            }
+        } else {
+            heap.pop().map(|Reverse((_, j))| j)
+        };
+    }
+    Ok(live.iter().map(|l| l.late).sum())
+}
