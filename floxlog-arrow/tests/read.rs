@@ -191,7 +191,7 @@ fn in_order_uncompressed_reference_tape_is_read_directly() {
         32 << 10,
     );
     assert!(
-        Tape::open(&[d.clone()], OpenOptions::default())
+        Tape::open(std::slice::from_ref(&d), OpenOptions::default())
             .unwrap()
             .segments
             .len()
@@ -279,7 +279,7 @@ fn damaged_and_torn_segments_report_the_same_problems() {
         false,
         16 << 10,
     );
-    let tape = Tape::open(&[d.clone()], OpenOptions::default()).unwrap();
+    let tape = Tape::open(std::slice::from_ref(&d), OpenOptions::default()).unwrap();
     // Flip a byte in the middle of the second segment (a CRC error there),
     // and cut the last segment short.
     let second = &tape.segments[1].path;
@@ -290,7 +290,7 @@ fn damaged_and_torn_segments_report_the_same_problems() {
     let last = &tape.segments.last().unwrap().path;
     let bytes = std::fs::read(last).unwrap();
     std::fs::write(last, &bytes[..bytes.len() - 30]).unwrap();
-    check_equal(&[d.clone()], 77);
+    check_equal(std::slice::from_ref(&d), 77);
     let (_, summary) = batches(&[d], &ReadSpec::default());
     assert!(summary.error(false).is_some(), "the CRC error is an error");
 }
