@@ -38,3 +38,6 @@ pub use columns::{Columns, Limits, DEFAULT_ROWS};
 pub use read::{read_batches, ReadSpec, ReadSummary, Sink};
 pub use schema::RecordType;
 pub use symbols::Symbols;
+
+#[cfg(feature = "export")]
+pub mod export;
