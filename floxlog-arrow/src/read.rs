@@ -166,7 +166,7 @@ pub fn read_batches(
         rows: [0; 4],
     };
     let mut summary = ReadSummary::default();
-    match plan(opened, spec) {
+    match plan(opened, spec, true) {
         Some(plan) => {
             summary.direct = true;
             summary.problems = plan.problems;
@@ -174,7 +174,15 @@ pub fn read_batches(
             if spec.order == Order::File || inputs.len() <= 1 {
                 let mut scratch = vec![0u8; plan.scratch_max];
                 for input in &inputs {
-                    read_one(input, spec, &mut scratch, &mut emit, &mut summary.problems)?;
+                    let mut track = Track::default();
+                    read_one(
+                        input,
+                        spec,
+                        &mut scratch,
+                        &mut emit,
+                        &mut summary.problems,
+                        &mut track,
+                    )?;
                 }
             } else {
                 summary.late_events = merge(inputs, spec, &mut emit, &mut summary.problems)?;
@@ -226,8 +234,11 @@ struct Plan<'a> {
 }
 
 /// The direct path's inputs, or `None` when the tape needs the merged
-/// path.
-fn plan<'a>(opened: &'a OpenedTape, spec: &ReadSpec) -> Option<Plan<'a>> {
+/// path. `merging`: the inputs will be merged by [`merge`] (time order),
+/// so each must be known to be in order and their LZ4 blocks must fit the
+/// budget together; otherwise ([`read_table`] checks order after decoding)
+/// every segment is an input.
+fn plan<'a>(opened: &'a OpenedTape, spec: &ReadSpec, merging: bool) -> Option<Plan<'a>> {
     let mut inputs = Vec::new();
     let mut problems = Vec::new();
     let mut scratch_sum = 0usize;
@@ -251,7 +262,8 @@ fn plan<'a>(opened: &'a OpenedTape, spec: &ReadSpec) -> Option<Plan<'a>> {
         };
         let header = *seg.header();
         let sorted = header.has(flags::SORTED);
-        if spec.order == Order::Time
+        if merging
+            && spec.order == Order::Time
             && !sorted
             && (seg.is_compressed() || !in_time_order(&seg, spec))
         {
@@ -269,7 +281,8 @@ fn plan<'a>(opened: &'a OpenedTape, spec: &ReadSpec) -> Option<Plan<'a>> {
         });
     }
     // A time-order merge holds one LZ4 block per segment at once.
-    if spec.order == Order::Time && inputs.len() > 1 && scratch_sum > spec.reorder_bytes {
+    if merging && spec.order == Order::Time && inputs.len() > 1 && scratch_sum > spec.reorder_bytes
+    {
         return None;
     }
     Some(Plan {
@@ -324,6 +337,34 @@ fn problem(input: &Input<'_>, e: floxlog_core::Error, events_before: u64) -> Pro
     }
 }
 
+/// The timestamps a segment's read emitted: first, last, and whether they
+/// never went back.
+#[derive(Clone, Copy, Debug)]
+struct Track {
+    first: Option<i64>,
+    last: i64,
+    in_order: bool,
+}
+
+impl Default for Track {
+    fn default() -> Self {
+        Track {
+            first: None,
+            last: i64::MIN,
+            in_order: true,
+        }
+    }
+}
+
+impl Track {
+    #[inline]
+    fn see(&mut self, ts: i64) {
+        self.first.get_or_insert(ts);
+        self.in_order &= ts >= self.last;
+        self.last = ts;
+    }
+}
+
 /// One segment straight into the builders.
 fn read_one(
     input: &Input<'_>,
@@ -331,6 +372,7 @@ fn read_one(
     scratch: &mut [u8],
     emit: &mut Emit<'_, '_>,
     problems: &mut Vec<Problem>,
+    track: &mut Track,
 ) -> Result<(), TapeError> {
     let f = &spec.filter;
     let stop_at = f.to.filter(|_| input.sorted);
@@ -339,10 +381,12 @@ fn read_one(
         match r.next_item() {
             Ok(Some(it)) => {
                 let ev = it.event;
-                if stop_at.is_some_and(|t| ev.exchange_ts_ns() >= t) {
+                let ts = ev.exchange_ts_ns();
+                if stop_at.is_some_and(|t| ts >= t) {
                     return Ok(());
                 }
                 if f.accepts(&ev, it.frame.header.frame_type) {
+                    track.see(ts);
                     emit.push(&ev, input.path, it.position.offset)?;
                 }
             }
@@ -459,4 +503,147 @@ fn merge(
         };
     }
     Ok(live.iter().map(|l| l.late).sum())
+}
+
+/// One segment's share of [`read_table`].
+struct Piece {
+    batches: Vec<(RecordType, RecordBatch)>,
+    rows: [u64; 4],
+    problems: Vec<Problem>,
+    track: Track,
+}
+
+/// Reads one input into its own batches.
+fn read_piece(input: &Input<'_>, spec: &ReadSpec, symbols: &Symbols) -> Result<Piece, TapeError> {
+    let mut batches = Vec::new();
+    let mut problems = Vec::new();
+    let mut track = Track::default();
+    let mut scratch = vec![0u8; input.seg.scratch_len()];
+    let mut sink = |rt, b| {
+        batches.push((rt, b));
+        Ok(())
+    };
+    let mut emit = Emit {
+        cols: Columns::new(spec.limits),
+        symbols,
+        sink: &mut sink,
+        rows: [0; 4],
+    };
+    read_one(
+        input,
+        spec,
+        &mut scratch,
+        &mut emit,
+        &mut problems,
+        &mut track,
+    )?;
+    emit.flush_all()?;
+    let rows = emit.rows;
+    Ok(Piece {
+        batches,
+        rows,
+        problems,
+        track,
+    })
+}
+
+/// Whether the pieces, taken in order of their first timestamp (ties by
+/// segment), are exactly the time-order merge: each in order, and each
+/// ending at or before the next one starts (at a tie, only before a later
+/// segment). Returns that order.
+fn concatenable(pieces: &[Piece]) -> Option<Vec<usize>> {
+    if pieces.iter().any(|p| !p.track.in_order) {
+        return None;
+    }
+    let mut order: Vec<usize> = (0..pieces.len())
+        .filter(|&i| pieces[i].track.first.is_some())
+        .collect();
+    order.sort_by_key(|&i| (pieces[i].track.first, i));
+    for w in order.windows(2) {
+        let (a, b) = (&pieces[w[0]], &pieces[w[1]]);
+        let next = b.track.first?;
+        if a.track.last > next || (a.track.last == next && w[0] > w[1]) {
+            return None;
+        }
+    }
+    Some(order)
+}
+
+/// Reads everything `spec` selects into memory: the same batches' rows, in
+/// the same order per type, as [`read_batches`], for callers that want a
+/// whole table (a `pyarrow.Table`, say) rather than a stream. On the
+/// segments are decoded on up to `jobs` threads (0: one per core): file
+/// order concatenates them; time order concatenates them when each
+/// segment's events are in order and the segments do not overlap in time
+/// (checked on the decoded timestamps, so no pass ahead is needed), and
+/// otherwise reads again through [`read_batches`] on one thread. Batches are not split across segments, so there can be
+/// more, smaller ones than [`read_batches`] gives.
+pub fn read_table(
+    opened: &mut OpenedTape,
+    spec: &ReadSpec,
+    symbols: &Symbols,
+    jobs: usize,
+) -> Result<(Vec<(RecordType, RecordBatch)>, ReadSummary), TapeError> {
+    let jobs = match jobs {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        j => j,
+    };
+    let parallel = jobs > 1 && opened.files.iter().flatten().count() > 1;
+    if parallel {
+        if let Some(plan) = plan(opened, spec, false) {
+            let n = plan.inputs.len();
+            let next = std::sync::atomic::AtomicUsize::new(0);
+            let slots: Vec<std::sync::Mutex<Option<Result<Piece, TapeError>>>> =
+                (0..n).map(|_| std::sync::Mutex::new(None)).collect();
+            std::thread::scope(|sc| {
+                for _ in 0..jobs.min(n) {
+                    sc.spawn(|| loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(input) = plan.inputs.get(i) else {
+                            break;
+                        };
+                        let piece = read_piece(input, spec, symbols);
+                        if let Ok(mut slot) = slots[i].lock() {
+                            *slot = Some(piece);
+                        }
+                    });
+                }
+            });
+            let mut pieces = Vec::with_capacity(n);
+            for slot in slots {
+                let piece = slot.into_inner().ok().flatten().ok_or_else(|| {
+                    TapeError::input(None, "internal error: a reader thread failed")
+                })?;
+                pieces.push(piece?);
+            }
+            let order = match spec.order {
+                Order::File => Some((0..n).collect()),
+                Order::Time => concatenable(&pieces),
+            };
+            if let Some(order) = order {
+                let mut summary = ReadSummary {
+                    direct: true,
+                    problems: plan.problems,
+                    ..ReadSummary::default()
+                };
+                let mut out = Vec::new();
+                for p in &mut pieces {
+                    summary.problems.append(&mut p.problems);
+                    for k in 0..4 {
+                        summary.rows[k] += p.rows[k];
+                    }
+                }
+                for i in order {
+                    out.append(&mut pieces[i].batches);
+                }
+                return Ok((out, summary));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    let summary = read_batches(opened, spec, symbols, &mut |rt, b| {
+        out.push((rt, b));
+        Ok(())
+    })?;
+    Ok((out, summary))
 }

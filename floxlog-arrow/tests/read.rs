@@ -11,7 +11,9 @@ use floxlog::tape::merge::Problem;
 use floxlog::tape::{
     Filter, Layout, OpenOptions, OpenedTape, Order, ReadConfig, Tape, TapeWriter, TapeWriterConfig,
 };
-use floxlog_arrow::{for_each_event, read_batches, Limits, ReadSpec, RecordType, Symbols};
+use floxlog_arrow::{
+    for_each_event, read_batches, read_table, Limits, ReadSpec, RecordType, Symbols,
+};
 use floxlog_testkit::conformance::events_of;
 use floxlog_testkit::corpus::{read_jsonl, Corpus};
 use std::path::{Path, PathBuf};
@@ -98,6 +100,21 @@ fn batches(
         Ok(())
     })
     .unwrap();
+    // The whole-table read (segments on two threads) has the same rows.
+    let tape = Tape::open(inputs, OpenOptions::default()).unwrap();
+    let mut opened = OpenedTape::open(tape);
+    let (table, tsum) = read_table(&mut opened, spec, &symbols, 2).unwrap();
+    let mut again: [Vec<OwnedEvent>; 4] = Default::default();
+    for (rt, b) in &table {
+        for_each_event(*rt, b, &mut |ev| {
+            again[*rt as usize].push(OwnedEvent::from_event(ev));
+            Ok(())
+        })
+        .unwrap();
+    }
+    assert!(again == got, "read_table differs from read_batches");
+    assert_eq!(tsum.rows, summary.rows);
+    same_problems(&tsum.problems, &summary.problems);
     (got, summary)
 }
 
