@@ -52,6 +52,9 @@ pub struct ReadSpec {
     /// Most bytes the reorder buffers, or the direct path's LZ4 block
     /// buffers, may hold together.
     pub reorder_bytes: usize,
+    /// [`read_table`] splits segments into ranges of at least this many
+    /// bytes to decode them on several threads.
+    pub min_chunk_bytes: u64,
 }
 
 impl Default for ReadSpec {
@@ -63,6 +66,7 @@ impl Default for ReadSpec {
             read: ReadOptions::default(),
             reorder_window: DEFAULT_REORDER_WINDOW,
             reorder_bytes: DEFAULT_REORDER_BYTES,
+            min_chunk_bytes: 4 << 20,
         }
     }
 }
@@ -365,7 +369,72 @@ impl Track {
     }
 }
 
-/// One segment straight into the builders.
+/// How a read of a byte range ended.
+#[derive(Clone, Copy, Debug)]
+enum End {
+    /// At the end of the range (or of the segment).
+    Done,
+    /// At the first event at or past the filter's `to` (Sorted segment).
+    Stopped,
+    /// On an error, after this many events of the segment.
+    Failed(floxlog_core::Error, u64),
+}
+
+/// The events of `input` whose frame (or LZ4 block) starts in
+/// `[start, end)` into the builders: from the first frame (with the
+/// index seek of a Sorted segment) when `start` is `None`; returns how the
+/// range ended and the events read in it. Events counted for an error are
+/// the segment's own count when the range is the whole segment, else the
+/// range's (the caller adds the ranges before it).
+fn read_range(
+    input: &Input<'_>,
+    spec: &ReadSpec,
+    scratch: &mut [u8],
+    emit: &mut Emit<'_, '_>,
+    track: &mut Track,
+    start: Option<u64>,
+    end: u64,
+) -> Result<(End, u64), TapeError> {
+    let f = &spec.filter;
+    let stop_at = f.to.filter(|_| input.sorted);
+    let whole = start.is_none() && end == u64::MAX;
+    let mut r = match start {
+        None => reader_for(input, spec, scratch),
+        Some(at) => match input.seg.reader_at(at, spec.read, scratch) {
+            Ok(r) => r,
+            Err(e) => return Ok((End::Failed(e, 0), 0)),
+        },
+    };
+    let mut n = 0u64;
+    loop {
+        match r.next_item() {
+            Ok(Some(it)) => {
+                if it.position.offset >= end {
+                    return Ok((End::Done, n));
+                }
+                n += 1;
+                let ev = it.event;
+                let ts = ev.exchange_ts_ns();
+                if stop_at.is_some_and(|t| ts >= t) {
+                    return Ok((End::Stopped, n));
+                }
+                if f.accepts(&ev, it.frame.header.frame_type) {
+                    track.see(ts);
+                    emit.push(&ev, input.path, it.position.offset)?;
+                }
+            }
+            Ok(None) => return Ok((End::Done, n)),
+            // Damage where the next range starts is that range's to report.
+            Err(e) if e.offset >= end => return Ok((End::Done, n)),
+            Err(e) => {
+                let before = if whole { r.events_read() } else { n };
+                return Ok((End::Failed(e, before), n));
+            }
+        }
+    }
+}
+
+/// One whole segment straight into the builders.
 fn read_one(
     input: &Input<'_>,
     spec: &ReadSpec,
@@ -374,30 +443,12 @@ fn read_one(
     problems: &mut Vec<Problem>,
     track: &mut Track,
 ) -> Result<(), TapeError> {
-    let f = &spec.filter;
-    let stop_at = f.to.filter(|_| input.sorted);
-    let mut r = reader_for(input, spec, scratch);
-    loop {
-        match r.next_item() {
-            Ok(Some(it)) => {
-                let ev = it.event;
-                let ts = ev.exchange_ts_ns();
-                if stop_at.is_some_and(|t| ts >= t) {
-                    return Ok(());
-                }
-                if f.accepts(&ev, it.frame.header.frame_type) {
-                    track.see(ts);
-                    emit.push(&ev, input.path, it.position.offset)?;
-                }
-            }
-            Ok(None) => return Ok(()),
-            Err(e) => {
-                let n = r.events_read();
-                problems.push(problem(input, e, n));
-                return Ok(());
-            }
-        }
+    if let (End::Failed(e, before), _) =
+        read_range(input, spec, scratch, emit, track, None, u64::MAX)?
+    {
+        problems.push(problem(input, e, before));
     }
+    Ok(())
 }
 
 /// A segment's reader in the time-order merge and its next event.
@@ -505,18 +556,69 @@ fn merge(
     Ok(live.iter().map(|l| l.late).sum())
 }
 
-/// One segment's share of [`read_table`].
+/// A byte range of one input, decoded by one thread of [`read_table`].
+#[derive(Clone, Copy, Debug)]
+struct Chunk {
+    input: usize,
+    start: Option<u64>,
+    end: u64,
+}
+
+/// What a chunk produced.
 struct Piece {
     batches: Vec<(RecordType, RecordBatch)>,
     rows: [u64; 4],
-    problems: Vec<Problem>,
+    end: End,
+    events: u64,
     track: Track,
 }
 
-/// Reads one input into its own batches.
-fn read_piece(input: &Input<'_>, spec: &ReadSpec, symbols: &Symbols) -> Result<Piece, TapeError> {
+/// Splits the inputs into byte ranges at entries of their proven indexes
+/// (frame or block boundaries), about four per thread over the tape. A
+/// Sorted segment read from a time (its index seek skips what comes
+/// before) or one without a proven index is one range.
+fn chunks(inputs: &[Input<'_>], spec: &ReadSpec, jobs: usize) -> Vec<Chunk> {
+    let total: u64 = inputs.iter().map(|i| i.seg.frames_end()).sum();
+    let target = (total / (jobs as u64 * 4).max(1)).max(spec.min_chunk_bytes.max(1));
+    let mut out = Vec::new();
+    for (k, input) in inputs.iter().enumerate() {
+        let mut start = None;
+        let splittable = !(input.sorted && spec.filter.from.is_some());
+        let index = splittable
+            .then(|| input.seg.index().ok().flatten())
+            .flatten()
+            .filter(|ix| ix.is_proven());
+        if let Some(ix) = index {
+            let mut last = SegmentHeader::LEN as u64;
+            for e in ix.iter() {
+                if e.file_offset >= last + target {
+                    out.push(Chunk {
+                        input: k,
+                        start,
+                        end: e.file_offset,
+                    });
+                    start = Some(e.file_offset);
+                    last = e.file_offset;
+                }
+            }
+        }
+        out.push(Chunk {
+            input: k,
+            start,
+            end: u64::MAX,
+        });
+    }
+    out
+}
+
+/// Decodes one chunk into its own batches.
+fn read_piece(
+    input: &Input<'_>,
+    chunk: Chunk,
+    spec: &ReadSpec,
+    symbols: &Symbols,
+) -> Result<Piece, TapeError> {
     let mut batches = Vec::new();
-    let mut problems = Vec::new();
     let mut track = Track::default();
     let mut scratch = vec![0u8; input.seg.scratch_len()];
     let mut sink = |rt, b| {
@@ -529,28 +631,30 @@ fn read_piece(input: &Input<'_>, spec: &ReadSpec, symbols: &Symbols) -> Result<P
         sink: &mut sink,
         rows: [0; 4],
     };
-    read_one(
+    let (end, events) = read_range(
         input,
         spec,
         &mut scratch,
         &mut emit,
-        &mut problems,
         &mut track,
+        chunk.start,
+        chunk.end,
     )?;
     emit.flush_all()?;
     let rows = emit.rows;
     Ok(Piece {
         batches,
         rows,
-        problems,
+        end,
+        events,
         track,
     })
 }
 
 /// Whether the pieces, taken in order of their first timestamp (ties by
-/// segment), are exactly the time-order merge: each in order, and each
-/// ending at or before the next one starts (at a tie, only before a later
-/// segment). Returns that order.
+/// position in the tape), are exactly the time-order merge: each in order,
+/// and each ending at or before the next one starts (at a tie, only before
+/// a later piece). Returns that order.
 fn concatenable(pieces: &[Piece]) -> Option<Vec<usize>> {
     if pieces.iter().any(|p| !p.track.in_order) {
         return None;
@@ -569,15 +673,19 @@ fn concatenable(pieces: &[Piece]) -> Option<Vec<usize>> {
     Some(order)
 }
 
-/// Reads everything `spec` selects into memory: the same batches' rows, in
-/// the same order per type, as [`read_batches`], for callers that want a
-/// whole table (a `pyarrow.Table`, say) rather than a stream. On the
-/// segments are decoded on up to `jobs` threads (0: one per core): file
-/// order concatenates them; time order concatenates them when each
-/// segment's events are in order and the segments do not overlap in time
-/// (checked on the decoded timestamps, so no pass ahead is needed), and
-/// otherwise reads again through [`read_batches`] on one thread. Batches are not split across segments, so there can be
-/// more, smaller ones than [`read_batches`] gives.
+/// Reads everything `spec` selects into memory: the same rows, in the same
+/// order per type, as [`read_batches`], for callers that want a whole
+/// table (a `pyarrow.Table`, say) rather than a stream. Segments, and
+/// ranges of large segments between entries of their proven index, are
+/// decoded on up to `jobs` threads (0: one per core). A range after one
+/// that ended on an error (or at the `to` of a Sorted segment) is
+/// dropped, as a sequential read never gets there. File order
+/// concatenates the ranges; time order concatenates them when each is in
+/// order and they do not overlap in time (checked on the decoded
+/// timestamps, so no pass ahead is needed), and otherwise reads again
+/// through [`read_batches`] on one thread. Batches end at range
+/// boundaries, so there can be more, smaller ones than [`read_batches`]
+/// gives.
 pub fn read_table(
     opened: &mut OpenedTape,
     spec: &ReadSpec,
@@ -588,55 +696,10 @@ pub fn read_table(
         0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
         j => j,
     };
-    let parallel = jobs > 1 && opened.files.iter().flatten().count() > 1;
-    if parallel {
+    if jobs > 1 {
         if let Some(plan) = plan(opened, spec, false) {
-            let n = plan.inputs.len();
-            let next = std::sync::atomic::AtomicUsize::new(0);
-            let slots: Vec<std::sync::Mutex<Option<Result<Piece, TapeError>>>> =
-                (0..n).map(|_| std::sync::Mutex::new(None)).collect();
-            std::thread::scope(|sc| {
-                for _ in 0..jobs.min(n) {
-                    sc.spawn(|| loop {
-                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        let Some(input) = plan.inputs.get(i) else {
-                            break;
-                        };
-                        let piece = read_piece(input, spec, symbols);
-                        if let Ok(mut slot) = slots[i].lock() {
-                            *slot = Some(piece);
-                        }
-                    });
-                }
-            });
-            let mut pieces = Vec::with_capacity(n);
-            for slot in slots {
-                let piece = slot.into_inner().ok().flatten().ok_or_else(|| {
-                    TapeError::input(None, "internal error: a reader thread failed")
-                })?;
-                pieces.push(piece?);
-            }
-            let order = match spec.order {
-                Order::File => Some((0..n).collect()),
-                Order::Time => concatenable(&pieces),
-            };
-            if let Some(order) = order {
-                let mut summary = ReadSummary {
-                    direct: true,
-                    problems: plan.problems,
-                    ..ReadSummary::default()
-                };
-                let mut out = Vec::new();
-                for p in &mut pieces {
-                    summary.problems.append(&mut p.problems);
-                    for k in 0..4 {
-                        summary.rows[k] += p.rows[k];
-                    }
-                }
-                for i in order {
-                    out.append(&mut pieces[i].batches);
-                }
-                return Ok((out, summary));
+            if let Some(done) = read_parallel(plan, spec, symbols, jobs)? {
+                return Ok(done);
             }
         }
     }
@@ -646,4 +709,93 @@ pub fn read_table(
         Ok(())
     })?;
     Ok((out, summary))
+}
+
+type Table = (Vec<(RecordType, RecordBatch)>, ReadSummary);
+
+/// The parallel part of [`read_table`]; `None` when time order cannot be
+/// had by concatenation.
+fn read_parallel(
+    plan: Plan<'_>,
+    spec: &ReadSpec,
+    symbols: &Symbols,
+    jobs: usize,
+) -> Result<Option<Table>, TapeError> {
+    let chunks = chunks(&plan.inputs, spec, jobs);
+    let n = chunks.len();
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let slots: Vec<std::sync::Mutex<Option<Result<Piece, TapeError>>>> =
+        (0..n).map(|_| std::sync::Mutex::new(None)).collect();
+    std::thread::scope(|sc| {
+        for _ in 0..jobs.min(n) {
+            sc.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(&c) = chunks.get(i) else { break };
+                let piece = read_piece(&plan.inputs[c.input], c, spec, symbols);
+                if let Ok(mut slot) = slots[i].lock() {
+                    *slot = Some(piece);
+                }
+            });
+        }
+    });
+    let mut pieces = Vec::with_capacity(n);
+    for slot in slots {
+        let piece = slot
+            .into_inner()
+            .ok()
+            .flatten()
+            .ok_or_else(|| TapeError::input(None, "internal error: a reader thread failed"))?;
+        pieces.push(piece?);
+    }
+    // What a sequential read gets: each input's ranges up to the first
+    // that ends early; its error counts the events of the ranges before.
+    let mut summary = ReadSummary {
+        direct: true,
+        problems: plan.problems,
+        ..ReadSummary::default()
+    };
+    let mut kept = Vec::with_capacity(n);
+    let mut stopped: Option<usize> = None;
+    let mut before = 0u64;
+    for (c, p) in chunks.iter().zip(pieces) {
+        if c.start.is_none() {
+            stopped = None;
+            before = 0;
+        }
+        if stopped == Some(c.input) {
+            continue;
+        }
+        match p.end {
+            End::Done => {}
+            End::Stopped => stopped = Some(c.input),
+            End::Failed(e, events) => {
+                stopped = Some(c.input);
+                let events = if c.start.is_none() && c.end == u64::MAX {
+                    events
+                } else {
+                    before + events
+                };
+                summary
+                    .problems
+                    .push(problem(&plan.inputs[c.input], e, events));
+            }
+        }
+        before += p.events;
+        for k in 0..4 {
+            summary.rows[k] += p.rows[k];
+        }
+        kept.push(p);
+    }
+    let order = match spec.order {
+        Order::File => (0..kept.len()).collect(),
+        Order::Time => match concatenable(&kept) {
+            Some(o) => o,
+            None => return Ok(None),
+        },
+    };
+    let mut out = Vec::new();
+    for i in order {
+        out.append(&mut kept[i].batches);
+    }
+    Ok(Some((out, summary)))
 }

@@ -103,7 +103,12 @@ fn batches(
     // The whole-table read (segments on two threads) has the same rows.
     let tape = Tape::open(inputs, OpenOptions::default()).unwrap();
     let mut opened = OpenedTape::open(tape);
-    let (table, tsum) = read_table(&mut opened, spec, &symbols, 2).unwrap();
+    // Ranges of about 2 KiB: most segments are split at index entries.
+    let split = ReadSpec {
+        min_chunk_bytes: 2 << 10,
+        ..spec.clone()
+    };
+    let (table, tsum) = read_table(&mut opened, &split, &symbols, 2).unwrap();
     let mut again: [Vec<OwnedEvent>; 4] = Default::default();
     for (rt, b) in &table {
         for_each_event(*rt, b, &mut |ev| {
@@ -405,4 +410,46 @@ fn check_time_order_against_general(inputs: &[PathBuf], name: &str) {
             rt.name()
         );
     }
+}
+
+#[test]
+fn read_table_splits_a_segment_at_its_index() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path().join("tape");
+    write_tape(
+        &d,
+        0..4_000,
+        Compression::Lz4,
+        Profile::Reference,
+        false,
+        1 << 30,
+    );
+    let inputs = [d];
+    let tape = Tape::open(&inputs, OpenOptions::default()).unwrap();
+    assert_eq!(tape.segments.len(), 1);
+    let symbols = Symbols::from_tape(&tape);
+    let mut opened = OpenedTape::open(tape);
+    let spec = ReadSpec {
+        limits: Limits::rows(1 << 20),
+        min_chunk_bytes: 4 << 10,
+        filter: Filter {
+            types: Some(RecordType::Trade.type_mask()),
+            ..Filter::default()
+        },
+        ..ReadSpec::default()
+    };
+    let (table, summary) = read_table(&mut opened, &spec, &symbols, 2).unwrap();
+    assert!(summary.direct);
+    assert!(table.len() > 3, "one batch per range: {}", table.len());
+    // And the rows are those of the general reader, in order.
+    let (got, _) = batches(&inputs, &spec);
+    let mut again = Vec::new();
+    for (rt, b) in &table {
+        for_each_event(*rt, b, &mut |ev| {
+            again.push(OwnedEvent::from_event(ev));
+            Ok(())
+        })
+        .unwrap();
+    }
+    assert!(again == got[RecordType::Trade as usize]);
 }
