@@ -513,23 +513,6 @@ fn check_header_count(
     Ok(())
 }
 
-/// Removes `.NAME.partial-*` directories beside the output whose export is
-/// gone (their lock can be taken): what killed runs left.
-fn remove_stale_partials(parent: &Path, name: &str) {
-    let prefix = format!(".{name}.partial-");
-    let Ok(rd) = std::fs::read_dir(parent) else {
-        return;
-    };
-    for e in rd.flatten() {
-        let stale = e.file_name().to_string_lossy().starts_with(&prefix)
-            && e.file_type().is_ok_and(|t| t.is_dir())
-            && TapeLock::acquire(&e.path(), "cleaning up").is_ok();
-        if stale {
-            let _ = std::fs::remove_dir_all(e.path());
-        }
-    }
-}
-
 /// Removes the temporary directory unless disarmed.
 struct TmpGuard(Option<PathBuf>);
 
@@ -560,7 +543,7 @@ pub fn export(
                 .with_hint("choose a new output path, or pass --overwrite to replace it"),
         );
     }
-    remove_stale_partials(parent, &name);
+    floxlog::tape::lock::remove_stale_partials(parent, &name);
     let tmp = parent.join(format!(".{name}.partial-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&tmp);
     std::fs::create_dir_all(&tmp).map_err(io_err(&tmp, "creating the export directory"))?;

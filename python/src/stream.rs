@@ -102,6 +102,8 @@ impl ArrowStream {
                 Box::new(ChannelReader {
                     schema: self.schema.clone(),
                     rx,
+                    outcome: self.outcome.clone(),
+                    ended: false,
                 })
             }
         })
@@ -177,14 +179,33 @@ impl ArrowStream {
 struct ChannelReader {
     schema: SchemaRef,
     rx: Receiver<Result<RecordBatch, ArrowError>>,
+    outcome: Arc<Mutex<Outcome>>,
+    ended: bool,
 }
 
 impl Iterator for ChannelReader {
     type Item = Result<RecordBatch, ArrowError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        // The sender hangs up after its last batch (or error).
-        self.rx.recv().ok()
+        if self.ended {
+            return None;
+        }
+        match self.rx.recv() {
+            Ok(item) => Some(item),
+            Err(_) => {
+                // The sender hangs up after its last batch (or error),
+                // having marked the outcome done; a thread that died
+                // without doing so (a panic) must not look like the end of
+                // the tape.
+                self.ended = true;
+                let done = self.outcome.lock().map(|o| o.done).unwrap_or(false);
+                (!done).then(|| {
+                    Err(ArrowError::ExternalError(
+                        "floxlog: the reading thread stopped before the end of the read".into(),
+                    ))
+                })
+            }
+        }
     }
 }
 

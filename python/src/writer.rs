@@ -65,22 +65,7 @@ fn pick<T: Copy>(what: &str, v: &str, table: &[(&str, T)]) -> Result<T, TapeErro
 }
 
 fn durability(s: &str) -> Result<Durability, TapeError> {
-    match s.trim() {
-        "none" => Ok(Durability::None),
-        "flush" => Ok(Durability::Flush),
-        "block" => Ok(Durability::SyncEveryBlock),
-        "close" => Ok(Durability::SyncOnClose),
-        t => t
-            .strip_prefix("every:")
-            .and_then(|n| n.parse::<u32>().ok())
-            .filter(|&n| n > 0)
-            .map(Durability::SyncEveryN)
-            .ok_or_else(|| {
-                TapeError::usage(format!(
-                    "durability must be none, flush, block, close or every:N, not {s:?}"
-                ))
-            }),
-    }
+    s.trim().parse().map_err(TapeError::usage)
 }
 
 impl WriteArgs {
@@ -159,6 +144,7 @@ impl Output {
             );
         }
         let (parent, name) = dir_and_name(out)?;
+        floxlog::tape::lock::remove_stale_partials(parent, &name);
         let tmp = parent.join(format!(".{name}.partial-{}", std::process::id()));
         if tmp.exists() {
             let _ = std::fs::remove_dir_all(&tmp);

@@ -1,9 +1,8 @@
 //! `floxlog export`: a tape as a Hive-partitioned Parquet, Arrow IPC or CSV
 //! dataset (see `floxlog_arrow::export`).
 
-use super::common::{parse_time, progress, report_listing, CmdResult, TapeArgs};
+use super::common::{progress, report_listing, CmdResult, FilterArgs, TapeArgs};
 use floxlog::core::{ReadOptions, UnknownTypes};
-use floxlog::tape::Filter;
 use floxlog_arrow::export::{export, Codec, ExportSpec, Format, PARTITION_TYPES};
 use std::path::PathBuf;
 use std::time::Instant;
@@ -68,18 +67,8 @@ pub struct Args {
     /// Replace OUT if it exists.
     #[arg(long)]
     pub overwrite: bool,
-    /// Only events with exchange_ts_ns >= this (ns or ISO-8601).
-    #[arg(long, value_parser = parse_time, value_name = "TIME")]
-    pub from: Option<i64>,
-    /// Only events with exchange_ts_ns < this (ns or ISO-8601).
-    #[arg(long, value_parser = parse_time, value_name = "TIME")]
-    pub to: Option<i64>,
-    /// Only these symbols: ids, or names from metadata.json (repeat or comma-separate).
-    #[arg(long, value_delimiter = ',')]
-    pub symbol: Vec<String>,
-    /// Only these types: trade, book_snapshot, book_delta, book, option_quote, pool_state.
-    #[arg(long = "type", value_delimiter = ',', value_name = "TYPE")]
-    pub types: Vec<String>,
+    #[command(flatten)]
+    pub filter: FilterArgs,
     /// Fail (exit 1) on the torn tail of an unfinished segment too.
     #[arg(long)]
     pub strict: bool,
@@ -91,12 +80,7 @@ pub struct Args {
 /// Runs `export`.
 pub fn run(a: Args) -> CmdResult {
     let tape = a.tape.open()?;
-    let filter = Filter {
-        from: a.from,
-        to: a.to,
-        symbols: tape.symbol_ids(&a.symbol)?,
-        types: Filter::types_from_names(&a.types)?,
-    };
+    let filter = a.filter.filter(&tape)?;
     let unread = report_listing(&tape);
     let spec = ExportSpec {
         format: match a.format {
