@@ -3,7 +3,9 @@
 #   formatting and lints; Rust tests for the whole workspace, and for
 #   floxlog-core with LZ4 compiled out; the no_std/no-alloc link proof (a
 #   binary that runs a round trip); the C/C++ suite under ctest, plainly and
-#   under ASan/UBSan (scripts/test-c.sh installs cmake and friends if missing).
+#   under ASan/UBSan (scripts/test-c.sh installs cmake and friends if missing);
+#   the Python package built into a virtual environment and its pytest suite
+#   (scripts/test-python.sh; .venv, or FLOXLOG_VENV).
 # The conformance corpus defaults to ../shared/conformance beside the checkout;
 # FLOXLOG_CONFORMANCE_DIR points every runner elsewhere.
 set -euo pipefail
@@ -27,3 +29,6 @@ echo "== no_std / no-alloc proof"
 
 echo "== C / C++ suite (ctest)"
 bash scripts/test-c.sh
+
+echo "== Python package (pytest)"
+bash scripts/test-python.sh

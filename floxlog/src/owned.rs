@@ -55,6 +55,27 @@ impl OwnedEvent {
         }
     }
 
+    /// Copies a borrowed event into `self`, reusing its level and payload
+    /// vectors when `self` already holds an event of the same type (a
+    /// merge keeps one such slot per input and refills it per event).
+    pub fn assign(&mut self, ev: &Event<'_>) {
+        match (self, ev) {
+            (OwnedEvent::Book(o), Event::Book(b)) => {
+                o.head = b.without_levels();
+                o.bids.clear();
+                o.bids.extend(b.bids.iter());
+                o.asks.clear();
+                o.asks.extend(b.asks.iter());
+            }
+            (OwnedEvent::PoolState(o), Event::PoolState(p)) => {
+                o.head = p.without_payload();
+                o.payload.clear();
+                o.payload.extend_from_slice(p.payload);
+            }
+            (slot, ev) => *slot = OwnedEvent::from_event(ev),
+        }
+    }
+
     /// Borrows as a core event (for the writer).
     pub fn as_event(&self) -> Event<'_> {
         match self {

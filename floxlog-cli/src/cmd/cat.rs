@@ -1,6 +1,6 @@
 //! `floxlog cat`: events as JSON lines or CSV.
 
-use super::common::{parse_size, parse_time, report_listing, CmdResult, TapeArgs};
+use super::common::{parse_size, report_listing, CmdResult, FilterArgs, TapeArgs};
 use floxlog::core::{ReadOptions, UnknownTypes};
 use floxlog::json::PriceStyle;
 use floxlog::output::{write_json_line, Csv};
@@ -47,18 +47,8 @@ pub struct Args {
     /// Each segment in file order, segments in manifest (or file-name) order.
     #[arg(long)]
     pub file_order: bool,
-    /// Only events with exchange_ts_ns >= this (ns or ISO-8601, e.g. 2024-04-26T09:30:00Z).
-    #[arg(long, value_parser = parse_time, value_name = "TIME")]
-    pub from: Option<i64>,
-    /// Only events with exchange_ts_ns < this (ns or ISO-8601).
-    #[arg(long, value_parser = parse_time, value_name = "TIME")]
-    pub to: Option<i64>,
-    /// Only these symbols: ids, or names from metadata.json (repeat or comma-separate).
-    #[arg(long, value_delimiter = ',')]
-    pub symbol: Vec<String>,
-    /// Only these types: trade, book_snapshot, book_delta, book, option_quote, pool_state.
-    #[arg(long = "type", value_delimiter = ',', value_name = "TYPE")]
-    pub types: Vec<String>,
+    #[command(flatten)]
+    pub filter: FilterArgs,
     /// Prices and quantities as raw integers or decimals.
     #[arg(long, value_enum, default_value = "raw")]
     pub prices: Prices,
@@ -124,12 +114,7 @@ pub fn run(a: Args) -> CmdResult {
         Prices::Raw => PriceStyle::Raw,
         Prices::Decimal => PriceStyle::Decimal,
     };
-    let filter = Filter {
-        from: a.from,
-        to: a.to,
-        symbols: tape.symbol_ids(&a.symbol)?,
-        types: Filter::types_from_names(&a.types)?,
-    };
+    let filter = a.filter.filter(&tape)?;
     let unread = report_listing(&tape);
     let csv = (a.format == Format::Csv).then(|| Csv::new(filter.types, style));
     let mut out = Out {

@@ -130,20 +130,7 @@ pub fn parse_duration(s: &str) -> Result<i64, String> {
 
 /// Parses a durability policy: none, flush, block, close, every:N.
 pub fn parse_durability(s: &str) -> Result<Durability, String> {
-    match s {
-        "none" => Ok(Durability::None),
-        "flush" => Ok(Durability::Flush),
-        "block" => Ok(Durability::SyncEveryBlock),
-        "close" => Ok(Durability::SyncOnClose),
-        _ => s
-            .strip_prefix("every:")
-            .and_then(|n| n.parse::<u32>().ok())
-            .filter(|&n| n > 0)
-            .map(Durability::SyncEveryN)
-            .ok_or_else(|| {
-                format!("`{s}` is not a durability policy (none, flush, block, every:N, close)")
-            }),
-    }
+    s.parse()
 }
 
 /// Parses a timestamp: integer ns or ISO-8601.
@@ -249,7 +236,7 @@ impl Sink {
             });
         }
         let (parent, name) = floxlog::tape::manifest::dir_and_name(out)?;
-        remove_stale_partials(parent, &name);
+        floxlog::tape::lock::remove_stale_partials(parent, &name);
         let tmp = parent.join(format!(".{name}.partial-{}", std::process::id()));
         let cfg = TapeWriterConfig {
             layout: o.layout.into(),
@@ -344,23 +331,6 @@ impl Drop for Sink {
     }
 }
 
-/// Removes `.NAME.partial-*` directories beside the output whose writer is
-/// gone (their tape lock can be taken): what killed runs left.
-fn remove_stale_partials(parent: &Path, name: &str) {
-    let prefix = format!(".{name}.partial-");
-    let Ok(rd) = std::fs::read_dir(parent) else {
-        return;
-    };
-    for e in rd.flatten() {
-        let stale = e.file_name().to_string_lossy().starts_with(&prefix)
-            && e.file_type().is_ok_and(|t| t.is_dir())
-            && floxlog::tape::lock::TapeLock::acquire(&e.path(), "cleaning up").is_ok();
-        if stale {
-            let _ = std::fs::remove_dir_all(e.path());
-        }
-    }
-}
-
 /// Prints findings to stderr (errors and warnings).
 pub fn print_findings(findings: &[Finding]) {
     for f in findings {
@@ -373,6 +343,35 @@ pub fn print_findings(findings: &[Finding]) {
 /// Formats a timestamp as ns and ISO-8601.
 pub fn ts(ns: i64) -> String {
     format!("{ns} ({})", floxlog::tape::time::format_ns(ns))
+}
+
+/// Which events a reading command keeps (`cat`, `export`).
+#[derive(clap::Args, Debug)]
+pub struct FilterArgs {
+    /// Only events with exchange_ts_ns >= this (ns or ISO-8601, e.g. 2024-04-26T09:30:00Z).
+    #[arg(long, value_parser = parse_time, value_name = "TIME")]
+    pub from: Option<i64>,
+    /// Only events with exchange_ts_ns < this (ns or ISO-8601).
+    #[arg(long, value_parser = parse_time, value_name = "TIME")]
+    pub to: Option<i64>,
+    /// Only these symbols: ids, or names from metadata.json (repeat or comma-separate).
+    #[arg(long, value_delimiter = ',')]
+    pub symbol: Vec<String>,
+    /// Only these types: trade, book_snapshot, book_delta, book, option_quote, pool_state.
+    #[arg(long = "type", value_delimiter = ',', value_name = "TYPE")]
+    pub types: Vec<String>,
+}
+
+impl FilterArgs {
+    /// The filter, symbol names resolved with the tape's metadata.
+    pub fn filter(&self, tape: &Tape) -> Result<floxlog::tape::Filter, TapeError> {
+        Ok(floxlog::tape::Filter {
+            from: self.from,
+            to: self.to,
+            symbols: tape.symbol_ids(&self.symbol)?,
+            types: floxlog::tape::Filter::types_from_names(&self.types)?,
+        })
+    }
 }
 
 /// The inputs every reading command takes: tape directories or segment

@@ -5,6 +5,7 @@ pub mod common;
 pub mod convert;
 pub mod demo;
 pub mod encode;
+pub mod export;
 pub mod inspect;
 pub mod manifest;
 pub mod recover;

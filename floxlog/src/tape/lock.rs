@@ -101,6 +101,25 @@ pub fn lock_dirs<'p>(
     dirs.iter().map(|d| TapeLock::acquire(d, doing)).collect()
 }
 
+/// Removes the `.NAME.partial-*` directories beside an output `NAME` in
+/// `parent` whose builder is gone (their lock can be taken): what killed
+/// runs left. Builders of outputs (tape writers under a temporary name,
+/// exports) hold the lock of their temporary directory while they work.
+pub fn remove_stale_partials(parent: &Path, name: &str) {
+    let prefix = format!(".{name}.partial-");
+    let Ok(rd) = std::fs::read_dir(parent) else {
+        return;
+    };
+    for e in rd.flatten() {
+        let stale = e.file_name().to_string_lossy().starts_with(&prefix)
+            && e.file_type().is_ok_and(|t| t.is_dir())
+            && TapeLock::acquire(&e.path(), "cleaning up").is_ok();
+        if stale {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -96,6 +96,28 @@ pub enum Durability {
     SyncOnClose,
 }
 
+impl std::str::FromStr for Durability {
+    type Err = String;
+
+    /// `none`, `flush`, `block`, `close`, `every:N` (N > 0).
+    fn from_str(s: &str) -> Result<Durability, String> {
+        match s {
+            "none" => Ok(Durability::None),
+            "flush" => Ok(Durability::Flush),
+            "block" => Ok(Durability::SyncEveryBlock),
+            "close" => Ok(Durability::SyncOnClose),
+            _ => s
+                .strip_prefix("every:")
+                .and_then(|n| n.parse::<u32>().ok())
+                .filter(|&n| n > 0)
+                .map(Durability::SyncEveryN)
+                .ok_or_else(|| {
+                    format!("`{s}` is not a durability policy (none, flush, block, every:N, close)")
+                }),
+        }
+    }
+}
+
 impl Durability {
     fn syncs(self) -> bool {
         !matches!(self, Durability::None | Durability::Flush)

@@ -1,0 +1,289 @@
+//! Record batches into a tape: each row of a table with the raw columns of
+//! [`crate::schema`] becomes one event handed to a [`TapeWriter`].
+//!
+//! Only the raw columns are read (`exchange_ts_ns`, `price_raw`, ...); the
+//! derived ones (timestamps, decimals, `symbol`) are ignored, so a table
+//! read from a tape writes back the same events. Types must match the
+//! schema exactly (callers cast first; the Python package does) and no raw
+//! column may hold a null: a value the tape cannot hold is an error naming
+//! the column and row, never a silent zero.
+
+use crate::schema::{RecordType, OPTION_DECIMALS};
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Int64Type, UInt16Type, UInt32Type, UInt64Type, UInt8Type};
+use arrow_array::{Array, ArrowPrimitiveType, PrimitiveArray, RecordBatch};
+use floxlog::tape::{TapeError, TapeWriter};
+use floxlog_core::{Book, BookKind, Event, Level, Levels, OptionQuote, PoolState, Trade};
+
+fn usage(rt: RecordType, msg: String) -> TapeError {
+    TapeError::usage(format!("{} table: {msg}", rt.name()))
+}
+
+fn no_nulls(rt: RecordType, name: &str, a: &dyn Array) -> Result<(), TapeError> {
+    match a.nulls().and_then(|n| (0..a.len()).find(|&i| n.is_null(i))) {
+        Some(row) => Err(usage(rt, format!("column `{name}` is null at row {row}"))),
+        None => Ok(()),
+    }
+}
+
+fn column<'b>(rt: RecordType, b: &'b RecordBatch, name: &str) -> Result<&'b dyn Array, TapeError> {
+    let c = b
+        .column_by_name(name)
+        .ok_or_else(|| usage(rt, format!("no column `{name}`")))?;
+    no_nulls(rt, name, c.as_ref())?;
+    Ok(c.as_ref())
+}
+
+/// The values of a non-null primitive column of exactly type `T`.
+fn values<'b, T: ArrowPrimitiveType>(
+    rt: RecordType,
+    b: &'b RecordBatch,
+    name: &str,
+) -> Result<&'b [T::Native], TapeError> {
+    let c = column(rt, b, name)?;
+    let a = c
+        .as_any()
+        .downcast_ref::<PrimitiveArray<T>>()
+        .filter(|_| c.data_type() == &T::DATA_TYPE)
+        .ok_or_else(|| {
+            usage(
+                rt,
+                format!(
+                    "column `{name}` is {}, expected {}",
+                    c.data_type(),
+                    T::DATA_TYPE
+                ),
+            )
+        })?;
+    Ok(a.values())
+}
+
+/// What receives each row's event.
+pub type EventSink<'s> = dyn FnMut(&Event<'_>) -> Result<(), TapeError> + 's;
+
+/// Appends every row of `batch` (a `rt` table) to `w`; returns the rows
+/// written. On an error the rows before it have been appended.
+pub fn append_batch(
+    w: &mut TapeWriter,
+    rt: RecordType,
+    batch: &RecordBatch,
+) -> Result<u64, TapeError> {
+    for_each_event(rt, batch, &mut |ev| w.append(ev))
+}
+
+/// Hands each row of `batch` (a `rt` table), in order, to `f` as an event
+/// (borrowing the batch's level and payload buffers); returns the rows.
+pub fn for_each_event(
+    rt: RecordType,
+    batch: &RecordBatch,
+    f: &mut EventSink<'_>,
+) -> Result<u64, TapeError> {
+    let b = batch;
+    let ex = values::<Int64Type>(rt, b, "exchange_ts_ns")?;
+    let recv = values::<Int64Type>(rt, b, "recv_ts_ns")?;
+    let sym = values::<UInt32Type>(rt, b, "symbol_id")?;
+    let exch = values::<UInt16Type>(rt, b, "exchange_id")?;
+    let n = b.num_rows();
+    match rt {
+        RecordType::Trade => {
+            let price = values::<Int64Type>(rt, b, "price_raw")?;
+            let qty = values::<Int64Type>(rt, b, "qty_raw")?;
+            let id = values::<UInt64Type>(rt, b, "trade_id")?;
+            let side = values::<UInt8Type>(rt, b, "side")?;
+            let inst = values::<UInt8Type>(rt, b, "instrument")?;
+            for i in 0..n {
+                f(&Event::Trade(Trade {
+                    exchange_ts_ns: ex[i],
+                    recv_ts_ns: recv[i],
+                    price_raw: price[i],
+                    qty_raw: qty[i],
+                    trade_id: id[i],
+                    symbol_id: sym[i],
+                    side: side[i],
+                    instrument: inst[i],
+                    exchange_id: exch[i],
+                }))?;
+            }
+        }
+        RecordType::OptionQuote => {
+            let mut raw: Vec<&[i64]> = Vec::with_capacity(OPTION_DECIMALS.len());
+            for name in OPTION_DECIMALS {
+                raw.push(values::<Int64Type>(rt, b, &format!("{name}_raw"))?);
+            }
+            let inst = values::<UInt8Type>(rt, b, "instrument")?;
+            for i in 0..n {
+                let r = |k: usize| raw[k][i];
+                f(&Event::OptionQuote(OptionQuote {
+                    exchange_ts_ns: ex[i],
+                    recv_ts_ns: recv[i],
+                    mark_price_raw: r(0),
+                    index_price_raw: r(1),
+                    underlying_price_raw: r(2),
+                    iv_raw: r(3),
+                    bid_price_raw: r(4),
+                    ask_price_raw: r(5),
+                    bid_size_raw: r(6),
+                    ask_size_raw: r(7),
+                    bid_iv_raw: r(8),
+                    ask_iv_raw: r(9),
+                    open_interest_raw: r(10),
+                    symbol_id: sym[i],
+                    instrument: inst[i],
+                    exchange_id: exch[i],
+                }))?;
+            }
+        }
+        RecordType::PoolState => {
+            let sub = values::<UInt8Type>(rt, b, "sub_type")?;
+            let venue = values::<UInt8Type>(rt, b, "venue")?;
+            let c = column(rt, b, "payload")?;
+            let payload = c.as_binary_opt::<i32>().ok_or_else(|| {
+                usage(
+                    rt,
+                    format!("column `payload` is {}, expected Binary", c.data_type()),
+                )
+            })?;
+            for i in 0..n {
+                f(&Event::PoolState(PoolState {
+                    exchange_ts_ns: ex[i],
+                    recv_ts_ns: recv[i],
+                    symbol_id: sym[i],
+                    sub_type: sub[i],
+                    venue: venue[i],
+                    exchange_id: exch[i],
+                    payload: payload.value(i),
+                }))?;
+            }
+        }
+        RecordType::Book => append_books(f, b, ex, recv, sym, exch)?,
+    }
+    Ok(n as u64)
+}
+
+/// One side's levels: `list<struct<price_raw: int64, qty_raw: int64>>`.
+struct Sides<'b> {
+    offsets: &'b [i32],
+    price: &'b [i64],
+    qty: &'b [i64],
+}
+
+impl Sides<'_> {
+    fn levels(&self, row: usize, out: &mut Vec<Level>) {
+        out.clear();
+        let (s, e) = (self.offsets[row] as usize, self.offsets[row + 1] as usize);
+        out.extend((s..e).map(|k| Level {
+            price_raw: self.price[k],
+            qty_raw: self.qty[k],
+        }));
+    }
+}
+
+fn sides<'b>(b: &'b RecordBatch, name: &str) -> Result<Sides<'b>, TapeError> {
+    let rt = RecordType::Book;
+    let c = column(rt, b, name)?;
+    let bad = || {
+        usage(
+            rt,
+            format!(
+                "column `{name}` is {}, expected List(Struct(price_raw Int64, qty_raw Int64))",
+                c.data_type()
+            ),
+        )
+    };
+    let list = c.as_list_opt::<i32>().ok_or_else(bad)?;
+    let st = list.values().as_struct_opt().ok_or_else(bad)?;
+    let field = |f: &str| -> Result<&'b [i64], TapeError> {
+        let a = st.column_by_name(f).ok_or_else(bad)?;
+        no_nulls(rt, &format!("{name}.{f}"), a.as_ref())?;
+        Ok(a.as_primitive_opt::<Int64Type>().ok_or_else(bad)?.values())
+    };
+    let price = field("price_raw")?;
+    let qty = field("qty_raw")?;
+    // A sliced struct array (offset > 0) is indexed through the list's
+    // offsets into its children as they are: keep it simple and exact.
+    if st.offset() != 0 || st.null_count() != 0 {
+        return Err(bad());
+    }
+    Ok(Sides {
+        offsets: list.value_offsets(),
+        price,
+        qty,
+    })
+}
+
+fn append_books(
+    f: &mut EventSink<'_>,
+    b: &RecordBatch,
+    ex: &[i64],
+    recv: &[i64],
+    sym: &[u32],
+    exch: &[u16],
+) -> Result<(), TapeError> {
+    let rt = RecordType::Book;
+    let seq = values::<Int64Type>(rt, b, "seq")?;
+    let inst = values::<UInt8Type>(rt, b, "instrument")?;
+    let header_type = match b.column_by_name("header_type") {
+        Some(_) => Some(values::<UInt8Type>(rt, b, "header_type")?),
+        None => None,
+    };
+    let kind = match b.column_by_name("kind") {
+        Some(c) => {
+            no_nulls(rt, "kind", c.as_ref())?;
+            Some(c.as_string_opt::<i32>().ok_or_else(|| {
+                usage(
+                    rt,
+                    format!("column `kind` is {}, expected Utf8", c.data_type()),
+                )
+            })?)
+        }
+        None => None,
+    };
+    let bids = sides(b, "bids")?;
+    let asks = sides(b, "asks")?;
+    let (mut bl, mut al) = (Vec::new(), Vec::new());
+    for i in 0..b.num_rows() {
+        let k = match (kind, header_type) {
+            (Some(k), _) => match k.value(i) {
+                "snapshot" => BookKind::Snapshot,
+                "delta" => BookKind::Delta,
+                other => {
+                    return Err(usage(
+                        rt,
+                        format!("`kind` is `{other}` at row {i} (snapshot or delta)"),
+                    ))
+                }
+            },
+            (None, Some(h)) => match h[i] {
+                0 | 2 => BookKind::Snapshot,
+                1 | 3 => BookKind::Delta,
+                other => {
+                    return Err(usage(
+                        rt,
+                        format!("`header_type` {other} at row {i} is neither a snapshot (0, 2) nor a delta (1, 3); add a `kind` column"),
+                    ))
+                }
+            },
+            (None, None) => {
+                return Err(usage(
+                    rt,
+                    "needs a `kind` column (snapshot/delta) or `header_type`".into(),
+                ))
+            }
+        };
+        bids.levels(i, &mut bl);
+        asks.levels(i, &mut al);
+        f(&Event::Book(Book {
+            kind: k,
+            exchange_ts_ns: ex[i],
+            recv_ts_ns: recv[i],
+            seq: seq[i],
+            symbol_id: sym[i],
+            header_type: header_type.map_or(k.flox_header_type(), |h| h[i]),
+            instrument: inst[i],
+            exchange_id: exch[i],
+            bids: Levels::Slice(&bl),
+            asks: Levels::Slice(&al),
+        }))?;
+    }
+    Ok(())
+}

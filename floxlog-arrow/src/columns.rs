@@ -1,0 +1,609 @@
+//! Column builders: events pushed straight from the core's zero-copy views
+//! into plain vectors, which become Arrow buffers without a copy when a
+//! batch is finished. The timestamp columns share the buffers of the raw
+//! `*_ts_ns` columns; the decimal columns are the raw integers widened.
+
+use crate::schema::{level_fields, level_item_field, RecordType, DECIMAL_PRECISION, DECIMAL_SCALE};
+use crate::symbols::Symbols;
+use arrow_array::types::{Decimal128Type, Int64Type};
+use arrow_array::{
+    ArrayRef, BinaryArray, ListArray, PrimitiveArray, RecordBatch, StringArray, StructArray,
+    TimestampNanosecondArray,
+};
+use arrow_buffer::{ArrowNativeType, Buffer, OffsetBuffer, ScalarBuffer};
+use arrow_schema::ArrowError;
+use floxlog_core::{Book, BookKind, Event, Levels, OptionQuote, PoolState, Trade};
+use std::sync::Arc;
+
+/// When a batch is full.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Rows per batch.
+    pub rows: usize,
+    /// Book levels (bids and asks together) per batch.
+    pub levels: usize,
+    /// Pool-state payload bytes per batch.
+    pub payload_bytes: usize,
+}
+
+impl Limits {
+    /// Rows per batch, with the default level and payload bounds (4 Mi
+    /// levels, 64 MiB of payload: list and binary offsets are `i32`, and a
+    /// batch stays a bounded amount of memory however large its rows).
+    pub fn rows(rows: usize) -> Limits {
+        Limits {
+            rows: rows.max(1),
+            levels: 1 << 22,
+            payload_bytes: 64 << 20,
+        }
+    }
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits::rows(DEFAULT_ROWS)
+    }
+}
+
+/// Default rows per batch.
+pub const DEFAULT_ROWS: usize = 1 << 16;
+
+fn prim<T: ArrowNativeType, A>(v: Vec<T>) -> ArrayRef
+where
+    PrimitiveArray<A>: From<Vec<T>> + arrow_array::Array + 'static,
+    A: arrow_array::ArrowPrimitiveType<Native = T>,
+{
+    Arc::new(PrimitiveArray::<A>::from(v))
+}
+
+/// The raw `i64` column and its `timestamp[ns, UTC]` twin over one buffer.
+fn ts_pair(v: Vec<i64>) -> (ArrayRef, ArrayRef) {
+    let b = ScalarBuffer::from(v);
+    let raw: ArrayRef = Arc::new(PrimitiveArray::<Int64Type>::new(b.clone(), None));
+    let ts: ArrayRef = Arc::new(TimestampNanosecondArray::new(b, None).with_timezone("UTC"));
+    (raw, ts)
+}
+
+/// The raw `i64` column and its `decimal128(38, 8)` twin.
+fn raw_and_decimal(v: Vec<i64>) -> Result<(ArrayRef, ArrayRef), ArrowError> {
+    let wide: Vec<i128> = v.iter().map(|&x| i128::from(x)).collect();
+    let dec = PrimitiveArray::<Decimal128Type>::new(ScalarBuffer::from(wide), None)
+        .with_precision_and_scale(DECIMAL_PRECISION, DECIMAL_SCALE)?;
+    Ok((prim::<i64, Int64Type>(v), Arc::new(dec)))
+}
+
+fn take<T>(v: &mut Vec<T>, cap: usize) -> Vec<T> {
+    std::mem::replace(v, Vec::with_capacity(cap))
+}
+
+/// Trades.
+#[derive(Default)]
+struct TradeCols {
+    ex: Vec<i64>,
+    recv: Vec<i64>,
+    price: Vec<i64>,
+    qty: Vec<i64>,
+    trade_id: Vec<u64>,
+    symbol_id: Vec<u32>,
+    side: Vec<u8>,
+    instrument: Vec<u8>,
+    exchange_id: Vec<u16>,
+}
+
+impl TradeCols {
+    #[inline]
+    fn push(&mut self, t: &Trade) {
+        self.ex.push(t.exchange_ts_ns);
+        self.recv.push(t.recv_ts_ns);
+        self.price.push(t.price_raw);
+        self.qty.push(t.qty_raw);
+        self.trade_id.push(t.trade_id);
+        self.symbol_id.push(t.symbol_id);
+        self.side.push(t.side);
+        self.instrument.push(t.instrument);
+        self.exchange_id.push(t.exchange_id);
+    }
+
+    fn finish(&mut self, cap: usize, symbols: &Symbols) -> Result<RecordBatch, ArrowError> {
+        use arrow_array::types::{UInt16Type, UInt32Type, UInt64Type, UInt8Type};
+        let ids = take(&mut self.symbol_id, cap);
+        let symbol = symbols.column(&ids)?;
+        let (ex, ex_ts) = ts_pair(take(&mut self.ex, cap));
+        let (recv, recv_ts) = ts_pair(take(&mut self.recv, cap));
+        let (price, price_dec) = raw_and_decimal(take(&mut self.price, cap))?;
+        let (qty, qty_dec) = raw_and_decimal(take(&mut self.qty, cap))?;
+        let cols = vec![
+            ex,
+            recv,
+            price,
+            qty,
+            prim::<u64, UInt64Type>(take(&mut self.trade_id, cap)),
+            prim::<u32, UInt32Type>(ids),
+            prim::<u8, UInt8Type>(take(&mut self.side, cap)),
+            prim::<u8, UInt8Type>(take(&mut self.instrument, cap)),
+            prim::<u16, UInt16Type>(take(&mut self.exchange_id, cap)),
+            symbol,
+            ex_ts,
+            recv_ts,
+            price_dec,
+            qty_dec,
+        ];
+        RecordBatch::try_new(RecordType::Trade.schema(), cols)
+    }
+}
+
+/// One side's levels: list offsets and the two struct fields.
+struct LevelCols {
+    offsets: Vec<i32>,
+    price: Vec<i64>,
+    qty: Vec<i64>,
+}
+
+impl Default for LevelCols {
+    fn default() -> Self {
+        LevelCols {
+            offsets: vec![0],
+            price: Vec::new(),
+            qty: Vec::new(),
+        }
+    }
+}
+
+impl LevelCols {
+    #[inline]
+    fn push(&mut self, l: &Levels<'_>) {
+        for lv in l.iter() {
+            self.price.push(lv.price_raw);
+            self.qty.push(lv.qty_raw);
+        }
+        // The batch ends long before i32 overflows (Limits::levels).
+        let end = i32::try_from(self.price.len()).unwrap_or(i32::MAX);
+        self.offsets.push(end);
+    }
+
+    fn finish(&mut self) -> Result<ArrayRef, ArrowError> {
+        let offsets = std::mem::replace(&mut self.offsets, vec![0]);
+        let price = prim::<i64, Int64Type>(std::mem::take(&mut self.price));
+        let qty = prim::<i64, Int64Type>(std::mem::take(&mut self.qty));
+        let values = StructArray::try_new(level_fields(), vec![price, qty], None)?;
+        let offsets = OffsetBuffer::new(ScalarBuffer::from(offsets));
+        Ok(Arc::new(ListArray::try_new(
+            level_item_field(),
+            offsets,
+            Arc::new(values),
+            None,
+        )?))
+    }
+}
+
+/// Book snapshots and deltas.
+#[derive(Default)]
+struct BookCols {
+    snapshot: Vec<bool>,
+    ex: Vec<i64>,
+    recv: Vec<i64>,
+    seq: Vec<i64>,
+    symbol_id: Vec<u32>,
+    header_type: Vec<u8>,
+    instrument: Vec<u8>,
+    exchange_id: Vec<u16>,
+    bids: LevelCols,
+    asks: LevelCols,
+}
+
+impl BookCols {
+    fn push(&mut self, b: &Book<'_>) {
+        self.snapshot.push(b.kind == BookKind::Snapshot);
+        self.ex.push(b.exchange_ts_ns);
+        self.recv.push(b.recv_ts_ns);
+        self.seq.push(b.seq);
+        self.symbol_id.push(b.symbol_id);
+        self.header_type.push(b.header_type);
+        self.instrument.push(b.instrument);
+        self.exchange_id.push(b.exchange_id);
+        self.bids.push(&b.bids);
+        self.asks.push(&b.asks);
+    }
+
+    fn levels(&self) -> usize {
+        self.bids.price.len() + self.asks.price.len()
+    }
+
+    fn finish(&mut self, cap: usize, symbols: &Symbols) -> Result<RecordBatch, ArrowError> {
+        use arrow_array::types::{UInt16Type, UInt32Type, UInt8Type};
+        let ids = take(&mut self.symbol_id, cap);
+        let symbol = symbols.column(&ids)?;
+        let kind: ArrayRef = Arc::new(StringArray::from_iter_values(
+            take(&mut self.snapshot, cap)
+                .iter()
+                .map(|&s| if s { "snapshot" } else { "delta" }),
+        ));
+        let (ex, ex_ts) = ts_pair(take(&mut self.ex, cap));
+        let (recv, recv_ts) = ts_pair(take(&mut self.recv, cap));
+        let cols = vec![
+            kind,
+            ex,
+            recv,
+            prim::<i64, Int64Type>(take(&mut self.seq, cap)),
+            prim::<u32, UInt32Type>(ids),
+            prim::<u8, UInt8Type>(take(&mut self.header_type, cap)),
+            prim::<u8, UInt8Type>(take(&mut self.instrument, cap)),
+            prim::<u16, UInt16Type>(take(&mut self.exchange_id, cap)),
+            self.bids.finish()?,
+            self.asks.finish()?,
+            symbol,
+            ex_ts,
+            recv_ts,
+        ];
+        RecordBatch::try_new(RecordType::Book.schema(), cols)
+    }
+}
+
+/// Option quotes.
+#[derive(Default)]
+struct OptionCols {
+    ex: Vec<i64>,
+    recv: Vec<i64>,
+    raw: [Vec<i64>; 11],
+    symbol_id: Vec<u32>,
+    instrument: Vec<u8>,
+    exchange_id: Vec<u16>,
+}
+
+impl OptionCols {
+    fn push(&mut self, q: &OptionQuote) {
+        self.ex.push(q.exchange_ts_ns);
+        self.recv.push(q.recv_ts_ns);
+        for (col, (_, v)) in self.raw.iter_mut().zip(q.raw_fields()) {
+            col.push(v);
+        }
+        self.symbol_id.push(q.symbol_id);
+        self.instrument.push(q.instrument);
+        self.exchange_id.push(q.exchange_id);
+    }
+
+    fn finish(&mut self, cap: usize, symbols: &Symbols) -> Result<RecordBatch, ArrowError> {
+        use arrow_array::types::{UInt16Type, UInt32Type, UInt8Type};
+        let ids = take(&mut self.symbol_id, cap);
+        let symbol = symbols.column(&ids)?;
+        let (ex, ex_ts) = ts_pair(take(&mut self.ex, cap));
+        let (recv, recv_ts) = ts_pair(take(&mut self.recv, cap));
+        let mut raws = Vec::with_capacity(11);
+        let mut decs = Vec::with_capacity(11);
+        for col in self.raw.iter_mut() {
+            let (r, d) = raw_and_decimal(take(col, cap))?;
+            raws.push(r);
+            decs.push(d);
+        }
+        let mut cols = vec![ex, recv];
+        cols.extend(raws);
+        cols.push(prim::<u32, UInt32Type>(ids));
+        cols.push(prim::<u8, UInt8Type>(take(&mut self.instrument, cap)));
+        cols.push(prim::<u16, UInt16Type>(take(&mut self.exchange_id, cap)));
+        cols.extend([symbol, ex_ts, recv_ts]);
+        cols.extend(decs);
+        RecordBatch::try_new(RecordType::OptionQuote.schema(), cols)
+    }
+}
+
+/// Pool states.
+struct PoolCols {
+    ex: Vec<i64>,
+    recv: Vec<i64>,
+    symbol_id: Vec<u32>,
+    sub_type: Vec<u8>,
+    venue: Vec<u8>,
+    exchange_id: Vec<u16>,
+    offsets: Vec<i32>,
+    bytes: Vec<u8>,
+}
+
+impl Default for PoolCols {
+    fn default() -> Self {
+        PoolCols {
+            ex: Vec::new(),
+            recv: Vec::new(),
+            symbol_id: Vec::new(),
+            sub_type: Vec::new(),
+            venue: Vec::new(),
+            exchange_id: Vec::new(),
+            offsets: vec![0],
+            bytes: Vec::new(),
+        }
+    }
+}
+
+impl PoolCols {
+    /// Fails only for a payload the `i32` offsets of one batch cannot
+    /// hold (the caller finishes the batch first when one would not fit).
+    fn push(&mut self, p: &PoolState<'_>) -> Result<(), &'static str> {
+        let end = self
+            .bytes
+            .len()
+            .checked_add(p.payload.len())
+            .and_then(|e| i32::try_from(e).ok())
+            .ok_or("pool state payload too large for one Arrow batch (over 2 GiB)")?;
+        self.bytes.extend_from_slice(p.payload);
+        self.offsets.push(end);
+        self.ex.push(p.exchange_ts_ns);
+        self.recv.push(p.recv_ts_ns);
+        self.symbol_id.push(p.symbol_id);
+        self.sub_type.push(p.sub_type);
+        self.venue.push(p.venue);
+        self.exchange_id.push(p.exchange_id);
+        Ok(())
+    }
+
+    fn finish(&mut self, cap: usize, symbols: &Symbols) -> Result<RecordBatch, ArrowError> {
+        use arrow_array::types::{UInt16Type, UInt32Type, UInt8Type};
+        let ids = take(&mut self.symbol_id, cap);
+        let symbol = symbols.column(&ids)?;
+        let (ex, ex_ts) = ts_pair(take(&mut self.ex, cap));
+        let (recv, recv_ts) = ts_pair(take(&mut self.recv, cap));
+        let offsets = OffsetBuffer::new(ScalarBuffer::from(std::mem::replace(
+            &mut self.offsets,
+            vec![0],
+        )));
+        let payload: ArrayRef = Arc::new(BinaryArray::try_new(
+            offsets,
+            Buffer::from_vec(std::mem::take(&mut self.bytes)),
+            None,
+        )?);
+        let cols = vec![
+            ex,
+            recv,
+            prim::<u32, UInt32Type>(ids),
+            prim::<u8, UInt8Type>(take(&mut self.sub_type, cap)),
+            prim::<u8, UInt8Type>(take(&mut self.venue, cap)),
+            prim::<u16, UInt16Type>(take(&mut self.exchange_id, cap)),
+            payload,
+            symbol,
+            ex_ts,
+            recv_ts,
+        ];
+        RecordBatch::try_new(RecordType::PoolState.schema(), cols)
+    }
+}
+
+/// Builders for every record type.
+pub struct Columns {
+    limits: Limits,
+    trade: TradeCols,
+    book: BookCols,
+    option: OptionCols,
+    pool: PoolCols,
+}
+
+impl Columns {
+    /// Empty builders that report full at `limits`.
+    pub fn new(limits: Limits) -> Columns {
+        let mut c = Columns {
+            limits,
+            trade: TradeCols::default(),
+            book: BookCols::default(),
+            option: OptionCols::default(),
+            pool: PoolCols::default(),
+        };
+        // Trades are the bulk of most tapes: their vectors start at batch size.
+        let _ = c.trade.finish(limits.rows, &Symbols::none());
+        c
+    }
+
+    /// Rows held for `rt`.
+    pub fn len(&self, rt: RecordType) -> usize {
+        match rt {
+            RecordType::Trade => self.trade.ex.len(),
+            RecordType::Book => self.book.ex.len(),
+            RecordType::OptionQuote => self.option.ex.len(),
+            RecordType::PoolState => self.pool.ex.len(),
+        }
+    }
+
+    /// Whether no rows are held for any type.
+    pub fn is_empty(&self) -> bool {
+        RecordType::ALL.iter().all(|&rt| self.len(rt) == 0)
+    }
+
+    /// Adds an event; returns its table when that batch is now full.
+    /// Fails only for a pool-state payload over 2 GiB.
+    #[inline]
+    pub fn push(&mut self, ev: &Event<'_>) -> Result<Option<RecordType>, &'static str> {
+        let l = &self.limits;
+        Ok(match ev {
+            Event::Trade(t) => {
+                self.trade.push(t);
+                (self.trade.ex.len() >= l.rows).then_some(RecordType::Trade)
+            }
+            Event::Book(b) => {
+                self.book.push(b);
+                (self.book.ex.len() >= l.rows || self.book.levels() >= l.levels)
+                    .then_some(RecordType::Book)
+            }
+            Event::OptionQuote(q) => {
+                self.option.push(q);
+                (self.option.ex.len() >= l.rows).then_some(RecordType::OptionQuote)
+            }
+            Event::PoolState(p) => {
+                self.pool.push(p)?;
+                (self.pool.ex.len() >= l.rows || self.pool.bytes.len() >= l.payload_bytes)
+                    .then_some(RecordType::PoolState)
+            }
+        })
+    }
+
+    /// The rows held for `rt` as a batch (`None` when there are none); the
+    /// builder starts over.
+    pub fn finish(
+        &mut self,
+        rt: RecordType,
+        symbols: &Symbols,
+    ) -> Result<Option<RecordBatch>, ArrowError> {
+        if self.len(rt) == 0 {
+            return Ok(None);
+        }
+        let cap = self.limits.rows;
+        match rt {
+            RecordType::Trade => self.trade.finish(cap, symbols),
+            // Rarer types start small and grow.
+            RecordType::Book => self.book.finish(0, symbols),
+            RecordType::OptionQuote => self.option.finish(0, symbols),
+            RecordType::PoolState => self.pool.finish(0, symbols),
+        }
+        .map(Some)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::{TimestampNanosecondType, UInt64Type};
+    use arrow_array::Array;
+    use floxlog_core::Level;
+
+    fn trade(i: i64) -> Trade {
+        Trade {
+            exchange_ts_ns: 1_000 + i,
+            recv_ts_ns: 2_000 + i,
+            price_raw: 12_345_678_900 + i,
+            qty_raw: -5,
+            trade_id: u64::MAX - i as u64,
+            symbol_id: 7,
+            side: 1,
+            instrument: 2,
+            exchange_id: 300,
+        }
+    }
+
+    #[test]
+    fn trades_fill_batches_of_the_row_limit() {
+        let mut c = Columns::new(Limits::rows(3));
+        let syms = Symbols::from_pairs(vec![(7, "BTC".into())]);
+        let mut full = Vec::new();
+        for i in 0..7 {
+            full.push(c.push(&Event::Trade(trade(i))).unwrap());
+        }
+        // Full from the third row on, until the caller finishes the batch.
+        assert_eq!(full.iter().position(|f| f.is_some()), Some(2));
+        assert!(full[2..].iter().all(|f| *f == Some(RecordType::Trade)));
+        let b = c.finish(RecordType::Trade, &syms).unwrap().unwrap();
+        assert_eq!(b.num_rows(), 7);
+        assert_eq!(b.schema(), RecordType::Trade.schema());
+        let price = b
+            .column_by_name("price")
+            .unwrap()
+            .as_primitive::<Decimal128Type>();
+        assert_eq!(price.value_as_string(0), "123.45678900");
+        assert_eq!(
+            b.column_by_name("qty")
+                .unwrap()
+                .as_primitive::<Decimal128Type>()
+                .value_as_string(0),
+            "-0.00000005"
+        );
+        let ts = b
+            .column_by_name("exchange_ts")
+            .unwrap()
+            .as_primitive::<TimestampNanosecondType>();
+        assert_eq!(ts.value(6), 1_006);
+        assert_eq!(
+            b.column_by_name("trade_id")
+                .unwrap()
+                .as_primitive::<UInt64Type>()
+                .value(0),
+            u64::MAX
+        );
+        assert!(c.finish(RecordType::Trade, &syms).unwrap().is_none());
+    }
+
+    #[test]
+    fn books_hold_levels_as_lists_of_structs() {
+        let mut c = Columns::new(Limits::rows(100));
+        let bids = [
+            Level {
+                price_raw: 10,
+                qty_raw: 1,
+            },
+            Level {
+                price_raw: 9,
+                qty_raw: 2,
+            },
+        ];
+        let b = Book {
+            kind: BookKind::Delta,
+            exchange_ts_ns: 5,
+            recv_ts_ns: 6,
+            seq: 3,
+            symbol_id: 1,
+            header_type: 1,
+            instrument: 0,
+            exchange_id: 2,
+            bids: Levels::Slice(&bids),
+            asks: Levels::Slice(&[]),
+        };
+        c.push(&Event::Book(b)).unwrap();
+        c.push(&Event::Book(Book {
+            kind: BookKind::Snapshot,
+            bids: Levels::Slice(&[]),
+            ..b
+        }))
+        .unwrap();
+        let batch = c
+            .finish(RecordType::Book, &Symbols::none())
+            .unwrap()
+            .unwrap();
+        assert_eq!(batch.schema(), RecordType::Book.schema());
+        let kind = batch.column_by_name("kind").unwrap().as_string::<i32>();
+        assert_eq!((kind.value(0), kind.value(1)), ("delta", "snapshot"));
+        let bids = batch.column_by_name("bids").unwrap().as_list::<i32>();
+        assert_eq!(bids.value_offsets(), &[0, 2, 2]);
+        let lv = bids.values().as_struct();
+        let p = lv.column(0).as_primitive::<Int64Type>();
+        assert_eq!(p.values(), &[10, 9]);
+        assert!(batch.column_by_name("symbol").unwrap().is_null(0));
+    }
+
+    #[test]
+    fn levels_and_payload_bytes_bound_a_batch() {
+        let mut c = Columns::new(Limits {
+            rows: 1000,
+            levels: 3,
+            payload_bytes: 4,
+        });
+        let lv = [Level::default(); 2];
+        let b = Book {
+            kind: BookKind::Snapshot,
+            exchange_ts_ns: 0,
+            recv_ts_ns: 0,
+            seq: 0,
+            symbol_id: 0,
+            header_type: 0,
+            instrument: 0,
+            exchange_id: 0,
+            bids: Levels::Slice(&lv),
+            asks: Levels::Slice(&[]),
+        };
+        assert_eq!(c.push(&Event::Book(b)).unwrap(), None);
+        assert_eq!(c.push(&Event::Book(b)).unwrap(), Some(RecordType::Book));
+        let p = PoolState {
+            exchange_ts_ns: 0,
+            recv_ts_ns: 0,
+            symbol_id: 0,
+            sub_type: 0,
+            venue: 0,
+            exchange_id: 0,
+            payload: &[1, 2, 3],
+        };
+        assert_eq!(c.push(&Event::PoolState(p)).unwrap(), None);
+        assert_eq!(
+            c.push(&Event::PoolState(p)).unwrap(),
+            Some(RecordType::PoolState)
+        );
+        let batch = c
+            .finish(RecordType::PoolState, &Symbols::none())
+            .unwrap()
+            .unwrap();
+        let pay = batch.column_by_name("payload").unwrap().as_binary::<i32>();
+        assert_eq!(pay.value(1), &[1, 2, 3]);
+    }
+}

@@ -1,0 +1,260 @@
+//! The Arrow schema of each record type.
+//!
+//! Raw columns carry the names and integer types of the conformance
+//! corpus's JSON fields. Beside them: `exchange_ts` and `recv_ts` as
+//! `Timestamp(Nanosecond, "UTC")` (the same nanoseconds), the fixed-point
+//! quantities as `Decimal128(38, 8)` (the raw `i64` is the decimal's
+//! unscaled value: exact, never a float), and `symbol`, the name from the
+//! tape's `metadata.json` (null where the tape has none), dictionary
+//! encoded (`dictionary<int32, utf8>`: a few names repeated millions of
+//! times cost four bytes a row, and Parquet, DuckDB and pandas read it as
+//! a string or categorical column).
+
+use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef, TimeUnit};
+use std::sync::Arc;
+
+/// Precision of the decimal columns.
+pub const DECIMAL_PRECISION: u8 = 38;
+/// Scale of the decimal columns: the format's fixed point is 1e-8.
+pub const DECIMAL_SCALE: i8 = 8;
+
+/// A record type as a table. Book snapshots and deltas share one table
+/// with a `kind` column (`"snapshot"` / `"delta"`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RecordType {
+    /// Frame type 1.
+    Trade,
+    /// Frame types 2 (snapshot) and 3 (delta).
+    Book,
+    /// Frame type 4.
+    OptionQuote,
+    /// Frame type 5.
+    PoolState,
+}
+
+impl RecordType {
+    /// Every record type.
+    pub const ALL: [RecordType; 4] = [
+        RecordType::Trade,
+        RecordType::Book,
+        RecordType::OptionQuote,
+        RecordType::PoolState,
+    ];
+
+    /// Table name: `trade`, `book`, `option_quote`, `pool_state`.
+    pub fn name(self) -> &'static str {
+        match self {
+            RecordType::Trade => "trade",
+            RecordType::Book => "book",
+            RecordType::OptionQuote => "option_quote",
+            RecordType::PoolState => "pool_state",
+        }
+    }
+
+    /// The frame types of this table (index = frame type), as
+    /// [`floxlog::tape::Filter::types`] takes them.
+    pub fn type_mask(self) -> [bool; 6] {
+        let mut m = [false; 6];
+        match self {
+            RecordType::Trade => m[1] = true,
+            RecordType::Book => {
+                m[2] = true;
+                m[3] = true;
+            }
+            RecordType::OptionQuote => m[4] = true,
+            RecordType::PoolState => m[5] = true,
+        }
+        m
+    }
+
+    /// The table of frame type `t`, if it is one of 1.0's.
+    pub fn of_frame_type(t: u8) -> Option<RecordType> {
+        match t {
+            1 => Some(RecordType::Trade),
+            2 | 3 => Some(RecordType::Book),
+            4 => Some(RecordType::OptionQuote),
+            5 => Some(RecordType::PoolState),
+            _ => None,
+        }
+    }
+
+    /// The record type named `name`: the table names above, plus the
+    /// plural and short forms `trades`, `books`, `book_snapshot`,
+    /// `book_delta`, `option`, `options`, `option_quotes`, `pool`,
+    /// `pools`, `pool_states` (case-insensitive).
+    pub fn from_name(name: &str) -> Option<RecordType> {
+        match name.trim().to_ascii_lowercase().as_str() {
+            "trade" | "trades" => Some(RecordType::Trade),
+            "book" | "books" | "book_snapshot" | "book_delta" => Some(RecordType::Book),
+            "option_quote" | "option_quotes" | "option" | "options" => {
+                Some(RecordType::OptionQuote)
+            }
+            "pool_state" | "pool_states" | "pool" | "pools" => Some(RecordType::PoolState),
+            _ => None,
+        }
+    }
+
+    /// The record type whose raw columns a schema carries, told by a
+    /// column only that table has: `trade_id`, `bids`, `mark_price_raw`,
+    /// `payload`.
+    pub fn of_schema(schema: &Schema) -> Option<RecordType> {
+        let has = |n: &str| schema.index_of(n).is_ok();
+        let found: Vec<RecordType> = [
+            (RecordType::Trade, "trade_id"),
+            (RecordType::Book, "bids"),
+            (RecordType::OptionQuote, "mark_price_raw"),
+            (RecordType::PoolState, "payload"),
+        ]
+        .into_iter()
+        .filter(|(_, c)| has(c))
+        .map(|(t, _)| t)
+        .collect();
+        match found.as_slice() {
+            [one] => Some(*one),
+            _ => None,
+        }
+    }
+
+    /// The Arrow schema of this table.
+    pub fn schema(self) -> SchemaRef {
+        match self {
+            RecordType::Trade => trade_schema(),
+            RecordType::Book => book_schema(),
+            RecordType::OptionQuote => option_quote_schema(),
+            RecordType::PoolState => pool_state_schema(),
+        }
+    }
+}
+
+/// `Timestamp(Nanosecond, Some("UTC"))`.
+pub fn timestamp_type() -> DataType {
+    DataType::Timestamp(TimeUnit::Nanosecond, Some("UTC".into()))
+}
+
+/// `Dictionary(Int32, Utf8)`: the symbol name column.
+pub fn symbol_type() -> DataType {
+    DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8))
+}
+
+/// `Decimal128(38, 8)`.
+pub fn decimal_type() -> DataType {
+    DataType::Decimal128(DECIMAL_PRECISION, DECIMAL_SCALE)
+}
+
+fn f(name: &str, t: DataType) -> Field {
+    Field::new(name, t, false)
+}
+
+/// The fields every table ends with (before its decimals): the symbol
+/// name and the two timestamps.
+fn tail() -> [Field; 3] {
+    [
+        Field::new("symbol", symbol_type(), true),
+        f("exchange_ts", timestamp_type()),
+        f("recv_ts", timestamp_type()),
+    ]
+}
+
+/// One book level: `struct<price_raw: int64, qty_raw: int64>`.
+pub fn level_fields() -> Fields {
+    Fields::from(vec![
+        f("price_raw", DataType::Int64),
+        f("qty_raw", DataType::Int64),
+    ])
+}
+
+/// The list item field of `bids` / `asks`.
+pub fn level_item_field() -> Arc<Field> {
+    Arc::new(Field::new("item", DataType::Struct(level_fields()), false))
+}
+
+fn levels_type() -> DataType {
+    DataType::List(level_item_field())
+}
+
+/// Trades.
+pub fn trade_schema() -> SchemaRef {
+    let mut v = vec![
+        f("exchange_ts_ns", DataType::Int64),
+        f("recv_ts_ns", DataType::Int64),
+        f("price_raw", DataType::Int64),
+        f("qty_raw", DataType::Int64),
+        f("trade_id", DataType::UInt64),
+        f("symbol_id", DataType::UInt32),
+        f("side", DataType::UInt8),
+        f("instrument", DataType::UInt8),
+        f("exchange_id", DataType::UInt16),
+    ];
+    v.extend(tail());
+    v.push(f("price", decimal_type()));
+    v.push(f("qty", decimal_type()));
+    Arc::new(Schema::new(v))
+}
+
+/// Book snapshots and deltas.
+pub fn book_schema() -> SchemaRef {
+    let mut v = vec![
+        f("kind", DataType::Utf8),
+        f("exchange_ts_ns", DataType::Int64),
+        f("recv_ts_ns", DataType::Int64),
+        f("seq", DataType::Int64),
+        f("symbol_id", DataType::UInt32),
+        f("header_type", DataType::UInt8),
+        f("instrument", DataType::UInt8),
+        f("exchange_id", DataType::UInt16),
+        f("bids", levels_type()),
+        f("asks", levels_type()),
+    ];
+    v.extend(tail());
+    Arc::new(Schema::new(v))
+}
+
+/// The fixed-point fields of an option quote, in record order: raw column
+/// `<name>_raw`, decimal column `<name>`.
+pub const OPTION_DECIMALS: [&str; 11] = [
+    "mark_price",
+    "index_price",
+    "underlying_price",
+    "iv",
+    "bid_price",
+    "ask_price",
+    "bid_size",
+    "ask_size",
+    "bid_iv",
+    "ask_iv",
+    "open_interest",
+];
+
+/// Option quotes.
+pub fn option_quote_schema() -> SchemaRef {
+    let mut v = vec![
+        f("exchange_ts_ns", DataType::Int64),
+        f("recv_ts_ns", DataType::Int64),
+    ];
+    v.extend(
+        OPTION_DECIMALS
+            .iter()
+            .map(|n| f(&format!("{n}_raw"), DataType::Int64)),
+    );
+    v.push(f("symbol_id", DataType::UInt32));
+    v.push(f("instrument", DataType::UInt8));
+    v.push(f("exchange_id", DataType::UInt16));
+    v.extend(tail());
+    v.extend(OPTION_DECIMALS.iter().map(|n| f(n, decimal_type())));
+    Arc::new(Schema::new(v))
+}
+
+/// Pool states (`payload` is the opaque venue payload).
+pub fn pool_state_schema() -> SchemaRef {
+    let mut v = vec![
+        f("exchange_ts_ns", DataType::Int64),
+        f("recv_ts_ns", DataType::Int64),
+        f("symbol_id", DataType::UInt32),
+        f("sub_type", DataType::UInt8),
+        f("venue", DataType::UInt8),
+        f("exchange_id", DataType::UInt16),
+        f("payload", DataType::Binary),
+    ];
+    v.extend(tail());
+    Arc::new(Schema::new(v))
+}

@@ -1,0 +1,161 @@
+//! The `symbol` column: symbol ids mapped to the names a tape's
+//! `metadata.json` gives them, as dictionary keys into one shared array of
+//! names.
+
+use crate::schema::symbol_type;
+use arrow_array::types::Int32Type;
+use arrow_array::{new_null_array, ArrayRef, DictionaryArray, Int32Array, StringArray};
+use arrow_buffer::{NullBuffer, ScalarBuffer};
+use arrow_schema::ArrowError;
+use floxlog::tape::Tape;
+use std::sync::Arc;
+
+/// Ids below this are looked up in a dense table (4 bytes an id); larger
+/// ones by binary search.
+const DENSE_LIMIT: u32 = 1 << 16;
+
+/// Symbol names by id.
+#[derive(Clone, Debug)]
+pub struct Symbols {
+    /// The dictionary: every name once.
+    values: ArrayRef,
+    /// `dense[id]` = key of `id`, or -1.
+    dense: Vec<i32>,
+    /// (id, key) of the ids at or above `DENSE_LIMIT`, sorted.
+    sparse: Vec<(u32, i32)>,
+}
+
+impl Symbols {
+    /// No names: the `symbol` column is all null.
+    pub fn none() -> Symbols {
+        Symbols::from_pairs(Vec::new())
+    }
+
+    /// The names of a tape's `metadata.json` files.
+    pub fn from_tape(tape: &Tape) -> Symbols {
+        Symbols::from_pairs(tape.symbol_names())
+    }
+
+    /// Names from `(id, name)` pairs (the last pair of an id wins).
+    pub fn from_pairs(mut pairs: Vec<(u32, String)>) -> Symbols {
+        pairs.reverse();
+        pairs.sort_by_key(|p| p.0);
+        pairs.dedup_by_key(|p| p.0);
+        let values: ArrayRef = Arc::new(StringArray::from_iter_values(
+            pairs.iter().map(|(_, n)| n.as_str()),
+        ));
+        let mut dense = Vec::new();
+        let mut sparse = Vec::new();
+        for (key, (id, _)) in pairs.iter().enumerate() {
+            // At most one key per id, fewer ids than i32::MAX in practice;
+            // a key that does not fit is left unnamed.
+            let Ok(key) = i32::try_from(key) else { break };
+            if *id < DENSE_LIMIT {
+                let i = *id as usize;
+                if dense.len() <= i {
+                    dense.resize(i + 1, -1);
+                }
+                dense[i] = key;
+            } else {
+                sparse.push((*id, key));
+            }
+        }
+        Symbols {
+            values,
+            dense,
+            sparse,
+        }
+    }
+
+    /// Whether any id has a name.
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
+
+    /// The name of `id`, if the tape gives one.
+    pub fn name(&self, id: u32) -> Option<&str> {
+        let key = self.key(id)?;
+        self.values
+            .as_any()
+            .downcast_ref::<StringArray>()
+            .map(|a| a.value(key as usize))
+    }
+
+    fn key(&self, id: u32) -> Option<i32> {
+        if id < DENSE_LIMIT {
+            self.dense.get(id as usize).copied().filter(|&k| k >= 0)
+        } else {
+            self.sparse
+                .binary_search_by_key(&id, |p| p.0)
+                .ok()
+                .map(|i| self.sparse[i].1)
+        }
+    }
+
+    /// The `symbol` column of rows with these symbol ids.
+    pub fn column(&self, ids: &[u32]) -> Result<ArrayRef, ArrowError> {
+        if self.is_empty() {
+            return Ok(new_null_array(&symbol_type(), ids.len()));
+        }
+        let mut keys = Vec::with_capacity(ids.len());
+        let mut valid = Vec::with_capacity(ids.len());
+        let mut all_valid = true;
+        // Runs of one symbol are the common case: remember the last lookup.
+        let mut last: Option<(u32, Option<i32>)> = None;
+        for &id in ids {
+            let k = match last {
+                Some((l, k)) if l == id => k,
+                _ => {
+                    let k = self.key(id);
+                    last = Some((id, k));
+                    k
+                }
+            };
+            all_valid &= k.is_some();
+            keys.push(k.unwrap_or(0));
+            valid.push(k.is_some());
+        }
+        let nulls = (!all_valid).then(|| NullBuffer::from(valid));
+        let keys = Int32Array::new(ScalarBuffer::from(keys), nulls);
+        Ok(Arc::new(DictionaryArray::<Int32Type>::try_new(
+            keys,
+            self.values.clone(),
+        )?))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_array::{Array, ArrayAccessor};
+
+    #[test]
+    fn names_dense_sparse_and_unknown() {
+        let s = Symbols::from_pairs(vec![
+            (1, "BTC".into()),
+            (70_000, "ETH".into()),
+            (1, "BTC-PERP".into()),
+        ]);
+        assert_eq!(s.name(1), Some("BTC-PERP"));
+        assert_eq!(s.name(70_000), Some("ETH"));
+        assert_eq!(s.name(2), None);
+        let col = s.column(&[1, 1, 2, 70_000]).unwrap();
+        let d = col
+            .as_any()
+            .downcast_ref::<DictionaryArray<Int32Type>>()
+            .unwrap();
+        let names = d.downcast_dict::<StringArray>().unwrap();
+        assert_eq!(names.value(0), "BTC-PERP");
+        assert!(d.is_null(2));
+        assert_eq!(names.value(3), "ETH");
+        assert_eq!(col.data_type(), &symbol_type());
+    }
+
+    #[test]
+    fn no_names_is_an_all_null_column() {
+        let col = Symbols::none().column(&[1, 2, 3]).unwrap();
+        assert_eq!(col.len(), 3);
+        assert_eq!(col.null_count(), 3);
+        assert_eq!(col.data_type(), &symbol_type());
+    }
+}

@@ -1,0 +1,118 @@
+"""The native half of floxlog (Rust, pyo3, stable ABI). Use the ``floxlog``
+package instead: it normalises arguments, builds tables and raises."""
+
+from os import PathLike
+from typing import Any, Optional, Sequence, Union
+
+import pyarrow as pa
+
+from ._errors import FloxlogError
+
+__version__: str
+
+_Time = Union[int, str, None]
+
+class ArrowStream:
+    """Record batches behind the Arrow PyCapsule interface, consumable once.
+
+    Either batches decoded already (``NativeTape.read``) or a read that
+    starts on a background thread when consumed (``NativeTape.stream``),
+    handing batches over a channel of two slots (bounded memory); dropping
+    the consumer stops the thread."""
+
+    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
+        """An ``arrow_array_stream`` PyCapsule. ``requested_schema`` is
+        ignored. A second call raises ``FloxlogError`` (kind ``usage``)."""
+    def __arrow_c_schema__(self) -> Any:
+        """An ``arrow_schema`` PyCapsule of the batches' schema."""
+    @property
+    def schema(self) -> pa.Schema:
+        """The batches' schema."""
+    @property
+    def consumed(self) -> bool:
+        """Whether ``__arrow_c_stream__`` was called."""
+    @property
+    def done(self) -> bool:
+        """Whether the read finished (every batch sent, or it failed)."""
+    @property
+    def warnings(self) -> list[str]:
+        """Warning texts of the read (complete once ``done``)."""
+    @property
+    def errors(self) -> list[FloxlogError]:
+        """Errors of the read (complete once ``done``)."""
+
+class NativeTape:
+    """A tape path that lists as a tape. Every call lists it anew."""
+
+    @property
+    def path(self) -> PathLike[str]:
+        """The path given to ``open``."""
+    def read(
+        self,
+        rtype: str,
+        start: _Time = None,
+        end: _Time = None,
+        symbols: Sequence[str] = ...,
+        order: str = "time",
+        strict: bool = False,
+        rows: int = 65536,
+    ) -> tuple[ArrowStream, list[str], list[FloxlogError]]:
+        """Reads one record type with the GIL released. Returns the batches
+        read (also those before an error), warning texts, and the errors as
+        ``FloxlogError`` objects, not raised (the first is the one to raise;
+        listing findings, files that would not open, segments that stopped
+        early). Raises for a bad argument or a path that is not a tape."""
+    def stream(
+        self,
+        rtype: str,
+        start: _Time = None,
+        end: _Time = None,
+        symbols: Sequence[str] = ...,
+        order: str = "time",
+        strict: bool = False,
+        rows: int = 65536,
+    ) -> ArrowStream:
+        """A stream of batches of at most ``rows`` rows, read on a thread
+        once consumed. Lists the tape and checks the arguments now."""
+    def inspect(self, quick: bool = False) -> tuple[str, list[str]]:
+        """The text ``floxlog inspect --json`` prints, and the errors of
+        files that could not be opened."""
+    def verify(
+        self, strict: bool = False, skip_unknown: bool = False
+    ) -> tuple[str, Optional[FloxlogError]]:
+        """The text ``floxlog verify --json`` prints, and the first finding
+        that fails the check as a ``FloxlogError`` (``None`` if it passes)."""
+
+def open(path: Union[str, PathLike[str]]) -> NativeTape:
+    """Lists the tape (directory of either layout, or segment file); raises
+    ``FloxlogError`` if it is not one."""
+
+def schema(rtype: str) -> pa.Schema:
+    """The Arrow schema of a record type's table."""
+
+def record_type_name(rtype: str) -> str:
+    """The table name of a record type given by any of its names; raises
+    ``FloxlogError`` (kind ``usage``) for an unknown one."""
+
+def record_type_of(columns: Sequence[str]) -> Optional[str]:
+    """The record type whose raw columns these names carry, if exactly one."""
+
+def write(
+    path: Union[str, PathLike[str]],
+    parts: Sequence[tuple[str, Any]],
+    *,
+    compression: str = "lz4",
+    layout: str = "flox",
+    profile: str = "reference",
+    index_interval: Optional[int] = None,
+    no_index: bool = False,
+    max_segment_bytes: Optional[int] = None,
+    rotate_every_ns: Optional[int] = None,
+    exchange_id: int = 0,
+    created_ns: Optional[int] = None,
+    durability: str = "close",
+    metadata: Optional[str] = None,
+) -> tuple[int, int, int]:
+    """Writes a new tape from (record type, Arrow stream source) pairs, whose
+    batches carry the raw columns in their exact types, with the GIL
+    released. Returns (events, segments, bytes)."""

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Tests the Python package (python/):
+#   1. installs what is missing to make a virtual environment (Debian's
+#      python3-venv; python3 itself if there is none);
+#   2. creates the virtual environment (default .venv at the repository
+#      root; FLOXLOG_VENV overrides) and installs the pinned build and test
+#      dependencies (python/requirements-test.txt);
+#   3. builds the package once, in release mode, into it
+#      (`pip install ./python` through maturin, with cargo's shared target
+#      directory), and the floxlog tool the tests compare against;
+#   4. runs pytest over python/tests (the conformance corpus, round trips,
+#      filters, Arrow streams into pyarrow, polars and DuckDB, numpy,
+#      inspect/verify, errors; against the tool's output).
+#
+# Environment: FLOXLOG_CONFORMANCE_DIR (default ../shared/conformance),
+# FLOXLOG_VENV (default .venv), CARGO_TARGET_DIR (default target/),
+# PYTHON (default python3). Extra arguments go to pytest.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+VENV=${FLOXLOG_VENV:-$ROOT/.venv}
+PYTHON=${PYTHON:-python3}
+export FLOXLOG_CONFORMANCE_DIR="${FLOXLOG_CONFORMANCE_DIR:-$(cd .. && pwd)/shared/conformance}"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
+export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
+
+step() { printf '\n== %s\n' "$*"; }
+
+# --- 1. tools -----------------------------------------------------------
+missing=()
+if ! command -v "$PYTHON" >/dev/null; then
+  missing+=(python3 python3-venv)
+elif ! "$PYTHON" -c 'import venv, ensurepip' 2>/dev/null; then
+  missing+=(python3-venv)
+fi
+if [ ${#missing[@]} -gt 0 ]; then
+  step "installing ${missing[*]}"
+  SUDO=
+  [ "$(id -u)" -eq 0 ] || SUDO=sudo
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  PYTHON=python3
+fi
+"$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 10))' || {
+  echo "the Python package needs Python >= 3.10; $PYTHON is $("$PYTHON" --version)" >&2
+  exit 1
+}
+
+# --- 2. virtual environment ---------------------------------------------
+if [ ! -x "$VENV/bin/python" ]; then
+  step "creating the virtual environment $VENV"
+  "$PYTHON" -m venv "$VENV"
+fi
+# Keep it out of git wherever it is.
+[ -e "$VENV/.gitignore" ] || printf '*\n' > "$VENV/.gitignore"
+PY="$VENV/bin/python"
+# As if activated: the build backend runs the environment's `maturin`.
+export VIRTUAL_ENV="$VENV" PATH="$VENV/bin:$PATH"
+step "installing the pinned test dependencies"
+"$PY" -m pip install --quiet --disable-pip-version-check -r python/requirements-test.txt
+
+# --- 3. build -----------------------------------------------------------
+step "building the package (release) into $VENV"
+# maturin is in the environment already: no isolated build environment to
+# fetch it again. cargo builds into the shared target directory.
+"$PY" -m pip install --quiet --disable-pip-version-check --no-build-isolation \
+  --no-deps --force-reinstall ./python
+step "building the floxlog tool (release), which the tests compare against"
+cargo build --release --quiet -p floxlog-cli
+export FLOXLOG_CLI="$CARGO_TARGET_DIR/release/floxlog" FLOXLOG_BIN="$CARGO_TARGET_DIR/release/floxlog"
+
+# --- 4. tests -----------------------------------------------------------
+step "pytest python/tests (corpus: $FLOXLOG_CONFORMANCE_DIR)"
+# From outside the source tree, so `import floxlog` is the installed package.
+cd python/tests
+"$PY" -m pytest -q -p no:cacheprovider "$@" .
