@@ -23,7 +23,7 @@
 //! its end, against the event count its header claims.
 
 use crate::columns::Limits;
-use crate::read::{read_batches, ReadSpec};
+use crate::read::{run_parallel, RangeRead, ReadSpec, Split};
 use crate::schema::RecordType;
 use crate::symbols::Symbols;
 use arrow_array::cast::AsArray;
@@ -46,8 +46,6 @@ use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Mutex;
 
 /// File format of the dataset.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -99,6 +97,9 @@ pub struct ExportSpec {
     pub jobs: usize,
     /// Replace an existing `OUT`.
     pub overwrite: bool,
+    /// Large segments are exported as byte ranges of at least this many
+    /// bytes, on several threads (see [`crate::Split`]).
+    pub min_chunk_bytes: u64,
 }
 
 impl Default for ExportSpec {
@@ -112,6 +113,7 @@ impl Default for ExportSpec {
             read: ReadOptions::default(),
             jobs: 0,
             overwrite: false,
+            min_chunk_bytes: ReadSpec::default().min_chunk_bytes,
         }
     }
 }
@@ -365,78 +367,68 @@ fn partition_dir(root: &Path, key: Key, by_symbol: bool, symbols: &Symbols) -> P
     p
 }
 
-/// What one segment's export produced.
-#[derive(Default)]
-struct SegOut {
+/// What one range's export produced.
+struct RangeOut {
+    read: RangeRead,
+    /// Rows written by partition type.
     rows: [u64; 5],
+    /// Rows read by partition type.
     read_rows: [u64; 5],
-    files: u64,
-    bytes: u64,
+    /// The files written: path, size.
+    files: Vec<(PathBuf, u64)>,
     dirs: Vec<PathBuf>,
-    problems: Vec<Problem>,
-    open_errors: Vec<TapeError>,
 }
 
-/// Exports segment `i` of `tape` into `root`.
-fn export_segment(
-    tape: &Tape,
+/// Exports range `i` of `split` (segment `seg`) into `root`; its files
+/// are `part-<segment>-<range>-<n>`.
+fn export_range(
+    split: &Split<'_>,
     i: usize,
     root: &Path,
     spec: &ExportSpec,
+    rspec: &ReadSpec,
     symbols: &Symbols,
-    cancel: &AtomicBool,
-) -> Result<SegOut, TapeError> {
-    let mut one = tape.clone();
-    one.segments = vec![tape.segments[i].clone()];
-    let mut opened = OpenedTape::open(one);
-    let mut out = SegOut {
-        open_errors: std::mem::take(&mut opened.open_errors),
-        ..SegOut::default()
-    };
-    let rspec = ReadSpec {
-        order: Order::File,
-        filter: spec.filter.clone(),
-        limits: Limits::rows(spec.rows),
-        read: spec.read,
-        ..ReadSpec::default()
-    };
+) -> Result<RangeOut, TapeError> {
+    let seg = split.segment(i).unwrap_or(0);
+    let mut read_rows = [0u64; 5];
+    let mut dirs = Vec::new();
     let mut parts: BTreeMap<Key, (Part, u64)> = BTreeMap::new();
     let mut made = 0usize;
-    let summary = read_batches(&mut opened, &rspec, symbols, &mut |rt, b| {
-        if cancel.load(Ordering::Relaxed) {
-            return Err(TapeError::usage("export cancelled: another segment failed"));
-        }
+    let read = split.read(i, rspec, symbols, &mut |rt, b| {
         let keys = row_keys(rt, &b, spec.by_symbol);
-        let mut groups: BTreeMap<Key, Vec<u32>> = BTreeMap::new();
         let uniform = keys
             .first()
             .filter(|k0| keys.iter().all(|k| k == *k0))
             .copied();
-        if uniform.is_none() {
-            for (row, k) in keys.iter().enumerate() {
-                groups.entry(*k).or_default().push(row as u32);
-            }
-        }
         let pieces: Vec<(Key, RecordBatch)> = match uniform {
             Some(k) => vec![(k, b)],
-            None => groups
-                .into_iter()
-                .map(|(k, rows)| {
-                    arrow_select::take::take_record_batch(&b, &UInt32Array::from(rows))
-                        .map(|piece| (k, piece))
-                        .map_err(|e| TapeError::input(None, format!("splitting a batch: {e}")))
-                })
-                .collect::<Result<_, _>>()?,
+            None => {
+                let mut groups: BTreeMap<Key, Vec<u32>> = BTreeMap::new();
+                for (row, k) in keys.iter().enumerate() {
+                    groups.entry(*k).or_default().push(row as u32);
+                }
+                groups
+                    .into_iter()
+                    .map(|(k, rows)| {
+                        arrow_select::take::take_record_batch(&b, &UInt32Array::from(rows))
+                            .map(|piece| (k, piece))
+                            .map_err(|e| TapeError::input(None, format!("splitting a batch: {e}")))
+                    })
+                    .collect::<Result<_, _>>()?
+            }
         };
         for (k, piece) in pieces {
-            out.read_rows[k.0] += piece.num_rows() as u64;
+            read_rows[k.0] += piece.num_rows() as u64;
             let entry = match parts.entry(k) {
                 std::collections::btree_map::Entry::Occupied(o) => o.into_mut(),
                 std::collections::btree_map::Entry::Vacant(v) => {
                     let dir = partition_dir(root, k, spec.by_symbol, symbols);
-                    let path = dir.join(format!("part-{i:06}-{made:04}.{}", spec.format.ext()));
+                    let path = dir.join(format!(
+                        "part-{seg:06}-{i:04}-{made:03}.{}",
+                        spec.format.ext()
+                    ));
                     made += 1;
-                    out.dirs.push(dir);
+                    dirs.push(dir);
                     v.insert((Part::create(path, rt, k.0, spec)?, 0))
                 }
             };
@@ -445,14 +437,21 @@ fn export_segment(
         }
         Ok(())
     });
-    // Finish what was written even when the read ended in an error: rows
-    // already read are not thrown away.
+    // Finish what was written even when the read failed: the caller
+    // removes the files of a range it does not keep.
+    let mut out = RangeOut {
+        read: RangeRead::default(),
+        rows: [0; 5],
+        read_rows,
+        files: Vec::new(),
+        dirs,
+    };
     let mut finish_err = None;
     for ((ptype, _, _), (part, rows)) in parts {
+        let path = part.path.clone();
         match part.finish() {
             Ok(len) => {
-                out.files += 1;
-                out.bytes += len;
+                out.files.push((path, len));
                 out.rows[ptype] += rows;
             }
             Err(e) => {
@@ -460,22 +459,19 @@ fn export_segment(
             }
         }
     }
-    let summary = summary?;
+    out.read = read?;
     if let Some(e) = finish_err {
         return Err(e);
     }
-    out.problems = summary.problems;
-    let path = &tape.segments[i].path;
     if out.rows != out.read_rows {
         return Err(TapeError::input(
-            Some(path),
+            None,
             format!(
-                "internal error: wrote {:?} rows by type, read {:?}",
+                "internal error: range {i} wrote {:?} rows by type, read {:?}",
                 out.rows, out.read_rows
             ),
         ));
     }
-    check_header_count(spec, &opened, path, &out)?;
     Ok(out)
 }
 
@@ -484,25 +480,24 @@ fn export_segment(
 fn check_header_count(
     spec: &ExportSpec,
     opened: &OpenedTape,
-    path: &Path,
-    out: &SegOut,
+    segment: usize,
+    rows: u64,
 ) -> Result<(), TapeError> {
     let f = &spec.filter;
     let unfiltered = f.from.is_none() && f.to.is_none() && f.symbols.is_none() && f.types.is_none();
-    if !unfiltered || !out.problems.is_empty() || spec.read.unknown_types != UnknownTypes::Reject {
+    if !unfiltered || spec.read.unknown_types != UnknownTypes::Reject {
         return Ok(());
     }
-    let Some(Some(file)) = opened.files.first() else {
+    let Some(Some(file)) = opened.files.get(segment) else {
         return Ok(());
     };
     let Ok(seg) = Segment::parse(file.bytes()) else {
         return Ok(());
     };
     let h = seg.header();
-    let rows: u64 = out.rows.iter().sum();
     if !header_is_unfinished(h) && u64::from(h.event_count) != rows {
         return Err(TapeError::input(
-            Some(path),
+            Some(&file.path),
             format!(
                 "the segment header counts {} events, the export read {rows}",
                 h.event_count
@@ -550,52 +545,75 @@ pub fn export(
     let mut guard = TmpGuard(Some(tmp.clone()));
     let lock = TapeLock::acquire(&tmp, "exporting")?;
     let symbols = Symbols::from_tape(tape);
-
-    let n = tape.segments.len();
     let jobs = match spec.jobs {
         0 => std::thread::available_parallelism().map_or(1, |p| p.get()),
         j => j,
-    }
-    .clamp(1, n.max(1));
-    let next = AtomicUsize::new(0);
-    let cancel = AtomicBool::new(false);
-    let results: Mutex<Vec<Option<Result<SegOut, TapeError>>>> =
-        Mutex::new((0..n).map(|_| None).collect());
-    std::thread::scope(|s| {
-        for _ in 0..jobs {
-            s.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                if i >= n || cancel.load(Ordering::Relaxed) {
-                    break;
-                }
-                let r = export_segment(tape, i, &tmp, spec, &symbols, &cancel);
-                if r.is_err() {
-                    cancel.store(true, Ordering::Relaxed);
-                }
-                let bytes = std::fs::metadata(&tape.segments[i].path).map_or(0, |m| m.len());
-                progress(bytes);
-                if let Ok(mut v) = results.lock() {
-                    v[i] = Some(r);
-                }
-            });
-        }
-    });
-    let results = results
-        .into_inner()
-        .map_err(|_| TapeError::input(None, "internal error: an export worker panicked"))?;
-    let mut summary = ExportSummary::default();
+    };
+    let mut opened = OpenedTape::open(tape.clone());
+    let open_errors = std::mem::take(&mut opened.open_errors);
+    let rspec = ReadSpec {
+        order: Order::File,
+        filter: spec.filter.clone(),
+        limits: Limits::rows(spec.rows),
+        read: spec.read,
+        min_chunk_bytes: spec.min_chunk_bytes,
+        ..ReadSpec::default()
+    };
+    let split = Split::new(&opened, &rspec, jobs);
+    // Progress by the bytes of each range's segment, shared out.
+    let per_range: Vec<u64> = (0..split.len())
+        .map(|i| {
+            let seg = split.segment(i).unwrap_or(0);
+            let bytes = opened
+                .files
+                .get(seg)
+                .and_then(|f| f.as_ref())
+                .map_or(0, |f| f.len());
+            let ranges = (0..split.len())
+                .filter(|&j| split.segment(j) == Some(seg))
+                .count();
+            bytes / ranges.max(1) as u64
+        })
+        .collect();
+    let outs = run_parallel(split.len(), jobs, &|i| {
+        let r = export_range(&split, i, &tmp, spec, &rspec, &symbols);
+        progress(per_range[i]);
+        r
+    })?;
+    let segments: Vec<Option<usize>> = (0..split.len()).map(|i| split.segment(i)).collect();
+    let reads: Vec<RangeRead> = outs.iter().map(|o| o.read).collect();
+    let (keep, problems) = split.settle(&reads);
+    let mut summary = ExportSummary {
+        problems,
+        open_errors,
+        ..ExportSummary::default()
+    };
     let mut dirs = Vec::new();
-    for r in results.into_iter().flatten() {
-        let r = r?;
-        for k in 0..5 {
-            summary.rows[k] += r.rows[k];
-            summary.read_rows[k] += r.read_rows[k];
+    let mut seg_rows: BTreeMap<usize, u64> = BTreeMap::new();
+    for ((o, kept), seg) in outs.into_iter().zip(keep).zip(segments) {
+        if !kept {
+            // A sequential read never gets here (an earlier range of the
+            // segment ended on an error): these rows are not the tape's.
+            for (f, _) in &o.files {
+                std::fs::remove_file(f).map_err(io_err(f, "removing"))?;
+            }
+            continue;
         }
-        summary.files += r.files;
-        summary.bytes += r.bytes;
-        summary.problems.extend(r.problems);
-        summary.open_errors.extend(r.open_errors);
-        dirs.extend(r.dirs);
+        for k in 0..5 {
+            summary.rows[k] += o.rows[k];
+            summary.read_rows[k] += o.read_rows[k];
+        }
+        summary.files += o.files.len() as u64;
+        summary.bytes += o.files.iter().map(|f| f.1).sum::<u64>();
+        if let Some(seg) = seg {
+            *seg_rows.entry(seg).or_default() += o.rows.iter().sum::<u64>();
+        }
+        dirs.extend(o.dirs);
+    }
+    for (seg, rows) in seg_rows {
+        if !summary.problems.iter().any(|p| p.segment == seg) {
+            check_header_count(spec, &opened, seg, rows)?;
+        }
     }
     // Every partition directory and its parents, then the rename.
     dirs.sort();

@@ -35,7 +35,9 @@ pub mod symbols;
 
 pub use append::{append_batch, for_each_event};
 pub use columns::{Columns, Limits, DEFAULT_ROWS};
-pub use read::{read_batches, read_table, ReadSpec, ReadSummary, Sink};
+pub use read::{
+    read_batches, read_table, run_parallel, RangeRead, ReadSpec, ReadSummary, Sink, Split,
+};
 pub use schema::RecordType;
 pub use symbols::Symbols;
 

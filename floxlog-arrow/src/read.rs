@@ -370,9 +370,10 @@ impl Track {
 }
 
 /// How a read of a byte range ended.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 enum End {
     /// At the end of the range (or of the segment).
+    #[default]
     Done,
     /// At the first event at or past the filter's `to` (Sorted segment).
     Stopped,
@@ -556,21 +557,12 @@ fn merge(
     Ok(live.iter().map(|l| l.late).sum())
 }
 
-/// A byte range of one input, decoded by one thread of [`read_table`].
+/// A byte range of one input.
 #[derive(Clone, Copy, Debug)]
 struct Chunk {
     input: usize,
     start: Option<u64>,
     end: u64,
-}
-
-/// What a chunk produced.
-struct Piece {
-    batches: Vec<(RecordType, RecordBatch)>,
-    rows: [u64; 4],
-    end: End,
-    events: u64,
-    track: Track,
 }
 
 /// Splits the inputs into byte ranges at entries of their proven indexes
@@ -611,44 +603,197 @@ fn chunks(inputs: &[Input<'_>], spec: &ReadSpec, jobs: usize) -> Vec<Chunk> {
     out
 }
 
-/// Decodes one chunk into its own batches.
-fn read_piece(
-    input: &Input<'_>,
-    chunk: Chunk,
-    spec: &ReadSpec,
-    symbols: &Symbols,
-) -> Result<Piece, TapeError> {
-    let mut batches = Vec::new();
-    let mut track = Track::default();
-    let mut scratch = vec![0u8; input.seg.scratch_len()];
-    let mut sink = |rt, b| {
-        batches.push((rt, b));
-        Ok(())
-    };
-    let mut emit = Emit {
-        cols: Columns::new(spec.limits),
-        symbols,
-        sink: &mut sink,
-        rows: [0; 4],
-    };
-    let (end, events) = read_range(
-        input,
-        spec,
-        &mut scratch,
-        &mut emit,
-        &mut track,
-        chunk.start,
-        chunk.end,
-    )?;
-    emit.flush_all()?;
-    let rows = emit.rows;
-    Ok(Piece {
-        batches,
-        rows,
-        end,
-        events,
-        track,
-    })
+/// A tape cut into byte ranges that threads decode independently: every
+/// segment, and large segments further at entries of their proven index
+/// (frame or block boundaries), about four ranges per thread. Reading
+/// every range in file order gives what [`read_batches`] gives in file
+/// order once [`Split::settle`] has dropped the ranges a sequential read
+/// never reaches (those after a range that ended on an error, or at a
+/// Sorted segment's `to`).
+pub struct Split<'a> {
+    inputs: Vec<Input<'a>>,
+    problems: Vec<Problem>,
+    chunks: Vec<Chunk>,
+}
+
+/// How the read of one range of a [`Split`] ended.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RangeRead {
+    end: End,
+    events: u64,
+    /// Rows handed to the sink, by [`RecordType`].
+    pub rows: [u64; 4],
+    track: Track,
+}
+
+impl<'a> Split<'a> {
+    /// Cuts `opened` for `jobs` threads.
+    pub fn new(opened: &'a OpenedTape, spec: &ReadSpec, jobs: usize) -> Split<'a> {
+        let plan = plan(opened, spec, false).unwrap_or(Plan {
+            inputs: Vec::new(),
+            problems: Vec::new(),
+            scratch_max: 0,
+        });
+        let chunks = chunks(&plan.inputs, spec, jobs.max(1));
+        Split {
+            inputs: plan.inputs,
+            problems: plan.problems,
+            chunks,
+        }
+    }
+
+    /// Number of ranges.
+    pub fn len(&self) -> usize {
+        self.chunks.len()
+    }
+
+    /// Whether there are no ranges.
+    pub fn is_empty(&self) -> bool {
+        self.chunks.is_empty()
+    }
+
+    /// The tape segment (index in `tape.segments`) range `i` is part of.
+    pub fn segment(&self, i: usize) -> Option<usize> {
+        self.chunks.get(i).map(|c| self.inputs[c.input].segment)
+    }
+
+    /// Reads range `i` into batches of its own, handed to `sink`.
+    pub fn read(
+        &self,
+        i: usize,
+        spec: &ReadSpec,
+        symbols: &Symbols,
+        sink: &mut Sink<'_>,
+    ) -> Result<RangeRead, TapeError> {
+        let c = *self
+            .chunks
+            .get(i)
+            .ok_or_else(|| TapeError::usage(format!("no range {i}")))?;
+        let input = &self.inputs[c.input];
+        let mut track = Track::default();
+        let mut scratch = vec![0u8; input.seg.scratch_len()];
+        let mut emit = Emit {
+            cols: Columns::new(spec.limits),
+            symbols,
+            sink,
+            rows: [0; 4],
+        };
+        let (end, events) = read_range(
+            input,
+            spec,
+            &mut scratch,
+            &mut emit,
+            &mut track,
+            c.start,
+            c.end,
+        )?;
+        emit.flush_all()?;
+        Ok(RangeRead {
+            end,
+            events,
+            rows: emit.rows,
+            track,
+        })
+    }
+
+    /// Which ranges a sequential read reaches (each segment's ranges up to
+    /// the first that ends early), given every range's read in order; and
+    /// the problems of the tape as a sequential read reports them (an
+    /// error's event count includes the ranges before it).
+    pub fn settle(self, reads: &[RangeRead]) -> (Vec<bool>, Vec<Problem>) {
+        let mut problems = self.problems;
+        let mut kept = Vec::with_capacity(reads.len());
+        let mut stopped: Option<usize> = None;
+        let mut before = 0u64;
+        for (c, r) in self.chunks.iter().zip(reads) {
+            if c.start.is_none() {
+                stopped = None;
+                before = 0;
+            }
+            if stopped == Some(c.input) {
+                kept.push(false);
+                continue;
+            }
+            match r.end {
+                End::Done => {}
+                End::Stopped => stopped = Some(c.input),
+                End::Failed(e, events) => {
+                    stopped = Some(c.input);
+                    let events = if c.start.is_none() && c.end == u64::MAX {
+                        events
+                    } else {
+                        before + events
+                    };
+                    problems.push(problem(&self.inputs[c.input], e, events));
+                }
+            }
+            before += r.events;
+            kept.push(true);
+        }
+        (kept, problems)
+    }
+}
+
+/// Runs `work(i)` for every `i < n` on up to `jobs` threads; the results
+/// in order. A worker that fails stops the others taking new work.
+pub fn run_parallel<T: Send>(
+    n: usize,
+    jobs: usize,
+    work: &(dyn Fn(usize) -> Result<T, TapeError> + Sync),
+) -> Result<Vec<T>, TapeError> {
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let failed = std::sync::atomic::AtomicBool::new(false);
+    let slots: Vec<std::sync::Mutex<Option<Result<T, TapeError>>>> =
+        (0..n).map(|_| std::sync::Mutex::new(None)).collect();
+    std::thread::scope(|sc| {
+        for _ in 0..jobs.clamp(1, n.max(1)) {
+            sc.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                if i >= n || failed.load(std::sync::atomic::Ordering::Relaxed) {
+                    break;
+                }
+                let r = work(i);
+                if r.is_err() {
+                    failed.store(true, std::sync::atomic::Ordering::Relaxed);
+                }
+                if let Ok(mut slot) = slots[i].lock() {
+                    *slot = Some(r);
+                }
+            });
+        }
+    });
+    let mut out = Vec::with_capacity(n);
+    let mut first_err = None;
+    for slot in slots {
+        match slot.into_inner().ok().flatten() {
+            Some(Ok(t)) => out.push(t),
+            Some(Err(e)) => {
+                first_err.get_or_insert(e);
+            }
+            // Not run: another worker failed first.
+            None => {
+                first_err.get_or_insert_with(|| {
+                    TapeError::input(None, "internal error: a worker thread stopped")
+                });
+            }
+        }
+    }
+    match first_err {
+        Some(e) => Err(e),
+        None => Ok(out),
+    }
+}
+
+/// What a range produced for [`read_table`].
+struct Piece {
+    batches: Vec<(RecordType, RecordBatch)>,
+    read: RangeRead,
+}
+
+impl Piece {
+    fn track(&self) -> Track {
+        self.read.track
+    }
 }
 
 /// Whether the pieces, taken in order of their first timestamp (ties by
@@ -656,17 +801,17 @@ fn read_piece(
 /// and each ending at or before the next one starts (at a tie, only before
 /// a later piece). Returns that order.
 fn concatenable(pieces: &[Piece]) -> Option<Vec<usize>> {
-    if pieces.iter().any(|p| !p.track.in_order) {
+    if pieces.iter().any(|p| !p.track().in_order) {
         return None;
     }
     let mut order: Vec<usize> = (0..pieces.len())
-        .filter(|&i| pieces[i].track.first.is_some())
+        .filter(|&i| pieces[i].track().first.is_some())
         .collect();
-    order.sort_by_key(|&i| (pieces[i].track.first, i));
+    order.sort_by_key(|&i| (pieces[i].track().first, i));
     for w in order.windows(2) {
         let (a, b) = (&pieces[w[0]], &pieces[w[1]]);
-        let next = b.track.first?;
-        if a.track.last > next || (a.track.last == next && w[0] > w[1]) {
+        let next = b.track().first?;
+        if a.track().last > next || (a.track().last == next && w[0] > w[1]) {
             return None;
         }
     }
@@ -697,10 +842,8 @@ pub fn read_table(
         j => j,
     };
     if jobs > 1 {
-        if let Some(plan) = plan(opened, spec, false) {
-            if let Some(done) = read_parallel(plan, spec, symbols, jobs)? {
-                return Ok(done);
-            }
+        if let Some(done) = read_parallel(Split::new(opened, spec, jobs), spec, symbols, jobs)? {
+            return Ok(done);
         }
     }
     let mut out = Vec::new();
@@ -716,75 +859,35 @@ type Table = (Vec<(RecordType, RecordBatch)>, ReadSummary);
 /// The parallel part of [`read_table`]; `None` when time order cannot be
 /// had by concatenation.
 fn read_parallel(
-    plan: Plan<'_>,
+    split: Split<'_>,
     spec: &ReadSpec,
     symbols: &Symbols,
     jobs: usize,
 ) -> Result<Option<Table>, TapeError> {
-    let chunks = chunks(&plan.inputs, spec, jobs);
-    let n = chunks.len();
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let slots: Vec<std::sync::Mutex<Option<Result<Piece, TapeError>>>> =
-        (0..n).map(|_| std::sync::Mutex::new(None)).collect();
-    std::thread::scope(|sc| {
-        for _ in 0..jobs.min(n) {
-            sc.spawn(|| loop {
-                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some(&c) = chunks.get(i) else { break };
-                let piece = read_piece(&plan.inputs[c.input], c, spec, symbols);
-                if let Ok(mut slot) = slots[i].lock() {
-                    *slot = Some(piece);
-                }
-            });
-        }
-    });
-    let mut pieces = Vec::with_capacity(n);
-    for slot in slots {
-        let piece = slot
-            .into_inner()
-            .ok()
-            .flatten()
-            .ok_or_else(|| TapeError::input(None, "internal error: a reader thread failed"))?;
-        pieces.push(piece?);
-    }
-    // What a sequential read gets: each input's ranges up to the first
-    // that ends early; its error counts the events of the ranges before.
+    let pieces = run_parallel(split.len(), jobs, &|i| {
+        let mut batches = Vec::new();
+        let read = split.read(i, spec, symbols, &mut |rt, b| {
+            batches.push((rt, b));
+            Ok(())
+        })?;
+        Ok(Piece { batches, read })
+    })?;
+    let reads: Vec<RangeRead> = pieces.iter().map(|p| p.read).collect();
+    let (keep, problems) = split.settle(&reads);
     let mut summary = ReadSummary {
         direct: true,
-        problems: plan.problems,
+        problems,
         ..ReadSummary::default()
     };
-    let mut kept = Vec::with_capacity(n);
-    let mut stopped: Option<usize> = None;
-    let mut before = 0u64;
-    for (c, p) in chunks.iter().zip(pieces) {
-        if c.start.is_none() {
-            stopped = None;
-            before = 0;
-        }
-        if stopped == Some(c.input) {
-            continue;
-        }
-        match p.end {
-            End::Done => {}
-            End::Stopped => stopped = Some(c.input),
-            End::Failed(e, events) => {
-                stopped = Some(c.input);
-                let events = if c.start.is_none() && c.end == u64::MAX {
-                    events
-                } else {
-                    before + events
-                };
-                summary
-                    .problems
-                    .push(problem(&plan.inputs[c.input], e, events));
-            }
-        }
-        before += p.events;
+    let mut kept: Vec<Piece> = pieces
+        .into_iter()
+        .zip(keep)
+        .filter_map(|(p, k)| k.then_some(p))
+        .collect();
+    for p in &kept {
         for k in 0..4 {
-            summary.rows[k] += p.rows[k];
+            summary.rows[k] += p.read.rows[k];
         }
-        kept.push(p);
     }
     let order = match spec.order {
         Order::File => (0..kept.len()).collect(),
