@@ -27,7 +27,7 @@ Example::
     for batch in tape.batches("book", rows=100_000):   # bounded memory
         ...
     import polars as pl
-    df = pl.from_arrow(tape.batches("trade"))
+    df = pl.DataFrame(tape.batches("trade"))   # via __arrow_c_stream__
     floxlog.write("copy", trades, compression="lz4")
 
 Decoding and encoding run in Rust with the GIL released. Errors raise
