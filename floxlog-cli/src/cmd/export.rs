@@ -105,6 +105,7 @@ pub fn run(a: Args) -> CmdResult {
         },
         jobs: a.jobs.unwrap_or(0),
         overwrite: a.overwrite,
+        ..ExportSpec::default()
     };
     let pb = progress(tape.file_bytes(), "export");
     let t0 = Instant::now();
