@@ -9,8 +9,11 @@
  * Encode appends a prepared array of trades into a fresh writer, one call
  * per trade (floxlog_writer_append_trade) or one call for all
  * (floxlog_writer_append_trades); decode reads with CRC verification, one
- * call per event (floxlog_reader_next) or per 256 (floxlog_reader_next_batch),
- * and consumes every field (the accumulator is checked afterwards).
+ * call per event (floxlog_reader_next), per 256 (floxlog_reader_next_batch)
+ * or per 256 trades (floxlog_reader_next_trades), and consumes every field
+ * (the count and accumulator are checked afterwards).
+ * FLOXLOG_BENCH_EVENTS sets the in-cache trades (20,000),
+ * FLOXLOG_BENCH_RAM_EVENTS the from-RAM ones (2,000,000).
  *
  * Then the tape API (bench_tape): 5,000,000 trades recorded through
  * floxlog_tape_writer into one segment file in a temporary directory
@@ -18,10 +21,15 @@
  * SYNC_ON_CLOSE), beside the limits measured in the same run: encoding
  * alone (the codec writer into memory, as above) and write(2) of the same
  * segment bytes in 1 MiB chunks (+ fsync); and read back through
- * floxlog_tape_reader (file and time order, per event and per 1024) beside
- * mmap + summing the file as u64 words. Best of 3, the variants
- * interleaved (the machine's speed drifts). FLOXLOG_BENCH_TAPE_EVENTS sets
- * the number of trades (0 skips the tape part); TMPDIR where it writes.
+ * floxlog_tape_reader (file and time order; per event, per 1024 events
+ * and per 1024 trades with floxlog_tape_reader_next_trades; CRCs checked
+ * and, verify_crc = 0, not) beside mmap + summing the file as u64 words
+ * (every 8-byte word read once). Best of 3, the variants interleaved (the
+ * machine's speed drifts). FLOXLOG_BENCH_TAPE_EVENTS sets the number of
+ * trades (0 skips the tape part); TMPDIR where it writes;
+ * FLOXLOG_BENCH_KEEP=1 keeps the two recorded tapes and prints their paths
+ * ("kept tape ...: DIR"), for timing other readers (the CLI) on the same
+ * files (scripts/bench-limits.sh).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <dirent.h>
@@ -109,8 +117,12 @@ fail:
   exit(1);
 }
 
+/* How a loop reads: one event per call, a batch of events, or a batch of
+ * trades (the *_next_trades calls). */
+enum { READ_NEXT, READ_BATCH, READ_TRADES, READ_MODES };
+
 static uint64_t decode(const uint8_t *seg, size_t len, uint8_t *scratch, size_t scratch_len,
-                       uint64_t *count, int batch) {
+                       uint64_t *count, int mode) {
   floxlog_reader *r = NULL;
   floxlog_error err;
   if (floxlog_reader_new(seg, len, NULL, scratch, scratch_len, &r, &err) != FLOXLOG_OK) {
@@ -118,9 +130,25 @@ static uint64_t decode(const uint8_t *seg, size_t len, uint8_t *scratch, size_t 
     exit(1);
   }
   static floxlog_event evs[256];
+  static floxlog_trade trs[256];
   uint64_t acc = 0, n = 0;
   floxlog_result rc;
-  if (batch) {
+  if (mode == READ_TRADES) {
+    for (;;) {
+      size_t got = 0;
+      rc = floxlog_reader_next_trades(r, trs, 256, &got, &err);
+      if (rc == FLOXLOG_OK) {
+        for (size_t i = 0; i < got; i++) acc = mix(acc, &trs[i]);
+        n += got;
+      } else if (rc == FLOXLOG_NOT_TRADE) {
+        /* Not on a trade-only segment; read the other event the general way. */
+        if ((rc = floxlog_reader_next(r, &evs[0], NULL, 0, &err)) != FLOXLOG_OK) break;
+        n++;
+      } else {
+        break;
+      }
+    }
+  } else if (mode == READ_BATCH) {
     size_t got = 0;
     while ((rc = floxlog_reader_next_batch(r, evs, 256, NULL, 0, &got, &err)) == FLOXLOG_OK) {
       for (size_t i = 0; i < got; i++)
@@ -174,11 +202,12 @@ static void bench_trades(size_t n, size_t reps, const char *tag) {
     memcpy(seg, b.out, len);
     /* codec.rs counts LZ4 throughput in frame bytes. */
     const size_t bytes = (z ? n * 60 : len) * reps;
-    static const char *const names[2][4] = {
+    static const char *const names[2][5] = {
         {"encode trades", "encode trades (batch)", "decode trades (CRC verified)",
-         "decode trades (verified, batch)"},
+         "decode trades (verified, batch)", "decode trades (next_trades)"},
         {"LZ4 encode trades (1000/block)", "LZ4 encode trades (batch)",
-         "LZ4 decode trades (CRC verified)", "LZ4 decode trades (verified, batch)"}};
+         "LZ4 decode trades (CRC verified)", "LZ4 decode trades (verified, batch)",
+         "LZ4 decode trades (next_trades)"}};
 
     for (int batch = 0; batch <= 1; batch++) {
       double best = 1e30;
@@ -194,12 +223,12 @@ static void bench_trades(size_t n, size_t reps, const char *tag) {
       }
       report(names[z][batch], ev, bytes, best);
     }
-    for (int batch = 0; batch <= 1; batch++) {
+    for (int mode = 0; mode < READ_MODES; mode++) {
       double best = 1e30;
       for (int run = 0; run < RUNS; run++) {
         uint64_t count = 0, acc = 0;
         double t0 = now();
-        for (size_t k = 0; k < reps; k++) acc = decode(seg, len, scratch, scratch_len, &count, batch);
+        for (size_t k = 0; k < reps; k++) acc = decode(seg, len, scratch, scratch_len, &count, mode);
         double t = now() - t0;
         if (acc != want || count != n) {
           fprintf(stderr, "decode verification failed (%llu events)\n", (unsigned long long)count);
@@ -207,7 +236,7 @@ static void bench_trades(size_t n, size_t reps, const char *tag) {
         }
         if (t < best) best = t;
       }
-      report(names[z][2 + batch], ev, bytes, best);
+      report(names[z][2 + mode], ev, bytes, best);
     }
     free(seg);
   }
@@ -347,19 +376,37 @@ static double mmap_limit(const char *path, uint64_t *sum) {
 }
 
 /* Reads the tape back (open to free), consuming every field; checks the
- * count and the accumulator (a sum: the same in any order). */
-static double tape_read(const char *dir, uint8_t order, int batch, size_t n, uint64_t want) {
+ * count and the accumulator (a sum: the same in any order). `crc` 0 turns
+ * the frame CRC checks off (verify_crc = 0). */
+static double tape_read(const char *dir, uint8_t order, int mode, int crc, size_t n, uint64_t want) {
   static floxlog_event evs[TAPE_BATCH];
+  static floxlog_trade trs[TAPE_BATCH];
   floxlog_tape_read_options o;
   floxlog_tape_read_options_default(&o);
   o.order = order;
+  o.verify_crc = crc ? 1 : 0;
   floxlog_tape_error err;
   floxlog_tape_reader *r = NULL;
   uint64_t acc = 0, count = 0;
   floxlog_result rc;
   double t0 = now();
   if (floxlog_tape_reader_open(dir, &o, &r, &err) != FLOXLOG_OK) tape_die("tape reader open", &err);
-  if (batch) {
+  if (mode == READ_TRADES) {
+    for (;;) {
+      size_t got = 0;
+      rc = floxlog_tape_reader_next_trades(r, trs, TAPE_BATCH, &got, &err);
+      if (rc == FLOXLOG_OK) {
+        for (size_t i = 0; i < got; i++) acc = mix(acc, &trs[i]);
+        count += got;
+      } else if (rc == FLOXLOG_NOT_TRADE) {
+        /* Not on this trade-only tape; the held event is read the general way. */
+        if ((rc = floxlog_tape_reader_next(r, &evs[0], &err)) != FLOXLOG_OK) break;
+        count++;
+      } else {
+        break;
+      }
+    }
+  } else if (mode == READ_BATCH) {
     size_t got = 0;
     while ((rc = floxlog_tape_reader_next_batch(r, evs, TAPE_BATCH, &got, &err)) == FLOXLOG_OK) {
       for (size_t i = 0; i < got; i++)
@@ -495,11 +542,15 @@ static void bench_tape(size_t n) {
       printf("   NOTE: the %s tape segment differs from the codec's encoding\n", z ? "LZ4" : "uncompressed");
   }
 
-  /* Read side: [z][0 mmap, 1 codec decode, 2 + 2 * order + batch: tape]. */
-  double rt[2][6];
+  /* Read side: [z][0 mmap, 1 codec decode, 2 + RD(crc off, order, mode):
+   * tape]. */
+#define RD(nocrc, order, mode) (((nocrc) * 2 + (order)) * READ_MODES + (mode))
+  double rt[2][2 + RD(1, 1, READ_MODES - 1) + 1];
+  const int nrt = (int)(sizeof rt[0] / sizeof rt[0][0]);
   for (int z = 0; z < 2; z++)
-    for (int k = 0; k < 6; k++) rt[z][k] = 1e30;
+    for (int k = 0; k < nrt; k++) rt[z][k] = 1e30;
   static const uint8_t orders[2] = {FLOXLOG_ORDER_FILE, FLOXLOG_ORDER_TIME};
+  static const char *const mode_names[READ_MODES] = {"next", "next_batch 1024", "next_trades 1024"};
   volatile uint64_t sink = 0;
   for (int run = 0; run < TAPE_RUNS; run++) {
     for (int z = 0; z < 2; z++) {
@@ -507,15 +558,16 @@ static void bench_tape(size_t n) {
       best(&rt[z][0], mmap_limit(seg_path[z], &sum));
       sink += sum;
       double t0 = now();
-      uint64_t acc = decode(seg[z], seg_len[z], scratch, scratch_len, &count, 1);
+      uint64_t acc = decode(seg[z], seg_len[z], scratch, scratch_len, &count, READ_BATCH);
       best(&rt[z][1], now() - t0);
       if (acc != want || count != n) {
         fprintf(stderr, "decode verification failed\n");
         exit(1);
       }
-      for (int o = 0; o <= 1; o++)
-        for (int batch = 0; batch <= 1; batch++)
-          best(&rt[z][2 + 2 * o + batch], tape_read(keep[z], orders[o], batch, n, want));
+      for (int nocrc = 0; nocrc <= 1; nocrc++)
+        for (int o = 0; o <= 1; o++)
+          for (int mode = 0; mode < READ_MODES; mode++)
+            best(&rt[z][2 + RD(nocrc, o, mode)], tape_read(keep[z], orders[o], mode, !nocrc, n, want));
     }
   }
   (void)sink;
@@ -527,19 +579,28 @@ static void bench_tape(size_t n) {
     tape_line(name, n, bytes, rt[z][0], 0, NULL, 0, NULL);
     snprintf(name, sizeof name, "%sref: codec decode (in memory, 256/call)", p);
     tape_line(name, n, bytes, rt[z][1], rt[z][0], "mmap", 0, NULL);
-    for (int o = 0; o <= 1; o++)
-      for (int batch = 0; batch <= 1; batch++) {
-        snprintf(name, sizeof name, "%stape read %s, %s order", p,
-                 batch ? "next_batch 1024" : "next", o ? "time" : "file");
-        tape_line(name, n, bytes, rt[z][2 + 2 * o + batch], rt[z][0], "mmap", rt[z][1], "decode");
-      }
+    /* The CRC-checked lines keep their old names (other tools read them). */
+    for (int nocrc = 0; nocrc <= 1; nocrc++)
+      for (int o = 0; o <= 1; o++)
+        for (int mode = 0; mode < READ_MODES; mode++) {
+          snprintf(name, sizeof name, "%stape read %s, %s order%s", p, mode_names[mode],
+                   o ? "time" : "file", nocrc ? ", no CRC" : "");
+          tape_line(name, n, bytes, rt[z][2 + RD(nocrc, o, mode)], rt[z][0], "mmap", rt[z][1],
+                    "decode");
+        }
   }
+#undef RD
 
+  const char *keep_env = getenv("FLOXLOG_BENCH_KEEP");
+  const int kept = keep_env && strcmp(keep_env, "1") == 0;
   for (int z = 0; z < 2; z++) {
-    remove_dir(keep[z]);
+    if (kept)
+      printf("kept tape (%s): %s\n", z ? "LZ4" : "uncompressed", keep[z]);
+    else
+      remove_dir(keep[z]);
     free(seg[z]);
   }
-  rmdir(root);
+  if (!kept) rmdir(root);
   free(ts);
   free(b.out);
   free(b.block);
@@ -552,7 +613,10 @@ int main(void) {
   size_t small = env ? (size_t)strtoull(env, NULL, 10) : 20000;
   if (small == 0) return 2;
   bench_trades(small, 100, "in cache");
-  bench_trades(2000000, 1, "from RAM");
+  const char *ram_env = getenv("FLOXLOG_BENCH_RAM_EVENTS");
+  size_t ram = ram_env ? (size_t)strtoull(ram_env, NULL, 10) : 2000000;
+  if (ram == 0) return 2;
+  bench_trades(ram, 1, "from RAM");
   const char *tape_env = getenv("FLOXLOG_BENCH_TAPE_EVENTS");
   size_t tape_n = tape_env ? (size_t)strtoull(tape_env, NULL, 10) : 5000000;
   if (tape_n > 0) bench_tape(tape_n);

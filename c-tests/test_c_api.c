@@ -437,6 +437,23 @@ static void test_reader(void) {
   CHECK_RC(floxlog_reader_next(r, &ev, NULL, 0, &e), FLOXLOG_OK);
   CHECK(ev.data.trade.exchange_ts_ns == 1000);
 
+  /* Trades straight into a caller array, 32 per call, after a seek. */
+  CHECK_RC(floxlog_reader_seek(r, INT64_MIN), FLOXLOG_OK);
+  floxlog_trade tr[32];
+  size_t got = 99;
+  int total = 0;
+  while ((rc = floxlog_reader_next_trades(r, tr, 32, &got, &e)) == FLOXLOG_OK) {
+    CHECK(got >= 1 && got <= 32);
+    for (size_t i = 0; i < got; i++, total++) {
+      floxlog_trade want = make_trade(total);
+      CHECK(same_trade(&tr[i], &want));
+    }
+  }
+  CHECK(rc == FLOXLOG_END && got == 0 && total == 100);
+  CHECK_RC(floxlog_reader_next_trades(r, tr, 0, &got, &e), FLOXLOG_INVALID_INPUT);
+  CHECK_RC(floxlog_reader_next_trades(r, NULL, 4, &got, &e), FLOXLOG_NULL_POINTER);
+  CHECK_RC(floxlog_reader_next_trades(r, tr, 4, NULL, &e), FLOXLOG_NULL_POINTER);
+
   /* NULL outputs and a writer handle in place of a reader. */
   CHECK_RC(floxlog_reader_next(r, NULL, NULL, 0, &e), FLOXLOG_NULL_POINTER);
   CHECK_RC(floxlog_reader_next(NULL, &ev, NULL, 0, &e), FLOXLOG_NULL_POINTER);

@@ -300,6 +300,11 @@ enum floxlog_result
    */
   FLOXLOG_NO_INDEX = 2,
   /**
+   * A trades-only batch read stopped at an event of another type: read
+   * it with the general call (`floxlog_reader_next`, ...).
+   */
+  FLOXLOG_NOT_TRADE = 3,
+  /**
    * `bad_magic`: segment magic is not `FLOX`.
    */
   FLOXLOG_BAD_MAGIC = 100,
@@ -1912,6 +1917,32 @@ floxlog_result floxlog_reader_next_batch(struct floxlog_reader *r,
                                          struct floxlog_error *err);
 
 /**
+ * Reads up to `cap` consecutive trades into `trades[0..cap)` and sets
+ * `*count` to how many: the fast path for trade tapes, one boundary
+ * crossing per batch and each trade written straight into the caller's
+ * array (no `floxlog_event` in between).
+ *
+ * The batch stops before the first event of another type; that event is
+ * kept and is the next one `floxlog_reader_next` or
+ * `floxlog_reader_next_batch` returns. Returns `FLOXLOG_OK` with
+ * `*count >= 1`; `FLOXLOG_NOT_TRADE` with `*count == 0` when the next
+ * event is not a trade (read it with the general call, then come back);
+ * `FLOXLOG_END` with `*count == 0` after the last event; or an error with
+ * `*count == 0`. An error met after some trades ends the batch early
+ * (`FLOXLOG_OK` with those) and is returned by the next call, so every good
+ * trade is still delivered first. `*count` is written on every return.
+ *
+ * # Safety
+ * `r` must be a live handle; `trades` valid for `cap` writable trades;
+ * `count` writable; `err` may be NULL.
+ */
+floxlog_result floxlog_reader_next_trades(struct floxlog_reader *r,
+                                          struct floxlog_trade *trades,
+                                          size_t cap,
+                                          size_t *count,
+                                          struct floxlog_error *err);
+
+/**
  * Sets `*pos` to where the last event yielded was (frame header offset,
  * or block header offset plus offset inside the decompressed block).
  *
@@ -2676,6 +2707,29 @@ floxlog_result floxlog_tape_reader_next_batch(struct floxlog_tape_reader *r,
                                               size_t cap,
                                               size_t *count,
                                               struct floxlog_tape_error *err);
+
+/**
+ * Reads up to `cap` consecutive trades into `trades[0..cap)` and sets
+ * `*count`: the fast path for trade tapes, one boundary crossing per batch
+ * and each trade written straight into the caller's array.
+ *
+ * The batch stops before the first event of another type, which is kept:
+ * it is the next event `floxlog_tape_reader_next` or `_next_batch`
+ * returns. Returns `FLOXLOG_OK` with `*count >= 1`; `FLOXLOG_NOT_TRADE`
+ * with `*count == 0` when the next event is not a trade (read it with the
+ * general call, then come back); after the last event, the errors one per
+ * call and then `FLOXLOG_END`, as `floxlog_tape_reader_next_batch` does,
+ * with `*count == 0`. `*count` is written on every return.
+ *
+ * # Safety
+ * `r` a live handle; `trades` valid for `cap` writable trades; `count`
+ * writable; `err` may be NULL.
+ */
+floxlog_result floxlog_tape_reader_next_trades(struct floxlog_tape_reader *r,
+                                               struct floxlog_trade *trades,
+                                               size_t cap,
+                                               size_t *count,
+                                               struct floxlog_tape_error *err);
 
 /**
  * Positions the reader at timestamp `ts`: the following calls return the

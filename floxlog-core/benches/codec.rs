@@ -4,6 +4,15 @@
 //! bytes, beside a memcpy of the same number of bytes (the ceiling for any
 //! pass over them). Best of several runs; single thread. Not a test: nothing
 //! here asserts a speed.
+//!
+//! Beside the LZ4 and CRC lines are their limits, on the same bytes:
+//! lz4_flex compressing (decompressing) the writer's blocks alone, and
+//! decompression plus the fastest CRC32 over every frame payload; then the
+//! CRC32 candidates over every 48-byte trade payload of the from-RAM
+//! segment, the fastest of them, and the reader's way of checking them.
+//! `FLOXLOG_BENCH_TRADES` sets the from-RAM trades (default 2,000,000);
+//! `--features std` gives crc32fast its run-time CPU detection, as the
+//! std crates of the workspace build it (scripts/bench-limits.sh does).
 
 use floxlog_core::*;
 use std::hint::black_box;
@@ -147,12 +156,66 @@ fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(20_000usize);
+    let ram = std::env::var("FLOXLOG_BENCH_TRADES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(2_000_000usize);
     bench_trades(small, 100, "in cache");
-    bench_trades(2_000_000, 1, "from RAM");
+    let seg = bench_trades(ram, 1, "from RAM");
     bench_books_and_crc();
+    bench_crc_payloads(&seg, ram);
 }
 
-fn bench_trades(n: usize, reps: usize, tag: &str) {
+/// CRC32 of four buffers at once: every candidate is called this way, so
+/// they differ only in how they compute (one kernel call per payload, or
+/// one for four).
+type Crc4 = fn([&[u8]; 4]) -> [u32; 4];
+
+fn per_payload<const K: u8>(p: [&[u8]; 4]) -> [u32; 4] {
+    let f = |d: &[u8]| match K {
+        #[cfg(feature = "fast-crc")]
+        0 => crc32fast::hash(d),
+        _ => crc32::crc32(d),
+    };
+    [f(p[0]), f(p[1]), f(p[2]), f(p[3])]
+}
+
+/// The fastest CRC32 implementations this build has, by name.
+fn crc_candidates() -> Vec<(&'static str, Crc4)> {
+    vec![
+        #[cfg(feature = "fast-crc")]
+        ("crc32fast::hash per payload", per_payload::<0> as Crc4),
+        ("crc32::crc32 per payload", per_payload::<1>),
+        ("crc32::crc32_x4, groups of 4", crc32::crc32_x4),
+    ]
+}
+
+/// Walks the frames of `frames` (12-byte header, payload) and checks each
+/// payload's CRC32 with `f`, four frames per call; returns the mismatches
+/// (0, or the bench is wrong).
+#[inline(always)]
+fn check_frames(frames: &[u8], f: Crc4) -> usize {
+    let mut bad = 0;
+    let mut pos = 0;
+    while pos < frames.len() {
+        let mut lanes: [&[u8]; 4] = [&[]; 4];
+        let mut want = [0u32; 4];
+        let mut k = 0;
+        while k < 4 && pos < frames.len() {
+            let h = FrameHeader::parse(&frames[pos..], 0).unwrap();
+            let start = pos + FrameHeader::LEN;
+            pos = start + h.size as usize;
+            lanes[k] = &frames[start..pos];
+            want[k] = h.crc32;
+            k += 1;
+        }
+        let got = f(lanes);
+        bad += (0..k).filter(|&i| got[i] != want[i]).count();
+    }
+    bad
+}
+
+fn bench_trades(n: usize, reps: usize, tag: &str) -> Vec<u8> {
     let ts = trades(n);
     let mut o = Out {
         out: vec![0; 64 + n * 60 + (1 << 20)],
@@ -210,6 +273,33 @@ fn bench_trades(n: usize, reps: usize, tag: &str) {
             }
         },
     );
+    // Its limit: lz4_flex alone on the same block inputs (each block's
+    // frames, recovered by decompressing the segment; not timed).
+    let inputs: Vec<Vec<u8>> = Segment::parse(&zseg)
+        .unwrap()
+        .blocks()
+        .map(|b| b.unwrap().decompress(&mut scratch).unwrap().to_vec())
+        .collect();
+    let biggest = inputs.iter().map(Vec::len).max().unwrap_or(0);
+    let mut zout = vec![0u8; lz4_flex::block::get_maximum_output_size(biggest)];
+    let bodies: usize = Segment::parse(&zseg)
+        .unwrap()
+        .blocks()
+        .map(|b| b.unwrap().body.len())
+        .sum();
+    let ours: usize = inputs
+        .iter()
+        .map(|b| lz4_flex::block::compress_into(b, &mut zout).unwrap())
+        .sum();
+    assert_eq!(ours, bodies, "lz4_flex alone must give the writer's blocks");
+    bench("  lz4_flex compress alone", ev, n * 60 * reps, reps, || {
+        for _ in 0..reps {
+            for b in &inputs {
+                black_box(lz4_flex::block::compress_into(black_box(b), &mut zout).unwrap());
+            }
+        }
+    });
+    drop(inputs);
     bench(
         "LZ4 decode trades (CRC verified)",
         ev,
@@ -237,6 +327,72 @@ fn bench_trades(n: usize, reps: usize, tag: &str) {
             }
         },
     );
+    // The floor of a CRC-checked read: decompress every block, then check
+    // every frame payload's CRC32 with the fastest CRC (each candidate is
+    // timed; the best is the line, named after it).
+    let mut fastest: Option<(&str, Duration)> = None;
+    for (name, f) in crc_candidates() {
+        let d = best(|| {
+            let mut bad = 0;
+            for _ in 0..reps {
+                for b in Segment::parse(&zseg).unwrap().blocks() {
+                    let frames = b.unwrap().decompress(&mut scratch).unwrap();
+                    bad += check_frames(black_box(frames), f);
+                }
+            }
+            assert_eq!(bad, 0, "CRC mismatch in the decompress + CRC limit");
+        });
+        if fastest.is_none_or(|(_, b)| d < b) {
+            fastest = Some((name, d));
+        }
+    }
+    let (name, d) = fastest.unwrap();
+    if wanted("decompress + CRC") {
+        report(
+            &format!("  decompress + CRC ({name})"),
+            ev,
+            n * 60 * reps,
+            reps,
+            d,
+        );
+    }
+    seg
+}
+
+/// CRC32 over every 48-byte trade payload of `seg` (from RAM when large):
+/// each candidate, the fastest (the limit), and the reader's way (frame
+/// headers walked, four payloads per `crc32::crc32_x4`, each compared with
+/// its header's CRC: what `Reader` does with `verify_crc`).
+fn bench_crc_payloads(seg: &[u8], n: usize) {
+    println!(
+        "-- CRC32 over {n} 48-byte trade payloads (in the segment), best of {RUNS}; crc32fast run-time detection: {}",
+        if cfg!(feature = "std") { "on (std)" } else { "off (no std)" }
+    );
+    let frames = &seg[64..64 + n * 60];
+    let mut fastest: Option<(&str, Duration)> = None;
+    for (name, f) in crc_candidates() {
+        let d = best(|| {
+            let mut acc = 0u32;
+            for g in frames.chunks(240) {
+                let mut lanes: [&[u8]; 4] = [&[]; 4];
+                for (l, fr) in lanes.iter_mut().zip(g.chunks_exact(60)) {
+                    *l = &fr[12..];
+                }
+                let c = f(black_box(lanes));
+                acc ^= c[0] ^ c[1] ^ c[2] ^ c[3];
+            }
+            black_box(acc);
+        });
+        report(&format!("crc32 48B: {name}"), n, n * 48, 1, d);
+        if fastest.is_none_or(|(_, b)| d < b) {
+            fastest = Some((name, d));
+        }
+    }
+    let (name, d) = fastest.unwrap();
+    report(&format!("limit: fastest CRC ({name})"), n, n * 48, 1, d);
+    bench("crc32 48B: reader path (x4, checked)", n, n * 48, 1, || {
+        assert_eq!(check_frames(black_box(frames), crc32::crc32_x4), 0);
+    });
 }
 
 fn bench_books_and_crc() {

@@ -2,7 +2,7 @@
 //! that build their own streams.
 
 use crate::consts::{frame_type, RECORD_VERSION};
-use crate::crc32::crc32;
+use crate::crc32::{crc32, crc32_x4, LANES};
 use crate::error::{Error, ErrorKind, Result};
 use crate::event::{Event, Profile, UnknownTypes};
 use crate::le::{put_u16, put_u32, u16_at, u32_at};
@@ -136,13 +136,59 @@ impl<'a> RawFrame<'a> {
 /// Writes one frame into `dst` (exactly 12 + payload bytes): `fill` writes
 /// the payload, then the header is made from it. The one place frames are
 /// assembled, for [`encode_frame`] and the segment writer.
+///
+/// With `seal` false the CRC field is left 0: the caller computes it later
+/// with other frames' in one [`seal_frames`] call.
 #[inline(always)]
-pub(crate) fn emit_frame(frame_type: u8, dst: &mut [u8], fill: impl FnOnce(&mut [u8])) {
+pub(crate) fn emit_frame(
+    frame_type: u8,
+    dst: &mut [u8],
+    seal: bool,
+    fill: impl FnOnce(&mut [u8]),
+) {
     let (head, payload) = dst.split_at_mut(FrameHeader::LEN);
     fill(payload);
     let mut hb = [0u8; FrameHeader::LEN];
-    FrameHeader::for_payload(frame_type, payload).emit(&mut hb);
+    let mut h = FrameHeader {
+        size: payload.len() as u32,
+        crc32: 0,
+        frame_type,
+        rec_version: RECORD_VERSION,
+        flags: 0,
+    };
+    if seal {
+        h.crc32 = crc32(payload);
+    }
+    h.emit(&mut hb);
     head.copy_from_slice(&hb);
+}
+
+/// Fills in the CRC32 of frames that [`emit_frame`] left unsealed, at
+/// offsets `at` of `buf`, [`LANES`] at a time in one interleaved
+/// computation. An offset that does not hold a whole frame is left as it is
+/// (the writer only passes frames it emitted).
+#[inline]
+pub(crate) fn seal_frames(buf: &mut [u8], at: &[usize]) {
+    for group in at.chunks(LANES) {
+        let mut spans = [None; LANES];
+        for (span, &a) in spans.iter_mut().zip(group) {
+            let Ok(h) = FrameHeader::parse(buf.get(a..).unwrap_or(&[]), 0) else {
+                continue;
+            };
+            let start = a + FrameHeader::LEN;
+            *span = start
+                .checked_add(h.size as usize)
+                .filter(|&e| e <= buf.len())
+                .map(|end| (start, end));
+        }
+        let view: &[u8] = buf;
+        let crcs = crc32_x4(spans.map(|sp| sp.map_or(&[][..], |(s, e)| &view[s..e])));
+        for ((&a, sp), c) in group.iter().zip(spans).zip(crcs) {
+            if sp.is_some() {
+                put_u32(&mut buf[a..], field::CRC32, c);
+            }
+        }
+    }
 }
 
 /// What a frame check found: `T` for a frame of a known type that passed
@@ -213,6 +259,47 @@ pub(crate) fn check_header(
     Ok(Checked::Event((h, total), total))
 }
 
+/// Checks the CRCs of up to [`LANES`] consecutive frames at the start of
+/// `b` in one interleaved computation and returns where the leading run of
+/// whole frames with a matching CRC ends (0: the first frame is not whole
+/// or does not match). Readers skip the CRC check of frames inside that
+/// run; the first frame after it is checked on its own, so every error is
+/// still reported by [`check_header`], in order, at its frame.
+#[inline]
+pub(crate) fn crc_run(b: &[u8]) -> usize {
+    let mut lanes: [&[u8]; LANES] = [&[]; LANES];
+    let mut want = [0u32; LANES];
+    let mut ends = [0usize; LANES];
+    let mut n = 0;
+    let mut pos = 0usize;
+    while n < LANES {
+        let Some(h) = b.get(pos..).and_then(|r| FrameHeader::parse(r, 0).ok()) else {
+            break;
+        };
+        let start = pos + FrameHeader::LEN;
+        let Some(end) = start.checked_add(h.size as usize).filter(|&e| e <= b.len()) else {
+            break;
+        };
+        lanes[n] = &b[start..end];
+        want[n] = h.crc32;
+        ends[n] = end;
+        n += 1;
+        pos = end;
+    }
+    if n == 0 {
+        return 0;
+    }
+    let got = crc32_x4(lanes);
+    let mut ok = 0;
+    for k in 0..n {
+        if got[k] != want[k] {
+            break;
+        }
+        ok = ends[k];
+    }
+    ok
+}
+
 /// Validates the frame at the start of `b` and decodes its event: the
 /// checks of [`check_header`], then the record's own layout
 /// (`MalformedRecord`).
@@ -277,7 +364,7 @@ pub fn encode_frame(ev: &Event<'_>, profile: Profile, out: &mut [u8]) -> Result<
         )
         .needing(total as u64));
     }
-    emit_frame(ev.frame_type(), &mut out[..total], |p| {
+    emit_frame(ev.frame_type(), &mut out[..total], true, |p| {
         ev.emit_payload(profile, p)
     });
     Ok(total)

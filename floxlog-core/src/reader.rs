@@ -18,7 +18,7 @@
 use crate::block::{Block, Blocks};
 use crate::error::{Error, ErrorKind, Result};
 use crate::event::{Event, UnknownTypes};
-use crate::frame::{check_frame, check_header, Checked, RawFrame};
+use crate::frame::{check_frame, check_header, crc_run, Checked, RawFrame};
 use crate::index::{is_trailer, starts_trailer, Index};
 use crate::segment_header::{flags, SegmentHeader};
 
@@ -187,6 +187,7 @@ impl<'a> Segment<'a> {
             events: 0,
             skip_before: None,
             last: Position::default(),
+            crc_ok: 0,
         }
     }
 
@@ -244,6 +245,9 @@ struct BlockState {
     pos: usize,
     expected: u16,
     seen: u32,
+    /// Frames starting before this scratch offset had their CRC checked
+    /// ahead (see [`crc_run`]).
+    crc_ok: usize,
 }
 
 /// Cursor over a segment's events; see the module docs.
@@ -261,6 +265,9 @@ pub struct Reader<'a, 's> {
     events: u64,
     skip_before: Option<i64>,
     last: Position,
+    /// Frames starting before this offset had their CRC checked ahead, with
+    /// the next few frames' (see [`crc_run`]).
+    crc_ok: usize,
 }
 
 impl<'a, 's> Reader<'a, 's> {
@@ -326,6 +333,7 @@ impl<'a, 's> Reader<'a, 's> {
         self.done = false;
         self.need_more = false;
         self.skip_before = Some(t);
+        self.crc_ok = 0;
     }
 
     /// The next event, `Ok(None)` at the end, or the error that ends the
@@ -361,6 +369,33 @@ impl<'a, 's> Reader<'a, 's> {
         }))
     }
 
+    /// [`Reader::next_item`] for an uncompressed segment, with the item
+    /// borrowing the segment bytes rather than the reader, so a caller can
+    /// keep it while the reader moves on. In a compressed segment (whose
+    /// events live in the scratch) it is `InvalidInput`, reading nothing.
+    #[inline]
+    pub fn next_mapped(&mut self) -> Result<Option<Item<'a>>> {
+        if self.compressed {
+            return Err(Error::new(
+                ErrorKind::InvalidInput,
+                self.next_offset(),
+                "next_mapped on a compressed segment: use next_item",
+            ));
+        }
+        if self.done {
+            return Ok(None);
+        }
+        let data: &'a [u8] = self.data;
+        Ok(self.next_plain()?.map(|(event, at, n)| Item {
+            event,
+            frame: RawFrame::from_checked(&data[at..at + n]),
+            position: Position {
+                offset: at as u64,
+                in_block: None,
+            },
+        }))
+    }
+
     /// Uncompressed: events are views into `data`, decoded once. Returns
     /// the event, its frame offset and length.
     #[inline(always)]
@@ -372,10 +407,11 @@ impl<'a, 's> Reader<'a, 's> {
                 return Ok(None);
             }
             let at = self.pos;
+            let verify = self.opts.verify_crc && crc_pending(&mut self.crc_ok, &data[..self.end], at);
             let checked = match check_frame(
                 &data[at..self.end],
                 at as u64,
-                self.opts.verify_crc,
+                verify,
                 self.opts.unknown_types,
             ) {
                 Ok(c) => c,
@@ -416,10 +452,12 @@ impl<'a, 's> Reader<'a, 's> {
         if let (Some(b), None) = (&mut self.blk, self.skip_before) {
             if b.pos < b.len {
                 let at = b.pos;
+                let block = &self.scratch[..b.len];
+                let verify = self.opts.verify_crc && crc_pending(&mut b.crc_ok, block, at);
                 if let Ok(Checked::Event(_, n)) = check_header(
-                    &self.scratch[at..b.len],
+                    &block[at..],
                     b.offset as u64,
-                    self.opts.verify_crc,
+                    verify,
                     self.opts.unknown_types,
                 ) {
                     b.pos = at + n;
@@ -474,11 +512,13 @@ impl<'a, 's> Reader<'a, 's> {
             if let Some(mut b) = self.blk {
                 if b.pos < b.len {
                     let at = b.pos;
-                    let frame = &self.scratch[at..b.len];
+                    let block = &self.scratch[..b.len];
+                    let verify = self.opts.verify_crc && crc_pending(&mut b.crc_ok, block, at);
+                    let frame = &block[at..];
                     let checked = check_header(
                         frame,
                         b.offset as u64,
-                        self.opts.verify_crc,
+                        verify,
                         self.opts.unknown_types,
                     )
                     .map_err(|e| e.in_block(at as u32))?;
@@ -552,10 +592,23 @@ impl<'a, 's> Reader<'a, 's> {
             pos: 0,
             expected: block.header.event_count,
             seen: 0,
+            crc_ok: 0,
         });
         self.pos = block.end() as usize;
         Ok(())
     }
+}
+
+/// Whether the frame at `at` of `area` still needs its own CRC check:
+/// false inside the run [`crc_run`] last checked ahead (`crc_ok` is where
+/// that run ends); past it, checks the next run first.
+#[inline(always)]
+fn crc_pending(crc_ok: &mut usize, area: &[u8], at: usize) -> bool {
+    if at < *crc_ok {
+        return false;
+    }
+    *crc_ok = at + crc_run(&area[at..]);
+    *crc_ok == at
 }
 
 /// Whether a pending `seek` skips an event at `ts`; the skip ends at the

@@ -16,7 +16,8 @@ use crate::block::{compress_bound, compress_into, BlockHeader};
 use crate::consts::FORMAT_VERSION;
 use crate::error::{Error, ErrorKind, Result};
 use crate::event::{Event, Profile};
-use crate::frame::{emit_frame, is_known_type, FrameHeader};
+use crate::crc32::LANES;
+use crate::frame::{emit_frame, is_known_type, seal_frames, FrameHeader};
 use crate::index::{emit_trailer, trailer_len, IndexEntry};
 use crate::segment_header::{flags, Compression, SegmentHeader};
 
@@ -274,10 +275,11 @@ impl Source<'_> {
             Source::Raw(t, _, _, _) => *t,
         }
     }
-    /// Writes header + payload into `dst` (exactly 12 + payload_len bytes).
+    /// Writes header + payload into `dst` (exactly 12 + payload_len bytes);
+    /// the CRC only if `seal` (see [`seal_frames`]).
     #[inline]
-    fn emit(&self, profile: Profile, dst: &mut [u8]) {
-        emit_frame(self.frame_type(), dst, |payload| match self {
+    fn emit(&self, profile: Profile, dst: &mut [u8], seal: bool) {
+        emit_frame(self.frame_type(), dst, seal, |payload| match self {
             Source::Event(e) => e.emit_payload(profile, payload),
             Source::Raw(_, p, _, _) => payload.copy_from_slice(p),
         });
@@ -459,7 +461,7 @@ impl<S: WriterStorage> SegmentWriter<S> {
     pub fn append(&mut self, ev: &Event<'_>) -> Result<()> {
         ev.validate(self.cfg.profile)
             .map_err(|what| Error::new(ErrorKind::InvalidInput, self.position(), what))?;
-        self.append_source(Source::Event(ev))
+        self.append_source(Source::Event(ev), true).map(|_| ())
     }
 
     /// Appends a frame from its type and payload bytes, copied verbatim (for
@@ -479,16 +481,70 @@ impl<S: WriterStorage> SegmentWriter<S> {
             kind: ErrorKind::InvalidInput,
             ..e
         })?;
-        self.append_source(Source::Raw(
-            frame_type,
-            payload,
-            ev.exchange_ts_ns(),
-            ev.symbol_id(),
-        ))
+        self.append_source(
+            Source::Raw(frame_type, payload, ev.exchange_ts_ns(), ev.symbol_id()),
+            true,
+        )
+        .map(|_| ())
     }
 
+    /// Appends several events, as [`SegmentWriter::append`] one by one
+    /// would (the same bytes, the same errors), with the frames' CRCs
+    /// computed [`LANES`] at a time in one interleaved pass: a short CRC is
+    /// latency-bound, several together are not. Returns how many events
+    /// were appended: all, or those before the first error, which is
+    /// returned with the count. LZ4 segments append one by one (the block
+    /// compression dominates there).
+    pub fn append_batch(&mut self, evs: &[Event<'_>]) -> (usize, Result<()>) {
+        if self.cfg.compression != Compression::None {
+            for (i, ev) in evs.iter().enumerate() {
+                if let Err(e) = self.append(ev) {
+                    return (i, Err(e));
+                }
+            }
+            return (evs.len(), Ok(()));
+        }
+        let mut group = [0usize; LANES];
+        let mut k = 0;
+        for (i, ev) in evs.iter().enumerate() {
+            let appended = ev
+                .validate(self.cfg.profile)
+                .map_err(|what| Error::new(ErrorKind::InvalidInput, self.position(), what))
+                .and_then(|()| self.append_source(Source::Event(ev), false));
+            match appended {
+                Ok(Some(at)) => {
+                    group[k] = at;
+                    k += 1;
+                    if k == LANES {
+                        self.seal(&group);
+                        k = 0;
+                    }
+                }
+                Ok(None) => {}
+                Err(e) => {
+                    // Whatever was appended is whole, as one by one.
+                    self.seal(&group[..k]);
+                    return (i, Err(e));
+                }
+            }
+        }
+        self.seal(&group[..k]);
+        (evs.len(), Ok(()))
+    }
+
+    /// Computes the CRCs of unsealed frames at output offsets `at`.
+    fn seal(&mut self, at: &[usize]) {
+        if !at.is_empty() {
+            let end = self.out_len;
+            seal_frames(&mut self.store.parts().out[..end], at);
+        }
+    }
+
+    /// Appends a frame; uncompressed, with the CRC only if `seal`, and
+    /// returns where an unsealed frame starts in the output (which the
+    /// caller must seal before anything reads it).
     #[inline(always)]
-    fn append_source(&mut self, src: Source<'_>) -> Result<()> {
+    fn append_source(&mut self, src: Source<'_>, seal: bool) -> Result<Option<usize>> {
         let pos = self.position();
         self.check_open()?;
         if self.events == u32::MAX {
@@ -529,7 +585,7 @@ impl<S: WriterStorage> SegmentWriter<S> {
                 let at = self.out_len;
                 let profile = self.cfg.profile;
                 let parts = self.store.parts();
-                src.emit(profile, &mut parts.out[at..at + frame_len]);
+                src.emit(profile, &mut parts.out[at..at + frame_len], seal);
                 if index_due {
                     parts.index[self.index_len] = IndexEntry {
                         timestamp_ns: ts,
@@ -548,9 +604,11 @@ impl<S: WriterStorage> SegmentWriter<S> {
                 self.events_emitted = self.events;
                 self.emitted_first_ts = self.first_ts;
                 self.emitted_last_ts = self.last_ts;
-                Ok(())
+                Ok((!seal).then_some(at))
             }
-            Compression::Lz4 => self.stage_lz4(src, pos, frame_len, ts, new_symbol),
+            Compression::Lz4 => self
+                .stage_lz4(src, pos, frame_len, ts, new_symbol)
+                .map(|()| None),
         }
     }
 
@@ -581,7 +639,7 @@ impl<S: WriterStorage> SegmentWriter<S> {
         let at = self.block_len;
         let profile = self.cfg.profile;
         let parts = self.store.parts();
-        src.emit(profile, &mut parts.block[at..at + frame_len]);
+        src.emit(profile, &mut parts.block[at..at + frame_len], true);
         parts.slots[self.block_events] = BlockSlot {
             ts,
             offset: at as u32,

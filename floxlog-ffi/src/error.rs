@@ -18,6 +18,9 @@ pub enum floxlog_result {
     FLOXLOG_END = 1,
     /// The segment has no index (HasIndex flag clear).
     FLOXLOG_NO_INDEX = 2,
+    /// A trades-only batch read stopped at an event of another type: read
+    /// it with the general call (`floxlog_reader_next`, ...).
+    FLOXLOG_NOT_TRADE = 3,
     /// `bad_magic`: segment magic is not `FLOX`.
     FLOXLOG_BAD_MAGIC = 100,
     /// `unsupported_version`: segment version is not 1.
@@ -105,10 +108,11 @@ use Text::{Core, Own};
 
 impl floxlog_result {
     /// Every code, for tables and exhaustive tests.
-    pub(crate) const ALL: [floxlog_result; 34] = [
+    pub(crate) const ALL: [floxlog_result; 35] = [
         FLOXLOG_OK,
         FLOXLOG_END,
         FLOXLOG_NO_INDEX,
+        FLOXLOG_NOT_TRADE,
         FLOXLOG_BAD_MAGIC,
         FLOXLOG_UNSUPPORTED_VERSION,
         FLOXLOG_UNKNOWN_FLAGS,
@@ -149,6 +153,10 @@ impl floxlog_result {
             FLOXLOG_OK => Own("ok", "success"),
             FLOXLOG_END => Own("end", "no more events, or no such entry"),
             FLOXLOG_NO_INDEX => Own("no_index", "the segment has no index"),
+            FLOXLOG_NOT_TRADE => Own(
+                "not_trade",
+                "the next event is not a trade: read it with the general call",
+            ),
             FLOXLOG_BAD_MAGIC => Core(ErrorKind::BadMagic),
             FLOXLOG_UNSUPPORTED_VERSION => Core(ErrorKind::UnsupportedVersion),
             FLOXLOG_UNKNOWN_FLAGS => Core(ErrorKind::UnknownFlags),

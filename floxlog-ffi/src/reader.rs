@@ -8,7 +8,7 @@ use crate::error::{floxlog_error, floxlog_result, Fail};
 use crate::event::{levels_short, write_event, write_trade, LevelScratch};
 use crate::handle::{free, get, handle, into_c, Opaque};
 use crate::types::*;
-use floxlog_core::{Book, Error, Event, Index, IndexEntry, Reader, Segment};
+use floxlog_core::{Error, Event, Index, IndexEntry, Reader, Segment};
 use floxlog_result::*;
 
 /// Opaque reader handle (see `floxlog_reader_new`). Not thread-safe: use
@@ -20,11 +20,12 @@ pub struct floxlog_reader {
 
 const READER_MAGIC: u64 = 0x5244_4552_584f_4c46; // "FLOXREDR"
 
-/// A book the reader yielded that did not fit the caller's level scratch,
-/// kept so the next call can hand it out. Its levels are views into the
-/// segment bytes or the block scratch, which the core only overwrites when
-/// it loads the next block, i.e. not before the next `next_event`.
-type Pending = Book<'static>;
+/// An event the reader yielded but did not hand out (a book that did not
+/// fit the caller's level scratch, or the event that ended a trades-only
+/// batch), kept so the next call can. Its views point into the segment
+/// bytes or the block scratch, which the core only overwrites when it
+/// loads the next block, i.e. not before the next `next_event`.
+type Pending = Event<'static>;
 
 /// What a `floxlog_reader *` points at; `magic` first (repr(C)) so a
 /// handle of the wrong type is recognised.
@@ -294,6 +295,79 @@ pub unsafe extern "C" fn floxlog_reader_next_batch(
     rc
 }
 
+/// Reads up to `cap` consecutive trades into `trades[0..cap)` and sets
+/// `*count` to how many: the fast path for trade tapes, one boundary
+/// crossing per batch and each trade written straight into the caller's
+/// array (no `floxlog_event` in between).
+///
+/// The batch stops before the first event of another type; that event is
+/// kept and is the next one `floxlog_reader_next` or
+/// `floxlog_reader_next_batch` returns. Returns `FLOXLOG_OK` with
+/// `*count >= 1`; `FLOXLOG_NOT_TRADE` with `*count == 0` when the next
+/// event is not a trade (read it with the general call, then come back);
+/// `FLOXLOG_END` with `*count == 0` after the last event; or an error with
+/// `*count == 0`. An error met after some trades ends the batch early
+/// (`FLOXLOG_OK` with those) and is returned by the next call, so every good
+/// trade is still delivered first. `*count` is written on every return.
+///
+/// # Safety
+/// `r` must be a live handle; `trades` valid for `cap` writable trades;
+/// `count` writable; `err` may be NULL.
+#[no_mangle]
+pub unsafe extern "C" fn floxlog_reader_next_trades(
+    r: *mut floxlog_reader,
+    trades: *mut floxlog_trade,
+    cap: usize,
+    count: *mut usize,
+    err: *mut floxlog_error,
+) -> floxlog_result {
+    let mut n = 0usize;
+    let rc = boundary(err, || {
+        check_out(count, "count is NULL")?;
+        if cap == 0 {
+            return Err(Fail::invalid("batch capacity is 0"));
+        }
+        // SAFETY: the caller promises `cap` writable trades.
+        let out = unsafe { slice_uninit(trades, cap, "trades") }?;
+        // SAFETY: forwarded caller promise.
+        let h = unsafe { handle(r) }?;
+        if let Some(f) = h.deferred.take() {
+            return Err(f);
+        }
+        if h.pending.is_some() {
+            return Ok(FLOXLOG_NOT_TRADE);
+        }
+        for slot in out.iter_mut() {
+            let next = h.reader.next_event();
+            match &next {
+                Ok(Some(Event::Trade(t))) => {
+                    slot.write(t.into());
+                    n += 1;
+                }
+                Ok(Some(ev)) => {
+                    // SAFETY: the reader moves on only in the next call.
+                    unsafe { hold_back(&mut h.pending, ev) };
+                    break;
+                }
+                Ok(None) => break,
+                Err(e) if n == 0 => return Err((*e).into()),
+                Err(e) => {
+                    h.deferred = Some((*e).into());
+                    break;
+                }
+            }
+        }
+        Ok(match (n, h.pending.is_some()) {
+            (0, true) => FLOXLOG_NOT_TRADE,
+            (0, false) => FLOXLOG_END,
+            _ => FLOXLOG_OK,
+        })
+    });
+    // SAFETY: the caller's promise.
+    unsafe { put_if_usable(count, if rc == FLOXLOG_OK { n } else { 0 }) };
+    rc
+}
+
 /// What writing an event took.
 struct Wrote {
     /// Level slots used.
@@ -314,18 +388,15 @@ impl Wrote {
     }
 }
 
-/// Keeps a book that did not fit the caller's level scratch, for the next
-/// call (other events are never held back).
+/// Keeps an event the call could not hand out, for the next call.
 ///
 /// # Safety
-/// Only the lifetime changes: the book's views must stay valid until the
+/// Only the lifetime changes: the event's views must stay valid until the
 /// reader moves on (see `Pending`); `seek` and `free` drop the pending
-/// book first.
+/// event first.
 unsafe fn hold_back(pending: &mut Option<Pending>, ev: &Event<'_>) {
-    if let Event::Book(b) = ev {
-        // SAFETY: the caller's promise.
-        *pending = Some(unsafe { core::mem::transmute::<Book<'_>, Book<'static>>(*b) });
-    }
+    // SAFETY: the caller's promise.
+    *pending = Some(unsafe { core::mem::transmute::<Event<'_>, Event<'static>>(*ev) });
 }
 
 /// Reads one event into `*out` (`None` after the last): a deferred error
@@ -347,9 +418,8 @@ unsafe fn read_one(
     if let Some(f) = h.deferred.take() {
         return Err(f);
     }
-    if let Some(book) = h.pending {
-        let ev = Event::Book(book);
-        // SAFETY: the caller's promise; the book's views are still valid
+    if let Some(ev) = h.pending {
+        // SAFETY: the caller's promise; the event's views are still valid
         // (see Pending).
         unsafe { write_event(&ev, out, ls) }.map_err(levels_short)?;
         h.pending = None;

@@ -12,7 +12,7 @@ use crate::types::*;
 use core::ffi::c_char;
 use core::mem::MaybeUninit;
 use core::ptr::{addr_of_mut, NonNull};
-use floxlog::tape::merge::{DEFAULT_REORDER_BYTES, DEFAULT_REORDER_WINDOW};
+use floxlog::tape::merge::{Item, DEFAULT_REORDER_BYTES, DEFAULT_REORDER_WINDOW};
 use floxlog::tape::{
     Filter, OpenOptions, OpenedTape, Order, ReadConfig, Tape, TapeError, TapeErrorKind, TapeReader,
 };
@@ -158,6 +158,9 @@ pub(crate) struct TapeReaderHandle {
     /// A hard error of the merge (budget), returned once, then the end.
     fatal: Option<TapeFail>,
     failed: bool,
+    /// The reader's current event ended a trades-only batch without being
+    /// handed out: the next `step` returns it.
+    held: bool,
     events: u64,
     levels: Vec<MaybeUninit<floxlog_level>>,
     payloads: Vec<u8>,
@@ -327,6 +330,7 @@ impl TapeReaderHandle {
             reported: 0,
             fatal: None,
             failed: false,
+            held: false,
             events: 0,
             levels: Vec::new(),
             payloads: Vec::new(),
@@ -350,6 +354,7 @@ impl TapeReaderHandle {
         self.last = None;
         self.fatal = None;
         self.failed = false;
+        self.held = false;
     }
 
     /// Whether a reader problem is an error (not a tolerated torn tail).
@@ -424,30 +429,27 @@ unsafe fn step(
         levels,
         payloads,
         fixups,
+        held,
         ..
     } = h;
     let Some(r) = reader.as_mut() else {
         return Ok(Step::End);
     };
-    let item = match r.next_item() {
+    let next = if std::mem::take(held) {
+        r.current()
+    } else {
+        r.next_item()
+    };
+    let item = match next {
         Ok(Some(it)) => it,
         Ok(None) => return Ok(Step::End),
         Err(e) => {
             h.failed = true;
-            // The merge's one usage error is its memory bound.
-            return Err(match e.kind {
-                TapeErrorKind::Usage => TapeFail::Coded(FLOXLOG_CAPACITY_EXCEEDED, Box::new(e)),
-                _ => e.into(),
-            });
+            return Err(merge_failure(e));
         }
     };
     let ev = &item.event;
-    let last = floxlog_tape_position {
-        segment: item.segment as u64,
-        offset: item.position.offset,
-        in_block: item.position.in_block.unwrap_or(0),
-        has_in_block: u8::from(item.position.in_block.is_some()),
-    };
+    let last = position_of(&item);
     if let Event::Book(b) = ev {
         let total = b.bids.len() + b.asks.len();
         let end = *used + total;
@@ -478,6 +480,24 @@ unsafe fn step(
     h.events += 1;
     h.last = Some(last);
     Ok(Step::Event)
+}
+
+/// The merge's one usage error is its memory bound.
+fn merge_failure(e: TapeError) -> TapeFail {
+    match e.kind {
+        TapeErrorKind::Usage => TapeFail::Coded(FLOXLOG_CAPACITY_EXCEEDED, Box::new(e)),
+        _ => e.into(),
+    }
+}
+
+/// Where an item is, in the C form.
+fn position_of(item: &Item<'_>) -> floxlog_tape_position {
+    floxlog_tape_position {
+        segment: item.segment as u64,
+        offset: item.position.offset,
+        in_block: item.position.in_block.unwrap_or(0),
+        has_in_block: u8::from(item.position.in_block.is_some()),
+    }
 }
 
 /// Points the events' level and payload pointers at the handle's buffers,
@@ -711,6 +731,90 @@ pub unsafe extern "C" fn floxlog_tape_reader_next_batch(
                 h.fatal = Some(e);
             }
             return Ok(FLOXLOG_OK);
+        }
+        match end_error.or_else(|| h.next_error()) {
+            Some(e) => Err(e),
+            None => Ok(FLOXLOG_END),
+        }
+    });
+    // SAFETY: the caller's promise.
+    unsafe { put_if_usable(count, n) };
+    rc
+}
+
+/// Reads up to `cap` consecutive trades into `trades[0..cap)` and sets
+/// `*count`: the fast path for trade tapes, one boundary crossing per batch
+/// and each trade written straight into the caller's array.
+///
+/// The batch stops before the first event of another type, which is kept:
+/// it is the next event `floxlog_tape_reader_next` or `_next_batch`
+/// returns. Returns `FLOXLOG_OK` with `*count >= 1`; `FLOXLOG_NOT_TRADE`
+/// with `*count == 0` when the next event is not a trade (read it with the
+/// general call, then come back); after the last event, the errors one per
+/// call and then `FLOXLOG_END`, as `floxlog_tape_reader_next_batch` does,
+/// with `*count == 0`. `*count` is written on every return.
+///
+/// # Safety
+/// `r` a live handle; `trades` valid for `cap` writable trades; `count`
+/// writable; `err` may be NULL.
+#[no_mangle]
+pub unsafe extern "C" fn floxlog_tape_reader_next_trades(
+    r: *mut floxlog_tape_reader,
+    trades: *mut floxlog_trade,
+    cap: usize,
+    count: *mut usize,
+    err: *mut floxlog_tape_error,
+) -> floxlog_result {
+    let mut n = 0usize;
+    let rc = tape_boundary(err, || {
+        check_out(count, "count is NULL")?;
+        if cap == 0 {
+            return Err(Fail::invalid("batch capacity is 0").into());
+        }
+        // SAFETY: the caller promises `cap` writable trades.
+        let out = unsafe { slice_uninit(trades, cap, "trades") }?;
+        // SAFETY: forwarded caller promise.
+        let h = unsafe { handle(r) }?;
+        if h.held {
+            return Ok(FLOXLOG_NOT_TRADE);
+        }
+        let mut end_error = None;
+        if let (false, Some(r)) = (h.failed, h.reader.as_mut()) {
+            let mut last = None;
+            for slot in out.iter_mut() {
+                match r.next_item() {
+                    Ok(Some(item)) => {
+                        if let Event::Trade(t) = &item.event {
+                            slot.write(t.into());
+                            last = Some(position_of(&item));
+                            n += 1;
+                        } else {
+                            h.held = true;
+                            break;
+                        }
+                    }
+                    Ok(None) => break,
+                    Err(e) => {
+                        h.failed = true;
+                        end_error = Some(merge_failure(e));
+                        break;
+                    }
+                }
+            }
+            h.events += n as u64;
+            if last.is_some() {
+                h.last = last;
+            }
+        }
+        if n > 0 {
+            // A merge failure after some trades is returned next time.
+            if let Some(e) = end_error {
+                h.fatal = Some(e);
+            }
+            return Ok(FLOXLOG_OK);
+        }
+        if h.held {
+            return Ok(FLOXLOG_NOT_TRADE);
         }
         match end_error.or_else(|| h.next_error()) {
             Some(e) => Err(e),

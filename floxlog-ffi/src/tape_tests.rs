@@ -488,3 +488,149 @@ fn a_second_writer_is_refused_with_the_lock_named() {
         assert!(text(&err.file).ends_with("nope"));
     }
 }
+
+/// Reads with `floxlog_tape_reader_next_trades` (batches of `cap`), taking
+/// any other event with `floxlog_tape_reader_next`; returns the events as
+/// (kind, trade id or timestamp), the final code and the error.
+fn read_with_trade_batches(
+    r: *mut floxlog_tape_reader,
+    cap: usize,
+) -> (Vec<(u32, i64)>, floxlog_result, floxlog_tape_error) {
+    let mut got = Vec::new();
+    let mut out = vec![floxlog_trade::default(); cap];
+    let mut err = zeroed_error();
+    loop {
+        let mut n = 99usize;
+        // SAFETY: valid pointers.
+        let rc = unsafe { floxlog_tape_reader_next_trades(r, out.as_mut_ptr(), cap, &mut n, &mut err) };
+        match rc {
+            FLOXLOG_OK => {
+                assert!((1..=cap).contains(&n));
+                got.extend(out[..n].iter().map(|t| (FLOXLOG_EVENT_TRADE, t.trade_id as i64)));
+            }
+            FLOXLOG_NOT_TRADE => {
+                assert_eq!(n, 0);
+                let mut ev = core::mem::MaybeUninit::<floxlog_event>::uninit();
+                // SAFETY: valid pointers.
+                let rc = unsafe { floxlog_tape_reader_next(r, ev.as_mut_ptr(), &mut err) };
+                assert_eq!(rc, FLOXLOG_OK);
+                // SAFETY: written on OK; every kind starts with its timestamp.
+                let ev = unsafe { ev.assume_init() };
+                assert_ne!(ev.kind, FLOXLOG_EVENT_TRADE);
+                // SAFETY: the kind says pool state.
+                got.push((ev.kind, unsafe { ev.data.pool_state.exchange_ts_ns }));
+            }
+            _ => {
+                assert_eq!(n, 0);
+                return (got, rc, err);
+            }
+        }
+    }
+}
+
+#[test]
+fn trade_batches_read_what_single_calls_read() {
+    for lz4 in [false, true] {
+        let d = tempfile::tempdir().unwrap();
+        let n = 1000;
+        write_tape(d.path(), n, 8 << 10, lz4);
+        for order in [FLOXLOG_ORDER_FILE, FLOXLOG_ORDER_TIME] {
+            let mut o = floxlog_tape_read_options::default();
+            o.order = order;
+            let r = open_reader(d.path(), &o);
+            let (want, rc, _) = read_ids(r);
+            assert_eq!(rc, FLOXLOG_END);
+            // SAFETY: live handle.
+            unsafe { floxlog_tape_reader_free(r) };
+            for cap in [1, 7, 4096] {
+                let r = open_reader(d.path(), &o);
+                let (got, rc, _) = read_with_trade_batches(r, cap);
+                assert_eq!(rc, FLOXLOG_END);
+                let ids: Vec<u64> = got.iter().map(|(_, id)| *id as u64).collect();
+                assert_eq!(ids, want, "lz4 {lz4} order {order} cap {cap}");
+                let mut st = floxlog_tape_reader_stats::default();
+                let mut pos = floxlog_tape_position::default();
+                // SAFETY: live handle, valid pointers.
+                unsafe {
+                    assert_eq!(floxlog_tape_reader_get_stats(r, &mut st), FLOXLOG_OK);
+                    assert_eq!(floxlog_tape_reader_position(r, &mut pos), FLOXLOG_OK);
+                    floxlog_tape_reader_free(r);
+                }
+                assert_eq!(st.events, n);
+                assert!(pos.offset >= 64);
+            }
+        }
+    }
+}
+
+#[test]
+fn trade_batches_keep_other_events_and_end_with_the_damage() {
+    let d = tempfile::tempdir().unwrap();
+    let mut cfg = floxlog_tape_writer_config::default();
+    cfg.segment.index_interval = 16;
+    let mut w = core::ptr::null_mut();
+    let mut err = zeroed_error();
+    let p = cpath(d.path());
+    let payload = [5u8; 9];
+    // SAFETY: valid pointers throughout.
+    unsafe {
+        assert_eq!(floxlog_tape_writer_open(p.as_ptr(), &cfg, &mut w, &mut err), FLOXLOG_OK);
+        for i in 0..40u64 {
+            assert_eq!(floxlog_tape_writer_append_trade(w, &trade(i), &mut err), FLOXLOG_OK);
+            if i % 13 == 12 {
+                let ps = floxlog_pool_state {
+                    exchange_ts_ns: 7_000 + i as i64,
+                    recv_ts_ns: 0,
+                    symbol_id: 1,
+                    sub_type: 1,
+                    venue: 0,
+                    exchange_id: 0,
+                    payload: payload.as_ptr(),
+                    payload_len: payload.len(),
+                };
+                assert_eq!(floxlog_tape_writer_append_pool_state(w, &ps, &mut err), FLOXLOG_OK);
+            }
+        }
+        assert_eq!(floxlog_tape_writer_close(w, &mut err), FLOXLOG_OK);
+        floxlog_tape_writer_free(w);
+    }
+    let mut o = floxlog_tape_read_options::default();
+    o.order = FLOXLOG_ORDER_FILE;
+    let r = open_reader(d.path(), &o);
+    let (got, rc, _) = read_with_trade_batches(r, 5);
+    // SAFETY: live handle.
+    unsafe { floxlog_tape_reader_free(r) };
+    assert_eq!(rc, FLOXLOG_END);
+    let mut want = Vec::new();
+    for i in 0..40i64 {
+        want.push((FLOXLOG_EVENT_TRADE, i));
+        if i % 13 == 12 {
+            want.push((FLOXLOG_EVENT_POOL_STATE, 7_000 + i));
+        }
+    }
+    assert_eq!(got, want);
+
+    // Damage trade 30's payload: the good events come first, then the
+    // CRC error with the file and the frame's offset.
+    let seg = std::fs::read_dir(d.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "floxlog"))
+        .unwrap();
+    let mut bytes = std::fs::read(&seg).unwrap();
+    // 30 trades and 2 pool states before it (no padding: pool frames are
+    // 12 + 32 + payload bytes).
+    let pool_frame = 12 + floxlog_core::PoolState::HEADER_LEN + payload.len();
+    let at = 64 + 30 * 60 + 2 * pool_frame;
+    bytes[at + 12 + 3] ^= 0x40;
+    std::fs::write(&seg, &bytes).unwrap();
+    let r = open_reader(d.path(), &o);
+    let (got, rc, err) = read_with_trade_batches(r, 8);
+    // SAFETY: live handle.
+    unsafe { floxlog_tape_reader_free(r) };
+    assert_eq!(rc, FLOXLOG_CRC_MISMATCH);
+    assert_eq!(got, want[..32]);
+    assert_eq!((err.has_offset, err.offset), (1, at as u64));
+    assert_eq!(text(&err.file), seg.to_str().unwrap());
+}

@@ -966,3 +966,160 @@ fn lz4_batches_end_after_a_pool_state() {
         floxlog_reader_free(r);
     }
 }
+
+/// One `floxlog_reader_next_trades` call into `out`.
+///
+/// # Safety
+/// `r` must be a live handle.
+unsafe fn batch(r: *mut floxlog_reader, out: &mut [floxlog_trade], n: &mut usize) -> floxlog_result {
+    // SAFETY: the caller's promise; `out` is writable.
+    unsafe { floxlog_reader_next_trades(r, out.as_mut_ptr(), out.len(), n, null_mut()) }
+}
+
+/// A reader over `seg` with `scratch` for LZ4 blocks, for the batch tests.
+fn open_reader(seg: &[u8], scratch: &mut [u8]) -> *mut floxlog_reader {
+    let mut r = null_mut();
+    // SAFETY: valid buffers that outlive the reader (the caller keeps them).
+    let rc = unsafe {
+        floxlog_reader_new(
+            seg.as_ptr(),
+            seg.len(),
+            null(),
+            scratch.as_mut_ptr(),
+            scratch.len(),
+            &mut r,
+            null_mut(),
+        )
+    };
+    assert_eq!(rc, FLOXLOG_OK);
+    r
+}
+
+#[test]
+fn trade_batches_stop_before_other_events_and_keep_them() {
+    let payload = [7u8; 12];
+    let pool = floxlog_event {
+        kind: FLOXLOG_EVENT_POOL_STATE,
+        data: floxlog_event_data {
+            pool_state: floxlog_pool_state {
+                exchange_ts_ns: 1_002_500,
+                recv_ts_ns: 0,
+                symbol_id: 1,
+                sub_type: 1,
+                venue: 0,
+                exchange_id: 0,
+                payload: payload.as_ptr(),
+                payload_len: payload.len(),
+            },
+        },
+    };
+    let t = |i| floxlog_event {
+        kind: FLOXLOG_EVENT_TRADE,
+        data: floxlog_event_data { trade: trade(i) },
+    };
+    let evs = [t(0), t(1), t(2), pool, t(3), t(4)];
+    for compression in [FLOXLOG_COMPRESSION_NONE, FLOXLOG_COMPRESSION_LZ4] {
+        let cfg = config(compression, 4);
+        let mut b = Bufs::new(1 << 14, 1 << 14, 4);
+        let w = new_writer(&cfg, &mut b);
+        let mut done = 0usize;
+        // SAFETY: live handle, valid events.
+        let rc = unsafe {
+            floxlog_writer_append_events(w, evs.as_ptr(), evs.len(), &mut done, null_mut())
+        };
+        assert_eq!((rc, done), (FLOXLOG_OK, evs.len()));
+        let seg = finish(w);
+        let mut scratch = vec![0u8; 4096];
+        let r = open_reader(&seg, &mut scratch);
+        let mut out = [floxlog_trade::default(); 10];
+        let mut n = 99usize;
+        // SAFETY: live handle, valid buffers.
+        unsafe {
+            assert_eq!(batch(r, &mut out, &mut n), FLOXLOG_OK);
+            assert_eq!(n, 3);
+            assert_eq!(out[..3], [trade(0), trade(1), trade(2)]);
+            // The pool state is kept, not skipped: the batch call says so
+            // (twice), and the general call returns it.
+            assert_eq!(batch(r, &mut out, &mut n), FLOXLOG_NOT_TRADE);
+            assert_eq!(n, 0);
+            assert_eq!(batch(r, &mut out, &mut n), FLOXLOG_NOT_TRADE);
+            let mut ev = MaybeUninit::<floxlog_event>::uninit();
+            assert_eq!(
+                floxlog_reader_next(r, ev.as_mut_ptr(), null_mut(), 0, null_mut()),
+                FLOXLOG_OK
+            );
+            let e = ev.assume_init();
+            assert_eq!(e.kind, FLOXLOG_EVENT_POOL_STATE);
+            let p = e.data.pool_state;
+            assert_eq!(p.exchange_ts_ns, 1_002_500);
+            assert_eq!(core::slice::from_raw_parts(p.payload, p.payload_len), &payload);
+            assert_eq!(batch(r, &mut out, &mut n), FLOXLOG_OK);
+            assert_eq!(n, 2);
+            assert_eq!(out[..2], [trade(3), trade(4)]);
+            assert_eq!(batch(r, &mut out, &mut n), FLOXLOG_END);
+            assert_eq!(n, 0);
+            let mut read = 0u64;
+            assert_eq!(floxlog_reader_events_read(r, &mut read), FLOXLOG_OK);
+            assert_eq!(read, 6);
+            // Usage errors: NULL count, zero capacity, NULL trades.
+            assert_eq!(
+                floxlog_reader_next_trades(r, out.as_mut_ptr(), 1, null_mut(), null_mut()),
+                FLOXLOG_NULL_POINTER
+            );
+            assert_eq!(
+                floxlog_reader_next_trades(r, out.as_mut_ptr(), 0, &mut n, null_mut()),
+                FLOXLOG_INVALID_INPUT
+            );
+            assert_eq!(
+                floxlog_reader_next_trades(r, null_mut(), 4, &mut n, null_mut()),
+                FLOXLOG_NULL_POINTER
+            );
+            floxlog_reader_free(r);
+        }
+    }
+}
+
+#[test]
+fn trade_batches_deliver_every_good_trade_before_the_error() {
+    let cfg = config(FLOXLOG_COMPRESSION_NONE, 10);
+    let mut b = Bufs::new(1 << 14, 0, 8);
+    let w = new_writer(&cfg, &mut b);
+    for i in 0..9 {
+        // SAFETY: live handle.
+        unsafe {
+            assert_eq!(
+                floxlog_writer_append_trade(w, &trade(i), null_mut()),
+                FLOXLOG_OK
+            )
+        };
+    }
+    let mut seg = finish(w);
+    // Damage the sixth frame's payload: inside the second run of frames
+    // whose CRCs the core checks together.
+    seg[64 + 5 * 60 + 12 + 7] ^= 0x10;
+    let mut scratch = [0u8; 0];
+    let r = open_reader(&seg, &mut scratch);
+    let mut out = [floxlog_trade::default(); 4];
+    let mut n = 0usize;
+    let mut e = no_err();
+    let mut got = Vec::new();
+    // SAFETY: live handle, valid buffers.
+    unsafe {
+        let rc = loop {
+            let rc = floxlog_reader_next_trades(r, out.as_mut_ptr(), out.len(), &mut n, &mut e);
+            if rc != FLOXLOG_OK {
+                break rc;
+            }
+            got.extend_from_slice(&out[..n]);
+        };
+        assert_eq!(rc, FLOXLOG_CRC_MISMATCH);
+        assert_eq!(n, 0);
+        assert_eq!(e.offset, 64 + 5 * 60);
+        assert_eq!(got, (0..5).map(trade).collect::<Vec<_>>());
+        assert_eq!(
+            floxlog_reader_next_trades(r, out.as_mut_ptr(), out.len(), &mut n, &mut e),
+            FLOXLOG_END
+        );
+        floxlog_reader_free(r);
+    }
+}

@@ -27,7 +27,9 @@ use super::dir::Tape;
 use super::error::TapeError;
 use super::source::{is_torn_tail, SegmentFile};
 use floxlog_core::segment_header::flags;
-use floxlog_core::{Event, FrameHeader, Position, RawFrame, ReadOptions, Segment, SegmentHeader};
+use floxlog_core::{
+    Event, FrameHeader, Position, RawFrame, ReadOptions, Reader, Segment, SegmentHeader,
+};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 use std::path::{Path, PathBuf};
@@ -190,7 +192,27 @@ struct Pending {
     ts: i64,
     seq: u64,
     position: Position,
-    bytes: Vec<u8>,
+    bytes: FrameBytes,
+}
+
+/// Where a buffered event's frame is.
+#[derive(Debug)]
+enum FrameBytes {
+    /// In the segment's mapping (uncompressed): start and length. Nothing
+    /// is copied; the frame is decoded again from the mapping.
+    Mapped(usize, usize),
+    /// Copied out of an LZ4 block: the block scratch is reused.
+    Owned(Vec<u8>),
+}
+
+impl FrameBytes {
+    /// What holding it costs, for the merge's memory bound.
+    fn held(&self) -> usize {
+        match self {
+            FrameBytes::Mapped(..) => std::mem::size_of::<Pending>(),
+            FrameBytes::Owned(b) => b.capacity(),
+        }
+    }
 }
 
 impl PartialEq for Pending {
@@ -292,13 +314,18 @@ impl Cursor<'_> {
             if !sh.filter.accepts(&it.event, it.frame.header.frame_type) {
                 continue;
             }
-            let mut b = self.free.pop().unwrap_or_default();
-            b.clear();
-            let mut hb = [0u8; FrameHeader::LEN];
-            it.frame.header.emit(&mut hb);
-            b.extend_from_slice(&hb);
-            b.extend_from_slice(it.frame.payload);
-            *sh.buffered += b.capacity();
+            let b = if it.position.in_block.is_none() {
+                FrameBytes::Mapped(it.position.offset as usize, it.frame.len())
+            } else {
+                let mut b = self.free.pop().unwrap_or_default();
+                b.clear();
+                let mut hb = [0u8; FrameHeader::LEN];
+                it.frame.header.emit(&mut hb);
+                b.extend_from_slice(&hb);
+                b.extend_from_slice(it.frame.payload);
+                FrameBytes::Owned(b)
+            };
+            *sh.buffered += b.held();
             let p = Pending {
                 ts,
                 seq: self.seq,
@@ -350,12 +377,15 @@ impl Cursor<'_> {
     /// Takes the next buffered event, giving its bytes back to the budget.
     fn pop(&mut self, buffered: &mut usize) -> Option<Pending> {
         let p = self.buf.pop_front()?;
-        *buffered -= p.bytes.capacity();
+        *buffered -= p.bytes.held();
         Some(p)
     }
 
     /// Keeps a frame buffer for reuse (a bounded number of small ones).
-    fn recycle(&mut self, b: Vec<u8>) {
+    fn recycle(&mut self, b: FrameBytes) {
+        let FrameBytes::Owned(b) = b else {
+            return;
+        };
         if self.free.len() < FREE_BUFFERS && b.capacity() <= FREE_BUFFER_BYTES {
             self.free.push(b);
         }
@@ -461,7 +491,12 @@ impl OpenedTape {
         }
         self.scratch.clear();
         self.scratch.resize(scratch_len, 0);
+        let direct = cfg.order == Order::File
+            || matches!(&cursors[..], [c] if c.sorted && !c.seg.is_compressed());
         TapeReader {
+            direct,
+            live: None,
+            held: None,
             cursors,
             order: cfg.order,
             heap: BinaryHeap::new(),
@@ -477,11 +512,26 @@ impl OpenedTape {
     }
 }
 
+/// What [`TapeReader::next_direct`] found: an event read in place, or a
+/// buffered one (or the end).
+enum Picked<'a> {
+    InPlace(Item<'a>),
+    Buffered(Option<(usize, Pending)>),
+}
+
 /// The merge: each cursor's next (timestamp, cursor, sequence), least first.
 type Heap = BinaryHeap<Reverse<(i64, usize, u64)>>;
 
 /// Cursor over the events of a tape; see the module docs.
 pub struct TapeReader<'a> {
+    /// File order, or time order over one sorted uncompressed segment:
+    /// uncompressed segments are read in place by `live`, event by event,
+    /// with nothing buffered or copied (see [`TapeReader::step_live`]).
+    direct: bool,
+    /// The core reader of the segment being read in place.
+    live: Option<Reader<'a, 'static>>,
+    /// The event the in-place path handed out last.
+    held: Option<Item<'a>>,
     cursors: Vec<Cursor<'a>>,
     order: Order,
     heap: Heap,
@@ -524,14 +574,32 @@ impl<'a> TapeReader<'a> {
     /// recorded in [`TapeReader::problems`] and the others go on.
     pub fn next_item(&mut self) -> Result<Option<Item<'_>>, TapeError> {
         self.recycle();
-        let picked = match self.order {
-            Order::File => self.next_file()?,
-            Order::Time => self.next_time()?,
+        self.held = None;
+        let picked = match (self.direct, self.order) {
+            (true, _) => match self.next_direct()? {
+                Picked::InPlace(it) => {
+                    self.held = Some(it);
+                    return Ok(Some(it));
+                }
+                Picked::Buffered(p) => p,
+            },
+            (false, Order::File) => self.next_file()?,
+            (false, Order::Time) => self.next_time()?,
         };
         let Some((ci, p)) = picked else {
             return Ok(None);
         };
         self.out = Some((ci, p));
+        self.current()
+    }
+
+    /// The event [`TapeReader::next_item`] returned last, again (`None`
+    /// before the first and after the end): for a caller that stopped
+    /// before handing it out.
+    pub fn current(&self) -> Result<Option<Item<'_>>, TapeError> {
+        if let Some(it) = self.held {
+            return Ok(Some(it));
+        }
         let Some((ci, p)) = self.out.as_ref() else {
             return Ok(None);
         };
@@ -543,9 +611,14 @@ impl<'a> TapeReader<'a> {
             )
             .at(p.position.offset)
         };
+        let bytes = match &p.bytes {
+            FrameBytes::Mapped(at, len) => c.seg.data().get(*at..at + len),
+            FrameBytes::Owned(b) => Some(&b[..]),
+        }
+        .ok_or_else(internal)?;
         let frame = RawFrame {
-            header: FrameHeader::parse(&p.bytes, p.position.offset).map_err(|_| internal())?,
-            payload: &p.bytes[FrameHeader::LEN..],
+            header: FrameHeader::parse(bytes, p.position.offset).map_err(|_| internal())?,
+            payload: bytes.get(FrameHeader::LEN..).ok_or_else(internal)?,
         };
         let event = frame.event(p.position.offset).map_err(|_| internal())?;
         Ok(Some(Item {
@@ -581,6 +654,94 @@ impl<'a> TapeReader<'a> {
             self.current += 1;
         }
         Ok(None)
+    }
+
+    /// File order with uncompressed segments read in place: each cursor in
+    /// turn, through [`TapeReader::step_live`] when its segment is
+    /// uncompressed, else buffered as [`TapeReader::next_file`] does.
+    fn next_direct(&mut self) -> Result<Picked<'a>, TapeError> {
+        while self.current < self.cursors.len() {
+            let ci = self.current;
+            if !self.cursors[ci].seg.is_compressed() {
+                if let Some(it) = self.step_live(ci) {
+                    return Ok(Picked::InPlace(it));
+                }
+            } else {
+                let (cursors, _, mut sh) = self.split();
+                let c = &mut cursors[ci];
+                c.fill(&mut sh)?;
+                if let Some(p) = c.pop(sh.buffered) {
+                    return Ok(Picked::Buffered(Some((ci, p))));
+                }
+            }
+            self.current += 1;
+        }
+        Ok(Picked::Buffered(None))
+    }
+
+    /// The next event of uncompressed cursor `ci`, read in place: a core
+    /// reader over the mapping, made where the cursor would start (its
+    /// index seek or offset) and kept until the segment ends. Applies the
+    /// filter as [`Cursor::fill`] does, and in time order counts late
+    /// events as [`TapeReader::next_time`] does. `None` once the segment
+    /// is done (its error, if any, recorded in the problems).
+    fn step_live(&mut self, ci: usize) -> Option<Item<'a>> {
+        let c = &mut self.cursors[ci];
+        if self.live.is_none() {
+            let at = c.next.take()?;
+            let r = match c.seek_to.take() {
+                Some(t) => {
+                    let mut r = c.seg.reader(c.opts, &mut []);
+                    // Segment::index proves every entry is a frame boundary.
+                    let index = c.seg.index().ok().flatten();
+                    r.seek(index.as_ref(), t);
+                    r
+                }
+                None => match c.seg.reader_at(at, c.opts, &mut []) {
+                    Ok(r) => r,
+                    Err(e) => {
+                        c.stop(e, &mut self.problems);
+                        return None;
+                    }
+                },
+            };
+            self.live = Some(r);
+        }
+        let r = self.live.as_mut()?;
+        let end = loop {
+            let it = match r.next_mapped() {
+                Ok(Some(it)) => it,
+                Ok(None) => break None,
+                Err(e) => break Some(e),
+            };
+            let ts = it.event.exchange_ts_ns();
+            if c.sorted && self.filter.to.is_some_and(|t| ts >= t) {
+                break None;
+            }
+            if !self.filter.accepts(&it.event, it.frame.header.frame_type) {
+                continue;
+            }
+            if c.by_time {
+                if c.last_out.is_some_and(|l| ts < l) {
+                    c.late += 1;
+                } else {
+                    c.last_out = Some(ts);
+                }
+            }
+            return Some(Item {
+                segment: c.seg_no,
+                position: it.position,
+                event: it.event,
+                frame: it.frame,
+            });
+        };
+        c.events_read += r.events_read();
+        self.live = None;
+        match end {
+            Some(e) => c.stop(e, &mut self.problems),
+            None => c.next = None,
+        }
+        None
     }
 
     fn next_time(&mut self) -> Result<Option<(usize, Pending)>, TapeError> {

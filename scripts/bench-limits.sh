@@ -1,0 +1,362 @@
+#!/usr/bin/env bash
+# floxlog beside its limits, measured in the same run, on TRADES trades
+# (default 5,000,000), as one summary table: each line is a piece of work,
+# floxlog's speed (M events/s), the limit it is compared with and that
+# limit's speed, their ratio and the target ratio. Not part of the test
+# suite; the machine should be otherwise idle (nothing here is a pass/fail
+# on speed: "met" only compares the ratio with the target).
+#
+#   scripts/bench-limits.sh [TRADES] [WORKDIR]
+#
+# Steps (any failure, or a number missing from an output, stops the run
+# with a non-zero exit: no line is ever printed without its measurement):
+#   1. cargo build --release -p floxlog-ffi -p floxlog-cli;
+#   2. floxlog_bench (c-tests/bench.c, CMake Release build under the cargo
+#      target dir): tape writer vs write(2) of the finished bytes, tape
+#      reader (CRC on and off; next, next_batch, next_trades) vs mmap + read
+#      every 8-byte word of the same file, C ABI batch vs per-call reads;
+#   3. cargo bench --bench codec (floxlog-core, --features std): LZ4 encode
+#      vs lz4_flex compress alone on the same blocks, LZ4 decode vs lz4_flex
+#      decompress + the fastest CRC32, the reader's CRC32 path vs the
+#      fastest CRC32 on the 48-byte trade payloads;
+#   4. the floxlog CLI: `verify` on the tapes floxlog_bench recorded (the
+#      same files as its mmap limit), and on multi-segment tapes made with
+#      `floxlog demo` (uncompressed and LZ4), `verify -j 1` vs `-j N` and
+#      `export -j 1` vs `-j N` (zstd Parquet, the default), N = nproc; best
+#      of 3, page cache warm, outputs removed between runs.
+#
+# WORKDIR (default: a temporary directory under the cargo target dir,
+# removed at the end) holds the logs of each step; the tapes written there
+# are removed at the end either way. Environment: CARGO_TARGET_DIR,
+# FLOXLOG_BENCH_SEGMENT_BYTES (demo tapes' segment bound, default 64M).
+set -euo pipefail
+
+TRADES=${1:-5000000}
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
+export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$ROOT/target}
+TARGET=$CARGO_TARGET_DIR
+JOBS=$(nproc)
+SEGMENT_BYTES=${FLOXLOG_BENCH_SEGMENT_BYTES:-64M}
+BIN=$TARGET/release/floxlog
+
+case $TRADES in
+  '' | *[!0-9]* | 0)
+    echo "usage: $0 [TRADES] [WORKDIR]  (TRADES a positive integer)" >&2
+    exit 2
+    ;;
+esac
+
+mkdir -p "$TARGET"
+if [ $# -ge 2 ]; then
+  WORK=$2
+  mkdir -p "$WORK"
+  KEEP_WORK=1
+else
+  WORK=$(mktemp -d "$TARGET/bench-limits.XXXXXX")
+  KEEP_WORK=0
+fi
+WORK=$(cd "$WORK" && pwd)
+DATA=$WORK/data
+cleanup() {
+  rm -rf "$DATA"
+  if [ "$KEEP_WORK" = 0 ]; then rm -rf "$WORK"; fi
+}
+trap cleanup EXIT
+rm -rf "$DATA"
+mkdir -p "$DATA"
+
+step() { printf '\n== %s\n' "$*" >&2; }
+die() {
+  echo "bench-limits: $*" >&2
+  exit 1
+}
+
+# Runs "$@" with its output in LOG; on failure shows the log and stops.
+quiet() {
+  local log=$1
+  shift
+  if ! "$@" >"$log" 2>&1; then
+    cat "$log" >&2
+    die "failed: $*"
+  fi
+}
+
+# Prints the best of 3 wall times (seconds) of "$@", output discarded;
+# PRE (a function name, or :) runs untimed before each run.
+best_of_3() {
+  local pre=$1
+  shift
+  local best=0 s e t
+  for _ in 1 2 3; do
+    "$pre"
+    s=$(date +%s%N)
+    quiet "$WORK/last-run.log" "$@"
+    e=$(date +%s%N)
+    t=$((e - s))
+    if [ "$best" = 0 ] || [ "$t" -lt "$best" ]; then best=$t; fi
+  done
+  python3 -c "import sys; print(int(sys.argv[1]) / 1e9)" "$best"
+}
+
+# Events in a tape, from its segment headers.
+tape_events() {
+  "$BIN" inspect --json --quick "$1" | python3 -c '
+import json, sys
+print(sum(s["header"]["event_count"] for s in json.load(sys.stdin)["segments"]))'
+}
+
+tape_segments() {
+  find "$1" -maxdepth 1 -name '*.floxlog' | wc -l
+}
+
+# Reads a tape's files once so the timed runs start from a warm cache.
+warm() {
+  cat "$1"/*.floxlog >/dev/null
+}
+
+# --- 1. build -------------------------------------------------------------
+step "cargo build --release -p floxlog-ffi -p floxlog-cli"
+cargo build --release -q -p floxlog-ffi -p floxlog-cli
+if command -v cbindgen >/dev/null; then
+  # The C bench compiles against include/floxlog.h: it must match the Rust.
+  cbindgen --quiet --config floxlog-ffi/cbindgen.toml --crate floxlog-ffi --output "$WORK/floxlog.h"
+  cmp -s "$WORK/floxlog.h" include/floxlog.h ||
+    die "include/floxlog.h is out of date: cbindgen --quiet --config floxlog-ffi/cbindgen.toml --crate floxlog-ffi --output include/floxlog.h"
+fi
+
+step "floxlog_bench (CMake, Release)"
+CMAKE_DIR=$TARGET/bench-limits-cmake
+quiet "$WORK/cmake-configure.log" cmake -S . -B "$CMAKE_DIR" -DCMAKE_BUILD_TYPE=Release \
+  -DFLOXLOG_CARGO_TARGET_DIR="$TARGET"
+quiet "$WORK/cmake-build.log" cmake --build "$CMAKE_DIR" --target floxlog_bench -j "$JOBS"
+C_BENCH=$CMAKE_DIR/c-tests/floxlog_bench
+[ -x "$C_BENCH" ] || die "no $C_BENCH after the build"
+
+# --- 2. C ABI --------------------------------------------------------------
+step "floxlog_bench, $TRADES trades (a few minutes)"
+TMPDIR=$DATA FLOXLOG_BENCH_TAPE_EVENTS=$TRADES FLOXLOG_BENCH_RAM_EVENTS=$TRADES \
+  FLOXLOG_BENCH_KEEP=1 "$C_BENCH" | tee "$WORK/c-bench.log"
+
+# --- 3. codec ------------------------------------------------------------
+step "cargo bench -p floxlog-core --bench codec --features std, $TRADES trades"
+FLOXLOG_BENCH_TRADES=$TRADES cargo bench -q -p floxlog-core --bench codec --features std |
+  tee "$WORK/codec-bench.log"
+
+# --- 4. CLI --------------------------------------------------------------
+# KEY SECONDS EVENTS lines (or KEY unavailable) for the summary.
+CLI=$WORK/cli.txt
+: >"$CLI"
+step "floxlog verify on floxlog_bench's tapes"
+for comp in uncompressed LZ4; do
+  dir=$(sed -n "s/^kept tape ($comp): //p" "$WORK/c-bench.log")
+  if [ -z "$dir" ] || [ ! -d "$dir" ]; then die "floxlog_bench did not keep its $comp tape"; fi
+  warm "$dir"
+  t=$(best_of_3 : "$BIN" verify "$dir")
+  echo "verify_same_$comp $t $(tape_events "$dir")" | tee -a "$CLI"
+done
+
+VERIFY_HELP=$("$BIN" verify --help)
+EXPORT_HELP=$("$BIN" export --help)
+grep -q -- --jobs <<<"$EXPORT_HELP" || die "floxlog export has no --jobs"
+HAVE_VERIFY_JOBS=0
+if grep -q -- --jobs <<<"$VERIFY_HELP"; then HAVE_VERIFY_JOBS=1; fi
+
+OUT=$DATA/export-out
+clear_out() { rm -rf "$OUT"; }
+for comp in none lz4; do
+  tape=$DATA/demo-$comp
+  step "floxlog demo: $TRADES trades, $comp, segments of at most $SEGMENT_BYTES"
+  quiet "$WORK/demo-$comp.log" "$BIN" demo "$tape" --trades "$TRADES" --book-deltas 0 \
+    --seconds 3600 --max-segment-bytes "$SEGMENT_BYTES" --compression "$comp"
+  events=$(tape_events "$tape")
+  segs=$(tape_segments "$tape")
+  [ "$segs" -ge 2 ] || die "the $comp demo tape has $segs segment(s); lower FLOXLOG_BENCH_SEGMENT_BYTES"
+  echo "segments_$comp $segs" | tee -a "$CLI"
+  warm "$tape"
+  if [ "$HAVE_VERIFY_JOBS" = 1 ]; then
+    for j in 1 "$JOBS"; do
+      t=$(best_of_3 : "$BIN" verify -j "$j" "$tape")
+      echo "verify_${comp}_j$j $t $events" | tee -a "$CLI"
+    done
+  else
+    echo "verify_${comp}_jobs unavailable" | tee -a "$CLI"
+  fi
+  for j in 1 "$JOBS"; do
+    t=$(best_of_3 clear_out "$BIN" export -j "$j" -o "$OUT" "$tape")
+    echo "export_${comp}_j$j $t $events" | tee -a "$CLI"
+  done
+  clear_out
+  rm -rf "$tape"
+done
+
+# --- summary ---------------------------------------------------------------
+step "summary"
+python3 - "$WORK/c-bench.log" "$WORK/codec-bench.log" "$CLI" "$TRADES" "$JOBS" <<'PY'
+import re
+import sys
+
+c_log, codec_log, cli_log, trades, jobs = sys.argv[1:]
+LINE = re.compile(r"^(?P<name>\S.*?)\s+(?P<mev>[0-9.]+) M ev/s")
+
+
+def sections(path):
+    """{section: {line name: M ev/s}}; sections from the `-- ...` headers."""
+    out, cur = {}, None
+    for raw in open(path):
+        line = raw.rstrip("\n")
+        if line.startswith("-- "):
+            h = line[3:]
+            if "tape API" in h:
+                cur = "tape"
+            elif "in cache" in h:
+                cur = "cache"
+            elif "from RAM" in h:
+                cur = "ram"
+            elif h.startswith("CRC32 over"):
+                cur = "crc"
+            else:
+                cur = h
+            out.setdefault(cur, {})
+            continue
+        m = LINE.match(line.strip())
+        if m and cur is not None:
+            out[cur][m["name"]] = float(m["mev"])
+    return out
+
+
+def get(secs, sec, name, prefix=False):
+    """(full name, M ev/s); fails loudly if the line is missing."""
+    lines = secs.get(sec, {})
+    for k, v in lines.items():
+        if k == name or (prefix and k.startswith(name)):
+            return k, v
+    sys.exit(f"bench-limits: no line {name!r} in section {sec!r} of the bench output")
+
+
+C = sections(c_log)
+R = sections(codec_log)
+cli = {}
+for raw in open(cli_log):
+    f = raw.split()
+    cli[f[0]] = f[1:]
+
+
+def cli_mev(key):
+    if key not in cli:
+        sys.exit(f"bench-limits: no CLI measurement {key!r}")
+    t, ev = float(cli[key][0]), int(cli[key][1])
+    if t <= 0:
+        sys.exit(f"bench-limits: bad time for {key!r}")
+    return ev / t / 1e6
+
+
+rows = []  # (work, floxlog, limit name, limit, target) or a heading string
+
+
+def row(work, mev, lim_name, lim, target):
+    rows.append((work, mev, lim_name, lim, target))
+
+
+def T(name):
+    """A tape API line of floxlog_bench."""
+    return get(C, "tape", name)[1]
+
+
+rows.append("1. write, uncompressed (tape writer, C ABI, open..close) vs write(2) of the finished bytes")
+wlim = T("limit: write(2)")
+for mode in ("per call", "1024/call"):
+    row(f"tape write {mode}", T(f"tape write {mode}, durability none"), "write(2)", wlim, 0.80)
+
+rows.append("2. write LZ4 vs lz4_flex compress alone on the same blocks")
+zlim = get(R, "ram", "lz4_flex compress alone")[1]
+row("LZ4 tape write 1024/call (C ABI)", T("LZ4 tape write 1024/call, durability none"),
+    "lz4_flex compress", zlim, 0.85)
+row("LZ4 tape write per call (C ABI)", T("LZ4 tape write per call, durability none"),
+    "lz4_flex compress", zlim, 0.85)
+row("LZ4 codec encode, in memory (Rust)", get(R, "ram", "LZ4 encode trades (1000/block)")[1],
+    "lz4_flex compress", zlim, 0.85)
+
+mlim = T("limit: mmap + sum u64 words")
+modes = ("next", "next_batch 1024", "next_trades 1024")
+for crc, target in (("", 0.90), (", no CRC", 0.95)):
+    if crc:
+        rows.append("4. read without CRC (verify_crc = 0) vs mmap + read every 8-byte word")
+    else:
+        rows.append("3. read, every CRC checked, vs mmap + read every 8-byte word of the same file")
+    for order in ("file", "time"):
+        for mode in modes:
+            row(f"tape read {mode}, {order} order{crc}", T(f"tape read {mode}, {order} order{crc}"),
+                "mmap + touch", mlim, target)
+    if not crc:
+        row("floxlog verify (CLI), same file", cli_mev("verify_same_uncompressed"),
+            "mmap + touch", mlim, target)
+
+rows.append("5. read LZ4, CRC checked, vs lz4_flex decompress + fastest CRC32 of the payloads")
+def short(crc):
+    """A short name for a CRC32 candidate line of the codec bench."""
+    if "x4" in crc:
+        return "crc32_x4"
+    return "crc32fast" if "crc32fast" in crc else "core crc32"
+
+
+dname, dlim = get(R, "ram", "decompress + CRC", prefix=True)
+dname = "decompress + " + short(dname)
+for order in ("file", "time"):
+    for mode in modes:
+        row(f"LZ4 tape read {mode}, {order} order", T(f"LZ4 tape read {mode}, {order} order"),
+            dname, dlim, 0.85)
+row("LZ4 codec decode, in memory (Rust)", get(R, "ram", "LZ4 decode trades (CRC verified)")[1],
+    dname, dlim, 0.85)
+row("floxlog verify (CLI), same LZ4 file", cli_mev("verify_same_LZ4"), dname, dlim, 0.85)
+
+rows.append("6. C ABI batch read vs per-call read (CRC checked; ratio = speedup)")
+for order in ("file", "time"):
+    per = T(f"tape read next, {order} order")
+    for mode in modes[1:]:
+        row(f"tape {mode} vs next, {order} order", T(f"tape read {mode}, {order} order"),
+            "tape next", per, 1.30)
+per = get(C, "ram", "decode trades (CRC verified)")[1]
+row("codec reader next_batch 256 vs next", get(C, "ram", "decode trades (verified, batch)")[1],
+    "reader next", per, 1.30)
+row("codec reader next_trades 256 vs next", get(C, "ram", "decode trades (next_trades)")[1],
+    "reader next", per, 1.30)
+
+rows.append(f"7. 1 vs {jobs} threads on multi-segment demo tapes (ratio = speedup)")
+for comp in ("none", "lz4"):
+    segs = cli.get(f"segments_{comp}", ["?"])[0]
+    tag = "uncompressed" if comp == "none" else "LZ4"
+    if f"verify_{comp}_jobs" in cli:
+        rows.append(f"   verify -j: not available in this build ({tag})")
+    else:
+        row(f"verify -j {jobs}, {tag}, {segs} segments", cli_mev(f"verify_{comp}_j{jobs}"),
+            "verify -j 1", cli_mev(f"verify_{comp}_j1"), 1.80)
+    row(f"export -j {jobs} (zstd parquet), {tag}, {segs} seg", cli_mev(f"export_{comp}_j{jobs}"),
+        "export -j 1", cli_mev(f"export_{comp}_j1"), 1.80)
+
+rows.append("CRC32 of every 48-byte trade payload vs the fastest CRC32 here")
+cname, clim = get(R, "crc", "limit: fastest CRC", prefix=True)
+cname = "fastest: " + short(cname)
+row("reader's CRC path (x4 over frames, checked)",
+    get(R, "crc", "crc32 48B: reader path (x4, checked)")[1], cname, clim, None)
+
+W = 50
+
+
+print(f"floxlog vs its limits, {int(trades):,} trades, M events/s (higher is better); "
+      f"ratio = floxlog / limit, from the speeds as the benches print them")
+print(f"{'work':<{W}} {'floxlog':>8}  {'limit':<28} {'limit':>8} {'ratio':>6}  {'target':>7}  met")
+for r in rows:
+    if isinstance(r, str):
+        print(r)
+        continue
+    work, mev, lname, lim, target = r
+    if lim <= 0 or mev <= 0:
+        sys.exit(f"bench-limits: a zero speed on {work!r}")
+    ratio = mev / lim
+    tgt = f">={target:.2f}" if target is not None else "-"
+    met = "-" if target is None else ("yes" if ratio >= target else "NO")
+    print(f"  {work:<{W - 2}} {mev:8.1f}  {lname:<28} {lim:8.1f} {ratio:6.2f}  {tgt:>7}  {met}")
+PY
+if [ "$KEEP_WORK" = 1 ]; then echo "logs: $WORK" >&2; fi
