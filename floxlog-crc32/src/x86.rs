@@ -99,7 +99,22 @@ pub(crate) fn crc32_update(state: u32, data: &[u8]) -> u32 {
     let Some((first, rest)) = chunks.split_first() else {
         return table::crc32_update(state, data);
     };
-    let x = fold_chunks(_mm_xor_si128(load(first), init(state)), rest);
+    let x0 = _mm_xor_si128(load(first), init(state));
+    // Up to four chunks (short payloads): each chunk moves forward by its
+    // own distance at once, instead of a chain of folds.
+    let x = match rest {
+        [] => x0,
+        [a] => _mm_xor_si128(fold(x0, pair(FOLD_128)), load(a)),
+        [a, b] => _mm_xor_si128(
+            _mm_xor_si128(fold(x0, pair(FOLD_256)), fold(load(a), pair(FOLD_128))),
+            load(b),
+        ),
+        [a, b, c] => _mm_xor_si128(
+            _mm_xor_si128(fold(x0, pair(FOLD_384)), fold(load(a), pair(FOLD_256))),
+            _mm_xor_si128(fold(load(b), pair(FOLD_128)), load(c)),
+        ),
+        _ => fold_chunks(x0, rest),
+    };
     let r = reduce(x);
     if tail.is_empty() {
         !r
@@ -113,6 +128,10 @@ pub(crate) fn crc32_update(state: u32, data: &[u8]) -> u32 {
 /// beyond that continues on its own.
 #[target_feature(enable = "pclmulqdq,sse4.1")]
 pub(crate) fn crc32_x4(data: [&[u8]; 4]) -> [u32; 4] {
+    let len = data[0].len();
+    if len >= 16 && len.is_multiple_of(16) && data.iter().all(|d| d.len() == len) {
+        return whole_chunks_x4(data);
+    }
     let split = data.map(|d| d.as_chunks::<16>());
     let n = split.iter().map(|(c, _)| c.len()).min().unwrap_or(0);
     if n == 0 {
@@ -134,6 +153,29 @@ pub(crate) fn crc32_x4(data: [&[u8]; 4]) -> [u32; 4] {
         x[3] = _mm_xor_si128(fold(x[3], k128), load(d));
     }
     finish_lanes(x, split, n)
+}
+
+/// Four lanes of the same length, a multiple of 16 (>= 16): the common case
+/// of consecutive same-type frames, with no per-lane leftovers to handle.
+#[inline]
+#[target_feature(enable = "pclmulqdq,sse4.1")]
+fn whole_chunks_x4(data: [&[u8]; 4]) -> [u32; 4] {
+    let [(c0, _), (c1, _), (c2, _), (c3, _)] = data.map(|d| d.as_chunks::<16>());
+    let i = init(0);
+    let mut x = [
+        _mm_xor_si128(load(&c0[0]), i),
+        _mm_xor_si128(load(&c1[0]), i),
+        _mm_xor_si128(load(&c2[0]), i),
+        _mm_xor_si128(load(&c3[0]), i),
+    ];
+    let k128 = pair(FOLD_128);
+    for (((a, b), c), d) in c0[1..].iter().zip(&c1[1..]).zip(&c2[1..]).zip(&c3[1..]) {
+        x[0] = _mm_xor_si128(fold(x[0], k128), load(a));
+        x[1] = _mm_xor_si128(fold(x[1], k128), load(b));
+        x[2] = _mm_xor_si128(fold(x[2], k128), load(c));
+        x[3] = _mm_xor_si128(fold(x[3], k128), load(d));
+    }
+    [!reduce(x[0]), !reduce(x[1]), !reduce(x[2]), !reduce(x[3])]
 }
 
 /// Folds each lane's chunks past the first `n`, reduces, and runs the tails.
