@@ -11,7 +11,7 @@
 //! CRC32 candidates over every 48-byte trade payload of the from-RAM
 //! segment, the fastest of them, and the reader's way of checking them.
 //! `FLOXLOG_BENCH_TRADES` sets the from-RAM trades (default 2,000,000);
-//! `--features std` gives crc32fast its run-time CPU detection, as the
+//! `--features std` gives floxlog-crc32 its run-time CPU detection, as the
 //! std crates of the workspace build it (scripts/bench-limits.sh does).
 
 use floxlog_core::*;
@@ -365,8 +365,9 @@ fn bench_trades(n: usize, reps: usize, tag: &str) -> Vec<u8> {
 /// its header's CRC: what `Reader` does with `verify_crc`).
 fn bench_crc_payloads(seg: &[u8], n: usize) {
     println!(
-        "-- CRC32 over {n} 48-byte trade payloads (in the segment), best of {RUNS}; crc32fast run-time detection: {}",
-        if cfg!(feature = "std") { "on (std)" } else { "off (no std)" }
+        "-- CRC32 over {n} 48-byte trade payloads (in the segment), best of {RUNS}; run-time CPU detection: {}; floxlog kernel: {}",
+        if cfg!(feature = "std") { "on (std)" } else { "off (no std)" },
+        crc32::crc32_kernel()
     );
     let frames = &seg[64..64 + n * 60];
     let mut fastest: Option<(&str, Duration)> = None;
@@ -456,7 +457,7 @@ fn bench_books_and_crc() {
     let payloads: Vec<u8> = tseg[64..64 + 60 * 200_000].to_vec();
     for (name, f) in [
         (
-            "crc32 48B (active: crc32fast)",
+            "crc32 48B (active: floxlog-crc32)",
             crc32::crc32 as fn(&[u8]) -> u32,
         ),
         ("crc32 48B (portable crc table16)", crc32::crc32_portable),

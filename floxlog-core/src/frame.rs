@@ -265,7 +265,8 @@ pub(crate) fn check_header(
 /// or does not match). Readers skip the CRC check of frames inside that
 /// run; the first frame after it is checked on its own, so every error is
 /// still reported by [`check_header`], in order, at its frame.
-#[inline]
+// Out of line: once per LANES frames, and the reader's loop stays small.
+#[inline(never)]
 pub(crate) fn crc_run(b: &[u8]) -> usize {
     let mut lanes: [&[u8]; LANES] = [&[]; LANES];
     let mut want = [0u32; LANES];

@@ -69,7 +69,6 @@ pub mod block;
 pub mod book;
 pub mod consts;
 pub mod crc32;
-mod crc_lanes;
 pub mod error;
 pub mod event;
 pub mod fixed;

@@ -392,6 +392,9 @@ pub unsafe extern "C" fn floxlog_tape_writer_append_pool_state(
 /// # Safety
 /// `w` NULL or a live handle; `items` valid for `count`; `appended`
 /// writable if usable.
+/// Events converted per batch handed to the tape writer.
+const BATCH: usize = 256;
+
 unsafe fn append_many<'a, T: 'a>(
     w: *mut floxlog_tape_writer,
     items: *const T,
@@ -407,9 +410,28 @@ unsafe fn append_many<'a, T: 'a>(
         // SAFETY: forwarded caller promises; pointers are checked.
         let (h, items) = unsafe { (handle(w)?, slice_in(items, count, what)?) };
         let tw = h.open()?;
-        for item in items {
-            tw.append(&ev(item)?)?;
-            n += 1;
+        // Converted a chunk at a time, then handed over as one batch (see
+        // TapeWriter::append_batch); a conversion error comes after the
+        // events before it are appended, as one by one.
+        let mut chunk: Vec<Event<'a>> = Vec::with_capacity(BATCH.min(items.len()));
+        for part in items.chunks(BATCH) {
+            chunk.clear();
+            let mut bad = None;
+            for item in part {
+                match ev(item) {
+                    Ok(e) => chunk.push(e),
+                    Err(f) => {
+                        bad = Some(f);
+                        break;
+                    }
+                }
+            }
+            let (done, r) = tw.append_batch(&chunk);
+            n += done;
+            r?;
+            if let Some(f) = bad {
+                return Err(f.into());
+            }
         }
         Ok(FLOXLOG_OK)
     });
