@@ -15,6 +15,7 @@ pub mod recover;
 pub mod report;
 pub mod scan;
 pub mod source;
+pub mod split;
 pub mod time;
 pub mod verify;
 pub mod writer;
