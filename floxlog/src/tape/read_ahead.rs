@@ -76,6 +76,17 @@ pub fn read_ahead(
     threads: usize,
     f: &mut dyn FnMut(Ahead<'_>) -> Result<(), TapeError>,
 ) -> Result<(), TapeError> {
+    read_ahead_in(opened, opts, threads, RANGE_BYTES, f)
+}
+
+/// [`read_ahead`] in ranges of about `range_bytes`.
+pub fn read_ahead_in(
+    opened: &OpenedTape,
+    opts: ReadOptions,
+    threads: usize,
+    range_bytes: u64,
+    f: &mut dyn FnMut(Ahead<'_>) -> Result<(), TapeError>,
+) -> Result<(), TapeError> {
     let mut inputs = Vec::new();
     let mut header_problems = Vec::new();
     // One scratch size for the tape, as the sequential reader shares one:
@@ -107,7 +118,7 @@ pub fn read_ahead(
     }
     let mut jobs = Vec::new();
     for (k, input) in inputs.iter().enumerate() {
-        let starts = super::split::range_starts(&input.seg, opts, RANGE_BYTES);
+        let starts = super::split::range_starts(&input.seg, opts, range_bytes);
         let ranges = super::split::ranges(&starts);
         jobs.extend(ranges.into_iter().map(|(a, b)| (k, a, b)));
     }
