@@ -145,20 +145,22 @@ fn verify_parallel(
     // keeps every thread busy; small segments stay whole.
     let total: u64 = files.iter().flatten().map(SegmentFile::len).sum();
     let target = (total / (pool.threads() as u64 * 4)).max(MIN_RANGE_BYTES);
-    let mut jobs: Vec<(usize, u64, u64)> = Vec::new();
-    let mut ranges_of = vec![0usize; files.len()];
-    for (k, sc) in scanners.iter().enumerate() {
-        if let Some(sc) = sc {
-            let ranges = sc.ranges(target);
-            ranges_of[k] = ranges.len();
-            jobs.extend(ranges.into_iter().map(|(a, b)| (k, a, b)));
-        }
-    }
+    // Made lazily as the workers take them (under the pool's lock), so the
+    // cuts of one segment (an index proof for uncompressed ones) are found
+    // while the others are read. Each range says whether it is its
+    // segment's last.
+    let jobs = scanners.iter().enumerate().flat_map(|(k, sc)| {
+        let ranges = sc.as_ref().map(|sc| sc.ranges(target)).unwrap_or_default();
+        let n = ranges.len();
+        ranges
+            .into_iter()
+            .enumerate()
+            .map(move |(i, (a, b))| (k, a, b, i + 1 == n))
+    });
     let mut fold = Fold {
         tape,
         files: &files,
         scanners: &scanners,
-        ranges_of: &ranges_of,
         next: 0,
         parts: Vec::new(),
         done: 0,
@@ -167,15 +169,16 @@ fn verify_parallel(
     };
     fold.report_until(0);
     let run = pool.run(
-        jobs.iter(),
-        |&(k, start, end)| {
-            scanners[k]
+        jobs,
+        |(k, start, end, last)| {
+            let part = scanners[k]
                 .as_ref()
                 .map(|sc| sc.scan_range(start, end, &mut |_| {}))
-                .unwrap_or_default()
+                .unwrap_or_default();
+            (part, last)
         },
-        |part| -> Result<(), TapeError> {
-            fold.add(part);
+        |(part, last)| -> Result<(), TapeError> {
+            fold.add(part, last);
             Ok(())
         },
     );
@@ -192,7 +195,6 @@ struct Fold<'x, 'a> {
     tape: &'x Tape,
     files: &'x [Result<SegmentFile, TapeError>],
     scanners: &'x [Option<Scanner<'a>>],
-    ranges_of: &'x [usize],
     /// The next segment to report.
     next: usize,
     /// Its ranges delivered so far.
@@ -204,10 +206,10 @@ struct Fold<'x, 'a> {
 }
 
 impl Fold<'_, '_> {
-    fn add(&mut self, part: RangeScan) {
+    fn add(&mut self, part: RangeScan, last: bool) {
         (self.progress)(self.done + part.end());
         self.parts.push(part);
-        if self.parts.len() == self.ranges_of[self.next] {
+        if last {
             self.report_until(self.next + 1);
         }
     }
@@ -215,7 +217,7 @@ impl Fold<'_, '_> {
     /// Reports the segments before `k`, and those after with nothing to
     /// read (files that could not be opened).
     fn report_until(&mut self, k: usize) {
-        while self.next < self.files.len() && (self.next < k || self.ranges_of[self.next] == 0) {
+        while self.next < self.files.len() && (self.next < k || self.files[self.next].is_err()) {
             let i = self.next;
             let scanned = match (&self.files[i], &self.scanners[i]) {
                 (Err(e), _) => Err(e.clone()),
