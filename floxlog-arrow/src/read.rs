@@ -735,53 +735,41 @@ impl<'a> Split<'a> {
 }
 
 /// Runs `work(i)` for every `i < n` on up to `jobs` threads; the results
-/// in order. A worker that fails stops the others taking new work.
+/// in order. A worker that fails stops the others taking new work; the
+/// first error in order is returned (a worker's panic is one too).
 pub fn run_parallel<T: Send>(
     n: usize,
     jobs: usize,
     work: &(dyn Fn(usize) -> Result<T, TapeError> + Sync),
 ) -> Result<Vec<T>, TapeError> {
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let failed = std::sync::atomic::AtomicBool::new(false);
-    let slots: Vec<std::sync::Mutex<Option<Result<T, TapeError>>>> =
-        (0..n).map(|_| std::sync::Mutex::new(None)).collect();
-    std::thread::scope(|sc| {
-        for _ in 0..jobs.clamp(1, n.max(1)) {
-            sc.spawn(|| loop {
-                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                if i >= n || failed.load(std::sync::atomic::Ordering::Relaxed) {
-                    break;
-                }
-                let r = work(i);
-                if r.is_err() {
-                    failed.store(true, std::sync::atomic::Ordering::Relaxed);
-                }
-                if let Ok(mut slot) = slots[i].lock() {
-                    *slot = Some(r);
-                }
-            });
-        }
-    });
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let failed = AtomicBool::new(false);
     let mut out = Vec::with_capacity(n);
-    let mut first_err = None;
-    for slot in slots {
-        match slot.into_inner().ok().flatten() {
-            Some(Ok(t)) => out.push(t),
-            Some(Err(e)) => {
-                first_err.get_or_insert(e);
+    // Every result is kept, so nothing is gained by holding workers back:
+    // the window is the whole input.
+    let pool = floxlog::par::Pool::new(jobs.clamp(1, n.max(1))).with_window(n);
+    pool.run(
+        0..n,
+        |i| {
+            if failed.load(Ordering::Relaxed) {
+                // Never delivered: an earlier item's error ends the run.
+                return Err(TapeError::input(
+                    None,
+                    "internal error: a worker thread stopped",
+                ));
             }
-            // Not run: another worker failed first.
-            None => {
-                first_err.get_or_insert_with(|| {
-                    TapeError::input(None, "internal error: a worker thread stopped")
-                });
+            let r = work(i);
+            if r.is_err() {
+                failed.store(true, Ordering::Relaxed);
             }
-        }
-    }
-    match first_err {
-        Some(e) => Err(e),
-        None => Ok(out),
-    }
+            r
+        },
+        |r| -> Result<(), TapeError> {
+            out.push(r?);
+            Ok(())
+        },
+    )?;
+    Ok(out)
 }
 
 /// What a range produced for [`read_table`].

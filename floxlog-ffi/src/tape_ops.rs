@@ -10,7 +10,7 @@ use crate::tape_error::{floxlog_tape_error, path_in, tape_boundary, TapeFail, Ta
 use core::ffi::{c_char, c_void};
 use floxlog::tape::inspect::{inspect_tape, InspectOptions, Inspection};
 use floxlog::tape::recover::{recover_tape, RecoverEvent, RecoverOptions, RecoverReport};
-use floxlog::tape::verify::verify_tape;
+use floxlog::tape::verify::verify_tape_with;
 use floxlog::tape::{Finding, OpenOptions, Severity, Tape};
 use floxlog_core::{ReadOptions, UnknownTypes};
 use floxlog_result::*;
@@ -325,7 +325,8 @@ pub unsafe extern "C" fn floxlog_tape_verify(
             },
             ..ReadOptions::default()
         };
-        let rep = verify_tape(&tape, ro, &mut |_| {});
+        // 0: one thread per core; the report is the same for any number.
+        let rep = verify_tape_with(&tape, ro, 0, &mut |_| {});
         for f in &rep.findings {
             deliver_finding(on_finding, ctx, f);
         }

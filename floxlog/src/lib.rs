@@ -7,6 +7,7 @@
 //! - [`read`]: reading whole segments from memory.
 //! - [`tape`]: tapes (directories of segments): reading merged or in file
 //!   order, writing with rotation and durability, verify, recover, rewrite.
+//! - [`par`]: a worker pool that delivers results in input order.
 //! - [`synth`]: synthetic market data (the `demo` tape, benchmarks).
 //!
 //! The conformance corpus loader and runner live in the unpublished
@@ -15,6 +16,7 @@
 pub mod json;
 pub mod output;
 pub mod owned;
+pub mod par;
 pub mod read;
 pub mod segment;
 pub mod synth;

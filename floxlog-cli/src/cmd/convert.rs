@@ -1,7 +1,9 @@
 //! `floxlog convert`: recompress, decompress, re-index, merge, split.
 
 use super::common::{progress, report_listing, CmdResult, Sink, TapeArgs, WriteOpts};
-use floxlog::core::{Compression, ReadOptions, Segment, UnknownTypes};
+use floxlog::core::{Compression, FrameHeader, ReadOptions, Segment, UnknownTypes};
+use floxlog::tape::merge::Problem;
+use floxlog::tape::read_ahead::{read_ahead, Ahead};
 use floxlog::tape::{Filter, OpenedTape, Order, ReadConfig, TapeError};
 use std::path::PathBuf;
 
@@ -29,6 +31,10 @@ pub struct Args {
     /// tape directory); the summary lists what was left out.
     #[arg(long)]
     pub allow_missing: bool,
+    /// Threads decoding ahead of the writer (file order; 0: one per core).
+    /// The output is the same for any number.
+    #[arg(short = 'j', long, default_value_t = 0)]
+    pub jobs: usize,
     #[command(flatten)]
     pub write: WriteOpts,
 }
@@ -94,21 +100,44 @@ pub fn run(a: Args) -> CmdResult {
             sink.set_metadata(md);
         }
         let pb = progress(total, "convert");
-        let mut r = opened.reader(&cfg);
         let mut n = 0u64;
         let mut frame_bytes = 0u64;
-        while let Some(it) = r.next_item()? {
-            sink.append_raw(it.frame.header.frame_type, it.frame.payload)?;
-            frame_bytes += it.frame.len() as u64;
+        let mut problems: Vec<Problem> = Vec::new();
+        let mut copy = |ft: u8, payload: &[u8]| -> Result<(), TapeError> {
+            sink.append_raw(ft, payload)?;
+            frame_bytes += (FrameHeader::LEN + payload.len()) as u64;
             n += 1;
             if n.is_multiple_of(65536) {
                 pb.set_position(frame_bytes.min(total));
             }
-            if let Some(p) = r.problems().first() {
-                return Err(p.to_error());
+            Ok(())
+        };
+        // Both loops stop at the first frame after a problem (read_ahead
+        // hands problems out where the sequential reader records them).
+        let stop = |problems: &[Problem]| problems.first().map_or(Ok(()), |p| Err(p.to_error()));
+        if cfg.order == Order::File && floxlog::par::threads(a.jobs) > 1 {
+            read_ahead(&opened, cfg.read, a.jobs, &mut |x| match x {
+                Ahead::Frame {
+                    frame_type,
+                    payload,
+                } => {
+                    copy(frame_type, payload)?;
+                    stop(&problems)
+                }
+                Ahead::Problem(p) => {
+                    problems.push(p);
+                    Ok(())
+                }
+            })?;
+        } else {
+            let mut r = opened.reader(&cfg);
+            while let Some(it) = r.next_item()? {
+                copy(it.frame.header.frame_type, it.frame.payload)?;
+                stop(r.problems())?;
             }
+            problems = r.problems().to_vec();
         }
-        if let Some(p) = r.problems().first() {
+        if let Some(p) = problems.first() {
             return Err(p.to_error().with_hint(
                 "convert copies every record or nothing: `floxlog recover FILE` first keeps the complete events",
             ));

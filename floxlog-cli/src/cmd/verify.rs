@@ -2,7 +2,7 @@
 
 use super::common::{progress, CmdResult, TapeArgs};
 use floxlog::core::{ReadOptions, UnknownTypes};
-use floxlog::tape::verify::verify_tape;
+use floxlog::tape::verify::verify_tape_with;
 use floxlog::tape::Severity;
 
 /// Check every segment: CRCs, frames, blocks, index, header counts and time
@@ -28,6 +28,10 @@ pub struct Args {
     /// Skip frames of record types 1.0 does not define instead of reporting them.
     #[arg(long)]
     pub skip_unknown: bool,
+    /// Threads reading segments (and ranges of large segments); 0: one per core.
+    /// The report is the same for any number.
+    #[arg(short = 'j', long, default_value_t = 0)]
+    pub jobs: usize,
 }
 
 /// Runs `verify`.
@@ -45,7 +49,7 @@ pub fn run(a: Args) -> CmdResult {
         ..ReadOptions::default()
     };
     let t0 = std::time::Instant::now();
-    let rep = verify_tape(&tape, opts, &mut |b| pb.set_position(b));
+    let rep = verify_tape_with(&tape, opts, a.jobs, &mut |b| pb.set_position(b));
     pb.finish_and_clear();
     let secs = t0.elapsed().as_secs_f64();
     let passed = rep.passed(a.strict);

@@ -2,14 +2,20 @@
 //! blocks, index), header counts and time range against the frames, the
 //! Sorted claim against the timestamps, and the manifests against the files.
 
-use super::dir::Tape;
+use super::dir::{Tape, TapeSegment};
+use super::error::TapeError;
 use super::report::{Finding, Severity};
-use super::scan::{scan_segment, SegmentScan};
+use super::scan::{scan_segment, RangeScan, Scanner, SegmentScan};
 use super::source::SegmentFile;
+use crate::par::Pool;
 use floxlog_core::segment_header::flags;
 use floxlog_core::ReadOptions;
 use serde::Serialize;
 use std::path::PathBuf;
+
+/// Ranges of a segment verified on separate threads are at least this
+/// large (smaller ones cost more in set-up than they share out).
+const MIN_RANGE_BYTES: u64 = 8 << 20;
 
 /// Per-segment summary in a verify report.
 #[derive(Clone, Debug, Serialize)]
@@ -51,50 +57,41 @@ impl VerifyReport {
     }
 }
 
-/// Checks every segment of `tape`; `progress(bytes_done)` is called as it goes.
+/// Checks every segment of `tape` on one thread; `progress(bytes_done)` is
+/// called as it goes. [`verify_tape_with`] uses more.
 pub fn verify_tape(tape: &Tape, opts: ReadOptions, progress: &mut dyn FnMut(u64)) -> VerifyReport {
+    verify_tape_with(tape, opts, 1, progress)
+}
+
+/// Checks every segment of `tape` on `threads` threads (0: one per core):
+/// segments, and ranges of large segments (at LZ4 block or proven frame
+/// boundaries), are read in parallel and folded in file order, so the
+/// report is exactly the one-thread report. `progress(bytes_done)` is
+/// called as it goes.
+pub fn verify_tape_with(
+    tape: &Tape,
+    opts: ReadOptions,
+    threads: usize,
+    progress: &mut dyn FnMut(u64),
+) -> VerifyReport {
     let mut rep = VerifyReport {
         findings: tape.findings.clone(),
         ..VerifyReport::default()
     };
-    let mut done = 0u64;
-    for seg in &tape.segments {
-        let file = match SegmentFile::open(&seg.path) {
-            Ok(f) => f,
-            Err(e) => {
-                rep.findings.push(Finding::new(
-                    Severity::Error,
-                    "io",
-                    Some(&seg.path),
-                    e.message.clone(),
-                ));
-                rep.segments.push(SegmentSummary {
-                    path: seg.path.clone(),
-                    series: seg.series.clone(),
-                    bytes: 0,
-                    events: 0,
-                    ok: false,
-                });
-                continue;
-            }
-        };
-        let base = done;
-        let scan = scan_segment(file.bytes(), opts, &mut |o| progress(base + o));
-        done += file.len();
-        let before = rep.count(Severity::Error);
-        check_segment(&seg.path, &scan, &mut rep.findings);
-        if let Some(l) = &seg.listed {
-            check_listed(&seg.path, l, &scan, &mut rep.findings);
+    let pool = Pool::new(threads);
+    if pool.threads() <= 1 {
+        let mut done = 0u64;
+        for seg in &tape.segments {
+            let scanned = SegmentFile::open(&seg.path).map(|file| {
+                let base = done;
+                let scan = scan_segment(file.bytes(), opts, &mut |o| progress(base + o));
+                done += file.len();
+                scan
+            });
+            add_segment(&mut rep, seg, scanned);
         }
-        rep.events += scan.events;
-        rep.bytes += file.len();
-        rep.segments.push(SegmentSummary {
-            path: seg.path.clone(),
-            series: seg.series.clone(),
-            bytes: file.len(),
-            events: scan.events,
-            ok: rep.count(Severity::Error) == before,
-        });
+    } else {
+        verify_parallel(tape, opts, pool, progress, &mut rep);
     }
     for d in &tape.dirs {
         if let Some(fm) = &d.flox_manifest {
@@ -125,6 +122,119 @@ pub fn verify_tape(tape: &Tape, opts: ReadOptions, progress: &mut dyn FnMut(u64)
         }
     }
     rep
+}
+
+/// The segments read on the pool, each folded and checked in file order.
+fn verify_parallel(
+    tape: &Tape,
+    opts: ReadOptions,
+    pool: Pool,
+    progress: &mut dyn FnMut(u64),
+    rep: &mut VerifyReport,
+) {
+    let files: Vec<Result<SegmentFile, TapeError>> = tape
+        .segments
+        .iter()
+        .map(|s| SegmentFile::open(&s.path))
+        .collect();
+    let scanners: Vec<Option<Scanner<'_>>> = files
+        .iter()
+        .map(|f| f.as_ref().ok().map(|f| Scanner::new(f.bytes(), opts)))
+        .collect();
+    // About four ranges per thread over the tape, so that one large segment
+    // keeps every thread busy; small segments stay whole.
+    let total: u64 = files.iter().flatten().map(SegmentFile::len).sum();
+    let target = (total / (pool.threads() as u64 * 4)).max(MIN_RANGE_BYTES);
+    // Made lazily as the workers take them (under the pool's lock), so the
+    // cuts of one segment (an index proof for uncompressed ones) are found
+    // while the others are read. Each range says whether it is its
+    // segment's last.
+    let jobs = scanners.iter().enumerate().flat_map(|(k, sc)| {
+        let ranges = sc.as_ref().map(|sc| sc.ranges(target)).unwrap_or_default();
+        let n = ranges.len();
+        ranges
+            .into_iter()
+            .enumerate()
+            .map(move |(i, (a, b))| (k, a, b, i + 1 == n))
+    });
+    let mut fold = Fold {
+        tape,
+        files: &files,
+        scanners: &scanners,
+        next: 0,
+        parts: Vec::new(),
+        done: 0,
+        progress,
+        rep,
+    };
+    fold.report_until(0);
+    let run = pool.run(
+        jobs,
+        |(k, start, end, last)| {
+            let part = scanners[k]
+                .as_ref()
+                .map(|sc| sc.scan_range(start, end, &mut |_| {}))
+                .unwrap_or_default();
+            (part, last)
+        },
+        |(part, last)| -> Result<(), TapeError> {
+            fold.add(part, last);
+            Ok(())
+        },
+    );
+    if let Err(e) = run {
+        // A worker panicked: say so rather than pass a tape unread.
+        let f = Finding::new(Severity::Error, "internal", None, e.message);
+        fold.rep.findings.push(f);
+    }
+}
+
+/// Ranges' scans arriving in file order, folded into segment scans and
+/// reported as each segment completes.
+struct Fold<'x, 'a> {
+    tape: &'x Tape,
+    files: &'x [Result<SegmentFile, TapeError>],
+    scanners: &'x [Option<Scanner<'a>>],
+    /// The next segment to report.
+    next: usize,
+    /// Its ranges delivered so far.
+    parts: Vec<RangeScan>,
+    /// Bytes of the segments reported.
+    done: u64,
+    progress: &'x mut dyn FnMut(u64),
+    rep: &'x mut VerifyReport,
+}
+
+impl Fold<'_, '_> {
+    fn add(&mut self, part: RangeScan, last: bool) {
+        (self.progress)(self.done + part.end());
+        self.parts.push(part);
+        if last {
+            self.report_until(self.next + 1);
+        }
+    }
+
+    /// Reports the segments before `k`, and those after with nothing to
+    /// read (files that could not be opened).
+    fn report_until(&mut self, k: usize) {
+        while self.next < self.files.len() && (self.next < k || self.files[self.next].is_err()) {
+            let i = self.next;
+            let scanned = match (&self.files[i], &self.scanners[i]) {
+                (Err(e), _) => Err(e.clone()),
+                (Ok(f), sc) => {
+                    let scan = sc
+                        .as_ref()
+                        .map(|sc| sc.finish(std::mem::take(&mut self.parts)))
+                        .unwrap_or_default();
+                    self.done += f.len();
+                    (self.progress)(self.done);
+                    Ok(scan)
+                }
+            };
+            add_segment(self.rep, &self.tape.segments[i], scanned);
+            self.next += 1;
+        }
+    }
 }
 
 /// The checks of one scanned segment.
@@ -282,6 +392,43 @@ pub fn check_segment(path: &std::path::Path, s: &SegmentScan, out: &mut Vec<Find
         );
     }
     ordering(out);
+}
+
+/// Adds a segment's scan (or why it could not be opened) to the report.
+fn add_segment(rep: &mut VerifyReport, seg: &TapeSegment, scanned: Result<SegmentScan, TapeError>) {
+    let scan = match scanned {
+        Ok(scan) => scan,
+        Err(e) => {
+            rep.findings.push(Finding::new(
+                Severity::Error,
+                "io",
+                Some(&seg.path),
+                e.message.clone(),
+            ));
+            rep.segments.push(SegmentSummary {
+                path: seg.path.clone(),
+                series: seg.series.clone(),
+                bytes: 0,
+                events: 0,
+                ok: false,
+            });
+            return;
+        }
+    };
+    let before = rep.count(Severity::Error);
+    check_segment(&seg.path, &scan, &mut rep.findings);
+    if let Some(l) = &seg.listed {
+        check_listed(&seg.path, l, &scan, &mut rep.findings);
+    }
+    rep.events += scan.events;
+    rep.bytes += scan.file_size;
+    rep.segments.push(SegmentSummary {
+        path: seg.path.clone(),
+        series: seg.series.clone(),
+        bytes: scan.file_size,
+        events: scan.events,
+        ok: rep.count(Severity::Error) == before,
+    });
 }
 
 fn check_listed(
