@@ -683,7 +683,11 @@ fn reorder_buffers_are_bounded_in_bytes() {
     // those copies are what the bound limits. Blocks of 2 events whose
     // ranges overlap: not Sorted, so reordered.
     let tape = d.path().join("tape");
-    encode(&lines, &tape, &["--compression", "lz4", "--index-interval", "2"]);
+    encode(
+        &lines,
+        &tape,
+        &["--compression", "lz4", "--index-interval", "2"],
+    );
     let t = tape.to_str().unwrap();
     let o = bin()
         .args(["cat", "--reorder-bytes", "1M", t])

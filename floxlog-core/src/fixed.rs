@@ -140,7 +140,7 @@ impl fmt::Display for Decimal {
         write!(f, "{int}")?;
         if frac != 0 {
             let mut width = SCALE_DIGITS;
-            while frac % 10 == 0 {
+            while frac.is_multiple_of(10) {
                 frac /= 10;
                 width -= 1;
             }

@@ -140,12 +140,7 @@ impl<'a> RawFrame<'a> {
 /// With `seal` false the CRC field is left 0: the caller computes it later
 /// with other frames' in one [`seal_frames`] call.
 #[inline(always)]
-pub(crate) fn emit_frame(
-    frame_type: u8,
-    dst: &mut [u8],
-    seal: bool,
-    fill: impl FnOnce(&mut [u8]),
-) {
+pub(crate) fn emit_frame(frame_type: u8, dst: &mut [u8], seal: bool, fill: impl FnOnce(&mut [u8])) {
     let (head, payload) = dst.split_at_mut(FrameHeader::LEN);
     fill(payload);
     let mut hb = [0u8; FrameHeader::LEN];

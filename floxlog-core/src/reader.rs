@@ -407,7 +407,8 @@ impl<'a, 's> Reader<'a, 's> {
                 return Ok(None);
             }
             let at = self.pos;
-            let verify = self.opts.verify_crc && crc_pending(&mut self.crc_ok, &data[..self.end], at);
+            let verify =
+                self.opts.verify_crc && crc_pending(&mut self.crc_ok, &data[..self.end], at);
             let checked = match check_frame(
                 &data[at..self.end],
                 at as u64,
@@ -515,13 +516,9 @@ impl<'a, 's> Reader<'a, 's> {
                     let block = &self.scratch[..b.len];
                     let verify = self.opts.verify_crc && crc_pending(&mut b.crc_ok, block, at);
                     let frame = &block[at..];
-                    let checked = check_header(
-                        frame,
-                        b.offset as u64,
-                        verify,
-                        self.opts.unknown_types,
-                    )
-                    .map_err(|e| e.in_block(at as u32))?;
+                    let checked =
+                        check_header(frame, b.offset as u64, verify, self.opts.unknown_types)
+                            .map_err(|e| e.in_block(at as u32))?;
                     b.seen += 1;
                     let position = Position {
                         offset: b.offset as u64,

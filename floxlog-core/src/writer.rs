@@ -14,9 +14,9 @@
 
 use crate::block::{compress_bound, compress_into, BlockHeader};
 use crate::consts::FORMAT_VERSION;
+use crate::crc32::LANES;
 use crate::error::{Error, ErrorKind, Result};
 use crate::event::{Event, Profile};
-use crate::crc32::LANES;
 use crate::frame::{emit_frame, is_known_type, seal_frames, FrameHeader};
 use crate::index::{emit_trailer, trailer_len, IndexEntry};
 use crate::segment_header::{flags, Compression, SegmentHeader};

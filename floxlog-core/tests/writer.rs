@@ -467,7 +467,12 @@ fn mixed(payloads: &[u8]) -> Vec<Event<'_>> {
 
 /// Writes `events` with `append_batch` in batches of `batch`, draining a
 /// small output whenever the writer asks, as `drained` does one by one.
-fn drained_batches(cfg: WriterConfig, events: &[Event<'_>], out_len: usize, batch: usize) -> Vec<u8> {
+fn drained_batches(
+    cfg: WriterConfig,
+    events: &[Event<'_>],
+    out_len: usize,
+    batch: usize,
+) -> Vec<u8> {
     let mut b = Bufs::new(out_len, 1 << 20, 1 << 12, 1 << 10);
     let mut w = SegmentWriter::new(cfg, b.borrow()).unwrap();
     let mut file = Vec::new();
@@ -499,15 +504,15 @@ fn drained_batches(cfg: WriterConfig, events: &[Event<'_>], out_len: usize, batc
 fn batches_write_the_bytes_single_appends_write() {
     let payloads: Vec<u8> = (0..64u8).map(|b| b.wrapping_mul(37)).collect();
     let events = mixed(&payloads);
-    let mut cfgs = vec![
+    let cfgs = [
         WriterConfig::default(),
         WriterConfig {
             profile: Profile::Spec,
             ..WriterConfig::default()
         },
+        #[cfg(feature = "lz4")]
+        lz4(16),
     ];
-    #[cfg(feature = "lz4")]
-    cfgs.push(lz4(16));
     for cfg in cfgs {
         let whole = write_all(cfg, &events);
         let (read, err) = read_all(&whole, ReadOptions::default());
@@ -547,7 +552,10 @@ fn a_batch_that_fails_midway_keeps_what_it_appended_whole() {
     for e in &events[..12] {
         w1.append(e).unwrap();
     }
-    assert_eq!(w1.append(&events[12]).unwrap_err().kind, ErrorKind::IndexFull);
+    assert_eq!(
+        w1.append(&events[12]).unwrap_err().kind,
+        ErrorKind::IndexFull
+    );
     assert_eq!(batched, w1.pending(), "sealed: every CRC as one by one");
     assert_eq!(w.stats(), w1.stats());
 }

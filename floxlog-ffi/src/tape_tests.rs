@@ -502,11 +502,16 @@ fn read_with_trade_batches(
     loop {
         let mut n = 99usize;
         // SAFETY: valid pointers.
-        let rc = unsafe { floxlog_tape_reader_next_trades(r, out.as_mut_ptr(), cap, &mut n, &mut err) };
+        let rc =
+            unsafe { floxlog_tape_reader_next_trades(r, out.as_mut_ptr(), cap, &mut n, &mut err) };
         match rc {
             FLOXLOG_OK => {
                 assert!((1..=cap).contains(&n));
-                got.extend(out[..n].iter().map(|t| (FLOXLOG_EVENT_TRADE, t.trade_id as i64)));
+                got.extend(
+                    out[..n]
+                        .iter()
+                        .map(|t| (FLOXLOG_EVENT_TRADE, t.trade_id as i64)),
+                );
             }
             FLOXLOG_NOT_TRADE => {
                 assert_eq!(n, 0);
@@ -574,9 +579,15 @@ fn trade_batches_keep_other_events_and_end_with_the_damage() {
     let payload = [5u8; 9];
     // SAFETY: valid pointers throughout.
     unsafe {
-        assert_eq!(floxlog_tape_writer_open(p.as_ptr(), &cfg, &mut w, &mut err), FLOXLOG_OK);
+        assert_eq!(
+            floxlog_tape_writer_open(p.as_ptr(), &cfg, &mut w, &mut err),
+            FLOXLOG_OK
+        );
         for i in 0..40u64 {
-            assert_eq!(floxlog_tape_writer_append_trade(w, &trade(i), &mut err), FLOXLOG_OK);
+            assert_eq!(
+                floxlog_tape_writer_append_trade(w, &trade(i), &mut err),
+                FLOXLOG_OK
+            );
             if i % 13 == 12 {
                 let ps = floxlog_pool_state {
                     exchange_ts_ns: 7_000 + i as i64,
@@ -588,7 +599,10 @@ fn trade_batches_keep_other_events_and_end_with_the_damage() {
                     payload: payload.as_ptr(),
                     payload_len: payload.len(),
                 };
-                assert_eq!(floxlog_tape_writer_append_pool_state(w, &ps, &mut err), FLOXLOG_OK);
+                assert_eq!(
+                    floxlog_tape_writer_append_pool_state(w, &ps, &mut err),
+                    FLOXLOG_OK
+                );
             }
         }
         assert_eq!(floxlog_tape_writer_close(w, &mut err), FLOXLOG_OK);

@@ -971,7 +971,11 @@ fn lz4_batches_end_after_a_pool_state() {
 ///
 /// # Safety
 /// `r` must be a live handle.
-unsafe fn batch(r: *mut floxlog_reader, out: &mut [floxlog_trade], n: &mut usize) -> floxlog_result {
+unsafe fn batch(
+    r: *mut floxlog_reader,
+    out: &mut [floxlog_trade],
+    n: &mut usize,
+) -> floxlog_result {
     // SAFETY: the caller's promise; `out` is writable.
     unsafe { floxlog_reader_next_trades(r, out.as_mut_ptr(), out.len(), n, null_mut()) }
 }
@@ -1052,7 +1056,10 @@ fn trade_batches_stop_before_other_events_and_keep_them() {
             assert_eq!(e.kind, FLOXLOG_EVENT_POOL_STATE);
             let p = e.data.pool_state;
             assert_eq!(p.exchange_ts_ns, 1_002_500);
-            assert_eq!(core::slice::from_raw_parts(p.payload, p.payload_len), &payload);
+            assert_eq!(
+                core::slice::from_raw_parts(p.payload, p.payload_len),
+                &payload
+            );
             assert_eq!(batch(r, &mut out, &mut n), FLOXLOG_OK);
             assert_eq!(n, 2);
             assert_eq!(out[..2], [trade(3), trade(4)]);

@@ -491,7 +491,6 @@ impl TapeWriter {
         Ok(n)
     }
 
-
     /// Appends a frame from its type and payload, byte for byte.
     pub fn append_raw(&mut self, frame_type: u8, payload: &[u8]) -> Result<(), TapeError> {
         let ev = Event::decode(frame_type, payload, 0).map_err(|e| {
@@ -1227,9 +1226,17 @@ mod tests {
                     assert_eq!(w.stats().events, evs.len() as u64);
                     w.close().unwrap();
                     let got = files(many.path());
-                    let names = |v: &[(String, Vec<u8>)]| v.iter().map(|f| f.0.clone()).collect::<Vec<_>>();
-                    assert_eq!(names(&got), names(&want), "{layout:?} {dur:?} lz4 {lz4} batch {batch}");
-                    assert!(got == want, "{layout:?} {dur:?} lz4 {lz4} batch {batch}: bytes differ");
+                    let names =
+                        |v: &[(String, Vec<u8>)]| v.iter().map(|f| f.0.clone()).collect::<Vec<_>>();
+                    assert_eq!(
+                        names(&got),
+                        names(&want),
+                        "{layout:?} {dur:?} lz4 {lz4} batch {batch}"
+                    );
+                    assert!(
+                        got == want,
+                        "{layout:?} {dur:?} lz4 {lz4} batch {batch}: bytes differ"
+                    );
                 }
             }
         }
