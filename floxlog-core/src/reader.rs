@@ -601,9 +601,12 @@ impl<'a, 's> Reader<'a, 's> {
 /// that run ends); past it, checks the next run first.
 #[inline(always)]
 fn crc_pending(crc_ok: &mut usize, area: &[u8], at: usize) -> bool {
-    if at < *crc_ok {
-        return false;
-    }
+    at >= *crc_ok && check_ahead(crc_ok, area, at)
+}
+
+/// The out-of-line part of [`crc_pending`]: once per [`crc_run`].
+#[inline(never)]
+fn check_ahead(crc_ok: &mut usize, area: &[u8], at: usize) -> bool {
     *crc_ok = at + crc_run(&area[at..]);
     *crc_ok == at
 }
