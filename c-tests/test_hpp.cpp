@@ -313,6 +313,33 @@ void test_round_trip() {
   expect(quote_ok, "option quote fields");
   expect(pool_ok, "pool state payload");
 
+  // Trades in batches, the other events through next(): the same 25.
+  {
+    auto b = floxlog::TapeReader::open(dir.string(), floxlog::ReadOptions().strict());
+    std::vector<floxlog_trade> buf(8);
+    size_t trades_read = 0, others = 0;
+    int64_t last_ts = -1;
+    bool in_order = true;
+    for (;;) {
+      const size_t n = b.next_trades(floxlog::Span<floxlog_trade>(buf.data(), buf.size()));
+      for (size_t i = 0; i < n; i++) {
+        in_order = in_order && buf[i].exchange_ts_ns > last_ts;
+        last_ts = buf[i].exchange_ts_ns;
+      }
+      trades_read += n;
+      if (n > 0) continue;
+      floxlog::Event ev;
+      if (!b.next(ev)) break;
+      expect(ev.kind() != floxlog::EventKind::Trade, "next() after an empty trade batch is not a trade");
+      in_order = in_order && ev.exchange_ts_ns() > last_ts;
+      last_ts = ev.exchange_ts_ns();
+      ++others;
+    }
+    expect(trades_read == 21 && others == 4 && in_order,
+           "next_trades + next: 21 trades and 4 others in order (" + std::to_string(trades_read) + ", " +
+               std::to_string(others) + ")");
+  }
+
   // Names from metadata.json select symbols; with an id too, the union.
   expect(count_events(dir, floxlog::ReadOptions().symbol_name("btcusdt")) == 12, "symbol name filter (case-insensitive)");
   expect(count_events(dir, floxlog::ReadOptions().symbol_name("BTCUSDT").symbol(2)) == 25, "name + id union");

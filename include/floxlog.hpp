@@ -982,6 +982,25 @@ class TapeReader {
   }
 
   /**
+   * @brief Reads up to `out.size()` consecutive trades straight into `out`
+   * (`floxlog_tape_reader_next_trades`: one call for the batch, no
+   * floxlog_event in between), the fast path for trade tapes.
+   * @return How many (at least 1); 0 when the next event is not a trade or
+   * at the end: then next() returns that event, or false at the end.
+   * @throws Error for each error found, after the last event.
+   */
+  std::size_t next_trades(Span<floxlog_trade> out) {
+    if (out.empty()) return 0;
+    floxlog_tape_error err;
+    err.code = 0;
+    std::size_t n = 0;
+    const floxlog_result rc = floxlog_tape_reader_next_trades(r_, out.data(), out.size(), &n, &err);
+    if (rc == FLOXLOG_OK) return n;
+    if (rc == FLOXLOG_NOT_TRADE || rc == FLOXLOG_END) return 0;
+    detail::throw_tape(rc, err);
+  }
+
+  /**
    * @brief Positions the reader at `ts`: the following events are those
    * with `exchange_ts_ns >= ts` the filter keeps, in the reader's order
    * (seeking back works too; errors are returned again). Invalidates

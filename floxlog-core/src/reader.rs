@@ -18,7 +18,7 @@
 use crate::block::{Block, Blocks};
 use crate::error::{Error, ErrorKind, Result};
 use crate::event::{Event, UnknownTypes};
-use crate::frame::{check_frame, check_header, crc_run, Checked, RawFrame};
+use crate::frame::{check_frame, check_header, crc_run, Checked, FrameHeader, RawFrame};
 use crate::index::{is_trailer, starts_trailer, Index};
 use crate::segment_header::{flags, SegmentHeader};
 
@@ -349,6 +349,25 @@ impl<'a, 's> Reader<'a, 's> {
         Ok(self.next_plain()?.map(|(ev, _, _)| ev))
     }
 
+    /// The next event with its position: what [`Reader::next_item`] gives
+    /// but the raw frame, and cheaper to move out of the result.
+    #[inline(always)]
+    pub fn next_event_at(&mut self) -> Result<Option<(Event<'_>, Position)>> {
+        if self.done {
+            return Ok(None);
+        }
+        if self.compressed {
+            return Ok(self.next_compressed()?.map(|it| (it.event, it.position)));
+        }
+        Ok(self.next_plain()?.map(|(ev, at, _)| {
+            let position = Position {
+                offset: at as u64,
+                in_block: None,
+            };
+            (ev, position)
+        }))
+    }
+
     /// The next event with its raw frame and position.
     #[inline]
     pub fn next_item(&mut self) -> Result<Option<Item<'_>>> {
@@ -367,6 +386,35 @@ impl<'a, 's> Reader<'a, 's> {
                 in_block: None,
             },
         }))
+    }
+
+    /// The event the cursor returned last, decoded again from where it is
+    /// (the segment bytes, or the block scratch), for a caller that could
+    /// not keep it: valid until the next call that reads, `None` before the
+    /// first event. The CRC is not checked again.
+    pub fn last_item(&self) -> Option<Item<'_>> {
+        if self.events == 0 {
+            return None;
+        }
+        let p = self.last;
+        let area: &[u8] = match p.in_block {
+            Some(at) => self.scratch.get(at as usize..)?,
+            None => self.data.get(p.offset as usize..self.end)?,
+        };
+        let h = FrameHeader::parse(area, p.offset).ok()?;
+        let bytes = area.get(..FrameHeader::LEN.checked_add(h.size as usize)?)?;
+        let frame = RawFrame::from_checked(bytes);
+        let event = frame.event(p.offset).ok()?;
+        Some(Item {
+            event,
+            frame,
+            position: p,
+        })
+    }
+
+    /// Ends the cursor, giving back the scratch it was made with.
+    pub fn into_scratch(self) -> &'s mut [u8] {
+        self.scratch
     }
 
     /// [`Reader::next_item`] for an uncompressed segment, with the item

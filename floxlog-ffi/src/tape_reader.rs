@@ -12,11 +12,11 @@ use crate::types::*;
 use core::ffi::c_char;
 use core::mem::MaybeUninit;
 use core::ptr::{addr_of_mut, NonNull};
-use floxlog::tape::merge::{Item, DEFAULT_REORDER_BYTES, DEFAULT_REORDER_WINDOW};
+use floxlog::tape::merge::{DEFAULT_REORDER_BYTES, DEFAULT_REORDER_WINDOW};
 use floxlog::tape::{
     Filter, OpenOptions, OpenedTape, Order, ReadConfig, Tape, TapeError, TapeErrorKind, TapeReader,
 };
-use floxlog_core::{Event, ReadOptions, UnknownTypes};
+use floxlog_core::{Event, Position, ReadOptions, UnknownTypes};
 use floxlog_result::*;
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
@@ -449,7 +449,7 @@ unsafe fn step(
         }
     };
     let ev = &item.event;
-    let last = position_of(&item);
+    let last = position_of(item.segment, item.position);
     if let Event::Book(b) = ev {
         let total = b.bids.len() + b.asks.len();
         let end = *used + total;
@@ -490,13 +490,13 @@ fn merge_failure(e: TapeError) -> TapeFail {
     }
 }
 
-/// Where an item is, in the C form.
-fn position_of(item: &Item<'_>) -> floxlog_tape_position {
+/// Where an event is (its segment and position), in the C form.
+fn position_of(segment: usize, p: Position) -> floxlog_tape_position {
     floxlog_tape_position {
-        segment: item.segment as u64,
-        offset: item.position.offset,
-        in_block: item.position.in_block.unwrap_or(0),
-        has_in_block: u8::from(item.position.in_block.is_some()),
+        segment: segment as u64,
+        offset: p.offset,
+        in_block: p.in_block.unwrap_or(0),
+        has_in_block: u8::from(p.in_block.is_some()),
     }
 }
 
@@ -781,25 +781,23 @@ pub unsafe extern "C" fn floxlog_tape_reader_next_trades(
         let mut end_error = None;
         if let (false, Some(r)) = (h.failed, h.reader.as_mut()) {
             let mut last = None;
-            for slot in out.iter_mut() {
-                match r.next_item() {
-                    Ok(Some(item)) => {
-                        if let Event::Trade(t) = &item.event {
-                            slot.write(t.into());
-                            last = Some(position_of(&item));
-                            n += 1;
-                        } else {
-                            h.held = true;
-                            break;
-                        }
-                    }
-                    Ok(None) => break,
-                    Err(e) => {
-                        h.failed = true;
-                        end_error = Some(merge_failure(e));
-                        break;
-                    }
-                }
+            let mut declined = false;
+            let run = r.next_run(cap, |segment, position, ev| {
+                let Event::Trade(t) = ev else {
+                    declined = true;
+                    return false;
+                };
+                // The run takes at most `cap`: `n < cap` here.
+                out[n].write(t.into());
+                last = Some((segment, position));
+                n += 1;
+                true
+            });
+            let last = last.map(|(segment, p)| position_of(segment, p));
+            h.held = declined;
+            if let Err(e) = run {
+                h.failed = true;
+                end_error = Some(merge_failure(e));
             }
             h.events += n as u64;
             if last.is_some() {

@@ -491,12 +491,11 @@ impl OpenedTape {
         }
         self.scratch.clear();
         self.scratch.resize(scratch_len, 0);
-        let direct = cfg.order == Order::File
-            || matches!(&cursors[..], [c] if c.sorted && !c.seg.is_compressed());
+        let direct = cfg.order == Order::File || matches!(&cursors[..], [c] if c.sorted);
         TapeReader {
             direct,
             live: None,
-            held: None,
+            held: false,
             cursors,
             order: cfg.order,
             heap: BinaryHeap::new(),
@@ -512,26 +511,20 @@ impl OpenedTape {
     }
 }
 
-/// What [`TapeReader::next_direct`] found: an event read in place, or a
-/// buffered one (or the end).
-enum Picked<'a> {
-    InPlace(Item<'a>),
-    Buffered(Option<(usize, Pending)>),
-}
-
 /// The merge: each cursor's next (timestamp, cursor, sequence), least first.
 type Heap = BinaryHeap<Reverse<(i64, usize, u64)>>;
 
 /// Cursor over the events of a tape; see the module docs.
 pub struct TapeReader<'a> {
-    /// File order, or time order over one sorted uncompressed segment:
-    /// uncompressed segments are read in place by `live`, event by event,
-    /// with nothing buffered or copied (see [`TapeReader::step_live`]).
+    /// File order, or time order over one sorted segment: segments are
+    /// read in place, one after the other, by `live`, with nothing buffered
+    /// or copied (see [`TapeReader::run_live`]).
     direct: bool,
-    /// The core reader of the segment being read in place.
-    live: Option<Reader<'a, 'static>>,
-    /// The event the in-place path handed out last.
-    held: Option<Item<'a>>,
+    /// The cursor being read in place, and its core reader (over the
+    /// mapping, and for LZ4 the shared scratch, lent to it meanwhile).
+    live: Option<(usize, Reader<'a, 'a>)>,
+    /// The live reader's last event is the current one.
+    held: bool,
     cursors: Vec<Cursor<'a>>,
     order: Order,
     heap: Heap,
@@ -574,17 +567,21 @@ impl<'a> TapeReader<'a> {
     /// recorded in [`TapeReader::problems`] and the others go on.
     pub fn next_item(&mut self) -> Result<Option<Item<'_>>, TapeError> {
         self.recycle();
-        self.held = None;
-        let picked = match (self.direct, self.order) {
-            (true, _) => match self.next_direct()? {
-                Picked::InPlace(it) => {
-                    self.held = Some(it);
-                    return Ok(Some(it));
+        self.held = false;
+        if self.direct {
+            while self.current < self.cursors.len() {
+                // Declined, the event stays the current one.
+                let (_, found) = self.run_live(self.current, 1, |_, _, _| false);
+                if found {
+                    return self.current();
                 }
-                Picked::Buffered(p) => p,
-            },
-            (false, Order::File) => self.next_file()?,
-            (false, Order::Time) => self.next_time()?,
+                self.current += 1;
+            }
+            return Ok(None);
+        }
+        let picked = match self.order {
+            Order::File => self.next_file()?,
+            Order::Time => self.next_time()?,
         };
         let Some((ci, p)) = picked else {
             return Ok(None);
@@ -597,8 +594,24 @@ impl<'a> TapeReader<'a> {
     /// before the first and after the end): for a caller that stopped
     /// before handing it out.
     pub fn current(&self) -> Result<Option<Item<'_>>, TapeError> {
-        if let Some(it) = self.held {
-            return Ok(Some(it));
+        if self.held {
+            let Some((ci, r)) = self.live.as_ref() else {
+                return Ok(None);
+            };
+            let c = &self.cursors[*ci];
+            let it = r.last_item().ok_or_else(|| {
+                TapeError::input(
+                    Some(c.path),
+                    "internal error: a checked frame did not decode again",
+                )
+                .at(r.position().offset)
+            })?;
+            return Ok(Some(Item {
+                segment: c.seg_no,
+                position: it.position,
+                event: it.event,
+                frame: it.frame,
+            }));
         }
         let Some((ci, p)) = self.out.as_ref() else {
             return Ok(None);
@@ -656,69 +669,110 @@ impl<'a> TapeReader<'a> {
         Ok(None)
     }
 
-    /// File order with uncompressed segments read in place: each cursor in
-    /// turn, through [`TapeReader::step_live`] when its segment is
-    /// uncompressed, else buffered as [`TapeReader::next_file`] does.
-    fn next_direct(&mut self) -> Result<Picked<'a>, TapeError> {
-        while self.current < self.cursors.len() {
-            let ci = self.current;
-            if !self.cursors[ci].seg.is_compressed() {
-                if let Some(it) = self.step_live(ci) {
-                    return Ok(Picked::InPlace(it));
+    /// Hands the next events to `take` (with their segment number and
+    /// position), at most `max`, until it declines
+    /// one (which stays the current event: [`TapeReader::current`], and the
+    /// next call's first) or the events end; returns how many it took.
+    /// The events and errors are those [`TapeReader::next_item`] gives, in
+    /// the same order; segments read in place are handed out in a tight
+    /// loop, without returning each event.
+    pub fn next_run<F>(&mut self, max: usize, mut take: F) -> Result<usize, TapeError>
+    where
+        F: FnMut(usize, Position, &Event<'_>) -> bool,
+    {
+        let mut n = 0;
+        if self.direct {
+            self.recycle();
+            self.held = false;
+            while n < max && self.current < self.cursors.len() {
+                let (k, declined) = self.run_live(self.current, max - n, &mut take);
+                n += k;
+                if declined || n == max {
+                    break;
                 }
-            } else {
-                let (cursors, _, mut sh) = self.split();
-                let c = &mut cursors[ci];
-                c.fill(&mut sh)?;
-                if let Some(p) = c.pop(sh.buffered) {
-                    return Ok(Picked::Buffered(Some((ci, p))));
-                }
+                self.current += 1;
             }
-            self.current += 1;
+            return Ok(n);
         }
-        Ok(Picked::Buffered(None))
+        while n < max {
+            match self.next_item()? {
+                Some(it) => {
+                    if !take(it.segment, it.position, &it.event) {
+                        break;
+                    }
+                    n += 1;
+                }
+                None => break,
+            }
+        }
+        Ok(n)
     }
 
-    /// The next event of uncompressed cursor `ci`, read in place: a core
-    /// reader over the mapping, made where the cursor would start (its
-    /// index seek or offset) and kept until the segment ends. Applies the
-    /// filter as [`Cursor::fill`] does, and in time order counts late
-    /// events as [`TapeReader::next_time`] does. `None` once the segment
-    /// is done (its error, if any, recorded in the problems).
-    fn step_live(&mut self, ci: usize) -> Option<Item<'a>> {
-        let c = &mut self.cursors[ci];
+    /// Hands up to `max` events of cursor `ci` to `take`, read in place: a
+    /// core reader over the mapping (an LZ4 segment's blocks decoded into
+    /// the shared scratch, lent to it), made where the cursor would start
+    /// (its index seek or offset) and kept until the segment ends. Applies
+    /// the filter as [`Cursor::fill`] does, and in time order counts late
+    /// events as [`TapeReader::next_time`] does. An event `take` declines
+    /// stays the current one ([`TapeReader::current`]). Returns how many
+    /// were taken and whether one was declined; when it returns fewer than
+    /// `max` without declining, the segment is done (its error, if any, in
+    /// the problems) and its reader dropped.
+    fn run_live<F>(&mut self, ci: usize, max: usize, mut take: F) -> (usize, bool)
+    where
+        F: FnMut(usize, Position, &Event<'_>) -> bool,
+    {
+        let Some(c) = self.cursors.get_mut(ci) else {
+            return (0, false);
+        };
         if self.live.is_none() {
-            let at = c.next.take()?;
+            let Some(at) = c.next.take() else {
+                return (0, false);
+            };
+            let scratch = if c.seg.is_compressed() {
+                std::mem::take(&mut self.scratch)
+            } else {
+                &mut []
+            };
             let r = match c.seek_to.take() {
                 Some(t) => {
-                    let mut r = c.seg.reader(c.opts, &mut []);
-                    // Segment::index proves every entry is a frame boundary.
+                    let mut r = c.seg.reader(c.opts, scratch);
+                    // Segment::index proves every entry is a frame or block
+                    // boundary; an index that fails the proof is not used.
                     let index = c.seg.index().ok().flatten();
                     r.seek(index.as_ref(), t);
                     r
                 }
-                None => match c.seg.reader_at(at, c.opts, &mut []) {
+                None => match c.seg.reader_at(at, c.opts, scratch) {
                     Ok(r) => r,
                     Err(e) => {
                         c.stop(e, &mut self.problems);
-                        return None;
+                        return (0, false);
                     }
                 },
             };
-            self.live = Some(r);
+            self.live = Some((ci, r));
         }
-        let r = self.live.as_mut()?;
+        let Some((_, r)) = self.live.as_mut() else {
+            return (0, false);
+        };
+        let mut n = 0;
         let end = loop {
-            let it = match r.next_mapped() {
-                Ok(Some(it)) => it,
+            if n == max {
+                return (n, false);
+            }
+            // Not next_item: moving the bigger item out of the result costs
+            // more than decoding it.
+            let (ev, position) = match r.next_event_at() {
+                Ok(Some(found)) => found,
                 Ok(None) => break None,
                 Err(e) => break Some(e),
             };
-            let ts = it.event.exchange_ts_ns();
+            let ts = ev.exchange_ts_ns();
             if c.sorted && self.filter.to.is_some_and(|t| ts >= t) {
                 break None;
             }
-            if !self.filter.accepts(&it.event, it.frame.header.frame_type) {
+            if !self.filter.accepts(&ev, ev.frame_type()) {
                 continue;
             }
             if c.by_time {
@@ -728,20 +782,24 @@ impl<'a> TapeReader<'a> {
                     c.last_out = Some(ts);
                 }
             }
-            return Some(Item {
-                segment: c.seg_no,
-                position: it.position,
-                event: it.event,
-                frame: it.frame,
-            });
+            if !take(c.seg_no, position, &ev) {
+                self.held = true;
+                return (n, true);
+            }
+            n += 1;
         };
-        c.events_read += r.events_read();
-        self.live = None;
+        if let Some((_, r)) = self.live.take() {
+            c.events_read += r.events_read();
+            let scratch = r.into_scratch();
+            if !scratch.is_empty() {
+                self.scratch = scratch;
+            }
+        }
         match end {
             Some(e) => c.stop(e, &mut self.problems),
             None => c.next = None,
         }
-        None
+        (n, false)
     }
 
     fn next_time(&mut self) -> Result<Option<(usize, Pending)>, TapeError> {

@@ -7,9 +7,8 @@
 //! frames in order. What the caller sees is what a [`super::TapeReader`]
 //! in file order without a filter gives: the same frames in the same order,
 //! and each [`Problem`] at the point where that reader records it (segments
-//! whose header fails first; a stream error after the frames before it, but
-//! before those of the failing LZ4 block that the reader had already
-//! buffered), so a caller that stops at a problem stops at the same frame.
+//! whose header fails first; a stream error after every frame before it),
+//! so a caller that stops at a problem stops at the same frame.
 //! Memory holds at most the pool's window of ranges of about
 //! [`RANGE_BYTES`] each.
 
@@ -17,7 +16,7 @@ use super::error::TapeError;
 use super::merge::{OpenedTape, Problem};
 use super::source::is_torn_tail;
 use crate::par::Pool;
-use floxlog_core::{Error, ReadOptions, Segment, SegmentHeader};
+use floxlog_core::{Error, ReadOptions, Segment};
 use std::path::Path;
 
 /// Target size of a range (file bytes).
@@ -47,13 +46,10 @@ struct Input<'a> {
 /// How a range's read ended.
 enum End {
     Done,
-    /// On `error`, after `events` events of the range; the last `fill` of
-    /// the range's frames belong to the LZ4 block the error is in (a
-    /// sequential reader has them buffered when it records the error).
+    /// On `error`, after `events` events of the range.
     Failed {
         error: Error,
         events: u64,
-        fill: usize,
     },
 }
 
@@ -141,14 +137,9 @@ pub fn read_ahead_in(
                     events[d.input] = Some(before + d.frames.len() as u64);
                     d.frames.iter().try_for_each(|fr| f(frame(fr)))
                 }
-                End::Failed {
-                    error,
-                    events: n,
-                    fill,
-                } => {
+                End::Failed { error, events: n } => {
                     events[d.input] = None;
-                    let split = d.frames.len() - fill.min(d.frames.len());
-                    d.frames[..split].iter().try_for_each(|fr| f(frame(fr)))?;
+                    d.frames.iter().try_for_each(|fr| f(frame(fr)))?;
                     let input = &inputs[d.input];
                     let events_before = before + n;
                     f(Ahead::Problem(Problem {
@@ -162,8 +153,7 @@ pub fn read_ahead_in(
                             events_before,
                             input.seg.data(),
                         ),
-                    }))?;
-                    d.frames[split..].iter().try_for_each(|fr| f(frame(fr)))
+                    }))
                 }
             }
         },
@@ -190,38 +180,18 @@ fn decode(
     let mut r = match input.seg.reader_at(start, opts, &mut scratch) {
         Ok(r) => r,
         Err(error) => {
-            d.end = End::Failed {
-                error,
-                events: 0,
-                fill: 0,
-            };
+            d.end = End::Failed { error, events: 0 };
             return d;
         }
     };
-    // The current LZ4 block and its frames read so far.
-    let mut block = (SegmentHeader::LEN as u64, 0usize);
-    let failed = |r: &floxlog_core::Reader<'_, '_>, error: Error, block: (u64, usize)| {
-        // Still inside the block the frames came from: they were buffered.
-        let fill = if compressed && r.next_offset() == block.0 {
-            block.1
-        } else {
-            0
-        };
-        End::Failed {
-            error,
-            events: r.events_read(),
-            fill,
-        }
+    let failed = |r: &floxlog_core::Reader<'_, '_>, error: Error| End::Failed {
+        error,
+        events: r.events_read(),
     };
     loop {
         match r.next_item() {
             Ok(Some(it)) if it.position.offset >= end => break,
             Ok(Some(it)) => {
-                let at = it.position.offset;
-                if block.0 != at {
-                    block = (at, 0);
-                }
-                block.1 += 1;
                 let mut h = [0u8; floxlog_core::FrameHeader::LEN];
                 it.frame.header.emit(&mut h);
                 d.bytes.extend_from_slice(&h);
@@ -234,7 +204,7 @@ fn decode(
             // Damage where the next range starts is that range's to report.
             Err(e) if e.offset >= end => break,
             Err(e) => {
-                d.end = failed(&r, e, block);
+                d.end = failed(&r, e);
                 return d;
             }
         }
@@ -242,7 +212,7 @@ fn decode(
         // does not decompress it.
         if compressed {
             if let Err(e) = r.end_block() {
-                d.end = failed(&r, e, block);
+                d.end = failed(&r, e);
                 return d;
             }
         }
