@@ -76,6 +76,7 @@ mod tape_ops;
 
 // Internal: no C items.
 mod boundary;
+mod chunks;
 mod event;
 mod handle;
 mod records;

@@ -8,6 +8,7 @@ use crate::error::{floxlog_error, floxlog_result, Fail};
 use crate::event::{levels_short, write_event, write_trade, LevelScratch};
 use crate::handle::{free, get, handle, into_c, Opaque};
 use crate::types::*;
+use core::mem::MaybeUninit;
 use floxlog_core::{Error, Event, Index, IndexEntry, Reader, Segment};
 use floxlog_result::*;
 
@@ -337,25 +338,13 @@ pub unsafe extern "C" fn floxlog_reader_next_trades(
         if h.pending.is_some() {
             return Ok(FLOXLOG_NOT_TRADE);
         }
-        for slot in out.iter_mut() {
-            let next = h.reader.next_event();
-            match &next {
-                Ok(Some(Event::Trade(t))) => {
-                    slot.write(t.into());
-                    n += 1;
-                }
-                Ok(Some(ev)) => {
-                    // SAFETY: the reader moves on only in the next call.
-                    unsafe { hold_back(&mut h.pending, ev) };
-                    break;
-                }
-                Ok(None) => break,
-                Err(e) if n == 0 => return Err((*e).into()),
-                Err(e) => {
-                    h.deferred = Some((*e).into());
-                    break;
-                }
+        let (k, error) = read_trades(h, out);
+        n = k;
+        if let Some(e) = error {
+            if n == 0 {
+                return Err(e.into());
             }
+            h.deferred = Some(e.into());
         }
         Ok(match (n, h.pending.is_some()) {
             (0, true) => FLOXLOG_NOT_TRADE,
@@ -366,6 +355,35 @@ pub unsafe extern "C" fn floxlog_reader_next_trades(
     // SAFETY: the caller's promise.
     unsafe { put_if_usable(count, if rc == FLOXLOG_OK { n } else { 0 }) };
     rc
+}
+
+/// The loop of `floxlog_reader_next_trades`: trades into `out` until it
+/// is full, the events end, an event of another type (held back for the
+/// next call) or an error (returned with the count before it). Out of
+/// line, on its own: inside the boundary's closure the compiler kept the
+/// decoded event in memory and copied it each time.
+#[inline(never)]
+fn read_trades(
+    h: &mut ReaderHandle,
+    out: &mut [MaybeUninit<floxlog_trade>],
+) -> (usize, Option<Error>) {
+    let mut n = 0;
+    for slot in out.iter_mut() {
+        match h.reader.next_event_at() {
+            Ok(Some((Event::Trade(t), _))) => {
+                slot.write((&t).into());
+                n += 1;
+            }
+            Ok(Some((ev, _))) => {
+                // SAFETY: the reader moves on only in the next call.
+                unsafe { hold_back(&mut h.pending, &ev) };
+                break;
+            }
+            Ok(None) => break,
+            Err(e) => return (n, Some(e)),
+        }
+    }
+    (n, None)
 }
 
 /// What writing an event took.

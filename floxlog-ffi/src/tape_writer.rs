@@ -3,12 +3,13 @@
 //! headers, index and manifest at close).
 
 use crate::boundary::{check_out, in_ref, put, put_if_usable, slice_in};
+use crate::chunks::append_in_chunks;
 use crate::error::floxlog_result;
 use crate::error::Fail;
 use crate::event::{book_in, event_in, pool_state_in};
 use crate::handle::{free, get, handle, into_c, Opaque};
 use crate::records::config_in;
-use crate::tape_error::{floxlog_tape_error, path_in, str_in, tape_boundary};
+use crate::tape_error::{floxlog_tape_error, path_in, str_in, tape_boundary, TapeFail};
 use crate::types::*;
 use core::ffi::{c_char, c_void};
 use floxlog::tape::{Durability, Layout, TapeWriter, TapeWriterConfig};
@@ -392,9 +393,6 @@ pub unsafe extern "C" fn floxlog_tape_writer_append_pool_state(
 /// # Safety
 /// `w` NULL or a live handle; `items` valid for `count`; `appended`
 /// writable if usable.
-/// Events converted per batch handed to the tape writer.
-const BATCH: usize = 256;
-
 unsafe fn append_many<'a, T: 'a>(
     w: *mut floxlog_tape_writer,
     items: *const T,
@@ -410,29 +408,12 @@ unsafe fn append_many<'a, T: 'a>(
         // SAFETY: forwarded caller promises; pointers are checked.
         let (h, items) = unsafe { (handle(w)?, slice_in(items, count, what)?) };
         let tw = h.open()?;
-        // Converted a chunk at a time, then handed over as one batch (see
-        // TapeWriter::append_batch); a conversion error comes after the
-        // events before it are appended, as one by one.
-        let mut chunk: Vec<Event<'a>> = Vec::with_capacity(BATCH.min(items.len()));
-        for part in items.chunks(BATCH) {
-            chunk.clear();
-            let mut bad = None;
-            for item in part {
-                match ev(item) {
-                    Ok(e) => chunk.push(e),
-                    Err(f) => {
-                        bad = Some(f);
-                        break;
-                    }
-                }
-            }
-            let (done, r) = tw.append_batch(&chunk);
-            n += done;
-            r?;
-            if let Some(f) = bad {
-                return Err(f.into());
-            }
-        }
+        let (done, r) = append_in_chunks(items, ev, |evs| {
+            let (k, r) = tw.append_batch(evs);
+            (k, r.map_err(TapeFail::from))
+        });
+        n = done;
+        r?;
         Ok(FLOXLOG_OK)
     });
     // SAFETY: the caller's promise.

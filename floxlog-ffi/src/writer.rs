@@ -5,6 +5,7 @@ use crate::boundary::{
     boundary, bytes_mut, check_out, check_slice, copy_out, in_ref, output, overlap, put,
     put_if_usable, slice_in, slice_uninit,
 };
+use crate::chunks::append_in_chunks;
 use crate::consts::*;
 use crate::error::{floxlog_error, floxlog_result, Fail};
 use crate::event::{book_in, event_in, event_ptr_in, pool_state_in};
@@ -250,11 +251,12 @@ unsafe fn append_batch<'a, T: 'a>(
         check_out(appended, "appended is NULL")?;
         // SAFETY: forwarded caller promises; pointers are checked.
         let (h, items) = unsafe { (handle(w)?, slice_in(items, count, what)?) };
-        for item in items {
-            h.w.append(&ev(item)?)?;
-            n += 1;
-        }
-        Ok(FLOXLOG_OK)
+        let (done, r) = append_in_chunks(items, ev, |evs| {
+            let (k, r) = h.w.append_batch(evs);
+            (k, r.map_err(Fail::from))
+        });
+        n = done;
+        r.map(|()| FLOXLOG_OK)
     });
     // SAFETY: the caller's promise.
     unsafe { put_if_usable(appended, n) };
