@@ -43,6 +43,12 @@ impl SegmentFile {
             // concurrent truncation does.
             let m = unsafe { Mmap::map(&f) }
                 .map_err(|e| TapeError::io(path, "mapping the segment", e))?;
+            // Readers go front to back: a larger kernel read-ahead keeps
+            // the disk busy while frames are decoded and blocks
+            // decompressed (cold-cache reads). Only a hint: its failure
+            // changes nothing else.
+            #[cfg(unix)]
+            let _ = m.advise(memmap2::Advice::Sequential);
             Data::Map(m)
         };
         Ok(SegmentFile {
