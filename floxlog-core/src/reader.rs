@@ -359,13 +359,9 @@ impl<'a, 's> Reader<'a, 's> {
         if self.compressed {
             return Ok(self.next_compressed()?.map(|it| (it.event, it.position)));
         }
-        Ok(self.next_plain()?.map(|(ev, at, _)| {
-            let position = Position {
-                offset: at as u64,
-                in_block: None,
-            };
-            (ev, position)
-        }))
+        Ok(self
+            .next_plain()?
+            .map(|(ev, at, _)| (ev, plain_position(at))))
     }
 
     /// The next event with its raw frame and position.
@@ -381,10 +377,7 @@ impl<'a, 's> Reader<'a, 's> {
         Ok(self.next_plain()?.map(|(event, at, n)| Item {
             event,
             frame: RawFrame::from_checked(&data[at..at + n]),
-            position: Position {
-                offset: at as u64,
-                in_block: None,
-            },
+            position: plain_position(at),
         }))
     }
 
@@ -415,33 +408,6 @@ impl<'a, 's> Reader<'a, 's> {
     /// Ends the cursor, giving back the scratch it was made with.
     pub fn into_scratch(self) -> &'s mut [u8] {
         self.scratch
-    }
-
-    /// [`Reader::next_item`] for an uncompressed segment, with the item
-    /// borrowing the segment bytes rather than the reader, so a caller can
-    /// keep it while the reader moves on. In a compressed segment (whose
-    /// events live in the scratch) it is `InvalidInput`, reading nothing.
-    #[inline]
-    pub fn next_mapped(&mut self) -> Result<Option<Item<'a>>> {
-        if self.compressed {
-            return Err(Error::new(
-                ErrorKind::InvalidInput,
-                self.next_offset(),
-                "next_mapped on a compressed segment: use next_item",
-            ));
-        }
-        if self.done {
-            return Ok(None);
-        }
-        let data: &'a [u8] = self.data;
-        Ok(self.next_plain()?.map(|(event, at, n)| Item {
-            event,
-            frame: RawFrame::from_checked(&data[at..at + n]),
-            position: Position {
-                offset: at as u64,
-                in_block: None,
-            },
-        }))
     }
 
     /// Uncompressed: events are views into `data`, decoded once. Returns
@@ -476,10 +442,7 @@ impl<'a, 's> Reader<'a, 's> {
                         continue;
                     }
                     self.events += 1;
-                    self.last = Position {
-                        offset: at as u64,
-                        in_block: None,
-                    };
+                    self.last = plain_position(at);
                     return Ok(Some((event, at, n)));
                 }
                 Checked::Skipped(n) => self.pos = at + n,
@@ -641,6 +604,15 @@ impl<'a, 's> Reader<'a, 's> {
         });
         self.pos = block.end() as usize;
         Ok(())
+    }
+}
+
+/// Where the uncompressed frame at byte `at` is.
+#[inline(always)]
+fn plain_position(at: usize) -> Position {
+    Position {
+        offset: at as u64,
+        in_block: None,
     }
 }
 

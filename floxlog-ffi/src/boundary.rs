@@ -171,6 +171,26 @@ pub(crate) unsafe fn data_in<'a>(data: *const u8, len: usize) -> Result<&'a [u8]
     unsafe { slice_in(data, len, "data") }
 }
 
+/// The checks every batch read makes of its arguments: `count` is
+/// writable, `cap` is not 0, and `p` holds `cap` writable slots (`what`
+/// names them in errors). Returns the slots.
+///
+/// # Safety
+/// As [`slice_uninit`] for `p` and `cap`.
+pub(crate) unsafe fn batch_slots<'a, T>(
+    count: *mut usize,
+    p: *mut T,
+    cap: usize,
+    what: &'static str,
+) -> Result<&'a mut [MaybeUninit<T>], Fail> {
+    check_out(count, "count is NULL")?;
+    if cap == 0 {
+        return Err(Fail::invalid("batch capacity is 0"));
+    }
+    // SAFETY: the caller's promise.
+    unsafe { slice_uninit(p, cap, what) }
+}
+
 /// A mutable slice over caller memory that may be uninitialised. NULL is
 /// allowed only with length 0.
 ///

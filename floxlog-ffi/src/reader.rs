@@ -2,7 +2,7 @@
 //! file) and a cursor that yields events into C structs.
 
 use crate::boundary::{
-    boundary, bytes_mut, check_out, data_in, output, overlap, put, put_if_usable, slice_uninit,
+    batch_slots, boundary, bytes_mut, check_out, data_in, output, overlap, put, put_if_usable,
 };
 use crate::error::{floxlog_error, floxlog_result, Fail};
 use crate::event::{levels_short, write_event, write_trade, LevelScratch};
@@ -233,12 +233,8 @@ pub unsafe extern "C" fn floxlog_reader_next_batch(
 ) -> floxlog_result {
     let mut n = 0usize;
     let rc = boundary(err, || {
-        check_out(count, "count is NULL")?;
-        if cap == 0 {
-            return Err(Fail::invalid("batch capacity is 0"));
-        }
         // SAFETY: the caller promises `cap` writable events.
-        let out = unsafe { slice_uninit(events, cap, "events") }?;
+        let out = unsafe { batch_slots(count, events, cap, "events") }?;
         // SAFETY: forwarded caller promise.
         let h = unsafe { handle(r) }?;
         // SAFETY: the caller promises `level_cap` writable levels.
@@ -324,12 +320,8 @@ pub unsafe extern "C" fn floxlog_reader_next_trades(
 ) -> floxlog_result {
     let mut n = 0usize;
     let rc = boundary(err, || {
-        check_out(count, "count is NULL")?;
-        if cap == 0 {
-            return Err(Fail::invalid("batch capacity is 0"));
-        }
         // SAFETY: the caller promises `cap` writable trades.
-        let out = unsafe { slice_uninit(trades, cap, "trades") }?;
+        let out = unsafe { batch_slots(count, trades, cap, "trades") }?;
         // SAFETY: forwarded caller promise.
         let h = unsafe { handle(r) }?;
         if let Some(f) = h.deferred.take() {

@@ -3,7 +3,7 @@
 //! file order, filtered, from memory-mapped files: the reader `floxlog cat`
 //! uses.
 
-use crate::boundary::{check_out, in_ref, put, put_if_usable, slice_in, slice_uninit};
+use crate::boundary::{batch_slots, check_out, in_ref, put, put_if_usable, slice_in};
 use crate::error::{floxlog_result, Fail};
 use crate::event::{write_event, LevelScratch};
 use crate::handle::{free, get, handle, into_c, Opaque};
@@ -696,12 +696,8 @@ pub unsafe extern "C" fn floxlog_tape_reader_next_batch(
 ) -> floxlog_result {
     let mut n = 0usize;
     let rc = tape_boundary(err, || {
-        check_out(count, "count is NULL")?;
-        if cap == 0 {
-            return Err(Fail::invalid("batch capacity is 0").into());
-        }
         // SAFETY: the caller promises `cap` writable events.
-        let out = unsafe { slice_uninit(events, cap, "events") }?;
+        let out = unsafe { batch_slots(count, events, cap, "events") }?;
         let base = out.as_mut_ptr() as *mut floxlog_event;
         // SAFETY: forwarded caller promise.
         let h = unsafe { handle(r) }?;
@@ -767,12 +763,8 @@ pub unsafe extern "C" fn floxlog_tape_reader_next_trades(
 ) -> floxlog_result {
     let mut n = 0usize;
     let rc = tape_boundary(err, || {
-        check_out(count, "count is NULL")?;
-        if cap == 0 {
-            return Err(Fail::invalid("batch capacity is 0").into());
-        }
         // SAFETY: the caller promises `cap` writable trades.
-        let out = unsafe { slice_uninit(trades, cap, "trades") }?;
+        let out = unsafe { batch_slots(count, trades, cap, "trades") }?;
         // SAFETY: forwarded caller promise.
         let h = unsafe { handle(r) }?;
         if h.held {

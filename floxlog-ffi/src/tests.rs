@@ -893,14 +893,21 @@ fn a_panic_becomes_a_code_not_an_unwind() {
 
 /// In an LZ4 segment a batch ends after a pool state, so its payload (in
 /// the block scratch) stays valid until the next call.
-#[test]
-fn lz4_batches_end_after_a_pool_state() {
-    let payload = [9u8; 12];
-    let pool = floxlog_event {
+/// `trade(i)` as an event.
+fn trade_event(i: i64) -> floxlog_event {
+    floxlog_event {
+        kind: FLOXLOG_EVENT_TRADE,
+        data: floxlog_event_data { trade: trade(i) },
+    }
+}
+
+/// A pool state at `ts` whose payload points at `payload`.
+fn pool_event(ts: i64, payload: &[u8]) -> floxlog_event {
+    floxlog_event {
         kind: FLOXLOG_EVENT_POOL_STATE,
         data: floxlog_event_data {
             pool_state: floxlog_pool_state {
-                exchange_ts_ns: 1_001,
+                exchange_ts_ns: ts,
                 recv_ts_ns: 0,
                 symbol_id: 1,
                 sub_type: 1,
@@ -910,12 +917,14 @@ fn lz4_batches_end_after_a_pool_state() {
                 payload_len: payload.len(),
             },
         },
-    };
-    let t = |i| floxlog_event {
-        kind: FLOXLOG_EVENT_TRADE,
-        data: floxlog_event_data { trade: trade(i) },
-    };
-    let evs = [t(0), pool, t(1), t(2)];
+    }
+}
+
+#[test]
+fn lz4_batches_end_after_a_pool_state() {
+    let payload = [9u8; 12];
+    let t = trade_event;
+    let evs = [t(0), pool_event(1_001, &payload), t(1), t(2)];
     let cfg = config(FLOXLOG_COMPRESSION_LZ4, 2);
     let mut b = Bufs::new(1 << 14, 1 << 14, 4);
     let w = new_writer(&cfg, &mut b);
@@ -1002,26 +1011,15 @@ fn open_reader(seg: &[u8], scratch: &mut [u8]) -> *mut floxlog_reader {
 #[test]
 fn trade_batches_stop_before_other_events_and_keep_them() {
     let payload = [7u8; 12];
-    let pool = floxlog_event {
-        kind: FLOXLOG_EVENT_POOL_STATE,
-        data: floxlog_event_data {
-            pool_state: floxlog_pool_state {
-                exchange_ts_ns: 1_002_500,
-                recv_ts_ns: 0,
-                symbol_id: 1,
-                sub_type: 1,
-                venue: 0,
-                exchange_id: 0,
-                payload: payload.as_ptr(),
-                payload_len: payload.len(),
-            },
-        },
-    };
-    let t = |i| floxlog_event {
-        kind: FLOXLOG_EVENT_TRADE,
-        data: floxlog_event_data { trade: trade(i) },
-    };
-    let evs = [t(0), t(1), t(2), pool, t(3), t(4)];
+    let t = trade_event;
+    let evs = [
+        t(0),
+        t(1),
+        t(2),
+        pool_event(1_002_500, &payload),
+        t(3),
+        t(4),
+    ];
     for compression in [FLOXLOG_COMPRESSION_NONE, FLOXLOG_COMPRESSION_LZ4] {
         let cfg = config(compression, 4);
         let mut b = Bufs::new(1 << 14, 1 << 14, 4);
