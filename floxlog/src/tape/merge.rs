@@ -671,8 +671,9 @@ impl<'a> TapeReader<'a> {
 
     /// Hands the next events to `take` (with their segment number and
     /// position), at most `max`, until it declines
-    /// one (which stays the current event: [`TapeReader::current`], and the
-    /// next call's first) or the events end; returns how many it took.
+    /// one (which is then [`TapeReader::current`]; the next call goes on
+    /// after it, so a caller that wants it fetches it there) or the events
+    /// end; returns how many it took.
     /// The events and errors are those [`TapeReader::next_item`] gives, in
     /// the same order; segments read in place are handed out in a tight
     /// loop, without returning each event.
