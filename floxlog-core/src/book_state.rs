@@ -181,6 +181,42 @@ impl<'s> BookState<'s> {
         }
     }
 
+    /// Resumes a book whose first `bid_len` / `ask_len` levels of `bids` /
+    /// `asks` hold its sides (as [`BookState::lens`] reported them): for
+    /// owners that keep the storage between calls (the C ABI, growable
+    /// std storage). The prefixes are checked (lengths within the storage,
+    /// prices strictly best-first), since the storage may have been changed
+    /// in between: [`ErrorKind::InvalidInput`] if not.
+    pub fn from_parts(
+        bids: &'s mut [Level],
+        bid_len: usize,
+        asks: &'s mut [Level],
+        ask_len: usize,
+    ) -> Result<BookState<'s>> {
+        let mut st = BookState::new(bids, asks);
+        for (s, len) in [(&mut st.bids, bid_len), (&mut st.asks, ask_len)] {
+            let side = s.side;
+            let ok = len <= s.levels.len()
+                && s.levels[..len]
+                    .windows(2)
+                    .all(|w| side.better(w[0].price_raw, w[1].price_raw) == Ordering::Less);
+            if !ok {
+                return Err(Error::new(
+                    ErrorKind::InvalidInput,
+                    0,
+                    "book storage is not a sorted side within its capacity",
+                ));
+            }
+            s.len = len;
+        }
+        Ok(st)
+    }
+
+    /// Number of (bid, ask) levels held.
+    pub fn lens(&self) -> (usize, usize) {
+        (self.bids.len, self.asks.len)
+    }
+
     /// Empties both sides.
     pub fn clear(&mut self) {
         self.bids.len = 0;
@@ -357,6 +393,20 @@ mod tests {
         z.apply(&rec(Snapshot, &[], &[]), 0).unwrap();
         z.apply(&rec(Delta, &[l(5, 0)], &[]), 0).unwrap();
         assert!(z.apply(&rec(Delta, &[l(5, 1)], &[]), 0).is_err());
+    }
+
+    #[test]
+    fn resume_from_parts() {
+        let mut b = [l(5, 1), l(4, 1), l(0, 0)];
+        let mut a = [l(6, 1), l(0, 0)];
+        let mut st = BookState::from_parts(&mut b, 2, &mut a, 1).unwrap();
+        st.apply(&rec(Delta, &[l(3, 2)], &[]), 0).unwrap();
+        assert_eq!(st.lens(), (3, 1));
+        assert_eq!(st.bids(), &[l(5, 1), l(4, 1), l(3, 2)]);
+        let mut b = [l(4, 1), l(5, 1)];
+        let e = BookState::from_parts(&mut b, 2, &mut [], 0).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::InvalidInput);
+        assert!(BookState::from_parts(&mut [], 1, &mut [], 0).is_err());
     }
 
     #[test]
