@@ -140,6 +140,29 @@ fn book_every_csv_and_jsonl() {
     let v: Value = serde_json::from_str(std::fs::read_to_string(&f).unwrap().trim()).unwrap();
     assert_eq!(v["bids"], json!([[100, 5], [99, 7]]));
     assert_eq!(v["asks"], json!([[102, 1], [103, 4]]));
+    // Parquet (its columns are checked in floxlog-arrow's book_samples).
+    let pq = d.path().join("s.parquet");
+    bin()
+        .arg("book")
+        .arg(&t)
+        .args([
+            "--symbol", "7", "--every", "100", "--from", "50", "--to", "350",
+        ])
+        .args(["--format", "parquet", "-o"])
+        .arg(&pq)
+        .assert()
+        .success();
+    let bytes = std::fs::read(&pq).unwrap();
+    assert!(bytes.starts_with(b"PAR1") && bytes.ends_with(b"PAR1"));
+    bin()
+        .arg("book")
+        .arg(&t)
+        .args([
+            "--symbol", "7", "--every", "100", "--from", "50", "--to", "350",
+        ])
+        .args(["--format", "parquet"])
+        .assert()
+        .code(2);
 }
 
 #[test]

@@ -7,6 +7,7 @@ use floxlog::core::fixed::Decimal;
 use floxlog::core::Level;
 use floxlog::tape::time::format_ns;
 use floxlog::tape::TapeError;
+use floxlog_arrow::book_samples::{sample_columns, BookSampleWriter};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -120,37 +121,51 @@ pub fn run(a: Args) -> CmdResult {
             let (from, to) = (a.from.unwrap_or(0), a.to.unwrap_or(0));
             let depth = a.depth.unwrap_or(DEFAULT_SAMPLE_DEPTH);
             if a.format == SampleFormat::Parquet {
-                return Err(TapeError::usage(
-                    "--format parquet is not available yet: use csv or jsonl",
-                ));
-            }
-            let mut sink = Sink::open(a.output.as_deref())?;
-            let mut out = Vec::new();
-            if a.format == SampleFormat::Csv {
-                csv_header(&mut out, depth);
-            }
-            let r = book_replay::every(tape, symbol, every, from, to, Some(depth), &opts, |s| {
-                match a.format {
-                    SampleFormat::Jsonl => {
-                        out.extend_from_slice(
-                            sample_json(s, name.as_deref()).to_string().as_bytes(),
-                        );
-                        out.push(b'\n');
+                let Some(path) = a.output.as_deref() else {
+                    return Err(TapeError::usage("--format parquet needs -o FILE"));
+                };
+                let mut w = BookSampleWriter::create(path, depth)?;
+                let r =
+                    book_replay::every(tape, symbol, every, from, to, Some(depth), &opts, |s| {
+                        w.push(s.at, s.last_ts, &s.bids, &s.asks)
+                    });
+                match r.and_then(|warn| w.finish().map(|()| warn)) {
+                    Ok(warn) => warn,
+                    Err(e) => {
+                        let _ = std::fs::remove_file(path);
+                        return Err(e);
                     }
-                    _ => csv_row(&mut out, s, depth),
                 }
-                if out.len() >= 1 << 16 {
-                    sink.write(&out)?;
-                    out.clear();
+            } else {
+                let mut sink = Sink::open(a.output.as_deref())?;
+                let mut out = Vec::new();
+                if a.format == SampleFormat::Csv {
+                    csv_header(&mut out, depth);
                 }
-                Ok(())
-            })
-            .and_then(|w| sink.write(&out).and_then(|()| sink.finish()).map(|()| w));
-            match r {
-                Ok(w) => w,
-                Err(e) => {
-                    sink.abandon();
-                    return Err(e);
+                let r =
+                    book_replay::every(tape, symbol, every, from, to, Some(depth), &opts, |s| {
+                        match a.format {
+                            SampleFormat::Jsonl => {
+                                out.extend_from_slice(
+                                    sample_json(s, name.as_deref()).to_string().as_bytes(),
+                                );
+                                out.push(b'\n');
+                            }
+                            _ => csv_row(&mut out, s, depth),
+                        }
+                        if out.len() >= 1 << 16 {
+                            sink.write(&out)?;
+                            out.clear();
+                        }
+                        Ok(())
+                    })
+                    .and_then(|w| sink.write(&out).and_then(|()| sink.finish()).map(|()| w));
+                match r {
+                    Ok(w) => w,
+                    Err(e) => {
+                        sink.abandon();
+                        return Err(e);
+                    }
                 }
             }
         }
@@ -280,12 +295,7 @@ fn text(out: &mut Vec<u8>, s: &BookSample, name: Option<&str>) {
 }
 
 fn csv_header(out: &mut Vec<u8>, depth: usize) {
-    out.extend_from_slice(b"ts,last_event_ts");
-    for side in ["bid", "ask"] {
-        for i in 1..=depth {
-            let _ = write!(out, ",{side}_price_raw_{i},{side}_qty_raw_{i}");
-        }
-    }
+    out.extend_from_slice(sample_columns(depth).join(",").as_bytes());
     out.push(b'\n');
 }
 
