@@ -42,4 +42,6 @@ pub use schema::RecordType;
 pub use symbols::Symbols;
 
 #[cfg(feature = "export")]
+pub mod book_samples;
+#[cfg(feature = "export")]
 pub mod export;

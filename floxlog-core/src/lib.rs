@@ -18,6 +18,8 @@
 //! - [`encode_frame`] / [`decode_frame`]: single frames, for callers that
 //!   build their own streams; [`Blocks`] / [`Block`]: LZ4 blocks, walked
 //!   and decompressed into caller scratch.
+//! - [`BookState`]: an order book rebuilt from snapshots and deltas over
+//!   caller storage.
 //! - [`fixed`]: fixed-point (1e8) conversions.
 //!
 //! # Example: write a segment and read it back
@@ -67,6 +69,7 @@
 
 pub mod block;
 pub mod book;
+pub mod book_state;
 pub mod consts;
 pub mod crc32;
 pub mod error;
@@ -85,6 +88,7 @@ pub mod writer;
 
 pub use block::{Block, BlockHeader, Blocks};
 pub use book::{Book, BookKind, Level, Levels};
+pub use book_state::{BookState, Side};
 pub use consts::*;
 pub use error::{Error, ErrorKind};
 pub use event::{Event, Profile, UnknownTypes};

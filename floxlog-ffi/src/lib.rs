@@ -74,6 +74,9 @@ mod tape_reader;
 // Verify, recover and inspect a tape.
 mod tape_ops;
 
+// Order books over caller storage, and a tape's book at a time.
+mod book;
+
 // Internal: no C items.
 mod boundary;
 mod chunks;
@@ -81,6 +84,7 @@ mod event;
 mod handle;
 mod records;
 
+pub use book::*;
 pub use consts::*;
 pub use error::{floxlog_error, floxlog_result, FLOXLOG_WHAT_LEN};
 pub use frame::*;

@@ -1,6 +1,7 @@
 //! `floxlog`: `.floxlog` tapes on disk, on top of the `floxlog-core` codec.
 //!
 //! - [`owned`]: heap-owning events for parsing, buffering and merging.
+//! - [`book_replay`]: order books replayed from a tape, per symbol.
 //! - [`json`]: the conformance corpus's JSON-lines event schema.
 //! - [`output`]: fast JSON-lines and CSV event writers.
 //! - [`segment`]: whole segments in memory (growable writer storage).
@@ -13,6 +14,7 @@
 //! The conformance corpus loader and runner live in the unpublished
 //! `floxlog-testkit` crate.
 
+pub mod book_replay;
 pub mod json;
 pub mod output;
 pub mod owned;

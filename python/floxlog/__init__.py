@@ -442,6 +442,39 @@ class Tape:
         )
         return BatchStream(native, _floxlog.record_type_name(type))
 
+    # -- books -----------------------------------------------------------
+
+    def book_at(
+        self,
+        symbol: int | str,
+        at: TimeLike,
+        depth: int | None = None,
+        strict: bool = False,
+    ) -> dict[str, Any]:
+        """The order book of ``symbol`` (id or metadata name) after every
+        book event stamped at or before ``at`` (as ``floxlog book --at``):
+        ``{"symbol_id", "at", "last_event_ts", "bids", "asks"}`` with each
+        side a list of ``(price_raw, qty_raw)`` tuples, best first (bids
+        highest price first, asks lowest), at most ``depth`` levels a side.
+        ``last_event_ts`` is ``None`` before the symbol's first book event.
+
+        Raises :class:`FloxlogError` with file and offset for damage, a
+        negative quantity or a price listed twice in a snapshot side; the
+        torn tail of an unfinished segment is a warning unless ``strict``."""
+        syms = _symbols_arg(symbol)
+        if len(syms) != 1:
+            raise _usage("symbol: give one symbol")
+        t = _time_arg(at, "at")
+        if t is None:
+            raise _usage("at: a time is required")
+        if depth is not None and (isinstance(depth, bool) or int(depth) < 0):
+            raise _usage("depth: expected a count >= 0")
+        sid, at_ns, last, bids, asks, warnings = self._t.book_at(
+            syms[0], t, None if depth is None else int(depth), bool(strict)
+        )
+        _warn(warnings, 2)
+        return {"symbol_id": sid, "at": at_ns, "last_event_ts": last, "bids": bids, "asks": asks}
+
     # -- checks ----------------------------------------------------------
 
     def info(self, quick: bool = False) -> dict[str, Any]:

@@ -47,6 +47,11 @@ class NativeTape:
     @property
     def path(self) -> PathLike[str]:
         """The path given to ``open``."""
+    def book_at(
+        self, symbol: str, at: _Time, depth: int | None = None, strict: bool = False
+    ) -> tuple[int, int, int | None, list[tuple[int, int]], list[tuple[int, int]], list[str]]:
+        """One symbol's book at a time, with the GIL released:
+        ``(symbol_id, at, last_event_ts, bids, asks, warnings)``."""
     def read(
         self,
         rtype: str,

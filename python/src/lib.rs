@@ -14,7 +14,7 @@ mod stream;
 mod writer;
 
 use crate::errors::{to_pyerr, ErrInfo, IntoPy};
-use crate::read::{list_tape, Job, ReadArgs, TimeArg};
+use crate::read::{list_tape, time_ns, Job, ReadArgs, TimeArg};
 use crate::stream::{ArrowStream, Outcome, Source};
 use crate::writer::{write_tape, WriteArgs};
 use arrow_array::ffi_stream::RecordBatchStreamReader;
@@ -129,6 +129,55 @@ impl NativeTape {
             Source::Tape(Box::new(job)),
             Outcome::default(),
         ))
+    }
+
+    /// One symbol's order book after every book event stamped at or before
+    /// `at` (`floxlog book --at`): `(symbol_id, at, last_event_ts, bids,
+    /// asks, warnings)`, sides best first as `(price_raw, qty_raw)` pairs,
+    /// the top `depth` levels (all with `None`). Raises for damage, a
+    /// negative quantity or a bad argument.
+    #[pyo3(signature = (symbol, at, depth=None, strict=false))]
+    #[allow(clippy::type_complexity)]
+    fn book_at(
+        &self,
+        py: Python<'_>,
+        symbol: String,
+        at: TimeArg,
+        depth: Option<usize>,
+        strict: bool,
+    ) -> PyResult<(
+        u32,
+        i64,
+        Option<i64>,
+        Vec<(i64, i64)>,
+        Vec<(i64, i64)>,
+        Vec<String>,
+    )> {
+        let path = self.path.clone();
+        py.detach(move || {
+            let at = time_ns(Some(at), "at")?.unwrap_or(0);
+            let tape = list_tape(&path)?;
+            let sym = match tape.symbol_ids(std::slice::from_ref(&symbol))?.as_deref() {
+                Some([id]) => *id,
+                _ => return Err(TapeError::usage("symbol: give one symbol")),
+            };
+            let opts = floxlog::book_replay::ReplayOptions {
+                strict,
+                ..Default::default()
+            };
+            let (s, warnings) = floxlog::book_replay::book_at(tape, sym, at, depth, &opts)?;
+            let pairs =
+                |v: &[floxlog::core::Level]| v.iter().map(|l| (l.price_raw, l.qty_raw)).collect();
+            Ok((
+                sym,
+                s.at,
+                s.last_ts,
+                pairs(&s.bids),
+                pairs(&s.asks),
+                warnings,
+            ))
+        })
+        .py_err(py)
     }
 
     /// What `floxlog inspect --json` prints, as JSON text, and the errors

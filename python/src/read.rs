@@ -24,7 +24,7 @@ pub enum TimeArg {
     Text(String),
 }
 
-fn time_ns(t: Option<TimeArg>, what: &str) -> Result<Option<i64>, TapeError> {
+pub fn time_ns(t: Option<TimeArg>, what: &str) -> Result<Option<i64>, TapeError> {
     match t {
         None => Ok(None),
         Some(TimeArg::Ns(n)) => Ok(Some(n)),

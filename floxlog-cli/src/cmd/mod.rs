@@ -1,5 +1,6 @@
 //! One module per subcommand, and the helpers they share.
 
+pub mod book;
 pub mod cat;
 pub mod common;
 pub mod convert;
