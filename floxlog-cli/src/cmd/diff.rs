@@ -97,7 +97,10 @@ pub fn run(a: Args) -> CmdResult {
 
 fn print_text(rep: &DiffReport) {
     for d in &rep.damage {
-        let ev = d.event.map(|e| format!(", at event {e}")).unwrap_or_default();
+        let ev = d
+            .event
+            .map(|e| format!(", at event {e}"))
+            .unwrap_or_default();
         println!(
             "DAMAGED: tape {}: {} at byte {}: {}: {} ({} events of the segment read before it{ev})",
             d.tape,
@@ -125,8 +128,16 @@ fn print_text(rep: &DiffReport) {
     if let Some(f) = &rep.first {
         let side = |e: &Option<EventAt>| match e {
             Some(e) => {
-                let ib = e.in_block.map(|p| format!(" (+{p} in block)")).unwrap_or_default();
-                format!("{} {} at byte {}{ib}", e.type_name, e.file.display(), e.offset)
+                let ib = e
+                    .in_block
+                    .map(|p| format!(" (+{p} in block)"))
+                    .unwrap_or_default();
+                format!(
+                    "{} {} at byte {}{ib}",
+                    e.type_name,
+                    e.file.display(),
+                    e.offset
+                )
             }
             None => "(ended)".to_string(),
         };

@@ -86,7 +86,11 @@ pub fn field_diffs(a: &Event<'_>, b: &Event<'_>) -> Vec<FieldDiff> {
             o.cmp("ask_size_raw", x.ask_size_raw, y.ask_size_raw);
             o.cmp("bid_iv_raw", x.bid_iv_raw, y.bid_iv_raw);
             o.cmp("ask_iv_raw", x.ask_iv_raw, y.ask_iv_raw);
-            o.cmp("open_interest_raw", x.open_interest_raw, y.open_interest_raw);
+            o.cmp(
+                "open_interest_raw",
+                x.open_interest_raw,
+                y.open_interest_raw,
+            );
             o.cmp("symbol_id", x.symbol_id, y.symbol_id);
             o.cmp("instrument", x.instrument, y.instrument);
             o.cmp("exchange_id", x.exchange_id, y.exchange_id);
@@ -160,10 +164,19 @@ mod tests {
 
     #[test]
     fn names_levels_payload_bytes_and_types() {
-        let la = [Level { price_raw: 1, qty_raw: 2 }];
+        let la = [Level {
+            price_raw: 1,
+            qty_raw: 2,
+        }];
         let lb = [
-            Level { price_raw: 1, qty_raw: 3 },
-            Level { price_raw: 5, qty_raw: 6 },
+            Level {
+                price_raw: 1,
+                qty_raw: 3,
+            },
+            Level {
+                price_raw: 5,
+                qty_raw: 6,
+            },
         ];
         let book = |l: &'static [Level]| Book {
             kind: BookKind::Snapshot,
@@ -192,7 +205,10 @@ mod tests {
             exchange_id: 0,
             payload: b,
         };
-        let d = field_diffs(&Event::PoolState(p(&[1, 2, 3])), &Event::PoolState(p(&[1, 9, 3])));
+        let d = field_diffs(
+            &Event::PoolState(p(&[1, 2, 3])),
+            &Event::PoolState(p(&[1, 9, 3])),
+        );
         assert_eq!(d[0].to_string(), "payload[1]: 2 vs 9");
         let d = field_diffs(&Event::PoolState(p(&[])), &Event::Trade(Trade::default()));
         assert_eq!(d[0].to_string(), "type: pool_state vs trade");
