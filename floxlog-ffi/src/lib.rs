@@ -74,6 +74,9 @@ mod tape_reader;
 // Verify, recover and inspect a tape.
 mod tape_ops;
 
+// Compare two tapes.
+mod tape_diff;
+
 // Internal: no C items.
 mod boundary;
 mod chunks;
@@ -88,6 +91,7 @@ pub use message::*;
 pub use reader::*;
 pub use segment::*;
 pub use sizes::*;
+pub use tape_diff::*;
 pub use tape_error::*;
 pub use tape_ops::*;
 pub use tape_reader::*;
