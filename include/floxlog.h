@@ -287,6 +287,11 @@
 #define FLOXLOG_BOOK_ASK 1
 
 /**
+ * Size of `floxlog_diff_result.fields` (with its NUL).
+ */
+#define FLOXLOG_DIFF_FIELDS_LEN 512
+
+/**
  * Result codes. 0 is success; 1..99 are non-error statuses; 100..199 are
  * data errors (100..114 are the conformance corpus's error kinds in the
  * order of its README); 200..299 are usage and resource errors. The
@@ -314,6 +319,10 @@ enum floxlog_result
    * it with the general call (`floxlog_reader_next`, ...).
    */
   FLOXLOG_NOT_TRADE = 3,
+  /**
+   * `floxlog_tape_diff`: the tapes differ (see its `floxlog_diff_result`).
+   */
+  FLOXLOG_DIFFERENT = 4,
   /**
    * `bad_magic`: segment magic is not `FLOX`.
    */
@@ -1719,6 +1728,113 @@ typedef struct floxlog_book_state {
   size_t ask_count;
 } floxlog_book_state;
 
+/**
+ * Options of `floxlog_tape_diff`. All-zero is the default: events in file
+ * order.
+ */
+typedef struct floxlog_diff_options {
+  /**
+   * Non-zero: compare in time order (merged) instead of file order.
+   */
+  uint8_t time_order;
+  /**
+   * Non-zero: compare the segment files byte for byte.
+   */
+  uint8_t bytes;
+  /**
+   * Non-zero: a torn tail (live or crashed writer) is damage too.
+   */
+  uint8_t strict;
+  /**
+   * Non-zero: skip frames of types 1.0 does not define.
+   */
+  uint8_t skip_unknown_types;
+  /**
+   * Non-zero: list directories instead of trusting `manifest.json`.
+   */
+  uint8_t ignore_manifest;
+} floxlog_diff_options;
+
+/**
+ * Where the first differing event (or byte) is in one tape.
+ */
+typedef struct floxlog_diff_position {
+  /**
+   * 0: this tape ended there (no event); 1: the fields below are set.
+   */
+  uint8_t present;
+  /**
+   * Frame type of the event (0 in a byte comparison).
+   */
+  uint8_t frame_type;
+  /**
+   * Segment number in the tape's listing.
+   */
+  uint64_t segment;
+  /**
+   * Byte offset of the frame (LZ4: of its block) or the first differing byte.
+   */
+  uint64_t offset;
+  /**
+   * LZ4: the frame's offset in the decompressed block; else `UINT32_MAX`.
+   */
+  uint32_t in_block;
+} floxlog_diff_position;
+
+/**
+ * Events per record type of one tape (`by_type[t]`: frame type `t`, 1..5).
+ */
+typedef struct floxlog_diff_counts {
+  /**
+   * All events.
+   */
+  uint64_t events;
+  /**
+   * Per frame type (index 0 unused).
+   */
+  uint64_t by_type[6];
+} floxlog_diff_counts;
+
+/**
+ * What `floxlog_tape_diff` found.
+ */
+typedef struct floxlog_diff_result {
+  /**
+   * 1 when the tapes differ (the fields below say where).
+   */
+  uint8_t different;
+  /**
+   * 1 when a tape is damaged (the code and `*err` say where).
+   */
+  uint8_t damaged;
+  /**
+   * Leading events (bytes, for a byte comparison) that compared equal;
+   * the first difference's event number.
+   */
+  uint64_t equal;
+  /**
+   * The first difference in tape A.
+   */
+  struct floxlog_diff_position a;
+  /**
+   * The first difference in tape B.
+   */
+  struct floxlog_diff_position b;
+  /**
+   * Counts of tape A (to its end; zero for a byte comparison).
+   */
+  struct floxlog_diff_counts counts_a;
+  /**
+   * Counts of tape B.
+   */
+  struct floxlog_diff_counts counts_b;
+  /**
+   * The differing fields, `"price_raw: 100 vs 101"` joined by `"; "`
+   * (or why the bytes differ), NUL-terminated UTF-8, cut to fit.
+   */
+  char fields[FLOXLOG_DIFF_FIELDS_LEN];
+} floxlog_diff_result;
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -3051,6 +3167,27 @@ floxlog_result floxlog_tape_book_at(const char *path,
                                     size_t *bid_count,
                                     size_t *ask_count,
                                     struct floxlog_tape_error *err);
+
+/**
+ * Compares the tapes at `path_a` and `path_b` (directories or segment
+ * files, either layout, any compression) as `floxlog diff` does: event by
+ * event by their decoded fields, in file order (or time order), or byte
+ * for byte. `*out` (may be NULL) is filled whatever the outcome.
+ *
+ * Returns `FLOXLOG_OK` when identical, `FLOXLOG_DIFFERENT` when they
+ * differ, and when a tape is damaged the data-error code of the first
+ * damage (e.g. `FLOXLOG_CRC_MISMATCH`) with its file and offset in
+ * `*err`. Other codes mean a tape could not be listed or opened.
+ *
+ * # Safety
+ * `path_a`, `path_b` NUL-terminated paths; `opts` NULL or valid; `out`
+ * NULL or writable; `err` may be NULL.
+ */
+floxlog_result floxlog_tape_diff(const char *path_a,
+                                 const char *path_b,
+                                 const struct floxlog_diff_options *opts,
+                                 struct floxlog_diff_result *out,
+                                 struct floxlog_tape_error *err);
 
 #ifdef __cplusplus
 }  // extern "C"

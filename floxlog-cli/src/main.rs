@@ -13,7 +13,8 @@ Exit codes:
   1  data errors: damaged or inconsistent segments, a manifest of another version,
      bad input events, verification failures
   2  usage errors: bad arguments or options
-  3  I/O errors: missing files, permissions, disk full";
+  3  I/O errors: missing files, permissions, disk full
+  4  diff: a tape is damaged (1 there means the tapes differ)";
 
 #[derive(Parser)]
 #[command(
@@ -37,6 +38,7 @@ struct Cli {
 enum Cmd {
     Inspect(cmd::inspect::Args),
     Verify(cmd::verify::Args),
+    Diff(cmd::diff::Args),
     Cat(cmd::cat::Args),
     Book(cmd::book::Args),
     Encode(cmd::encode::Args),
@@ -53,6 +55,7 @@ fn main() -> ExitCode {
     let r = match cli.cmd {
         Cmd::Inspect(a) => cmd::inspect::run(a),
         Cmd::Verify(a) => cmd::verify::run(a),
+        Cmd::Diff(a) => cmd::diff::run(a),
         Cmd::Cat(a) => cmd::cat::run(a),
         Cmd::Book(a) => cmd::book::run(a),
         Cmd::Encode(a) => cmd::encode::run(a),

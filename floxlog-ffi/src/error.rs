@@ -21,6 +21,8 @@ pub enum floxlog_result {
     /// A trades-only batch read stopped at an event of another type: read
     /// it with the general call (`floxlog_reader_next`, ...).
     FLOXLOG_NOT_TRADE = 3,
+    /// `floxlog_tape_diff`: the tapes differ (see its `floxlog_diff_result`).
+    FLOXLOG_DIFFERENT = 4,
     /// `bad_magic`: segment magic is not `FLOX`.
     FLOXLOG_BAD_MAGIC = 100,
     /// `unsupported_version`: segment version is not 1.
@@ -108,11 +110,12 @@ use Text::{Core, Own};
 
 impl floxlog_result {
     /// Every code, for tables and exhaustive tests.
-    pub(crate) const ALL: [floxlog_result; 35] = [
+    pub(crate) const ALL: [floxlog_result; 36] = [
         FLOXLOG_OK,
         FLOXLOG_END,
         FLOXLOG_NO_INDEX,
         FLOXLOG_NOT_TRADE,
+        FLOXLOG_DIFFERENT,
         FLOXLOG_BAD_MAGIC,
         FLOXLOG_UNSUPPORTED_VERSION,
         FLOXLOG_UNKNOWN_FLAGS,
@@ -178,6 +181,7 @@ impl floxlog_result {
                 "the tape's manifest is unreadable, of another version, or names files outside the tape",
             ),
             FLOXLOG_VERIFY_FAILED => Own("verify_failed", "verification found errors"),
+            FLOXLOG_DIFFERENT => Own("different", "the tapes differ"),
             FLOXLOG_NULL_POINTER => Own("null_pointer", "a required pointer is NULL"),
             FLOXLOG_BUFFER_TOO_SMALL => Core(ErrorKind::BufferTooSmall),
             FLOXLOG_INDEX_FULL => Core(ErrorKind::IndexFull),

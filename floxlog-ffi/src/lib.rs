@@ -77,6 +77,9 @@ mod tape_ops;
 // Order books over caller storage, and a tape's book at a time.
 mod book;
 
+// Compare two tapes.
+mod tape_diff;
+
 // Internal: no C items.
 mod boundary;
 mod chunks;
@@ -92,6 +95,7 @@ pub use message::*;
 pub use reader::*;
 pub use segment::*;
 pub use sizes::*;
+pub use tape_diff::*;
 pub use tape_error::*;
 pub use tape_ops::*;
 pub use tape_reader::*;

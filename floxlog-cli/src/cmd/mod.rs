@@ -5,6 +5,7 @@ pub mod cat;
 pub mod common;
 pub mod convert;
 pub mod demo;
+pub mod diff;
 pub mod encode;
 pub mod export;
 pub mod inspect;

@@ -2,6 +2,9 @@
 //! them (read merged or in file order, write with rotation and durability,
 //! verify, recover, rewrite, rebuild manifests, follow a live segment).
 
+pub mod diff;
+mod diff_bytes;
+mod diff_fields;
 pub mod dir;
 pub mod error;
 pub mod flox_manifest;
