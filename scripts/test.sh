@@ -2,7 +2,9 @@
 # Every test of the project, as CI runs it (README's second command):
 #   formatting and lints; Rust tests for the whole workspace, and for
 #   floxlog-core with LZ4 compiled out; the no_std/no-alloc link proof (a
-#   binary that runs a round trip); the C/C++ suite under ctest, plainly and
+#   binary that runs a round trip) and the same round trip on a Cortex-M4F
+#   under QEMU (scripts/test-embedded.sh installs the target and QEMU if
+#   missing); the C/C++ suite under ctest, plainly and
 #   under ASan/UBSan (scripts/test-c.sh installs cmake and friends if missing);
 #   the Python package built into a virtual environment and its pytest suite
 #   (scripts/test-python.sh; .venv, or FLOXLOG_VENV).
@@ -26,6 +28,9 @@ cargo test -p floxlog-core --no-default-features
 
 echo "== no_std / no-alloc proof"
 (cd nostd-check && cargo run --release --quiet) && echo "nostd-check: writer and reader linked without std or an allocator; round trip ok"
+
+echo "== Cortex-M round trip under QEMU"
+bash scripts/test-embedded.sh
 
 echo "== C / C++ suite (ctest)"
 bash scripts/test-c.sh
