@@ -11,7 +11,9 @@
 //     counters, the clock once per segment, iterator forms, seek, stats;
 //   - verify, recover (a segment copied while its writer was still open,
 //     and one truncated by a few bytes: "rewritten"; the live tape:
-//     FLOXLOG_TAPE_LOCKED), inspect (its JSON parsed with nlohmann).
+//     FLOXLOG_TAPE_LOCKED), inspect (its JSON parsed with nlohmann);
+//   - book_at (levels, depth, no book yet) and diff (twin, one field,
+//     bytes, damage as a result, a missing tape as an exception).
 #include <set>
 #include <type_traits>
 
@@ -507,6 +509,88 @@ void test_ops() {
          "quick inspection");
 }
 
+
+floxlog_book book(int64_t ts, uint32_t sym, const floxlog_level* bids, size_t nb, const floxlog_level* asks,
+                  size_t na, uint8_t header_type) {
+  floxlog_book b{};
+  b.exchange_ts_ns = ts;
+  b.recv_ts_ns = ts;
+  b.symbol_id = sym;
+  b.header_type = header_type;
+  b.bids = bids;
+  b.bid_count = nb;
+  b.asks = asks;
+  b.ask_count = na;
+  return b;
+}
+
+bool levels(const std::vector<floxlog::Level>& got, std::initializer_list<std::pair<int64_t, int64_t>> want) {
+  if (got.size() != want.size()) return false;
+  size_t i = 0;
+  for (const auto& w : want) {
+    if (got[i].price_raw != w.first || got[i].qty_raw != w.second) return false;
+    ++i;
+  }
+  return true;
+}
+
+// book_at() and diff(): a small tape of two symbols' books and trades, a
+// copy with one quantity changed, a copy cut short, a damaged copy.
+void test_replay_tools() {
+  TempDir tmp;
+  const auto write = [&](const fs::path& dir, int64_t odd_qty) {
+    auto w = floxlog::TapeWriter::open(dir.string(), counted_clock(std::make_shared<int>(0)));
+    const floxlog_level sb[] = {{100, 1}, {98, 2}}, sa[] = {{101, 3}, {103, 4}};
+    w.append_snapshot(book(100, 7, sb, 2, sa, 2, 0));
+    w.append_snapshot(book(110, 8, sa, 2, sb, 0, 0));
+    w.append(trade(150, 7));
+    const floxlog_level db[] = {{99, odd_qty}, {100, 5}}, da[] = {{101, 0}};
+    w.append_delta(book(200, 7, db, 2, da, 1, 1));
+    w.close();
+  };
+  const fs::path a = tmp.path() / "a", same = tmp.path() / "same", other = tmp.path() / "other";
+  write(a, 7);
+  write(same, 7);
+  write(other, 8);
+
+  floxlog::BookAt b = floxlog::book_at(a.string(), 7, 150);
+  expect(levels(b.bids, {{100, 1}, {98, 2}}) && levels(b.asks, {{101, 3}, {103, 4}}), "book at 150");
+  b = floxlog::book_at(a.string(), 7, 200, 2);
+  expect(levels(b.bids, {{100, 5}, {99, 7}}) && levels(b.asks, {{103, 4}}), "book at 200, depth 2");
+  b = floxlog::book_at(a.string(), 8, 99);
+  expect(b.bids.empty() && b.asks.empty(), "no book before the symbol's first event");
+  expect_error(FLOXLOG_IO_ERROR, [&] { (void)floxlog::book_at((tmp.path() / "none").string(), 7, 0); },
+               "book_at on a missing tape");
+
+  floxlog::DiffResult d = floxlog::diff(a.string(), same.string());
+  expect(d.identical() && !d.different() && d.raw.equal == 4 && d.raw.counts_a.by_type[1] == 1,
+         "a tape and its twin are identical");
+  d = floxlog::diff(a.string(), other.string());
+  expect(d.different() && !d.identical() && d.raw.equal == 3 && d.fields().find("qty_raw") != std::string::npos,
+         "the changed delta is the first difference: " + d.fields());
+  floxlog::DiffOptions bytes{};
+  bytes.bytes = 1;
+  d = floxlog::diff(a.string(), same.string(), bytes);
+  expect(d.identical(), "the twins are byte-identical too");
+
+  // A byte changed in the first frame's payload: damage, not a difference.
+  const fs::path bad = tmp.path() / "bad";
+  fs::create_directories(bad);
+  const auto segs = segment_files(a);
+  copy_segment(segs[0], bad / segs[0].filename());
+  {
+    std::fstream f(bad / segs[0].filename(), std::ios::in | std::ios::out | std::ios::binary);
+    f.seekg(64 + 20);
+    const int byte = f.get();
+    f.seekp(64 + 20);
+    f.put(static_cast<char>(byte ^ 0x5a));
+  }
+  d = floxlog::diff(a.string(), bad.string());
+  expect(d.damage.has_value() && !d.identical() && d.raw.damaged == 1, "damage is reported");
+  expect(d.damage && d.damage->has_offset() && d.damage->has_file(), "damage names file and offset");
+  expect_error(FLOXLOG_IO_ERROR, [&] { (void)floxlog::diff(a.string(), (tmp.path() / "none").string()); },
+               "diff against a missing tape");
+}
 }  // namespace
 
 int main() {
@@ -516,5 +600,6 @@ int main() {
   run.run("errors", test_errors);
   run.run("round trip", test_round_trip);
   run.run("verify/recover/inspect", test_ops);
+  run.run("book_at/diff", test_replay_tools);
   return run.report("test_hpp");
 }

@@ -1368,6 +1368,81 @@ inline Inspection inspect(const std::string& path, const InspectOptions& options
   return out;
 }
 
+
+/** @brief A price level of a book: `price_raw`, `qty_raw`. */
+using Level = floxlog_level;
+
+/** @brief One symbol's book at a time (book_at()), best level first. */
+struct BookAt {
+  /** @brief Bids, highest price first. */
+  std::vector<Level> bids;
+  /** @brief Asks, lowest price first. */
+  std::vector<Level> asks;
+};
+
+/**
+ * @brief The book of `symbol_id` in the tape at `path` after every event
+ * stamped at or before `ts` (exchange_ts_ns), at most `depth` levels a
+ * side, as `floxlog book --at` prints it.
+ * @throws Error on damage before `ts` (file and offset), a negative delta
+ *   quantity (FLOXLOG_MALFORMED_RECORD), a side of over 65535 levels
+ *   (FLOXLOG_CAPACITY_EXCEEDED) or an unreadable tape.
+ */
+inline BookAt book_at(const std::string& path, std::uint32_t symbol_id, std::int64_t ts, std::size_t depth = 64) {
+  BookAt out;
+  out.bids.resize(depth);
+  out.asks.resize(depth);
+  std::size_t nb = 0;
+  std::size_t na = 0;
+  floxlog_tape_error err;
+  err.code = 0;
+  detail::check_tape(floxlog_tape_book_at(path.c_str(), symbol_id, ts, out.bids.data(), depth, out.asks.data(),
+                                          depth, &nb, &na, &err),
+                     err);
+  out.bids.resize(nb);
+  out.asks.resize(na);
+  return out;
+}
+
+/** @brief Options of diff(): all-zero (the default) compares events in file order. */
+using DiffOptions = floxlog_diff_options;
+
+/** @brief What diff() found. */
+struct DiffResult {
+  /** @brief Where the tapes first differ, the equal prefix, counts per type. */
+  floxlog_diff_result raw{};
+  /** @brief When a tape is damaged: the first damage (kind, file, offset). */
+  std::optional<Error> damage;
+  /** @brief Whether the tapes compared equal (and neither is damaged). */
+  bool identical() const noexcept { return !damage && raw.different == 0; }
+  /** @brief Whether they differ (`raw.a`, `raw.b` and fields() say where). */
+  bool different() const noexcept { return raw.different != 0; }
+  /** @brief The differing fields, `"price_raw: 100 vs 101"` joined by `"; "`. */
+  std::string fields() const {
+    return std::string(raw.fields,
+                       static_cast<std::size_t>(std::find(raw.fields, raw.fields + sizeof raw.fields, '\0') -
+                                                raw.fields));
+  }
+};
+
+/**
+ * @brief Compares the tapes at `a` and `b` (directories or segment files,
+ * either layout, any compression) as `floxlog diff` does.
+ * @return identical, different, or damaged (`damage` set): results, not
+ *   exceptions.
+ * @throws Error when a tape cannot be listed or opened.
+ */
+inline DiffResult diff(const std::string& a, const std::string& b, const DiffOptions& options = DiffOptions()) {
+  DiffResult result;
+  floxlog_tape_error err;
+  err.code = 0;
+  const floxlog_result rc = floxlog_tape_diff(a.c_str(), b.c_str(), &options, &result.raw, &err);
+  if (rc == FLOXLOG_OK || rc == FLOXLOG_DIFFERENT) return result;
+  if (result.raw.damaged == 0) detail::throw_tape(rc, err);
+  result.damage = detail::error_of(rc, err);
+  return result;
+}
+
 }  // namespace floxlog
 
 #endif  // FLOXLOG_HPP

@@ -1,6 +1,8 @@
 //! `floxlog`: inspect, verify, read, write, convert and repair `.floxlog`
 //! tapes. See `floxlog --help`.
 
+#[macro_use]
+mod stdout;
 mod cmd;
 
 use clap::{Parser, Subcommand};
@@ -66,11 +68,16 @@ fn main() -> ExitCode {
         Cmd::Manifest(a) => cmd::manifest::run(a),
         Cmd::Demo(a) => cmd::demo::run(a),
     };
-    match r {
-        Ok(code) => ExitCode::from(code),
-        Err(e) => {
+    // A report cut short by a write error is not a success.
+    match (r, stdout::finish()) {
+        (Err(e), _) => {
             eprintln!("floxlog: error: {e}");
             ExitCode::from(e.exit_code() as u8)
         }
+        (Ok(_), Some(e)) => {
+            eprintln!("floxlog: error: writing the report to <stdout>: {e}");
+            ExitCode::from(3)
+        }
+        (Ok(code), None) => ExitCode::from(code),
     }
 }

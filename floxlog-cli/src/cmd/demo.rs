@@ -99,7 +99,7 @@ pub fn run(a: Args) -> CmdResult {
     let segs = w.close()?;
     let wrote = t0.elapsed().as_secs_f64();
     let bytes: u64 = segs.iter().map(|s| s.size_bytes).sum();
-    println!(
+    outln!(
         "wrote {} events ({} trades, {} book deltas, {} snapshots) into {} segments, {} bytes, in {:.2}s: {}",
         n,
         a.trades,
@@ -115,16 +115,16 @@ pub fn run(a: Args) -> CmdResult {
     let rep = verify_tape(&tape, ReadOptions::default(), &mut |_| {});
     let errors = rep.count(Severity::Error);
     for f in &rep.findings {
-        println!("{}", f.line());
+        outln!("{}", f.line());
     }
-    println!(
+    outln!(
         "verify: {} ({} events in {:.2}s, {errors} errors, {} warnings)",
         if errors == 0 { "OK" } else { "FAILED" },
         rep.events,
         t1.elapsed().as_secs_f64(),
         rep.count(Severity::Warning)
     );
-    println!();
+    outln!();
     let code = super::inspect::run(super::inspect::Args {
         tape: super::common::TapeArgs {
             inputs: vec![a.dir.clone()],
@@ -134,6 +134,6 @@ pub fn run(a: Args) -> CmdResult {
         quick: false,
     })?;
     let d = a.dir.display();
-    println!("\nnext:\n  floxlog cat {d} --symbol BTCUSDT --type trade --prices decimal | head\n  floxlog cat {d} --format csv --type book_snapshot | head -3\n  floxlog verify {d}\n  floxlog convert {d} -o {d}-spec --layout spec --compression none");
+    outln!("\nnext:\n  floxlog cat {d} --symbol BTCUSDT --type trade --prices decimal | head\n  floxlog cat {d} --format csv --type book_snapshot | head -3\n  floxlog verify {d}\n  floxlog convert {d} -o {d}-spec --layout spec --compression none");
     Ok(u8::from(errors > 0 || code != 0))
 }

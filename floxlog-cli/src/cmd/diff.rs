@@ -84,7 +84,7 @@ pub fn run(a: Args) -> CmdResult {
     )?;
     if a.json {
         let v = serde_json::to_value(&rep).unwrap_or_default();
-        println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+        outln!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
     } else {
         print_text(&rep);
     }
@@ -101,7 +101,7 @@ fn print_text(rep: &DiffReport) {
             .event
             .map(|e| format!(", at event {e}"))
             .unwrap_or_default();
-        println!(
+        outln!(
             "DAMAGED: tape {}: {} at byte {}: {}: {} ({} events of the segment read before it{ev})",
             d.tape,
             d.file.display(),
@@ -116,7 +116,7 @@ fn print_text(rep: &DiffReport) {
             p.as_ref()
                 .map_or_else(|| "(none)".to_string(), |p| p.display().to_string())
         };
-        println!(
+        outln!(
             "DIFFERENT ({}): segment {}: {} vs {} at byte {}",
             b.reason,
             b.segment,
@@ -141,31 +141,31 @@ fn print_text(rep: &DiffReport) {
             }
             None => "(ended)".to_string(),
         };
-        println!("DIFFERENT at event {} ({} order):", f.event, rep.mode);
-        println!("  a: {}", side(&f.a));
-        println!("  b: {}", side(&f.b));
+        outln!("DIFFERENT at event {} ({} order):", f.event, rep.mode);
+        outln!("  a: {}", side(&f.a));
+        outln!("  b: {}", side(&f.b));
         for fd in &f.fields {
-            println!("  {fd}");
+            outln!("  {fd}");
         }
         match (&f.a, &f.b) {
-            (None, Some(_)) => println!("  tape a ends after {} events; b has more", f.event),
-            (Some(_), None) => println!("  tape b ends after {} events; a has more", f.event),
+            (None, Some(_)) => outln!("  tape a ends after {} events; b has more", f.event),
+            (Some(_), None) => outln!("  tape b ends after {} events; a has more", f.event),
             _ => {}
         }
     }
     if rep.mode == "bytes" {
         if rep.outcome == DiffOutcome::Identical {
-            println!("IDENTICAL: {} bytes", rep.equal);
+            outln!("IDENTICAL: {} bytes", rep.equal);
         }
         return;
     }
     if rep.outcome == DiffOutcome::Identical {
-        println!("IDENTICAL: {} events ({} order)", rep.equal, rep.mode);
+        outln!("IDENTICAL: {} events ({} order)", rep.equal, rep.mode);
     } else {
-        println!("{} events compared equal before it", rep.equal);
+        outln!("{} events compared equal before it", rep.equal);
     }
-    println!("  a: {}", counts(&rep.counts_a));
-    println!("  b: {}", counts(&rep.counts_b));
+    outln!("  a: {}", counts(&rep.counts_a));
+    outln!("  b: {}", counts(&rep.counts_b));
 }
 
 fn counts(c: &TypeCounts) -> String {

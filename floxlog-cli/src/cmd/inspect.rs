@@ -32,13 +32,13 @@ pub fn run(a: Args) -> CmdResult {
         eprintln!("floxlog: error: {e}");
     }
     if a.json {
-        println!("{}", insp.to_json_text());
+        outln!("{}", insp.to_json_text());
         return Ok(u8::from(insp.failed));
     }
     for d in &insp.dirs {
-        println!("tape {}", d.path.display());
+        outln!("tape {}", d.path.display());
         match &d.manifest {
-            Some(m) => println!(
+            Some(m) => outln!(
                 "  manifest.json: schema {} format {}, exchange {}, created {}, {} segments",
                 m.schema_version,
                 m.format_version,
@@ -46,10 +46,10 @@ pub fn run(a: Args) -> CmdResult {
                 ts(m.created_ns),
                 m.segments.len()
             ),
-            None => println!("  manifest.json: none (segments in file-name order)"),
+            None => outln!("  manifest.json: none (segments in file-name order)"),
         }
         if let Some(m) = &d.flox_manifest {
-            println!(
+            outln!(
                 "  .manifest (flox): {} segments, {} events, {} symbols",
                 m.segments.len(),
                 m.total_events,
@@ -57,7 +57,7 @@ pub fn run(a: Args) -> CmdResult {
             );
         }
         if let Some(m) = &d.metadata {
-            println!(
+            outln!(
                 "  metadata.json: exchange {}, {} named symbols",
                 m.str_field("exchange").unwrap_or("?"),
                 m.symbols().len()
@@ -67,14 +67,14 @@ pub fn run(a: Args) -> CmdResult {
     for s in &insp.segments {
         // Counts by type and the index are shown as `inspect --json` has them.
         let seg = s.to_json();
-        println!(
+        outln!(
             "segment {} ({} bytes, {})",
             s.path.display(),
             s.size_bytes,
             s.series
         );
         if let Some(h) = &s.header {
-            println!(
+            outln!(
                 "  header: flags {}, compression {}, exchange {}, {} events claimed{}",
                 flag_names(h.flags),
                 if h.has(flags::COMPRESSED) {
@@ -90,10 +90,10 @@ pub fn run(a: Args) -> CmdResult {
                     ""
                 }
             );
-            println!("  created {}", ts(h.created_ns));
+            outln!("  created {}", ts(h.created_ns));
         }
         if let Some(e) = &s.error {
-            println!(
+            outln!(
                 "  ERROR {} at byte {}: {}",
                 e.kind.as_str(),
                 e.offset,
@@ -101,21 +101,21 @@ pub fn run(a: Args) -> CmdResult {
             );
         }
         if !insp.quick {
-            println!("  events: {} {}", seg["events"], seg["by_type"]);
+            outln!("  events: {} {}", seg["events"], seg["by_type"]);
             if let (Some(lo), Some(hi)) = (s.min_ts, s.max_ts) {
-                println!("  time: {} .. {}", ts(lo), ts(hi));
+                outln!("  time: {} .. {}", ts(lo), ts(hi));
             }
-            println!("  index: {}", seg["index"]);
+            outln!("  index: {}", seg["index"]);
             if let Some(r) = s.compression_ratio {
-                println!("  LZ4: {} blocks, ratio {r:.2}", s.blocks);
+                outln!("  LZ4: {} blocks, ratio {r:.2}", s.blocks);
             }
         }
     }
     for f in &insp.findings {
-        println!("{}", f.line());
+        outln!("{}", f.line());
     }
     let t = &insp.total;
-    println!("total: {} segments, {} bytes", t.segments, t.bytes);
+    outln!("total: {} segments, {} bytes", t.segments, t.bytes);
     if !insp.quick {
         let types: Vec<String> = (1..6)
             .filter(|&i| t.by_type[i] > 0)
@@ -127,9 +127,9 @@ pub fn run(a: Args) -> CmdResult {
                 )
             })
             .collect();
-        println!("  events: {} ({})", t.events.unwrap_or(0), types.join(", "));
+        outln!("  events: {} ({})", t.events.unwrap_or(0), types.join(", "));
         if let (Some(lo), Some(hi)) = (t.min_ts, t.max_ts) {
-            println!(
+            outln!(
                 "  time: {} .. {} ({:.3} s)",
                 ts(lo),
                 ts(hi),
@@ -145,7 +145,7 @@ pub fn run(a: Args) -> CmdResult {
             })
             .collect();
         let shown = syms.iter().take(20).cloned().collect::<Vec<_>>().join(", ");
-        println!(
+        outln!(
             "  symbols: {}{shown}{}",
             if syms.is_empty() { "none" } else { "" },
             if syms.len() > 20 {
@@ -155,7 +155,7 @@ pub fn run(a: Args) -> CmdResult {
             }
         );
         if let Some(r) = t.compression_ratio {
-            println!("  compression ratio: {r:.2} (frame bytes / stored block bytes)");
+            outln!("  compression ratio: {r:.2} (frame bytes / stored block bytes)");
         }
     }
     Ok(u8::from(insp.failed))

@@ -49,7 +49,7 @@ pub fn run(a: Args) -> CmdResult {
     }
     print_findings(&findings);
     if a.print {
-        print!("{}", m.to_text());
+        out!("{}", m.to_text());
     } else {
         m.save(&a.dir, true)?;
         eprintln!(

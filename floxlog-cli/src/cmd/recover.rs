@@ -106,18 +106,18 @@ pub fn run(a: Args) -> CmdResult {
     let sum = recover_tape(&a.inputs, &opts, &mut |ev| match ev {
         RecoverEvent::Segment(r) => {
             if !a.json {
-                println!("{}", describe(r));
+                outln!("{}", describe(r));
             }
         }
         RecoverEvent::Failed { error, .. } => eprintln!("floxlog: error: {error}"),
         RecoverEvent::RebuiltManifest(p) => {
             if !a.json {
-                println!("rebuilt {}", p.display());
+                outln!("rebuilt {}", p.display());
             }
         }
     })?;
     if a.json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&sum.reports).unwrap_or_default()
         );

@@ -51,7 +51,7 @@ pub fn run(a: Args) -> CmdResult {
         drop(f);
         let dst = a.output.clone().unwrap_or_else(|| s.path.clone());
         write_file_atomic(&dst, &out.bytes, true)?;
-        println!(
+        outln!(
             "{}: {} events, index every {} events ({} bytes)",
             dst.display(),
             out.events,

@@ -66,12 +66,12 @@ pub fn run(a: Args) -> CmdResult {
             "segments": rep.segments,
             "findings": rep.findings,
         });
-        println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+        outln!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
     } else {
         for f in &rep.findings {
-            println!("{}", f.line());
+            outln!("{}", f.line());
         }
-        println!(
+        outln!(
             "{}: {} segments, {} events, {} bytes checked in {:.2}s ({:.1} M events/s, {:.0} MB/s); {errors} errors, {warnings} warnings",
             if passed { "OK" } else { "FAILED" },
             rep.segments.len(),
