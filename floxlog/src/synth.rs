@@ -9,6 +9,7 @@
 use crate::owned::{OwnedBook, OwnedEvent, OwnedPoolState};
 use floxlog_core::consts::{instrument, pool_sub_type};
 use floxlog_core::{Book, BookKind, Event, Level, Levels, OptionQuote, PoolState, Trade};
+use std::collections::BTreeMap;
 
 /// What to generate.
 #[derive(Clone, Copy, Debug)]
@@ -102,6 +103,11 @@ pub fn generate<E>(
     let mut n = 0u64;
     let mut bids = Vec::with_capacity(cfg.depth);
     let mut asks = Vec::with_capacity(cfg.depth);
+    // Each symbol's book as replayed (bids, asks: price to qty), and the
+    // levels a delta removes from the side it does not add to.
+    let mut books: Vec<(BTreeMap<i64, i64>, BTreeMap<i64, i64>)> =
+        vec![Default::default(); SYMBOLS.len()];
+    let mut removed: Vec<Level> = Vec::new();
     let ex = cfg.exchange_id;
     while trades_left + deltas_left > 0 {
         if ts >= next_snapshot {
@@ -119,6 +125,8 @@ pub fn generate<E>(
                         qty_raw: q,
                     });
                 }
+                books[i].0 = bids.iter().map(|l| (l.price_raw, l.qty_raw)).collect();
+                books[i].1 = asks.iter().map(|l| (l.price_raw, l.qty_raw)).collect();
                 seq += 1;
                 f(&Event::Book(book(
                     BookKind::Snapshot,
@@ -170,18 +178,49 @@ pub fn generate<E>(
             } else {
                 (1 + rng.below(500)) as i64 * 1_000_000
             };
-            let lv = [Level {
+            let lv = Level {
                 price_raw: if rng.below(2) == 0 {
                     mids[i] - k * tick
                 } else {
                     mids[i] + k * tick
                 },
                 qty_raw: q,
-            }];
-            let (b, a): (&[Level], &[Level]) = if lv[0].price_raw < mids[i] {
-                (&lv, &[])
+            };
+            // The mid has walked since older levels were placed: the same
+            // delta removes the other side's levels the new one would
+            // cross, so the replayed book is never crossed.
+            let is_bid = lv.price_raw < mids[i];
+            let (bid_side, ask_side) = &mut books[i];
+            let (own, other) = if is_bid {
+                (bid_side, ask_side)
             } else {
-                (&[], &lv)
+                (ask_side, bid_side)
+            };
+            removed.clear();
+            other.retain(|&p, _| {
+                let crossed = if is_bid {
+                    p <= lv.price_raw
+                } else {
+                    p >= lv.price_raw
+                };
+                if crossed {
+                    removed.push(Level {
+                        price_raw: p,
+                        qty_raw: 0,
+                    });
+                }
+                !crossed
+            });
+            if q == 0 {
+                own.remove(&lv.price_raw);
+            } else {
+                own.insert(lv.price_raw, q);
+            }
+            let added = [lv];
+            let (b, a): (&[Level], &[Level]) = if is_bid {
+                (&added, &removed)
+            } else {
+                (&removed, &added)
             };
             seq += 1;
             f(&Event::Book(book(
@@ -424,6 +463,46 @@ mod tests {
         })
         .unwrap();
         assert_eq!(a, b);
+    }
+
+    /// Replayed as the spec says (snapshots replace a side, deltas set or
+    /// remove a level), every symbol's book stays uncrossed and keeps
+    /// levels on both sides after its first snapshot.
+    #[test]
+    fn replayed_books_are_never_crossed() {
+        let cfg = SynthConfig::default();
+        let mut books: BTreeMap<u32, [BTreeMap<i64, i64>; 2]> = BTreeMap::new();
+        let (mut deltas, mut removals) = (0u64, 0u64);
+        generate(&cfg, |e| -> Result<(), String> {
+            let Event::Book(b) = e else { return Ok(()) };
+            let book = books.entry(b.symbol_id).or_default();
+            for (side, levels) in [(0, &b.bids), (1, &b.asks)] {
+                if b.kind == BookKind::Snapshot {
+                    book[side].clear();
+                } else {
+                    deltas += 1;
+                }
+                for l in levels.iter() {
+                    if l.qty_raw == 0 {
+                        removals += u64::from(book[side].remove(&l.price_raw).is_some());
+                    } else {
+                        book[side].insert(l.price_raw, l.qty_raw);
+                    }
+                }
+            }
+            let (bid, ask) = (book[0].keys().next_back(), book[1].keys().next());
+            match (bid, ask) {
+                (Some(b_), Some(a_)) if b_ < a_ => Ok(()),
+                _ => Err(format!(
+                    "book {} at {}: {bid:?} / {ask:?}",
+                    b.symbol_id, b.exchange_ts_ns
+                )),
+            }
+        })
+        .unwrap();
+        assert_eq!(deltas, 2 * cfg.book_deltas);
+        // The walk does cross old levels: the removals are exercised.
+        assert!(removals > 1_000, "{removals}");
     }
 
     #[test]

@@ -134,6 +134,13 @@ pub fn run(a: Args) -> CmdResult {
         quick: false,
     })?;
     let d = a.dir.display();
-    outln!("\nnext:\n  floxlog cat {d} --symbol BTCUSDT --type trade --prices decimal | head\n  floxlog cat {d} --format csv --type book_snapshot | head -3\n  floxlog verify {d}\n  floxlog convert {d} -o {d}-spec --layout spec --compression none");
+    outln!(
+        "\nnext:\n  floxlog cat {d} --symbol BTCUSDT --type trade --prices decimal | head\n  \
+         floxlog cat {d} --format csv --type book_snapshot | head -3\n  \
+         floxlog book {d} --symbol BTCUSDT --at 2024-04-26T09:24:18.5Z --depth 5\n  \
+         floxlog verify {d}\n  \
+         floxlog convert {d} -o {d}-spec --layout spec --compression none\n  \
+         floxlog diff {d} {d}-spec --order time"
+    );
     Ok(u8::from(errors > 0 || code != 0))
 }
