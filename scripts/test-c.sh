@@ -23,7 +23,7 @@ CORPUS=${FLOXLOG_CONFORMANCE_DIR:-$ROOT/../shared/conformance}
 JOBS=$(nproc 2>/dev/null || echo 2)
 export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 
-step() { printf '\n== %s\n' "$*"; }
+. scripts/lib.sh
 
 # --- 1. tools -----------------------------------------------------------
 missing=()
@@ -33,14 +33,7 @@ command -v clang++ >/dev/null || missing+=(clang)
 command -v pkg-config >/dev/null || missing+=(pkg-config)
 [ -e /usr/include/lz4.h ] || missing+=(liblz4-dev)
 [ -e /usr/include/nlohmann/json.hpp ] || missing+=(nlohmann-json3-dev)
-if [ ${#missing[@]} -gt 0 ]; then
-  step "installing ${missing[*]}"
-  SUDO=
-  [ "$(id -u)" -eq 0 ] || SUDO=sudo
-  export DEBIAN_FRONTEND=noninteractive
-  $SUDO apt-get update -qq
-  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
+apt_install "${missing[@]}"
 if [ "$(cbindgen --version 2>/dev/null || true)" != "cbindgen $CBINDGEN_VERSION" ]; then
   step "installing cbindgen $CBINDGEN_VERSION"
   cargo install cbindgen --version "$CBINDGEN_VERSION" --locked --quiet

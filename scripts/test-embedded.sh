@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 TARGET=thumbv7em-none-eabihf
 
-step() { printf '\n== %s\n' "$*"; }
+. scripts/lib.sh
 
 # --- 1. tools -----------------------------------------------------------
 if ! rustup target list --installed | grep -qx "$TARGET"; then
@@ -24,14 +24,7 @@ missing=()
 command -v qemu-system-arm >/dev/null || missing+=(qemu-system-arm)
 # llvm-objdump / llvm-nm for the size report (Debian's llvm).
 command -v llvm-objdump >/dev/null && command -v llvm-nm >/dev/null || missing+=(llvm)
-if [ ${#missing[@]} -gt 0 ]; then
-  step "installing ${missing[*]}"
-  SUDO=
-  [ "$(id -u)" -eq 0 ] || SUDO=sudo
-  export DEBIAN_FRONTEND=noninteractive
-  $SUDO apt-get update -qq
-  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
+apt_install "${missing[@]}"
 
 cd nostd-check/cortex-m
 ELF=${CARGO_TARGET_DIR:-target}/$TARGET/release/nostd-check-cortex-m

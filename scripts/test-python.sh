@@ -25,7 +25,7 @@ export FLOXLOG_CONFORMANCE_DIR="${FLOXLOG_CONFORMANCE_DIR:-$(cd .. && pwd)/share
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
 export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 
-step() { printf '\n== %s\n' "$*"; }
+. scripts/lib.sh
 
 # --- 1. tools -----------------------------------------------------------
 missing=()
@@ -35,12 +35,7 @@ elif ! "$PYTHON" -c 'import venv, ensurepip' 2>/dev/null; then
   missing+=(python3-venv)
 fi
 if [ ${#missing[@]} -gt 0 ]; then
-  step "installing ${missing[*]}"
-  SUDO=
-  [ "$(id -u)" -eq 0 ] || SUDO=sudo
-  export DEBIAN_FRONTEND=noninteractive
-  $SUDO apt-get update -qq
-  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  apt_install "${missing[@]}"
   PYTHON=python3
 fi
 "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 10))' || {

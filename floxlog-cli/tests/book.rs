@@ -1,19 +1,11 @@
 //! `floxlog book`: books at a time and sampled, on tapes written here from
 //! hand-made events (books computed by hand) and on the conformance corpus.
 
-use assert_cmd::Command;
 use predicates::prelude::*;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
-
-fn bin() -> Command {
-    Command::cargo_bin("floxlog").unwrap()
-}
-
-fn corpus() -> PathBuf {
-    let default = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/conformance");
-    floxlog_testkit::corpus::Corpus::root_from_env(&default)
-}
+mod common;
+use common::{bin, corpus};
 
 fn book(kind: &str, ts: i64, sym: u32, bids: Value, asks: Value) -> Value {
     json!({"type": kind, "exchange_ts_ns": ts, "recv_ts_ns": ts, "seq": 0, "symbol_id": sym,

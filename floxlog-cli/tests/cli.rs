@@ -2,19 +2,11 @@
 //! (`FLOXLOG_CONFORMANCE_DIR`, default `../shared/conformance` beside the
 //! workspace) and on tapes the tests write.
 
-use assert_cmd::Command;
 use predicates::prelude::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-
-fn corpus() -> PathBuf {
-    let default = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/conformance");
-    floxlog_testkit::corpus::Corpus::root_from_env(&default)
-}
-
-fn bin() -> Command {
-    Command::cargo_bin("floxlog").unwrap()
-}
+mod common;
+use common::{bin, corpus, encode};
 
 fn case_dirs(kind: &str) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(corpus().join(kind))
@@ -261,18 +253,6 @@ fn torn_lz4_block_recovers_complete_blocks() {
 }
 
 use std::os::unix::fs::PermissionsExt;
-
-fn encode(input: &Path, out: &Path, extra: &[&str]) {
-    bin()
-        .arg("encode")
-        .arg(input)
-        .arg("-o")
-        .arg(out)
-        .args(["--created-ns", "1700000000000000000"])
-        .args(extra)
-        .assert()
-        .success();
-}
 
 #[test]
 fn encode_then_cat_round_trips_every_case_in_both_layouts() {

@@ -1,30 +1,10 @@
 //! `floxlog diff`: identical tapes in any codec and layout, the first
 //! differing field, an extra event, damage (exit 4), `--bytes`, `--json`.
 
-use assert_cmd::Command;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-
-fn corpus() -> PathBuf {
-    let default = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/conformance");
-    floxlog_testkit::corpus::Corpus::root_from_env(&default)
-}
-
-fn bin() -> Command {
-    Command::cargo_bin("floxlog").unwrap()
-}
-
-fn encode(input: &Path, out: &Path, extra: &[&str]) {
-    bin()
-        .arg("encode")
-        .arg(input)
-        .arg("-o")
-        .arg(out)
-        .args(["--created-ns", "1700000000000000000"])
-        .args(extra)
-        .assert()
-        .success();
-}
+mod common;
+use common::{bin, corpus, encode};
 
 /// `diff A B ARGS --json`: exit code and report.
 fn diff(a: &Path, b: &Path, args: &[&str]) -> (i32, Value) {

@@ -1,11 +1,8 @@
 //! `floxlog export`: counts printed and checked, exit codes, CSV output.
 
-use assert_cmd::Command;
 use std::path::Path;
-
-fn bin() -> Command {
-    Command::cargo_bin("floxlog").unwrap()
-}
+mod common;
+use common::bin;
 
 fn demo_tape(dir: &Path) {
     bin()

@@ -2,16 +2,13 @@
 //! input: each test is named after the wrong answer, crash or loss it
 //! guards against.
 
-use assert_cmd::Command;
 use floxlog::core::{
     crc32, encode_frame, Event, PoolState, Profile, SegmentHeader, Trade, WriterConfig,
 };
 use serde_json::Value;
 use std::path::Path;
-
-fn bin() -> Command {
-    Command::cargo_bin("floxlog").unwrap()
-}
+mod common;
+use common::bin;
 
 fn trade(ts: i64, sym: u32) -> Trade {
     Trade {

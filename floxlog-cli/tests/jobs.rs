@@ -2,17 +2,9 @@
 //! on the conformance corpus (`FLOXLOG_CONFORMANCE_DIR`) and on tapes large
 //! enough to be cut into ranges, intact and damaged.
 
-use assert_cmd::Command;
 use std::path::{Path, PathBuf};
-
-fn corpus() -> PathBuf {
-    let default = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/conformance");
-    floxlog_testkit::corpus::Corpus::root_from_env(&default)
-}
-
-fn bin() -> Command {
-    Command::cargo_bin("floxlog").unwrap()
-}
+mod common;
+use common::{bin, corpus};
 
 /// The corpus's tapes (segment directories) and damaged segments, and one
 /// tape of every damaged segment between good ones (in `tmp`).

@@ -4,11 +4,8 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-
-fn corpus() -> PathBuf {
-    let default = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/conformance");
-    floxlog_testkit::corpus::Corpus::root_from_env(&default)
-}
+mod common;
+use common::corpus;
 
 fn case(name: &str) -> PathBuf {
     corpus().join("cases").join(name).join("segments")

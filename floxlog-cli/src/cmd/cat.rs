@@ -1,7 +1,6 @@
 //! `floxlog cat`: events as JSON lines or CSV.
 
 use super::common::{parse_size, report_listing, CmdResult, FilterArgs, TapeArgs};
-use floxlog::core::{ReadOptions, UnknownTypes};
 use floxlog::json::PriceStyle;
 use floxlog::output::{write_json_line, Csv};
 use floxlog::tape::follow::{Follower, PollOutcome};
@@ -135,11 +134,6 @@ pub fn run(a: Args) -> CmdResult {
     if a.follow {
         return follow(&a, &tape, &filter, &mut out, &mut write);
     }
-    let unknown = if a.skip_unknown {
-        UnknownTypes::Skip
-    } else {
-        UnknownTypes::Reject
-    };
     let cfg = ReadConfig {
         order: if a.file_order {
             Order::File
@@ -149,11 +143,7 @@ pub fn run(a: Args) -> CmdResult {
         filter,
         reorder_window: a.reorder_window,
         reorder_bytes: usize::try_from(a.reorder_bytes).unwrap_or(usize::MAX),
-        read: ReadOptions {
-            verify_crc: true,
-            unknown_types: unknown,
-            ..ReadOptions::default()
-        },
+        read: super::common::read_options(a.skip_unknown),
     };
     let mut opened = OpenedTape::open(tape);
     // Listed segments that could not be read are data the output lacks.
@@ -205,14 +195,7 @@ fn follow(
     write: &mut dyn FnMut(&mut Out, &floxlog::core::Event<'_>) -> Result<(), TapeError>,
 ) -> CmdResult {
     let single = a.tape.inputs.len() == 1 && a.tape.inputs[0].is_file();
-    let opts = ReadOptions {
-        unknown_types: if a.skip_unknown {
-            UnknownTypes::Skip
-        } else {
-            UnknownTypes::Reject
-        },
-        ..ReadOptions::default()
-    };
+    let opts = super::common::read_options(a.skip_unknown);
     let mut paths: Vec<PathBuf> = tape.segments.iter().map(|s| s.path.clone()).collect();
     let mut idx = 0usize;
     let mut cur: Option<Follower> = None;

@@ -2,7 +2,7 @@
 //! bars, the output sink (tape or single segment), printing findings.
 
 use clap::ValueEnum;
-use floxlog::core::{Compression, Profile, WriterConfig};
+use floxlog::core::{Compression, Profile, ReadOptions, UnknownTypes, WriterConfig};
 use floxlog::segment::{finish_to_vec, vec_writer, VecWriter};
 use floxlog::tape::{
     Durability, Finding, Layout, OpenOptions, Severity, Tape, TapeError, TapeWriter,
@@ -14,6 +14,19 @@ use std::path::{Path, PathBuf};
 
 /// Result of a subcommand: the exit code.
 pub type CmdResult = Result<u8, TapeError>;
+
+/// Codec options of the reading commands: CRCs checked; frames of record
+/// types 1.0 does not define skipped with `--skip-unknown`, else refused.
+pub fn read_options(skip_unknown: bool) -> ReadOptions {
+    ReadOptions {
+        unknown_types: if skip_unknown {
+            UnknownTypes::Skip
+        } else {
+            UnknownTypes::Reject
+        },
+        ..ReadOptions::default()
+    }
+}
 
 /// A progress bar over `total` bytes on stderr, hidden when stderr is not
 /// a terminal.

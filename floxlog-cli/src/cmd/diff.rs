@@ -1,6 +1,5 @@
 //! `floxlog diff`: are two tapes the same, and where do they first differ.
 
-use floxlog::core::{ReadOptions, UnknownTypes};
 use floxlog::tape::diff::{diff_tapes, DiffOptions, DiffOutcome, DiffReport, EventAt, TypeCounts};
 use floxlog::tape::{OpenOptions, Order};
 use std::path::PathBuf;
@@ -65,14 +64,7 @@ pub fn run(a: Args) -> CmdResult {
         },
         bytes: a.bytes,
         strict: a.strict,
-        read: ReadOptions {
-            unknown_types: if a.skip_unknown {
-                UnknownTypes::Skip
-            } else {
-                UnknownTypes::Reject
-            },
-            ..ReadOptions::default()
-        },
+        read: super::common::read_options(a.skip_unknown),
         open: OpenOptions {
             ignore_manifest: a.ignore_manifest,
         },

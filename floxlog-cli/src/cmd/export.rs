@@ -2,7 +2,6 @@
 //! dataset (see `floxlog_arrow::export`).
 
 use super::common::{progress, report_listing, CmdResult, FilterArgs, TapeArgs};
-use floxlog::core::{ReadOptions, UnknownTypes};
 use floxlog_arrow::export::{export, Codec, ExportSpec, Format, PARTITION_TYPES};
 use std::path::PathBuf;
 use std::time::Instant;
@@ -95,14 +94,7 @@ pub fn run(a: Args) -> CmdResult {
         by_symbol: a.by_symbol,
         filter,
         rows: a.rows as usize,
-        read: ReadOptions {
-            unknown_types: if a.skip_unknown {
-                UnknownTypes::Skip
-            } else {
-                UnknownTypes::Reject
-            },
-            ..ReadOptions::default()
-        },
+        read: super::common::read_options(a.skip_unknown),
         jobs: a.jobs.unwrap_or(0),
         overwrite: a.overwrite,
         ..ExportSpec::default()

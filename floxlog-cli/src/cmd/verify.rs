@@ -1,7 +1,6 @@
 //! `floxlog verify`: full integrity check.
 
 use super::common::{progress, CmdResult, TapeArgs};
-use floxlog::core::{ReadOptions, UnknownTypes};
 use floxlog::tape::verify::verify_tape_with;
 use floxlog::tape::Severity;
 
@@ -39,15 +38,7 @@ pub fn run(a: Args) -> CmdResult {
     let tape = a.tape.open()?;
     let total = tape.file_bytes();
     let pb = progress(total, "verify");
-    let opts = ReadOptions {
-        verify_crc: true,
-        unknown_types: if a.skip_unknown {
-            UnknownTypes::Skip
-        } else {
-            UnknownTypes::Reject
-        },
-        ..ReadOptions::default()
-    };
+    let opts = super::common::read_options(a.skip_unknown);
     let t0 = std::time::Instant::now();
     let rep = verify_tape_with(&tape, opts, a.jobs, &mut |b| pb.set_position(b));
     pb.finish_and_clear();

@@ -1,0 +1,32 @@
+//! Helpers shared by the CLI test files (each file is its own crate and
+//! uses some of them).
+#![allow(dead_code)]
+
+use assert_cmd::Command;
+use std::path::{Path, PathBuf};
+
+/// The conformance corpus: `FLOXLOG_CONFORMANCE_DIR`, or `../shared/conformance`
+/// beside the checkout.
+pub fn corpus() -> PathBuf {
+    let default = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/conformance");
+    floxlog_testkit::corpus::Corpus::root_from_env(&default)
+}
+
+/// The `floxlog` binary under test.
+pub fn bin() -> Command {
+    Command::cargo_bin("floxlog").unwrap()
+}
+
+/// `floxlog encode INPUT -o OUT` with a fixed `created_ns` and `extra`
+/// arguments; must succeed.
+pub fn encode(input: &Path, out: &Path, extra: &[&str]) {
+    bin()
+        .arg("encode")
+        .arg(input)
+        .arg("-o")
+        .arg(out)
+        .args(["--created-ns", "1700000000000000000"])
+        .args(extra)
+        .assert()
+        .success();
+}
