@@ -374,6 +374,31 @@ impl TapeReaderHandle {
         self.listing.iter().cloned().chain(problems)
     }
 
+    /// The result of a batch call whose loop stopped after `n` events,
+    /// `failure` being what stopped it, if anything: `FLOXLOG_OK` when it
+    /// got events (the failure is kept for the next call), else `idle` when
+    /// given (`FLOXLOG_NOT_TRADE`), else the next error or `FLOXLOG_END`.
+    fn end_batch(
+        &mut self,
+        n: usize,
+        failure: Option<TapeFail>,
+        idle: Option<floxlog_result>,
+    ) -> TapeResult<floxlog_result> {
+        if n > 0 {
+            if let Some(e) = failure {
+                self.fatal = Some(e);
+            }
+            return Ok(FLOXLOG_OK);
+        }
+        if let Some(code) = idle {
+            return Ok(code);
+        }
+        match failure.or_else(|| self.next_error()) {
+            Some(e) => Err(e),
+            None => Ok(FLOXLOG_END),
+        }
+    }
+
     /// After the last event: the next unreported error, if any.
     fn next_error(&mut self) -> Option<TapeFail> {
         if let Some(e) = self.fatal.take() {
@@ -721,17 +746,7 @@ pub unsafe extern "C" fn floxlog_tape_reader_next_batch(
         }
         // SAFETY: the first `n` slots were written by `step`.
         unsafe { apply_fixups(h, base) };
-        if n > 0 {
-            // A merge failure after some events is returned next time.
-            if let Some(e) = end_error {
-                h.fatal = Some(e);
-            }
-            return Ok(FLOXLOG_OK);
-        }
-        match end_error.or_else(|| h.next_error()) {
-            Some(e) => Err(e),
-            None => Ok(FLOXLOG_END),
-        }
+        h.end_batch(n, end_error, None)
     });
     // SAFETY: the caller's promise.
     unsafe { put_if_usable(count, n) };
@@ -796,20 +811,8 @@ pub unsafe extern "C" fn floxlog_tape_reader_next_trades(
                 h.last = last;
             }
         }
-        if n > 0 {
-            // A merge failure after some trades is returned next time.
-            if let Some(e) = end_error {
-                h.fatal = Some(e);
-            }
-            return Ok(FLOXLOG_OK);
-        }
-        if h.held {
-            return Ok(FLOXLOG_NOT_TRADE);
-        }
-        match end_error.or_else(|| h.next_error()) {
-            Some(e) => Err(e),
-            None => Ok(FLOXLOG_END),
-        }
+        let idle = h.held.then_some(FLOXLOG_NOT_TRADE);
+        h.end_batch(n, end_error, idle)
     });
     // SAFETY: the caller's promise.
     unsafe { put_if_usable(count, n) };

@@ -2,28 +2,14 @@
 //! file-order `TapeReader` does: the same frames, and each problem at the
 //! same point among them, on intact and damaged tapes.
 
-use floxlog::core::{Compression, ReadOptions, WriterConfig};
-use floxlog::segment::{finish_to_vec, vec_writer};
-use floxlog::synth::mixed_event;
+use floxlog::core::{Compression, ReadOptions};
 use floxlog::tape::merge::{OpenedTape, Order, ReadConfig};
 use floxlog::tape::read_ahead::{read_ahead_in, Ahead};
 use floxlog::tape::{OpenOptions, Tape};
 use std::path::Path;
 
-fn segment(compression: Compression, index: bool, seed: u64, n: u64) -> Vec<u8> {
-    let mut w = vec_writer(WriterConfig {
-        compression,
-        create_index: index,
-        index_interval: 64,
-        created_ns: 1,
-        ..Default::default()
-    })
-    .unwrap();
-    for i in 0..n {
-        w.append(&mixed_event(seed, i).as_event()).unwrap();
-    }
-    finish_to_vec(w).unwrap()
-}
+mod common;
+use common::mixed_segment;
 
 fn problem_line(p: &floxlog::tape::merge::Problem) -> String {
     format!(
@@ -79,10 +65,10 @@ fn ahead(dir: &Path, threads: usize, range_bytes: u64) -> Vec<String> {
 fn read_ahead_matches_the_file_order_reader() {
     let d = tempfile::tempdir().unwrap();
     let segs = [
-        segment(Compression::Lz4, true, 1, 3000),
-        segment(Compression::None, true, 2, 2000),
-        segment(Compression::None, false, 3, 2000),
-        segment(Compression::Lz4, false, 4, 3000),
+        mixed_segment(Compression::Lz4, true, 1, 3000),
+        mixed_segment(Compression::None, true, 2, 2000),
+        mixed_segment(Compression::None, false, 3, 2000),
+        mixed_segment(Compression::Lz4, false, 4, 3000),
     ];
     let write = |segs: &[Vec<u8>]| {
         let dir = d.path().join("t");

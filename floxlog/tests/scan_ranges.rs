@@ -2,26 +2,12 @@
 //! folds into exactly the scan of one pass, on intact and damaged
 //! segments, LZ4 and uncompressed, with and without an index.
 
-use floxlog::core::{Compression, WriterConfig};
-use floxlog::segment::{finish_to_vec, vec_writer};
-use floxlog::synth::mixed_event;
+use floxlog::core::Compression;
 use floxlog::tape::scan::{scan_segment, Scanner};
 use floxlog_core::ReadOptions;
 
-fn segment(compression: Compression, index: bool, n: u64) -> Vec<u8> {
-    let mut w = vec_writer(WriterConfig {
-        compression,
-        create_index: index,
-        index_interval: 64,
-        created_ns: 1,
-        ..Default::default()
-    })
-    .unwrap();
-    for i in 0..n {
-        w.append(&mixed_event(7, i).as_event()).unwrap();
-    }
-    finish_to_vec(w).unwrap()
-}
+mod common;
+use common::mixed_segment;
 
 fn in_ranges(data: &[u8], target: u64) -> (String, usize) {
     let sc = Scanner::new(data, ReadOptions::default());
@@ -41,7 +27,7 @@ fn ranges_fold_into_the_one_pass_scan() {
         (Compression::None, true),
         (Compression::None, false),
     ] {
-        let good = segment(comp, index, 6000);
+        let good = mixed_segment(comp, index, 7, 6000);
         let len = good.len();
         // Damage at many places: frames, block headers, the index, the end.
         let mut cases: Vec<Vec<u8>> = vec![good.clone()];
