@@ -1,6 +1,6 @@
 // floxlog_conformance CORPUS_ROOT
 //
-// Replays a conformance corpus (laid out like shared/conformance: cases/,
+// Replays a conformance corpus (laid out like conformance/: cases/,
 // real/, corrupt/; see its README) through the C ABI only (floxlog.hpp's
 // inline floxlog::Event view only turns what the reader returns into corpus
 // JSON, in corpus_util.hpp):

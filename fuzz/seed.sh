@@ -4,7 +4,7 @@
 # 0 = the bytes are a whole file.
 set -euo pipefail
 cd "$(dirname "$0")"
-corpus="${1:-${FLOXLOG_CONFORMANCE_DIR:-$(cd ../.. && pwd)/shared/conformance}}"
+corpus="${1:-${FLOXLOG_CONFORMANCE_DIR:-$(cd .. && pwd)/conformance}}"
 mkdir -p corpus/read_segment corpus/index_seek corpus/write_read corpus/ffi_reader \
   corpus/tape_reader corpus/std_parsers
 i=0

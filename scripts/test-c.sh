@@ -12,14 +12,14 @@
 #   4. builds again into build-asan/ with AddressSanitizer and
 #      UndefinedBehaviorSanitizer on the C/C++ side and runs ctest again.
 #
-# Environment: FLOXLOG_CONFORMANCE_DIR (default ../shared/conformance),
+# Environment: FLOXLOG_CONFORMANCE_DIR (default conformance/ in the checkout),
 # SKIP_SANITIZERS=1 to skip step 4 (local iteration only).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 CBINDGEN_VERSION=0.29.4
-CORPUS=${FLOXLOG_CONFORMANCE_DIR:-$ROOT/../shared/conformance}
+CORPUS=${FLOXLOG_CONFORMANCE_DIR:-$ROOT/conformance}
 JOBS=$(nproc 2>/dev/null || echo 2)
 export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 

@@ -12,7 +12,7 @@
 #      filters, Arrow streams into pyarrow, polars and DuckDB, numpy,
 #      inspect/verify, errors; against the tool's output).
 #
-# Environment: FLOXLOG_CONFORMANCE_DIR (default ../shared/conformance),
+# Environment: FLOXLOG_CONFORMANCE_DIR (default conformance/ in the checkout),
 # FLOXLOG_VENV (default .venv), CARGO_TARGET_DIR (default target/),
 # PYTHON (default python3). Extra arguments go to pytest.
 set -euo pipefail
@@ -21,7 +21,7 @@ cd "$(dirname "$0")/.."
 ROOT=$PWD
 VENV=${FLOXLOG_VENV:-$ROOT/.venv}
 PYTHON=${PYTHON:-python3}
-export FLOXLOG_CONFORMANCE_DIR="${FLOXLOG_CONFORMANCE_DIR:-$(cd .. && pwd)/shared/conformance}"
+export FLOXLOG_CONFORMANCE_DIR="${FLOXLOG_CONFORMANCE_DIR:-$ROOT/conformance}"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
 export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 

@@ -8,12 +8,12 @@
 #   under ASan/UBSan (scripts/test-c.sh installs cmake and friends if missing);
 #   the Python package built into a virtual environment and its pytest suite
 #   (scripts/test-python.sh; .venv, or FLOXLOG_VENV).
-# The conformance corpus defaults to ../shared/conformance beside the checkout;
+# The conformance corpus defaults to conformance/ in the checkout;
 # FLOXLOG_CONFORMANCE_DIR points every runner elsewhere.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-export FLOXLOG_CONFORMANCE_DIR="${FLOXLOG_CONFORMANCE_DIR:-$(cd .. && pwd)/shared/conformance}"
+export FLOXLOG_CONFORMANCE_DIR="${FLOXLOG_CONFORMANCE_DIR:-$PWD/conformance}"
 echo "== conformance corpus: $FLOXLOG_CONFORMANCE_DIR"
 
 echo "== cargo fmt / clippy"

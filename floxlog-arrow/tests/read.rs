@@ -354,7 +354,7 @@ fn symbol_names_come_from_the_metadata() {
 
 #[test]
 fn conformance_corpus_as_batches_equals_expected() {
-    let default = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/conformance");
+    let default = Path::new(env!("CARGO_MANIFEST_DIR")).join("../conformance");
     let root = Corpus::root_from_env(&default);
     let corpus = Corpus::load(&root).unwrap();
     assert!(

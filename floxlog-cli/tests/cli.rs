@@ -1,6 +1,6 @@
 //! End-to-end tests of the `floxlog` binary on the conformance corpus
-//! (`FLOXLOG_CONFORMANCE_DIR`, default `../shared/conformance` beside the
-//! workspace) and on tapes the tests write.
+//! (`FLOXLOG_CONFORMANCE_DIR`, default the repository's `conformance/`)
+//! and on tapes the tests write.
 
 use predicates::prelude::*;
 use serde_json::Value;

@@ -394,7 +394,7 @@ fn convert_keeps_symbol_names() {
 /// `--prices` mode, exactly.
 #[test]
 fn encode_reads_what_cat_prints_in_every_price_mode() {
-    let default = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/conformance");
+    let default = Path::new(env!("CARGO_MANIFEST_DIR")).join("../conformance");
     let corpus = floxlog_testkit::corpus::Corpus::root_from_env(&default);
     let d = tempfile::tempdir().unwrap();
     let mut cases = 0;

@@ -241,7 +241,7 @@ mod tests {
         let root = std::env::var_os("FLOXLOG_CONFORMANCE_DIR")
             .map(std::path::PathBuf::from)
             .unwrap_or_else(|| {
-                std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/conformance")
+                std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../conformance")
             });
         CString::new(root.join(p).to_str().unwrap()).unwrap()
     }

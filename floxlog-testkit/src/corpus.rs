@@ -1,4 +1,4 @@
-//! Loading a conformance corpus laid out like `shared/conformance/`
+//! Loading a conformance corpus laid out like `conformance/`
 //! (`cases/`, `real/`, `corrupt/`; see its README). The root is always a
 //! parameter, so the same runner works on any corpus with this layout.
 

@@ -2,7 +2,7 @@
 //! published).
 //!
 //! - [`corpus`]: loading a conformance corpus laid out like
-//!   `shared/conformance/`, and [`conformance`]: running it.
+//!   `conformance/`, and [`conformance`]: running it.
 //! - `floxlog-crash-recorder` (`src/bin/crash_recorder.rs`): the recorder
 //!   that `tests/crash.rs` kills.
 

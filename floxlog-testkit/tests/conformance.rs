@@ -1,5 +1,5 @@
 //! Runs the conformance corpus named by `FLOXLOG_CONFORMANCE_DIR` (default
-//! `../shared/conformance` beside the workspace) and fails on any miss.
+//! the repository's `conformance/`) and fails on any miss.
 
 use floxlog_testkit::conformance;
 use floxlog_testkit::corpus::Corpus;
@@ -7,7 +7,7 @@ use std::path::Path;
 
 #[test]
 fn conformance_corpus() {
-    let default = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/conformance");
+    let default = Path::new(env!("CARGO_MANIFEST_DIR")).join("../conformance");
     let root = Corpus::root_from_env(&default);
     let corpus = Corpus::load(&root).unwrap_or_else(|e| panic!("loading the corpus: {e}"));
     let total = corpus.cases.len() + corpus.real.len() + corpus.corrupt.len();

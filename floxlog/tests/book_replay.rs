@@ -15,7 +15,7 @@ use serde_json::Value;
 fn corpus_dir() -> PathBuf {
     std::env::var_os("FLOXLOG_CONFORMANCE_DIR")
         .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/conformance"))
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../conformance"))
 }
 
 type Side = BTreeMap<i64, i64>;

@@ -68,7 +68,7 @@ fn readable(dir: &Path) -> u64 {
 fn corpus_dir() -> PathBuf {
     std::env::var_os("FLOXLOG_CONFORMANCE_DIR")
         .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/conformance"))
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../conformance"))
 }
 
 /// The corpus's rotation case written through the tape writer with a clock

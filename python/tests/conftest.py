@@ -18,9 +18,8 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def corpus_dir() -> Path:
-    """``$FLOXLOG_CONFORMANCE_DIR``, else ``../shared/conformance`` beside
-    the checkout. A missing corpus fails the run (never a skip)."""
-    d = Path(os.environ.get("FLOXLOG_CONFORMANCE_DIR", REPO.parent / "shared" / "conformance"))
+    """``$FLOXLOG_CONFORMANCE_DIR``, else the checkout's ``conformance/``. A missing corpus fails the run (never a skip)."""
+    d = Path(os.environ.get("FLOXLOG_CONFORMANCE_DIR", REPO / "conformance"))
     if not (d / "cases").is_dir():
         raise RuntimeError(
             f"conformance corpus not found at {d}: set FLOXLOG_CONFORMANCE_DIR"

@@ -5,10 +5,10 @@
 use assert_cmd::Command;
 use std::path::{Path, PathBuf};
 
-/// The conformance corpus: `FLOXLOG_CONFORMANCE_DIR`, or `../shared/conformance`
+/// The conformance corpus: `FLOXLOG_CONFORMANCE_DIR`, or the repository's `conformance/`
 /// beside the checkout.
 pub fn corpus() -> PathBuf {
-    let default = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/conformance");
+    let default = Path::new(env!("CARGO_MANIFEST_DIR")).join("../conformance");
     floxlog_testkit::corpus::Corpus::root_from_env(&default)
 }
 
