@@ -152,6 +152,8 @@ def check(template, path, size, index, outcomes):
                 return "stdout line is not a JSON object"
         except ValueError:
             return "stdout line is not JSON: %r" % l[:80]
+    if p.returncode == 0:
+        outcomes["clean"] = outcomes.get("clean", 0) + 1
     return None
 
 
