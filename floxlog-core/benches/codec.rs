@@ -5,6 +5,10 @@
 //! pass over them). Best of several runs; single thread. Not a test: nothing
 //! here asserts a speed.
 //!
+//! The `batch` lines read the same segments through the batch trade kernel
+//! (`Reader::next_trades`, `next_trade_columns`; 4096 rows a call) beside
+//! the per-event `decode` lines.
+//!
 //! Beside the LZ4 and CRC lines are their limits, on the same bytes:
 //! lz4_flex compressing (decompressing) the writer's blocks alone, and
 //! decompression plus the fastest CRC32 over every frame payload; then the
@@ -139,15 +143,91 @@ fn decode(seg: &[u8], opts: ReadOptions, scratch: &mut [u8]) -> u64 {
     while let Some(ev) = r.next_event().unwrap() {
         // Use every field, as a consumer would, so none is optimised away.
         if let Event::Trade(t) = ev {
-            acc = acc
-                .wrapping_add(t.exchange_ts_ns as u64 ^ t.recv_ts_ns as u64)
-                .wrapping_add(t.price_raw as u64 ^ t.qty_raw as u64)
-                .wrapping_add(t.trade_id ^ t.symbol_id as u64)
-                .wrapping_add((t.side ^ t.instrument) as u64 + t.exchange_id as u64);
+            acc = fold(acc, &t);
         }
     }
     acc
 }
+
+/// What `decode` does to each trade.
+#[inline(always)]
+fn fold(acc: u64, t: &Trade) -> u64 {
+    acc.wrapping_add(t.exchange_ts_ns as u64 ^ t.recv_ts_ns as u64)
+        .wrapping_add(t.price_raw as u64 ^ t.qty_raw as u64)
+        .wrapping_add(t.trade_id ^ t.symbol_id as u64)
+        .wrapping_add((t.side ^ t.instrument) as u64 + t.exchange_id as u64)
+}
+
+/// `decode` through the batch kernel, `out.len()` trades a call (other
+/// types through the per-event call).
+fn decode_batch(seg: &[u8], opts: ReadOptions, scratch: &mut [u8], out: &mut [Trade]) -> u64 {
+    let s = Segment::parse(seg).unwrap();
+    let mut r = s.reader(opts, scratch);
+    let mut acc = 0u64;
+    loop {
+        let b = r.next_trades(out);
+        acc = out[..b.count].iter().fold(acc, fold);
+        match b.stop {
+            TradeStop::Full => {}
+            TradeStop::OtherType => {
+                r.next_event().unwrap();
+            }
+            TradeStop::End => return acc,
+            TradeStop::Error(e) => panic!("{e}"),
+        }
+    }
+}
+
+/// `decode_batch` into columns of `cols.0.len()` rows.
+fn decode_columns(seg: &[u8], opts: ReadOptions, scratch: &mut [u8], cols: &mut Cols) -> u64 {
+    let s = Segment::parse(seg).unwrap();
+    let mut r = s.reader(opts, scratch);
+    let mut acc = 0u64;
+    loop {
+        let b = r.next_trade_columns(&mut TradeColumns {
+            exchange_ts_ns: &mut cols.0,
+            recv_ts_ns: &mut cols.1,
+            price_raw: &mut cols.2,
+            qty_raw: &mut cols.3,
+            trade_id: &mut cols.4,
+            symbol_id: &mut cols.5,
+            side: &mut cols.6,
+            instrument: &mut cols.7,
+            exchange_id: &mut cols.8,
+        });
+        for i in 0..b.count {
+            acc = acc
+                .wrapping_add(cols.0[i] as u64 ^ cols.1[i] as u64)
+                .wrapping_add(cols.2[i] as u64 ^ cols.3[i] as u64)
+                .wrapping_add(cols.4[i] ^ cols.5[i] as u64)
+                .wrapping_add((cols.6[i] ^ cols.7[i]) as u64 + cols.8[i] as u64);
+        }
+        match b.stop {
+            TradeStop::Full => {}
+            TradeStop::OtherType => {
+                r.next_event().unwrap();
+            }
+            TradeStop::End => return acc,
+            TradeStop::Error(e) => panic!("{e}"),
+        }
+    }
+}
+
+/// Owned trade columns.
+type Cols = (
+    Vec<i64>,
+    Vec<i64>,
+    Vec<i64>,
+    Vec<i64>,
+    Vec<u64>,
+    Vec<u32>,
+    Vec<u8>,
+    Vec<u8>,
+    Vec<u16>,
+);
+
+/// Rows per batch call in the batch lines.
+const BATCH: usize = 4096;
 
 fn main() {
     // In cache: a 20k-trade segment (1.2 MB) processed 100 times per run.
@@ -256,6 +336,39 @@ fn bench_trades(n: usize, reps: usize, tag: &str) -> Vec<u8> {
             black_box(decode(&seg, unverified, &mut scratch));
         }
     });
+    let mut rows = vec![Trade::default(); BATCH];
+    bench("batch trades (CRC verified)", ev, len * reps, reps, || {
+        for _ in 0..reps {
+            black_box(decode_batch(&seg, verified, &mut scratch, &mut rows));
+        }
+    });
+    bench("batch trades (no CRC)", ev, len * reps, reps, || {
+        for _ in 0..reps {
+            black_box(decode_batch(&seg, unverified, &mut scratch, &mut rows));
+        }
+    });
+    let mut cols: Cols = (
+        vec![0; BATCH],
+        vec![0; BATCH],
+        vec![0; BATCH],
+        vec![0; BATCH],
+        vec![0; BATCH],
+        vec![0; BATCH],
+        vec![0; BATCH],
+        vec![0; BATCH],
+        vec![0; BATCH],
+    );
+    bench(
+        "batch trade columns (CRC verified)",
+        ev,
+        len * reps,
+        reps,
+        || {
+            for _ in 0..reps {
+                black_box(decode_columns(&seg, verified, &mut scratch, &mut cols));
+            }
+        },
+    );
     println!(
         "  (LZ4 segment {:.2} MB for {:.2} MB of frames: ratio {:.2}; LZ4 GB/s count frame bytes)",
         zlen as f64 / 1e6,
@@ -308,6 +421,17 @@ fn bench_trades(n: usize, reps: usize, tag: &str) -> Vec<u8> {
         || {
             for _ in 0..reps {
                 black_box(decode(&zseg, verified, &mut scratch));
+            }
+        },
+    );
+    bench(
+        "LZ4 batch trades (CRC verified)",
+        ev,
+        n * 60 * reps,
+        reps,
+        || {
+            for _ in 0..reps {
+                black_box(decode_batch(&zseg, verified, &mut scratch, &mut rows));
             }
         },
     );

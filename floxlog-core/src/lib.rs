@@ -14,6 +14,8 @@
 //! - [`Segment`] and [`Reader`]: header validation and an event cursor
 //!   that checks every CRC by default and stops at the first problem after
 //!   yielding every good event before it.
+//!   [`Reader::next_trades`] and [`Reader::next_trade_columns`] decode runs
+//!   of trades in batches, with the same results.
 //! - [`Index`]: the sparse index trailer and timestamp seek.
 //! - [`encode_frame`] / [`decode_frame`]: single frames, for callers that
 //!   build their own streams; [`Blocks`] / [`Block`]: LZ4 blocks, walked
@@ -96,7 +98,9 @@ pub use frame::{decode_frame, encode_frame, FrameHeader, FrameOptions, RawFrame}
 pub use index::{Index, IndexEntry, IndexHeader};
 pub use option_quote::OptionQuote;
 pub use pool_state::PoolState;
-pub use reader::{Item, Position, ReadOptions, Reader, Segment};
+pub use reader::{
+    Item, Position, ReadOptions, Reader, Segment, TradeBatch, TradeColumns, TradeSink, TradeStop,
+};
 pub use segment_header::{Compression, SegmentHeader};
 pub use trade::Trade;
 pub use writer::{

@@ -22,6 +22,9 @@ use crate::frame::{check_frame, check_header, crc_run, Checked, FrameHeader, Raw
 use crate::index::{is_trailer, starts_trailer, Index};
 use crate::segment_header::{flags, SegmentHeader};
 
+mod trades;
+pub use trades::{TradeBatch, TradeColumns, TradeSink, TradeStop};
+
 /// Reader settings.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ReadOptions {

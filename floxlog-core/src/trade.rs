@@ -25,7 +25,10 @@ pub mod field {
     pub const EXCHANGE_ID: usize = 46;
 }
 
-/// A trade.
+/// A trade. `#[repr(C)]` with the record's own field offsets (asserted
+/// below), so a caller's C struct of the same layout can be checked against
+/// it at compile time.
+#[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Hash)]
 pub struct Trade {
     /// Exchange-side timestamp, ns.
@@ -48,6 +51,20 @@ pub struct Trade {
     pub exchange_id: u16,
 }
 
+const _: () = {
+    use core::mem::{offset_of, size_of};
+    assert!(size_of::<Trade>() == Trade::LEN);
+    assert!(offset_of!(Trade, exchange_ts_ns) == field::EXCHANGE_TS_NS);
+    assert!(offset_of!(Trade, recv_ts_ns) == field::RECV_TS_NS);
+    assert!(offset_of!(Trade, price_raw) == field::PRICE_RAW);
+    assert!(offset_of!(Trade, qty_raw) == field::QTY_RAW);
+    assert!(offset_of!(Trade, trade_id) == field::TRADE_ID);
+    assert!(offset_of!(Trade, symbol_id) == field::SYMBOL_ID);
+    assert!(offset_of!(Trade, side) == field::SIDE);
+    assert!(offset_of!(Trade, instrument) == field::INSTRUMENT);
+    assert!(offset_of!(Trade, exchange_id) == field::EXCHANGE_ID);
+};
+
 impl Trade {
     /// Encoded length.
     pub const LEN: usize = 48;
@@ -56,10 +73,16 @@ impl Trade {
     /// offset) unless it is exactly 48 bytes.
     #[inline]
     pub fn parse(b: &[u8], at: u64) -> Result<Trade> {
-        if b.len() != Self::LEN {
-            return Err(malformed(at, "trade payload is not 48 bytes"));
+        match <&[u8; Self::LEN]>::try_from(b) {
+            Ok(p) => Ok(Self::from_payload(p)),
+            Err(_) => Err(malformed(at, "trade payload is not 48 bytes")),
         }
-        Ok(Trade {
+    }
+
+    /// Decodes a payload whose length is already known to be right.
+    #[inline(always)]
+    pub(crate) fn from_payload(b: &[u8; Self::LEN]) -> Trade {
+        Trade {
             exchange_ts_ns: i64_at(b, field::EXCHANGE_TS_NS),
             recv_ts_ns: i64_at(b, field::RECV_TS_NS),
             price_raw: i64_at(b, field::PRICE_RAW),
@@ -69,7 +92,7 @@ impl Trade {
             side: b[field::SIDE],
             instrument: b[field::INSTRUMENT],
             exchange_id: u16_at(b, field::EXCHANGE_ID),
-        })
+        }
     }
 
     /// Encodes into `out[..48]`.

@@ -7,9 +7,10 @@ use crate::boundary::{
 use crate::error::{floxlog_error, floxlog_result, Fail};
 use crate::event::{levels_short, write_event, write_trade, LevelScratch};
 use crate::handle::{free, get, handle, into_c, Opaque};
+use crate::records::TradeSlots;
 use crate::types::*;
 use core::mem::MaybeUninit;
-use floxlog_core::{Error, Event, Index, IndexEntry, Reader, Segment};
+use floxlog_core::{Error, Event, Index, IndexEntry, Reader, Segment, TradeStop};
 use floxlog_result::*;
 
 /// Opaque reader handle (see `floxlog_reader_new`). Not thread-safe: use
@@ -349,33 +350,30 @@ pub unsafe extern "C" fn floxlog_reader_next_trades(
     rc
 }
 
-/// The loop of `floxlog_reader_next_trades`: trades into `out` until it
-/// is full, the events end, an event of another type (held back for the
-/// next call) or an error (returned with the count before it). Out of
-/// line, on its own: inside the boundary's closure the compiler kept the
-/// decoded event in memory and copied it each time.
+/// The body of `floxlog_reader_next_trades`: the core's batch kernel fills
+/// `out` until it is full, the events end, an event of another type (read
+/// and held back for the next call) or an error (returned with the count
+/// before it). Out of line: inside the boundary's closure the compiler
+/// kept decoded values in memory.
 #[inline(never)]
 fn read_trades(
     h: &mut ReaderHandle,
     out: &mut [MaybeUninit<floxlog_trade>],
 ) -> (usize, Option<Error>) {
-    let mut n = 0;
-    for slot in out.iter_mut() {
-        match h.reader.next_event_at() {
-            Ok(Some((Event::Trade(t), _))) => {
-                slot.write((&t).into());
-                n += 1;
-            }
+    let b = h.reader.next_trades_into(&mut TradeSlots(out));
+    match b.stop {
+        TradeStop::Full | TradeStop::End => {}
+        TradeStop::Error(e) => return (b.count, Some(e)),
+        TradeStop::OtherType => match h.reader.next_event_at() {
             Ok(Some((ev, _))) => {
                 // SAFETY: the reader moves on only in the next call.
                 unsafe { hold_back(&mut h.pending, &ev) };
-                break;
             }
-            Ok(None) => break,
-            Err(e) => return (n, Some(e)),
-        }
+            Ok(None) => {}
+            Err(e) => return (b.count, Some(e)),
+        },
     }
-    (n, None)
+    (b.count, None)
 }
 
 /// What writing an event took.

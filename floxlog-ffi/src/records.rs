@@ -6,9 +6,10 @@
 use crate::consts::*;
 use crate::error::Fail;
 use crate::types::*;
+use core::mem::MaybeUninit;
 use floxlog_core::{
     BlockHeader, Compression, FrameHeader, IndexEntry, IndexHeader, Level, OptionQuote, PoolState,
-    Position, Profile, ReadOptions, SegmentHeader, Trade, UnknownTypes, WriterConfig,
+    Position, Profile, ReadOptions, SegmentHeader, Trade, TradeSink, UnknownTypes, WriterConfig,
 };
 
 /// `impl From<&$from> for $to`: copies the listed fields (the same names on
@@ -35,6 +36,24 @@ convert!(t: &floxlog_trade <=> Trade {
     exchange_ts_ns, recv_ts_ns, price_raw, qty_raw, trade_id, symbol_id, side, instrument,
     exchange_id,
 });
+
+/// The caller's trade array as the core's batch kernels fill it: each
+/// trade written straight into its slot (same layout: see `types.rs`).
+pub(crate) struct TradeSlots<'a>(pub(crate) &'a mut [MaybeUninit<floxlog_trade>]);
+
+impl TradeSink for TradeSlots<'_> {
+    #[inline(always)]
+    fn capacity(&self) -> usize {
+        self.0.len()
+    }
+
+    #[inline(always)]
+    fn put(&mut self, i: usize, t: Trade) {
+        if let Some(slot) = self.0.get_mut(i) {
+            slot.write((&t).into());
+        }
+    }
+}
 
 convert!(q: &floxlog_option_quote <=> OptionQuote {
     exchange_ts_ns, recv_ts_ns, mark_price_raw, index_price_raw, underlying_price_raw, iv_raw,

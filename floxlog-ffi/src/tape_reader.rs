@@ -7,6 +7,7 @@ use crate::boundary::{batch_slots, check_out, in_ref, put, put_if_usable, slice_
 use crate::error::{floxlog_result, Fail};
 use crate::event::{write_event, LevelScratch};
 use crate::handle::{free, get, handle, into_c, Opaque};
+use crate::records::TradeSlots;
 use crate::tape_error::{floxlog_tape_error, path_in, str_in, tape_boundary, TapeFail, TapeResult};
 use crate::types::*;
 use core::ffi::c_char;
@@ -787,28 +788,16 @@ pub unsafe extern "C" fn floxlog_tape_reader_next_trades(
         }
         let mut end_error = None;
         if let (false, Some(r)) = (h.failed, h.reader.as_mut()) {
-            let mut last = None;
-            let mut declined = false;
-            let run = r.next_run(cap, |segment, position, ev| {
-                let Event::Trade(t) = ev else {
-                    declined = true;
-                    return false;
-                };
-                // The run takes at most `cap`: `n < cap` here.
-                out[n].write(t.into());
-                last = Some((segment, position));
-                n += 1;
-                true
-            });
-            let last = last.map(|(segment, p)| position_of(segment, p));
-            h.held = declined;
-            if let Err(e) = run {
+            let (run, done) = r.next_trades(&mut TradeSlots(out));
+            if let Err(e) = done {
                 h.failed = true;
                 end_error = Some(merge_failure(e));
             }
+            n = run.count;
+            h.held = run.declined;
             h.events += n as u64;
-            if last.is_some() {
-                h.last = last;
+            if let Some((segment, p)) = run.last {
+                h.last = Some(position_of(segment, p));
             }
         }
         let idle = h.held.then_some(FLOXLOG_NOT_TRADE);

@@ -50,6 +50,23 @@ pub struct floxlog_trade {
 }
 const _: () = assert!(size_of::<floxlog_trade>() == FLOXLOG_TRADE_LEN);
 const _: () = assert!(offset_of!(floxlog_trade, exchange_id) == 46);
+// The core's Trade has the same layout (it asserts the record's offsets):
+// the batch kernels' trades go into the caller's array as plain 48-byte
+// copies (`records::TradeSlots`).
+const _: () = {
+    use floxlog_core::Trade as T;
+    type C = floxlog_trade;
+    assert!(size_of::<C>() == size_of::<T>() && align_of::<C>() == align_of::<T>());
+    assert!(offset_of!(C, exchange_ts_ns) == offset_of!(T, exchange_ts_ns));
+    assert!(offset_of!(C, recv_ts_ns) == offset_of!(T, recv_ts_ns));
+    assert!(offset_of!(C, price_raw) == offset_of!(T, price_raw));
+    assert!(offset_of!(C, qty_raw) == offset_of!(T, qty_raw));
+    assert!(offset_of!(C, trade_id) == offset_of!(T, trade_id));
+    assert!(offset_of!(C, symbol_id) == offset_of!(T, symbol_id));
+    assert!(offset_of!(C, side) == offset_of!(T, side));
+    assert!(offset_of!(C, instrument) == offset_of!(T, instrument));
+    assert!(offset_of!(C, exchange_id) == offset_of!(T, exchange_id));
+};
 
 /// A book snapshot or delta (which one is the event kind, or the function
 /// it is passed to).

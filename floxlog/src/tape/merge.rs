@@ -34,6 +34,9 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 use std::path::{Path, PathBuf};
 
+mod trades;
+pub use trades::TradeRun;
+
 /// In which order events come out.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Order {
@@ -359,6 +362,17 @@ impl Cursor<'_> {
             Err(e) => self.stop(e, sh.problems),
         }
         Ok(())
+    }
+
+    /// Time order: an event at `ts` goes out; counts it late if it is
+    /// earlier than the latest before it.
+    #[inline(always)]
+    fn count_late(&mut self, ts: i64) {
+        if self.last_out.is_some_and(|l| ts < l) {
+            self.late += 1;
+        } else {
+            self.last_out = Some(ts);
+        }
     }
 
     /// Records the error that ends this segment's read.
@@ -723,38 +737,10 @@ impl<'a> TapeReader<'a> {
     where
         F: FnMut(usize, Position, &Event<'_>) -> bool,
     {
-        let Some(c) = self.cursors.get_mut(ci) else {
+        if !self.open_live(ci) {
             return (0, false);
-        };
-        if self.live.is_none() {
-            let Some(at) = c.next.take() else {
-                return (0, false);
-            };
-            let scratch = if c.seg.is_compressed() {
-                std::mem::take(&mut self.scratch)
-            } else {
-                &mut []
-            };
-            let r = match c.seek_to.take() {
-                Some(t) => {
-                    let mut r = c.seg.reader(c.opts, scratch);
-                    // Segment::index proves every entry is a frame or block
-                    // boundary; an index that fails the proof is not used.
-                    let index = c.seg.index().ok().flatten();
-                    r.seek(index.as_ref(), t);
-                    r
-                }
-                None => match c.seg.reader_at(at, c.opts, scratch) {
-                    Ok(r) => r,
-                    Err(e) => {
-                        c.stop(e, &mut self.problems);
-                        return (0, false);
-                    }
-                },
-            };
-            self.live = Some((ci, r));
         }
-        let Some((_, r)) = self.live.as_mut() else {
+        let (Some(c), Some((_, r))) = (self.cursors.get_mut(ci), self.live.as_mut()) else {
             return (0, false);
         };
         let mut n = 0;
@@ -777,17 +763,64 @@ impl<'a> TapeReader<'a> {
                 continue;
             }
             if c.by_time {
-                if c.last_out.is_some_and(|l| ts < l) {
-                    c.late += 1;
-                } else {
-                    c.last_out = Some(ts);
-                }
+                c.count_late(ts);
             }
             if !take(c.seg_no, position, &ev) {
                 self.held = true;
                 return (n, true);
             }
             n += 1;
+        };
+        self.close_live(ci, end);
+        (n, false)
+    }
+
+    /// Makes the core reader of cursor `ci` the live one, unless it already
+    /// is: over the mapping (an LZ4 segment's blocks decoded into the shared
+    /// scratch, lent to it), where the cursor would start (its index seek
+    /// or offset). False when the segment has nothing more to read (or
+    /// cannot start: its problem is recorded).
+    fn open_live(&mut self, ci: usize) -> bool {
+        if self.live.is_some() {
+            return true;
+        }
+        let Some(c) = self.cursors.get_mut(ci) else {
+            return false;
+        };
+        let Some(at) = c.next.take() else {
+            return false;
+        };
+        let scratch = if c.seg.is_compressed() {
+            std::mem::take(&mut self.scratch)
+        } else {
+            &mut []
+        };
+        let r = match c.seek_to.take() {
+            Some(t) => {
+                let mut r = c.seg.reader(c.opts, scratch);
+                // Segment::index proves every entry is a frame or block
+                // boundary; an index that fails the proof is not used.
+                let index = c.seg.index().ok().flatten();
+                r.seek(index.as_ref(), t);
+                r
+            }
+            None => match c.seg.reader_at(at, c.opts, scratch) {
+                Ok(r) => r,
+                Err(e) => {
+                    c.stop(e, &mut self.problems);
+                    return false;
+                }
+            },
+        };
+        self.live = Some((ci, r));
+        true
+    }
+
+    /// Ends the live read of cursor `ci` on `end` (the error, if any, into
+    /// the problems), giving the scratch back.
+    fn close_live(&mut self, ci: usize, end: Option<floxlog_core::Error>) {
+        let Some(c) = self.cursors.get_mut(ci) else {
+            return;
         };
         if let Some((_, r)) = self.live.take() {
             c.events_read += r.events_read();
@@ -800,7 +833,6 @@ impl<'a> TapeReader<'a> {
             Some(e) => c.stop(e, &mut self.problems),
             None => c.next = None,
         }
-        (n, false)
     }
 
     fn next_time(&mut self) -> Result<Option<(usize, Pending)>, TapeError> {
@@ -821,11 +853,7 @@ impl<'a> TapeReader<'a> {
         let Some(p) = c.pop(sh.buffered) else {
             return Ok(None);
         };
-        if c.last_out.is_some_and(|l| p.ts < l) {
-            c.late += 1;
-        } else {
-            c.last_out = Some(p.ts);
-        }
+        c.count_late(p.ts);
         c.fill(&mut sh)?;
         if let Some((ts, seq)) = c.head() {
             heap.push(Reverse((ts, ci, seq)));

@@ -1,0 +1,157 @@
+//! [`TapeReader::next_trades`]: runs of trades through the core's batch
+//! kernel ([`floxlog_core::Reader::next_trades_into`]) when segments are read in place,
+//! the per-event [`TapeReader::next_run`] otherwise.
+
+use super::{Filter, TapeReader};
+use crate::tape::error::TapeError;
+use floxlog_core::{Event, Position, Trade, TradeSink, TradeStop};
+
+/// What one [`TapeReader::next_trades`] call did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TradeRun {
+    /// Trades stored, in the sink's slots `0..count`.
+    pub count: usize,
+    /// The next event is of another type: it is [`TapeReader::current`],
+    /// and the next read goes on after it.
+    pub declined: bool,
+    /// Segment number and position of the last trade stored.
+    pub last: Option<(usize, Position)>,
+}
+
+/// The caller's sink from slot `base` on; counts late events (time order).
+struct Tail<'o, S: ?Sized> {
+    out: &'o mut S,
+    base: usize,
+    late: Option<(&'o mut Option<i64>, &'o mut u64)>,
+}
+
+impl<S: TradeSink + ?Sized> TradeSink for Tail<'_, S> {
+    #[inline(always)]
+    fn capacity(&self) -> usize {
+        self.out.capacity().saturating_sub(self.base)
+    }
+
+    #[inline(always)]
+    fn put(&mut self, i: usize, t: Trade) {
+        if let Some((last_out, late)) = &mut self.late {
+            let ts = t.exchange_ts_ns;
+            if last_out.is_some_and(|l| ts < l) {
+                **late += 1;
+            } else {
+                **last_out = Some(ts);
+            }
+        }
+        self.out.put(self.base + i, t);
+    }
+}
+
+impl Filter {
+    /// Whether every trade passes (other types may not).
+    fn keeps_every_trade(&self) -> bool {
+        self.from.is_none()
+            && self.to.is_none()
+            && self.symbols.is_none()
+            && self
+                .types
+                .is_none_or(|t| t[floxlog_core::frame_type::TRADE as usize])
+    }
+}
+
+impl TapeReader<'_> {
+    /// Reads consecutive trades into `out` until it is full, the events
+    /// end, or the next event is of another type (then declined, as
+    /// [`TapeReader::next_run`] with a `take` that declines it). The
+    /// events, problems and counts are those of [`TapeReader::next_run`];
+    /// an error of the merge comes with the trades stored before it.
+    pub fn next_trades<S: TradeSink + ?Sized>(
+        &mut self,
+        out: &mut S,
+    ) -> (TradeRun, Result<(), TapeError>) {
+        if !(self.direct && self.filter.keeps_every_trade()) {
+            return self.trades_per_event(out);
+        }
+        self.recycle();
+        self.held = false;
+        let mut run = TradeRun::default();
+        while run.count < out.capacity() && self.current < self.cursors.len() {
+            self.live_trades(self.current, out, &mut run);
+            if run.declined || run.count == out.capacity() {
+                break;
+            }
+            self.current += 1;
+        }
+        (run, Ok(()))
+    }
+
+    /// [`TapeReader::next_trades`] through [`TapeReader::next_run`]: time
+    /// order merges, filters that may drop trades.
+    fn trades_per_event<S: TradeSink + ?Sized>(
+        &mut self,
+        out: &mut S,
+    ) -> (TradeRun, Result<(), TapeError>) {
+        let mut run = TradeRun::default();
+        let cap = out.capacity();
+        let done = self.next_run(cap, |segment, position, ev| {
+            let Event::Trade(t) = ev else {
+                run.declined = true;
+                return false;
+            };
+            out.put(run.count, *t);
+            run.count += 1;
+            run.last = Some((segment, position));
+            true
+        });
+        (run, done.map(drop))
+    }
+
+    /// Trades of cursor `ci`, read in place, into `out` from slot
+    /// `run.count` on; as [`TapeReader::run_live`] (every trade passes the
+    /// filter: see [`Filter::keeps_every_trade`]). When it stores fewer
+    /// than fit without declining, the segment is done.
+    fn live_trades<S: TradeSink + ?Sized>(&mut self, ci: usize, out: &mut S, run: &mut TradeRun) {
+        if !self.open_live(ci) {
+            return;
+        }
+        let (Some(c), Some((_, r))) = (self.cursors.get_mut(ci), self.live.as_mut()) else {
+            return;
+        };
+        let end = loop {
+            let by_time = c.by_time;
+            let mut tail = Tail {
+                base: run.count,
+                late: by_time.then_some((&mut c.last_out, &mut c.late)),
+                out: &mut *out,
+            };
+            if tail.capacity() == 0 {
+                return;
+            }
+            let b = r.next_trades_into(&mut tail);
+            if b.count > 0 {
+                run.count += b.count;
+                run.last = Some((c.seg_no, r.position()));
+            }
+            match b.stop {
+                TradeStop::Full => return,
+                TradeStop::End => break None,
+                TradeStop::Error(e) => break Some(e),
+                TradeStop::OtherType => {}
+            }
+            // As run_live does with an event `take` declines.
+            let ev = match r.next_event_at() {
+                Ok(Some((ev, _))) => ev,
+                Ok(None) => break None,
+                Err(e) => break Some(e),
+            };
+            if !self.filter.accepts(&ev, ev.frame_type()) {
+                continue;
+            }
+            if c.by_time {
+                c.count_late(ev.exchange_ts_ns());
+            }
+            self.held = true;
+            run.declined = true;
+            return;
+        };
+        self.close_live(ci, end);
+    }
+}
