@@ -1,118 +1,61 @@
 //! Reading the events of a tape: every segment through its own cursor, in
-//! file order or merged in timestamp order by a k-way merge.
+//! file order or in exact time order.
 //!
-//! Memory stays bounded by what must be held. A cursor is a segment and the
-//! offset to read on from; each refill makes a core reader there (over one
-//! LZ4 block scratch that every cursor shares: the largest block of the
-//! tape, not one per segment), reads to a block boundary, copies the frames
-//! it keeps into the cursor's buffer and drops the reader. A segment whose
-//! header carries the Sorted flag is streamed; any other segment goes
-//! through a reorder buffer of `reorder_window` events, so timestamps that
-//! go backwards by less than the window come out sorted. An event further
-//! out of place than the window is still output (never dropped), counted in
-//! [`TapeReader::late_events`]. The buffered frame bytes of all cursors are
-//! bounded by `reorder_bytes` (default 256 MiB): a tape that needs more
-//! fails clearly, naming the options, rather than growing without bound.
-//! Ties are broken by segment order, then by position in the segment, so
-//! the merge is stable.
+//! File order reads each segment in place with a core reader, one after
+//! the other, holding nothing. Time order is exact (stable: ties by
+//! segment order, then file position), never windowed, and holds an
+//! ordering rather than events ([`order`]): a segment without the Sorted
+//! flag is walked once by the ordering pass, which keeps a (timestamp,
+//! place) key, 16 bytes, per event and sorts them; its events are then
+//! decoded in that order straight from the mapping, or for LZ4 through a
+//! small cache of decompressed blocks ([`blocks`]). A segment the pass
+//! finds already in order, or one with the Sorted flag, is read as in file
+//! order, holding no keys.
 //!
-//! Time-range filters use the index: in a Sorted segment the cursor seeks
+//! Segments are merged only where their time ranges overlap ([`time`]): a
+//! segment is opened (its ordering pass run) only when the merge reaches
+//! its earliest event, and let go once read, so segments that follow one
+//! another (a little jitter across a boundary included) are read one after
+//! the other, and memory is bounded by the keys of the segments open at one
+//! time plus the block cache, never by the tape. The keys of those segments
+//! together are bounded by `reorder_bytes` (default 256 MiB): a tape that
+//! needs more fails clearly, naming the option, rather than growing.
+//! `reorder_window` is accepted and ignored (the order is exact).
+//!
+//! Damage: the events before it (in file order: what a file-order read
+//! returns) are put in exact time order; the error is recorded in
+//! [`TapeReader::problems`] with its file and offset, as in file order.
+//!
+//! Time-range filters use the index: in a Sorted segment the reader seeks
 //! with the index (once proven: every entry a frame or block boundary) to
 //! `from`, and stops at the first event at or past `to`. Header time bounds
 //! are never used to skip a segment, and in a segment without the Sorted
-//! flag the index cannot bound where events are, so the cursor scans and
+//! flag the index cannot bound where events are, so the reader scans and
 //! filters.
 
 use super::dir::Tape;
 use super::error::TapeError;
 use super::source::{is_torn_tail, SegmentFile};
 use floxlog_core::segment_header::flags;
-use floxlog_core::{
-    Event, FrameHeader, Position, RawFrame, ReadOptions, Reader, Segment, SegmentHeader,
-};
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use floxlog_core::{Event, Position, RawFrame, ReadOptions, Reader, Segment, SegmentHeader};
 use std::path::{Path, PathBuf};
 
+mod blocks;
+mod filter;
+mod order;
+mod time;
 mod trades;
+pub use filter::Filter;
 pub use trades::TradeRun;
 
 /// In which order events come out.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Order {
-    /// Merged by exchange timestamp across segments (stable).
+    /// Merged by exchange timestamp across segments (exact and stable).
     #[default]
     Time,
     /// Segment by segment, each in file order.
     File,
-}
-
-/// Which events to keep.
-#[derive(Clone, Debug, Default)]
-pub struct Filter {
-    /// Keep `exchange_ts_ns >= from`.
-    pub from: Option<i64>,
-    /// Keep `exchange_ts_ns < to`.
-    pub to: Option<i64>,
-    /// Keep these symbol ids only (sorted).
-    pub symbols: Option<Vec<u32>>,
-    /// Keep these frame types only (index = frame type).
-    pub types: Option<[bool; 6]>,
-}
-
-impl Filter {
-    /// Parses record type names into the [`Filter::types`] mask (index =
-    /// frame type): `trade`, `book_snapshot`, `book_delta`, `book` (both
-    /// book types), `option_quote`, `pool_state`, and the short forms
-    /// `trades`, `snapshot`, `delta`, `option`, `options`, `pool`, `pools`
-    /// (case-insensitive; surrounding blanks ignored). No names means no
-    /// filter (`None`); an unknown name is a usage error.
-    pub fn types_from_names<S: AsRef<str>>(names: &[S]) -> Result<Option<[bool; 6]>, TapeError> {
-        if names.is_empty() {
-            return Ok(None);
-        }
-        let mut m = [false; 6];
-        for n in names {
-            let n = n.as_ref().trim().to_ascii_lowercase();
-            let idx: &[usize] = match n.as_str() {
-                "trade" | "trades" => &[1],
-                "book_snapshot" | "snapshot" => &[2],
-                "book_delta" | "delta" => &[3],
-                "book" => &[2, 3],
-                "option_quote" | "option" | "options" => &[4],
-                "pool_state" | "pool" | "pools" => &[5],
-                _ => {
-                    return Err(TapeError::usage(format!(
-                        "unknown --type `{n}` (trade, book_snapshot, book_delta, book, option_quote, pool_state)"
-                    )))
-                }
-            };
-            for &i in idx {
-                m[i] = true;
-            }
-        }
-        Ok(Some(m))
-    }
-
-    /// Whether an event passes.
-    #[inline]
-    pub fn accepts(&self, ev: &Event<'_>, frame_type: u8) -> bool {
-        let ts = ev.exchange_ts_ns();
-        if self.from.is_some_and(|f| ts < f) || self.to.is_some_and(|t| ts >= t) {
-            return false;
-        }
-        if let Some(t) = &self.types {
-            if !t.get(frame_type as usize).copied().unwrap_or(false) {
-                return false;
-            }
-        }
-        if let Some(s) = &self.symbols {
-            if s.binary_search(&ev.symbol_id()).is_err() {
-                return false;
-            }
-        }
-        true
-    }
 }
 
 /// Reading settings.
@@ -122,9 +65,10 @@ pub struct ReadConfig {
     pub order: Order,
     /// Filter.
     pub filter: Filter,
-    /// Reorder buffer per unsorted segment, in events (time order only).
+    /// Accepted and ignored: time order is exact, not windowed.
     pub reorder_window: usize,
-    /// Most frame bytes all reorder buffers may hold together.
+    /// Time order: most bytes the orderings (16 bytes an event) of the
+    /// segments read at one time may hold together.
     pub reorder_bytes: usize,
     /// Codec options (CRC checks, unknown types).
     pub read: ReadOptions,
@@ -142,15 +86,11 @@ impl Default for ReadConfig {
     }
 }
 
-/// Default reorder buffer: events per unsorted segment.
+/// Default of the ignored reorder window (kept for the options that name it).
 pub const DEFAULT_REORDER_WINDOW: usize = 1 << 16;
 
-/// Default bound on the frame bytes the reorder buffers hold (256 MiB).
+/// Default bound on the bytes time order holds for orderings (256 MiB).
 pub const DEFAULT_REORDER_BYTES: usize = 256 << 20;
-
-/// Reusable frame buffers a cursor keeps (larger ones are freed).
-const FREE_BUFFERS: usize = 256;
-const FREE_BUFFER_BYTES: usize = 64 << 10;
 
 /// A segment that could not be read to its end.
 #[derive(Clone, Debug)]
@@ -190,191 +130,24 @@ pub struct Item<'x> {
     pub frame: RawFrame<'x>,
 }
 
-#[derive(Debug)]
-struct Pending {
-    ts: i64,
-    seq: u64,
-    position: Position,
-    bytes: FrameBytes,
-}
-
-/// Where a buffered event's frame is.
-#[derive(Debug)]
-enum FrameBytes {
-    /// In the segment's mapping (uncompressed): start and length. Nothing
-    /// is copied; the frame is decoded again from the mapping.
-    Mapped(usize, usize),
-    /// Copied out of an LZ4 block: the block scratch is reused.
-    Owned(Vec<u8>),
-}
-
-impl FrameBytes {
-    /// What holding it costs, for the merge's memory bound.
-    fn held(&self) -> usize {
-        match self {
-            FrameBytes::Mapped(..) => std::mem::size_of::<Pending>(),
-            FrameBytes::Owned(b) => b.capacity(),
-        }
-    }
-}
-
-impl PartialEq for Pending {
-    fn eq(&self, o: &Self) -> bool {
-        (self.ts, self.seq) == (o.ts, o.seq)
-    }
-}
-impl Eq for Pending {}
-impl PartialOrd for Pending {
-    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for Pending {
-    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
-        (self.ts, self.seq).cmp(&(o.ts, o.seq))
-    }
-}
-
 struct Cursor<'a> {
     seg_no: usize,
     path: &'a Path,
+    file: &'a SegmentFile,
     seg: Segment<'a>,
     header: SegmentHeader,
     opts: ReadOptions,
-    /// Where to read on; `None` once the segment is done.
+    /// Where to read on in file order; `None` once the segment is done.
     next: Option<u64>,
-    /// The index seek to start with (first refill only).
+    /// The index seek to start with (first read only).
     seek_to: Option<i64>,
     events_read: u64,
-    window: usize,
     sorted: bool,
-    /// Time order: the buffer is kept sorted. File order: never reordered.
-    by_time: bool,
-    /// Reorder buffer, sorted by (ts, seq) in time order: in-order events
-    /// append at the back in O(1), late ones are inserted at their place.
-    buf: VecDeque<Pending>,
-    free: Vec<Vec<u8>>,
-    seq: u64,
-    last_out: Option<i64>,
-    late: u64,
-}
-
-/// What the cursors share while refilling.
-struct Shared<'r> {
-    scratch: &'r mut [u8],
-    filter: &'r Filter,
-    problems: &'r mut Vec<Problem>,
-    /// Frame bytes held by every cursor's buffer.
-    buffered: &'r mut usize,
-    budget: usize,
+    /// Time order: how the merge reads it ([`time::Stream`]).
+    stream: time::Stream,
 }
 
 impl Cursor<'_> {
-    /// Refills the buffer to its window (and a block boundary), reading
-    /// with a core reader made at `next` over the shared scratch.
-    fn fill(&mut self, sh: &mut Shared<'_>) -> Result<(), TapeError> {
-        if self.buf.len() > self.window {
-            return Ok(());
-        }
-        let Some(at) = self.next.take() else {
-            return Ok(());
-        };
-        let mut r = match self.seek_to.take() {
-            Some(t) => {
-                let mut r = self.seg.reader(self.opts, sh.scratch);
-                // Segment::index proves every entry is a frame or block
-                // boundary; an index that fails the proof is not used.
-                let index = self.seg.index().ok().flatten();
-                r.seek(index.as_ref(), t);
-                r
-            }
-            None => match self.seg.reader_at(at, self.opts, sh.scratch) {
-                Ok(r) => r,
-                Err(e) => {
-                    self.stop(e, sh.problems);
-                    return Ok(());
-                }
-            },
-        };
-        let before = r.events_read();
-        let outcome = loop {
-            if self.buf.len() > self.window {
-                match r.end_block() {
-                    Ok(true) => break Ok(Some(r.next_offset())),
-                    Ok(false) => {}
-                    Err(e) => break Err(e),
-                }
-            }
-            let it = match r.next_item() {
-                Ok(Some(it)) => it,
-                Ok(None) => break Ok(None),
-                Err(e) => break Err(e),
-            };
-            let ts = it.event.exchange_ts_ns();
-            if self.sorted && sh.filter.to.is_some_and(|t| ts >= t) {
-                break Ok(None);
-            }
-            if !sh.filter.accepts(&it.event, it.frame.header.frame_type) {
-                continue;
-            }
-            let b = if it.position.in_block.is_none() {
-                FrameBytes::Mapped(it.position.offset as usize, it.frame.len())
-            } else {
-                let mut b = self.free.pop().unwrap_or_default();
-                b.clear();
-                let mut hb = [0u8; FrameHeader::LEN];
-                it.frame.header.emit(&mut hb);
-                b.extend_from_slice(&hb);
-                b.extend_from_slice(it.frame.payload);
-                FrameBytes::Owned(b)
-            };
-            *sh.buffered += b.held();
-            let p = Pending {
-                ts,
-                seq: self.seq,
-                position: it.position,
-                bytes: b,
-            };
-            match self.buf.back() {
-                Some(last) if self.by_time && *last > p => {
-                    let at = self.buf.partition_point(|q| *q <= p);
-                    self.buf.insert(at, p);
-                }
-                _ => self.buf.push_back(p),
-            }
-            self.seq += 1;
-            // Time order holds every cursor's window (or at least its next
-            // event) at once: all of it counts. File order holds one
-            // cursor's current block at a time, at most what the scratch
-            // holds anyway.
-            if self.by_time && *sh.buffered > sh.budget {
-                return Err(TapeError::usage(format!(
-                    "merging in time order needs more than {} MiB of buffered events (at {}: each segment's next events, up to --reorder-window per unsorted segment)",
-                    sh.budget >> 20,
-                    self.path.display(),
-                ))
-                .with_hint("raise --reorder-bytes, lower --reorder-window, or read with --file-order"));
-            }
-        };
-        self.events_read += r.events_read() - before;
-        match outcome {
-            Ok(next) => self.next = next,
-            Err(e) => self.stop(e, sh.problems),
-        }
-        Ok(())
-    }
-
-    /// Time order: an event at `ts` goes out; counts it late if it is
-    /// earlier than the latest before it.
-    #[inline(always)]
-    fn count_late(&mut self, ts: i64) {
-        if self.last_out.is_some_and(|l| ts < l) {
-            self.late += 1;
-        } else {
-            self.last_out = Some(ts);
-        }
-    }
-
     /// Records the error that ends this segment's read.
     fn stop(&mut self, e: floxlog_core::Error, problems: &mut Vec<Problem>) {
         let data = self.seg.data();
@@ -386,27 +159,6 @@ impl Cursor<'_> {
             tolerated: is_torn_tail(&self.header, &e, self.events_read, data),
         });
         self.next = None;
-    }
-
-    /// Takes the next buffered event, giving its bytes back to the budget.
-    fn pop(&mut self, buffered: &mut usize) -> Option<Pending> {
-        let p = self.buf.pop_front()?;
-        *buffered -= p.bytes.held();
-        Some(p)
-    }
-
-    /// Keeps a frame buffer for reuse (a bounded number of small ones).
-    fn recycle(&mut self, b: FrameBytes) {
-        let FrameBytes::Owned(b) = b else {
-            return;
-        };
-        if self.free.len() < FREE_BUFFERS && b.capacity() <= FREE_BUFFER_BYTES {
-            self.free.push(b);
-        }
-    }
-
-    fn head(&self) -> Option<(i64, u64)> {
-        self.buf.front().map(|p| (p.ts, p.seq))
     }
 }
 
@@ -483,24 +235,15 @@ impl OpenedTape {
             cursors.push(Cursor {
                 seg_no: i,
                 path,
+                file,
                 seg,
                 header: h,
                 opts: cfg.read,
                 next: Some(SegmentHeader::LEN as u64),
                 seek_to: cfg.filter.from.filter(|_| sorted),
                 events_read: 0,
-                window: if cfg.order == Order::Time && !sorted {
-                    cfg.reorder_window
-                } else {
-                    0
-                },
                 sorted,
-                by_time: cfg.order == Order::Time,
-                buf: VecDeque::new(),
-                free: Vec::new(),
-                seq: 0,
-                last_out: None,
-                late: 0,
+                stream: time::Stream::default(),
             });
         }
         self.scratch.clear();
@@ -511,28 +254,19 @@ impl OpenedTape {
             live: None,
             held: false,
             cursors,
-            order: cfg.order,
-            heap: BinaryHeap::new(),
             current: 0,
-            out: None,
             problems,
             filter: cfg.filter.clone(),
-            started: cfg.order == Order::File,
             scratch: &mut self.scratch,
-            buffered: 0,
-            budget: cfg.reorder_bytes,
+            merge: time::Merge::new(cfg.order == Order::Time && !direct, cfg.reorder_bytes),
         }
     }
 }
-
-/// The merge: each cursor's next (timestamp, cursor, sequence), least first.
-type Heap = BinaryHeap<Reverse<(i64, usize, u64)>>;
-
 /// Cursor over the events of a tape; see the module docs.
 pub struct TapeReader<'a> {
-    /// File order, or time order over one sorted segment: segments are
-    /// read in place, one after the other, by `live`, with nothing buffered
-    /// or copied (see [`TapeReader::run_live`]).
+    /// File order, or time order over one segment in order: segments are
+    /// read in place, one after the other, by `live`, with nothing held
+    /// (see [`TapeReader::run_live`]).
     direct: bool,
     /// The cursor being read in place, and its core reader (over the
     /// mapping, and for LZ4 the shared scratch, lent to it meanwhile).
@@ -540,16 +274,12 @@ pub struct TapeReader<'a> {
     /// The live reader's last event is the current one.
     held: bool,
     cursors: Vec<Cursor<'a>>,
-    order: Order,
-    heap: Heap,
     current: usize,
-    out: Option<(usize, Pending)>,
     problems: Vec<Problem>,
     filter: Filter,
-    started: bool,
     scratch: &'a mut [u8],
-    buffered: usize,
-    budget: usize,
+    /// Time order (unless direct): the merge of the segments' orderings.
+    merge: time::Merge,
 }
 
 impl<'a> TapeReader<'a> {
@@ -563,25 +293,18 @@ impl<'a> TapeReader<'a> {
         self.problems.iter().find(|p| !p.tolerated)
     }
 
-    /// Events output further out of timestamp order than the reorder
-    /// window could fix (time order only).
+    /// Always 0: time order is exact, no event comes out late. Kept for
+    /// the callers (and the C stats field) that report it.
     pub fn late_events(&self) -> u64 {
-        self.cursors.iter().map(|c| c.late).sum()
-    }
-
-    fn recycle(&mut self) {
-        if let Some((ci, p)) = self.out.take() {
-            if let Some(c) = self.cursors.get_mut(ci) {
-                c.recycle(p.bytes);
-            }
-        }
+        0
     }
 
     /// The next event, or `Ok(None)` at the end. Segments that fail are
     /// recorded in [`TapeReader::problems`] and the others go on.
     pub fn next_item(&mut self) -> Result<Option<Item<'_>>, TapeError> {
-        self.recycle();
+        self.plan()?;
         self.held = false;
+        self.merge.out = None;
         if self.direct {
             while self.current < self.cursors.len() {
                 // Declined, the event stays the current one.
@@ -593,14 +316,9 @@ impl<'a> TapeReader<'a> {
             }
             return Ok(None);
         }
-        let picked = match self.order {
-            Order::File => self.next_file()?,
-            Order::Time => self.next_time()?,
-        };
-        let Some((ci, p)) = picked else {
+        if !self.next_time()? {
             return Ok(None);
-        };
-        self.out = Some((ci, p));
+        }
         self.current()
     }
 
@@ -627,60 +345,7 @@ impl<'a> TapeReader<'a> {
                 frame: it.frame,
             }));
         }
-        let Some((ci, p)) = self.out.as_ref() else {
-            return Ok(None);
-        };
-        let c = &self.cursors[*ci];
-        let internal = || {
-            TapeError::input(
-                Some(c.path),
-                "internal error: a checked frame did not decode again",
-            )
-            .at(p.position.offset)
-        };
-        let bytes = match &p.bytes {
-            FrameBytes::Mapped(at, len) => c.seg.data().get(*at..at + len),
-            FrameBytes::Owned(b) => Some(&b[..]),
-        }
-        .ok_or_else(internal)?;
-        let frame = RawFrame {
-            header: FrameHeader::parse(bytes, p.position.offset).map_err(|_| internal())?,
-            payload: bytes.get(FrameHeader::LEN..).ok_or_else(internal)?,
-        };
-        let event = frame.event(p.position.offset).map_err(|_| internal())?;
-        Ok(Some(Item {
-            segment: c.seg_no,
-            position: p.position,
-            event,
-            frame,
-        }))
-    }
-
-    /// The cursors, the merge heap and what the cursors share, borrowed
-    /// apart.
-    fn split(&mut self) -> (&mut [Cursor<'a>], &mut Heap, Shared<'_>) {
-        let sh = Shared {
-            scratch: self.scratch,
-            filter: &self.filter,
-            problems: &mut self.problems,
-            buffered: &mut self.buffered,
-            budget: self.budget,
-        };
-        (&mut self.cursors, &mut self.heap, sh)
-    }
-
-    fn next_file(&mut self) -> Result<Option<(usize, Pending)>, TapeError> {
-        while self.current < self.cursors.len() {
-            let ci = self.current;
-            let (cursors, _, mut sh) = self.split();
-            let c = &mut cursors[ci];
-            c.fill(&mut sh)?;
-            if let Some(p) = c.pop(sh.buffered) {
-                return Ok(Some((ci, p)));
-            }
-            self.current += 1;
-        }
-        Ok(None)
+        self.merged_current()
     }
 
     /// Hands the next events to `take` (with their segment number and
@@ -696,8 +361,9 @@ impl<'a> TapeReader<'a> {
         F: FnMut(usize, Position, &Event<'_>) -> bool,
     {
         let mut n = 0;
+        self.plan()?;
         if self.direct {
-            self.recycle();
+            self.merge.out = None;
             self.held = false;
             while n < max && self.current < self.cursors.len() {
                 let (k, declined) = self.run_live(self.current, max - n, &mut take);
@@ -727,8 +393,7 @@ impl<'a> TapeReader<'a> {
     /// core reader over the mapping (an LZ4 segment's blocks decoded into
     /// the shared scratch, lent to it), made where the cursor would start
     /// (its index seek or offset) and kept until the segment ends. Applies
-    /// the filter as [`Cursor::fill`] does, and in time order counts late
-    /// events as [`TapeReader::next_time`] does. An event `take` declines
+    /// the filter as [`Cursor::fill`] does, An event `take` declines
     /// stays the current one ([`TapeReader::current`]). Returns how many
     /// were taken and whether one was declined; when it returns fewer than
     /// `max` without declining, the segment is done (its error, if any, in
@@ -761,9 +426,6 @@ impl<'a> TapeReader<'a> {
             }
             if !self.filter.accepts(&ev, ev.frame_type()) {
                 continue;
-            }
-            if c.by_time {
-                c.count_late(ts);
             }
             if !take(c.seg_no, position, &ev) {
                 self.held = true;
@@ -817,11 +479,12 @@ impl<'a> TapeReader<'a> {
     }
 
     /// Ends the live read of cursor `ci` on `end` (the error, if any, into
-    /// the problems), giving the scratch back.
+    /// the problems), giving the scratch and the mapped pages back.
     fn close_live(&mut self, ci: usize, end: Option<floxlog_core::Error>) {
         let Some(c) = self.cursors.get_mut(ci) else {
             return;
         };
+        c.file.release();
         if let Some((_, r)) = self.live.take() {
             c.events_read += r.events_read();
             let scratch = r.into_scratch();
@@ -833,52 +496,5 @@ impl<'a> TapeReader<'a> {
             Some(e) => c.stop(e, &mut self.problems),
             None => c.next = None,
         }
-    }
-
-    fn next_time(&mut self) -> Result<Option<(usize, Pending)>, TapeError> {
-        let started = std::mem::replace(&mut self.started, true);
-        let (cursors, heap, mut sh) = self.split();
-        if !started {
-            for (ci, c) in cursors.iter_mut().enumerate() {
-                c.fill(&mut sh)?;
-                if let Some((ts, seq)) = c.head() {
-                    heap.push(Reverse((ts, ci, seq)));
-                }
-            }
-        }
-        let Some(Reverse((_, ci, _))) = heap.pop() else {
-            return Ok(None);
-        };
-        let c = &mut cursors[ci];
-        let Some(p) = c.pop(sh.buffered) else {
-            return Ok(None);
-        };
-        c.count_late(p.ts);
-        c.fill(&mut sh)?;
-        if let Some((ts, seq)) = c.head() {
-            heap.push(Reverse((ts, ci, seq)));
-        }
-        Ok(Some((ci, p)))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn types_from_names_builds_the_mask() {
-        assert_eq!(Filter::types_from_names::<&str>(&[]).unwrap(), None);
-        assert_eq!(
-            Filter::types_from_names(&[" Trade", "book"]).unwrap(),
-            Some([false, true, true, true, false, false])
-        );
-        assert_eq!(
-            Filter::types_from_names(&["options".to_string(), "POOL_STATE".to_string()]).unwrap(),
-            Some([false, false, false, false, true, true])
-        );
-        let e = Filter::types_from_names(&["quote"]).unwrap_err();
-        assert_eq!(e.exit_code(), 2);
-        assert!(e.message.starts_with("unknown --type `quote`"), "{e}");
     }
 }

@@ -65,6 +65,19 @@ impl SegmentFile {
         }
     }
 
+    /// Gives the mapped pages back (they are read from the file again if
+    /// touched): a segment a reader has finished with stops counting in its
+    /// resident memory, so reading a tape costs what it holds, not its size.
+    pub fn release(&self) {
+        #[cfg(unix)]
+        if let Data::Map(m) = &self.data {
+            // SAFETY: a read-only shared file mapping: dropped pages read
+            // back the same bytes from the file; nothing written is lost.
+            // Only a hint: its failure changes nothing.
+            let _ = unsafe { m.unchecked_advise(memmap2::UncheckedAdvice::DontNeed) };
+        }
+    }
+
     /// File size.
     pub fn len(&self) -> u64 {
         self.bytes().len() as u64

@@ -18,11 +18,10 @@ pub struct TradeRun {
     pub last: Option<(usize, Position)>,
 }
 
-/// The caller's sink from slot `base` on; counts late events (time order).
+/// The caller's sink from slot `base` on.
 struct Tail<'o, S: ?Sized> {
     out: &'o mut S,
     base: usize,
-    late: Option<(&'o mut Option<i64>, &'o mut u64)>,
 }
 
 impl<S: TradeSink + ?Sized> TradeSink for Tail<'_, S> {
@@ -33,14 +32,6 @@ impl<S: TradeSink + ?Sized> TradeSink for Tail<'_, S> {
 
     #[inline(always)]
     fn put(&mut self, i: usize, t: Trade) {
-        if let Some((last_out, late)) = &mut self.late {
-            let ts = t.exchange_ts_ns;
-            if last_out.is_some_and(|l| ts < l) {
-                **late += 1;
-            } else {
-                **last_out = Some(ts);
-            }
-        }
         self.out.put(self.base + i, t);
     }
 }
@@ -67,10 +58,13 @@ impl TapeReader<'_> {
         &mut self,
         out: &mut S,
     ) -> (TradeRun, Result<(), TapeError>) {
+        if let Err(e) = self.plan() {
+            return (TradeRun::default(), Err(e));
+        }
         if !(self.direct && self.filter.keeps_every_trade()) {
             return self.trades_per_event(out);
         }
-        self.recycle();
+        self.merge.out = None;
         self.held = false;
         let mut run = TradeRun::default();
         while run.count < out.capacity() && self.current < self.cursors.len() {
@@ -116,10 +110,8 @@ impl TapeReader<'_> {
             return;
         };
         let end = loop {
-            let by_time = c.by_time;
             let mut tail = Tail {
                 base: run.count,
-                late: by_time.then_some((&mut c.last_out, &mut c.late)),
                 out: &mut *out,
             };
             if tail.capacity() == 0 {
@@ -144,9 +136,6 @@ impl TapeReader<'_> {
             };
             if !self.filter.accepts(&ev, ev.frame_type()) {
                 continue;
-            }
-            if c.by_time {
-                c.count_late(ev.exchange_ts_ns());
             }
             self.held = true;
             run.declined = true;

@@ -1,0 +1,223 @@
+//! Time order is exact: on random tapes (uncompressed and LZ4, several
+//! segments, overlapping or following one another, in order or not,
+//! damaged or torn), `TapeReader` in time order returns exactly a plain
+//! stable sort by `exchange_ts_ns` of what it returns in file order (ties
+//! in file order, segments in listing order), with the same problems; and
+//! the bound on ordering memory is `reorder_bytes`.
+
+mod common;
+use common::mixed_segment;
+use floxlog::core::{Compression, WriterConfig};
+use floxlog::segment::{finish_to_vec, vec_writer};
+use floxlog::synth::mixed_event;
+use floxlog::tape::merge::{Filter, OpenedTape, Order, ReadConfig};
+use floxlog::tape::{OpenOptions, Tape};
+use std::path::{Path, PathBuf};
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+}
+
+/// A segment of `n` mixed events at `base + i * 10`, moved by up to
+/// `jitter` either way (0: in order), with few distinct timestamps when
+/// `ties` (many equal keys).
+fn segment(rng: &mut Rng, z: Compression, n: u64, base: i64, jitter: i64, ties: bool) -> Vec<u8> {
+    let mut w = vec_writer(WriterConfig {
+        compression: z,
+        index_interval: 16,
+        created_ns: 1,
+        ..Default::default()
+    })
+    .unwrap();
+    let seed = rng.next();
+    for i in 0..n {
+        let mut ev = mixed_event(seed, i);
+        let j = if jitter > 0 {
+            rng.below(2 * jitter as u64 + 1) as i64 - jitter
+        } else {
+            0
+        };
+        let mut ts = base + i as i64 * 10 + j;
+        if ties {
+            ts = base + (ts - base).div_euclid(50) * 50;
+        }
+        set_ts(&mut ev, ts);
+        w.append(&ev.as_event()).unwrap();
+    }
+    finish_to_vec(w).unwrap()
+}
+
+fn set_ts(ev: &mut floxlog::owned::OwnedEvent, ts: i64) {
+    use floxlog::owned::OwnedEvent as O;
+    match ev {
+        O::Trade(t) => t.exchange_ts_ns = ts,
+        O::Book(b) => b.head.exchange_ts_ns = ts,
+        O::OptionQuote(q) => q.exchange_ts_ns = ts,
+        O::PoolState(p) => p.head.exchange_ts_ns = ts,
+    }
+}
+
+/// A random tape in `dir`: its segment paths.
+fn tape(rng: &mut Rng, dir: &Path) -> Vec<PathBuf> {
+    let k = 1 + rng.below(5);
+    let mut base = 1_000_000i64;
+    let mut paths = Vec::new();
+    for i in 0..k {
+        let z = if rng.below(2) == 0 {
+            Compression::None
+        } else {
+            Compression::Lz4
+        };
+        let n = 1 + rng.below(600);
+        let jitter = [0, 5, 40, 3_000, 100_000][rng.below(5) as usize];
+        let ties = rng.below(4) == 0;
+        let mut s = segment(rng, z, n, base, jitter, ties);
+        match rng.below(8) {
+            0 => {
+                // A flipped byte: CRC or block damage.
+                let at = 64 + rng.below(s.len() as u64 - 64) as usize;
+                s[at] ^= 1 << rng.below(8);
+            }
+            1 => s.truncate(s.len() - 1 - rng.below(s.len() as u64 / 3) as usize),
+            2 => s = mixed_segment(z, false, rng.next(), 1 + rng.below(200)),
+            _ => {}
+        }
+        let p = dir.join(format!("s{i:02}.floxlog"));
+        std::fs::write(&p, s).unwrap();
+        paths.push(p);
+        // Next segment: after this one, touching it, or overlapping it.
+        base += match rng.below(3) {
+            0 => n as i64 * 10 + 1_000,
+            1 => n as i64 * 10,
+            _ => rng.below(n * 10) as i64,
+        };
+    }
+    paths
+}
+
+/// (ts, event text) in the order read, and the problems (sorted).
+type Read = (Vec<(i64, String)>, Vec<String>);
+
+fn read(paths: &[PathBuf], cfg: &ReadConfig) -> Result<Read, String> {
+    let t = Tape::open(paths, OpenOptions::default()).unwrap();
+    let mut o = OpenedTape::open(t);
+    let mut r = o.reader(cfg);
+    let mut v = Vec::new();
+    while let Some(it) = r.next_item().map_err(|e| e.to_string())? {
+        v.push((
+            it.event.exchange_ts_ns(),
+            format!("{} {:?} {:?}", it.segment, it.position, it.event),
+        ));
+    }
+    assert_eq!(r.late_events(), 0);
+    let mut p: Vec<String> = r.problems().iter().map(|p| format!("{p:?}")).collect();
+    p.sort();
+    Ok((v, p))
+}
+
+fn check(paths: &[PathBuf], filter: &Filter, ctx: &str) {
+    let cfg = |order| ReadConfig {
+        order,
+        filter: filter.clone(),
+        ..ReadConfig::default()
+    };
+    let (mut want, want_p) = read(paths, &cfg(Order::File)).unwrap();
+    want.sort_by_key(|x| x.0);
+    let (got, got_p) = read(paths, &cfg(Order::Time)).unwrap();
+    assert_eq!(got.len(), want.len(), "{ctx}");
+    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+        assert_eq!(g, w, "{ctx}: event {i}");
+    }
+    assert_eq!(got_p, want_p, "{ctx}");
+}
+
+#[test]
+fn time_order_is_a_stable_sort_of_file_order() {
+    let d = tempfile::tempdir().unwrap();
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    for round in 0..60 {
+        let dir = d.path().join(format!("t{round}"));
+        std::fs::create_dir(&dir).unwrap();
+        let paths = tape(&mut rng, &dir);
+        let filters = [
+            Filter::default(),
+            Filter {
+                from: Some(1_000_000 + rng.below(4_000) as i64),
+                to: Some(1_000_000 + 4_000 + rng.below(8_000) as i64),
+                ..Filter::default()
+            },
+            Filter {
+                types: Some([false, true, true, false, false, true]),
+                symbols: Some(vec![1, 2]),
+                ..Filter::default()
+            },
+        ];
+        for (fi, f) in filters.iter().enumerate() {
+            check(&paths, f, &format!("round {round} filter {fi}"));
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
+
+#[test]
+fn ordering_memory_is_bounded_by_reorder_bytes() {
+    let d = tempfile::tempdir().unwrap();
+    let mut rng = Rng(7);
+    let cfg = |bytes| ReadConfig {
+        reorder_bytes: bytes,
+        ..ReadConfig::default()
+    };
+    for z in [Compression::None, Compression::Lz4] {
+        // 5,000 events out of order: 80,000 bytes of keys.
+        let p = d.path().join("shuffled.floxlog");
+        std::fs::write(&p, segment(&mut rng, z, 5_000, 0, 500, false)).unwrap();
+        let e = read(std::slice::from_ref(&p), &cfg(64 << 10)).unwrap_err();
+        assert!(e.contains("reorder_bytes") && e.contains("shuffled"), "{e}");
+        assert_eq!(
+            read(std::slice::from_ref(&p), &cfg(256 << 10))
+                .unwrap()
+                .0
+                .len(),
+            5_000
+        );
+        // In order (not flagged Sorted: the writer's flag is cleared), it
+        // needs no keys at all.
+        let mut s = segment(&mut rng, z, 5_000, 0, 0, false);
+        s[floxlog::core::segment_header::field::FLAGS] &=
+            !floxlog::core::segment_header::flags::SORTED;
+        std::fs::write(&p, s).unwrap();
+        assert_eq!(
+            read(std::slice::from_ref(&p), &cfg(1)).unwrap().0.len(),
+            5_000
+        );
+        // Segments that follow one another are read one after the other:
+        // the bound holds the keys of two (across a jittered boundary: 32
+        // KiB each), not of the tape (six).
+        let mut paths = Vec::new();
+        for i in 0..6 {
+            let q = d.path().join(format!("seq{i}.floxlog"));
+            std::fs::write(&q, segment(&mut rng, z, 2_000, i * 20_000, 30, false)).unwrap();
+            paths.push(q);
+        }
+        let (v, p) = read(&paths, &cfg(80 << 10)).unwrap();
+        assert_eq!((v.len(), p.len()), (12_000, 0));
+        assert!(v.windows(2).all(|w| w[0].0 <= w[1].0));
+        check(&paths, &Filter::default(), "jittered sequence");
+        // Overlapping, they are open together.
+        for (i, q) in paths.iter().enumerate() {
+            std::fs::write(q, segment(&mut rng, z, 2_000, i as i64, 30, false)).unwrap();
+        }
+        let e = read(&paths, &cfg(80 << 10)).unwrap_err();
+        assert!(e.contains("reorder_bytes"), "{e}");
+        check(&paths, &Filter::default(), "overlapping");
+    }
+}
