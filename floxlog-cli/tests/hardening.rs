@@ -652,16 +652,16 @@ fn an_interrupted_convert_leaves_nothing_a_rerun_trips_over() {
 }
 
 /// Issue: time-ordered `cat` of a 4.2 MB LZ4 file of deep books reached
-/// 1 GB of memory: the reorder window counted events, not bytes. The
-/// buffers are bounded in bytes; past the bound the read fails, naming the
-/// options, instead of growing.
+/// 1 GB of memory: a reorder window held copies of the events. Time order
+/// now holds an ordering (16 bytes an event) bounded by --reorder-bytes,
+/// and reads the frames from the mapping or a small block cache.
 #[test]
-fn reorder_buffers_are_bounded_in_bytes() {
+fn reorder_bytes_bounds_the_ordering_not_the_events() {
     let d = tempfile::tempdir().unwrap();
     let levels: Vec<[i64; 2]> = (0..500).map(|i| [1_000_000 + i, 1]).collect();
     let mut lines = String::new();
     for i in 0..200i64 {
-        // Timestamps go backwards now and then: not Sorted, so reordered.
+        // Timestamps go backwards now and then: not Sorted, so ordered.
         let ts = if i % 2 == 0 { 1000 + i } else { 900 + i };
         let v = serde_json::json!({
             "type": "book_snapshot", "exchange_ts_ns": ts, "recv_ts_ns": ts, "seq": i,
@@ -670,44 +670,119 @@ fn reorder_buffers_are_bounded_in_bytes() {
         });
         lines.push_str(&format!("{v}\n"));
     }
-    // Uncompressed frames are merged in place from the mapping: nothing is
-    // copied, so the bound in bytes is no obstacle.
-    let plain = d.path().join("plain");
-    encode(&lines, &plain, &["--compression", "none"]);
-    let ok = cat(&["--reorder-bytes", "1M", plain.to_str().unwrap()]);
-    assert_eq!(ok.len(), 200);
-    // LZ4 frames are copied out of their blocks into the reorder buffers:
-    // those copies are what the bound limits. Blocks of 2 events whose
-    // ranges overlap: not Sorted, so reordered.
-    let tape = d.path().join("tape");
-    encode(
-        &lines,
-        &tape,
-        &["--compression", "lz4", "--index-interval", "2"],
-    );
-    let t = tape.to_str().unwrap();
-    let o = bin()
-        .args(["cat", "--reorder-bytes", "1M", t])
-        .output()
+    let mut want: Vec<i64> = (0..200i64)
+        .map(|i| if i % 2 == 0 { 1000 + i } else { 900 + i })
+        .collect();
+    want.sort();
+    for (name, extra) in [
+        ("plain", &["--compression", "none"][..]),
+        // Blocks of 2 events whose ranges overlap: not Sorted, so ordered.
+        (
+            "lz4",
+            &["--compression", "lz4", "--index-interval", "2"][..],
+        ),
+    ] {
+        let tape = d.path().join(name);
+        encode(&lines, &tape, extra);
+        let t = tape.to_str().unwrap();
+        // 200 keys fit in 4K; events of 16 KB each would not.
+        assert_eq!(cat(&["--reorder-bytes", "4K", t]), want, "{name}");
+        let o = bin()
+            .args(["cat", "--reorder-bytes", "1K", t])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{name}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains("--reorder-bytes") && err.contains("--file-order"),
+            "{err}"
+        );
+        let o = bin()
+            .args(["cat", "--file-order", "--reorder-bytes", "1K", t])
+            .output()
+            .unwrap();
+        assert!(o.status.success());
+        assert_eq!(String::from_utf8_lossy(&o.stdout).lines().count(), 200);
+    }
+}
+
+/// Issue 21: `cat` of an unsorted LZ4 segment of deep books failed (the
+/// reorder buffer held copies of whole books). 256 snapshots of 2 x
+/// 65,535 levels (2 MiB each), one per block, out of order: time order
+/// holds 256 keys and a few decompressed blocks, and gives back the mapped
+/// pages of blocks it has decompressed, so it stays under 200 MB although
+/// the file is 235 MB (LZ4 ratio about 2) and its books 537 MB.
+#[test]
+fn time_order_of_deep_lz4_books_holds_an_ordering_not_the_books() {
+    use floxlog::core::{Book, BookKind, Compression, Event, Level, Levels, WriterConfig};
+    let d = tempfile::tempdir().unwrap();
+    let levels: Vec<Level> = (0..65_535)
+        .map(|i| Level {
+            price_raw: 1_000_000 + i,
+            qty_raw: 1 + i % 7,
+        })
+        .collect();
+    let mut w = floxlog::segment::vec_writer(WriterConfig {
+        compression: Compression::Lz4,
+        index_interval: 1,
+        created_ns: 1,
+        ..Default::default()
+    })
+    .unwrap();
+    let ts = |i: i64| 1_000 + (i * 97) % 256;
+    for i in 0..256 {
+        let b = Book {
+            kind: BookKind::Snapshot,
+            exchange_ts_ns: ts(i),
+            recv_ts_ns: ts(i),
+            seq: i,
+            symbol_id: 1,
+            header_type: 0,
+            instrument: 0,
+            exchange_id: 0,
+            bids: Levels::Slice(&levels),
+            asks: Levels::Slice(&levels),
+        };
+        w.append(&Event::Book(b)).unwrap();
+    }
+    let p = d.path().join("deep.floxlog");
+    std::fs::write(&p, floxlog::segment::finish_to_vec(w).unwrap()).unwrap();
+    let time = Path::new("/usr/bin/time");
+    let mut cmd = if time.exists() {
+        let mut c = std::process::Command::new(time);
+        c.args(["-f", "%M"])
+            .arg(assert_cmd::cargo::cargo_bin("floxlog"));
+        c
+    } else {
+        std::process::Command::new(assert_cmd::cargo::cargo_bin("floxlog"))
+    };
+    let mut child = cmd
+        .arg("cat")
+        .arg(&p)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
         .unwrap();
-    assert_eq!(o.status.code(), Some(2));
+    // Only each line's timestamp is looked at: the lines are 1.7 MB each.
+    let mut got = Vec::new();
+    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(child.stdout.take().unwrap()));
+    for l in lines.by_ref() {
+        let l = l.unwrap();
+        let at = l.find("\"exchange_ts_ns\":").unwrap() + 17;
+        let digits: String = l[at..].chars().take_while(char::is_ascii_digit).collect();
+        got.push(digits.parse::<i64>().unwrap());
+    }
+    let o = child.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(
-        err.contains("--reorder-bytes") && err.contains("--file-order"),
-        "{err}"
-    );
-    let o = bin()
-        .args(["cat", "--file-order", "--reorder-bytes", "1M", t])
-        .output()
-        .unwrap();
-    assert!(o.status.success());
-    assert_eq!(String::from_utf8_lossy(&o.stdout).lines().count(), 200);
-    let sorted = cat(&[t]);
-    assert_eq!(sorted.len(), 200);
-    assert!(
-        sorted.windows(2).all(|w| w[0] <= w[1]),
-        "time order within the default bound"
-    );
+    assert!(o.status.success(), "{err}");
+    let mut want: Vec<i64> = (0..256).map(ts).collect();
+    want.sort();
+    assert_eq!(got, want);
+    if time.exists() {
+        let kib: u64 = err.lines().last().unwrap().trim().parse().unwrap();
+        assert!(kib < 200 << 10, "peak RSS {kib} KiB");
+        eprintln!("peak RSS {kib} KiB");
+    }
 }
 
 /// Issue: non-UTF-8 input to `encode` and a non-UTF-8 manifest.json gave

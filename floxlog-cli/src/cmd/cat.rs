@@ -51,11 +51,13 @@ pub struct Args {
     /// Prices and quantities as raw integers or decimals.
     #[arg(long, value_enum, default_value = "raw")]
     pub prices: Prices,
-    /// Events per unsorted segment held to restore timestamp order.
+    /// Accepted and ignored: time order is exact (it once bounded a reorder
+    /// window).
     #[arg(long, default_value_t = DEFAULT_REORDER_WINDOW, value_name = "N")]
     pub reorder_window: usize,
-    /// Most memory the reorder buffers may hold together (e.g. 256M, 1G);
-    /// a tape that needs more fails, naming this option and --file-order.
+    /// Most memory time order may hold for orderings (16 bytes an event of
+    /// the segments whose time ranges overlap; e.g. 256M, 1G): a tape that
+    /// needs more fails, naming this option and --file-order.
     #[arg(long, value_name = "SIZE", value_parser = parse_size, default_value = "256M")]
     pub reorder_bytes: u64,
     /// Keep reading a segment (or the newest segment of a directory) as it grows.
@@ -177,12 +179,6 @@ pub fn run(a: Args) -> CmdResult {
             );
             failed = true;
         }
-    }
-    let late = r.late_events();
-    if late > 0 {
-        eprintln!(
-            "floxlog: warning: {late} events were further out of timestamp order than --reorder-window allows and were printed late"
-        );
     }
     Ok(u8::from(failed))
 }

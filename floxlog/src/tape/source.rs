@@ -78,6 +78,26 @@ impl SegmentFile {
         }
     }
 
+    /// [`SegmentFile::release`] for the bytes `[start, end)` only (the
+    /// compressed blocks a reader has decompressed, say).
+    pub fn release_range(&self, start: u64, end: u64) {
+        let end = end.min(self.len());
+        if start >= end {
+            return;
+        }
+        #[cfg(unix)]
+        if let Data::Map(m) = &self.data {
+            // SAFETY: as in release; the range lies inside the map.
+            let _ = unsafe {
+                m.unchecked_advise_range(
+                    memmap2::UncheckedAdvice::DontNeed,
+                    start as usize,
+                    (end - start) as usize,
+                )
+            };
+        }
+    }
+
     /// File size.
     pub fn len(&self) -> u64 {
         self.bytes().len() as u64

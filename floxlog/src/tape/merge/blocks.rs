@@ -3,6 +3,7 @@
 //! recently used evicted first, bounded in bytes (always room for the one
 //! block being read, however large: the core bounds a block's scratch).
 
+use crate::tape::source::SegmentFile;
 use floxlog_core::{Block, Segment};
 
 /// Bytes of decompressed blocks kept beyond the one in use.
@@ -28,12 +29,14 @@ pub(super) struct BlockCache {
 }
 
 impl BlockCache {
-    /// The frames of the block at `offset` of segment `seg_no`, decompressed
-    /// now unless cached. Errors are the core's (the block header's offset).
+    /// The frames of the block at `offset` of segment `seg_no` (mapped by
+    /// `file`), decompressed now unless cached. Errors are the core's (the
+    /// block header's offset).
     pub fn get(
         &mut self,
         seg_no: usize,
         seg: &Segment<'_>,
+        file: &SegmentFile,
         offset: u64,
     ) -> Result<&[u8], floxlog_core::Error> {
         self.tick += 1;
@@ -52,6 +55,8 @@ impl BlockCache {
             buf.resize(need, 0);
         }
         let len = block.decompress(&mut buf)?.len();
+        // Its compressed bytes are not needed again while it is cached.
+        file.release_range(offset, block.end());
         Ok(self.insert(seg_no, offset, buf, len))
     }
 

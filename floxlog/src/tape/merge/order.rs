@@ -14,8 +14,35 @@
 //! event comes due, and whether its events already come in order.
 
 use super::Filter;
+use crate::tape::source::SegmentFile;
 use floxlog_core::segment_header::flags;
 use floxlog_core::{Position, ReadOptions, Segment};
+
+/// A walk gives the mapped pages it has gone past back this often.
+const RELEASE_STEP: u64 = 8 << 20;
+
+/// Gives back the mapped pages a walk has gone past (see
+/// [`SegmentFile::release_range`]), so that walking a segment costs a few
+/// MiB of resident memory, not its size.
+pub(super) struct Behind<'f> {
+    file: &'f SegmentFile,
+    from: u64,
+}
+
+impl<'f> Behind<'f> {
+    pub fn new(file: &'f SegmentFile) -> Self {
+        Behind { file, from: 0 }
+    }
+
+    /// The walk has reached `offset` (a frame or block it is reading).
+    #[inline]
+    pub fn at(&mut self, offset: u64) {
+        if offset >= self.from + RELEASE_STEP {
+            self.file.release_range(self.from, offset);
+            self.from = offset;
+        }
+    }
+}
 
 /// Bytes of one key: what the bound on ordering memory counts.
 pub(super) const KEY_BYTES: usize = std::mem::size_of::<(i64, u64)>();
@@ -81,6 +108,7 @@ pub(super) struct Overflow;
 /// order are dropped, so such a segment never overflows.
 pub(super) fn order_pass(
     seg: &Segment<'_>,
+    file: &SegmentFile,
     opts: ReadOptions,
     filter: &Filter,
     scratch: &mut [u8],
@@ -97,12 +125,14 @@ pub(super) fn order_pass(
     let mut blocks: Vec<u64> = Vec::new();
     let mut last = i64::MIN;
     let mut in_order = true;
+    let mut behind = Behind::new(file);
     let end = loop {
         let (ev, at) = match r.next_event_at() {
             Ok(Some(found)) => found,
             Ok(None) => break None,
             Err(e) => break Some(e),
         };
+        behind.at(at.offset);
         let ts = ev.exchange_ts_ns();
         if sorted && filter.to.is_some_and(|t| ts >= t) {
             break None;
@@ -179,6 +209,7 @@ pub(super) struct Range {
 /// read's).
 pub(super) fn range_pass(
     seg: &Segment<'_>,
+    file: &SegmentFile,
     opts: ReadOptions,
     filter: &Filter,
     scratch: &mut [u8],
@@ -191,7 +222,9 @@ pub(super) fn range_pass(
     let mut first: Option<i64> = None;
     let mut last = i64::MIN;
     let mut in_order = true;
-    while let Ok(Some(ev)) = r.next_event() {
+    let mut behind = Behind::new(file);
+    while let Ok(Some((ev, at))) = r.next_event_at() {
+        behind.at(at.offset);
         if !filter.accepts(&ev, ev.frame_type()) {
             continue;
         }
@@ -203,5 +236,6 @@ pub(super) fn range_pass(
             last = ts;
         }
     }
+    file.release();
     Range { first, in_order }
 }

@@ -100,8 +100,7 @@ impl TapeReader<'_> {
             let (first, in_order) = if c.sorted {
                 (c.header.first_event_ns, true)
             } else {
-                let r = range_pass(&c.seg, c.opts, &self.filter, self.scratch);
-                c.file.release();
+                let r = range_pass(&c.seg, c.file, c.opts, &self.filter, self.scratch);
                 // Without events that pass, it is opened first: its errors
                 // are found by then.
                 (r.first.unwrap_or(i64::MIN), r.in_order)
@@ -146,7 +145,7 @@ impl TapeReader<'_> {
         // Loaded last, so that nothing evicts it while it is current.
         if at.in_block.is_some() {
             let c = &self.cursors[ci];
-            if let Err(e) = self.merge.cache.get(ci, &c.seg, at.offset) {
+            if let Err(e) = self.merge.cache.get(ci, &c.seg, c.file, at.offset) {
                 return Err(TapeError::data(c.path, e));
             }
         }
@@ -175,7 +174,7 @@ impl TapeReader<'_> {
     fn order(&mut self, ci: usize) -> Result<bool, TapeError> {
         let c = &mut self.cursors[ci];
         let room = self.merge.budget.saturating_sub(self.merge.held);
-        let pass = order_pass(&c.seg, c.opts, &self.filter, self.scratch, room)
+        let pass = order_pass(&c.seg, c.file, c.opts, &self.filter, self.scratch, room)
             .map_err(|Overflow| overflow(c, self.merge.budget))?;
         let Some(ordering) = pass.ordering else {
             c.stream = Stream::Run {
@@ -301,6 +300,11 @@ impl TapeReader<'_> {
             if let Some(frames) = len.ok().and_then(|n| self.scratch.get(..n)) {
                 self.merge.cache.put_copy(ci, offset, frames);
             }
+        }
+        if compressed {
+            // Decompressed: the blocks' bytes are not needed again.
+            let end = outcome.as_ref().ok().copied().flatten();
+            c.file.release_range(at, end.unwrap_or(u64::MAX));
         }
         match outcome {
             Ok(next) => c.next = next,
