@@ -1322,16 +1322,15 @@ typedef struct floxlog_tape_read_options {
    */
   uint8_t ignore_manifest;
   /**
-   * Time order: events of a segment without the Sorted flag are put in
-   * order through a window of this many events (default 65536). An
-   * event further out of place is still returned, late (counted in
-   * `late_events`).
+   * Accepted and ignored (default 65536): time order is exact, not
+   * windowed. Kept so that the struct's layout does not change.
    */
   size_t reorder_window;
   /**
-   * Time order: most frame bytes the reorder windows may hold together
-   * (default 256 MiB); a tape that needs more fails with
-   * `FLOXLOG_CAPACITY_EXCEEDED` instead of growing without bound.
+   * Time order: most bytes the orderings may hold together (16 bytes an
+   * event of the segments whose time ranges overlap; default 256 MiB);
+   * a tape that needs more fails with `FLOXLOG_CAPACITY_EXCEEDED`,
+   * naming `reorder_bytes`, instead of growing without bound.
    */
   uint64_t reorder_bytes;
 } floxlog_tape_read_options;
@@ -1353,8 +1352,8 @@ typedef struct floxlog_tape_reader_stats {
    */
   uint64_t events;
   /**
-   * Events returned further out of timestamp order than the reorder
-   * window could fix (time order only).
+   * Always 0: time order is exact, nothing is returned late. Kept so
+   * that the struct's layout does not change.
    */
   uint64_t late_events;
   /**
@@ -2786,7 +2785,7 @@ void floxlog_tape_writer_free(struct floxlog_tape_writer *w);
 /**
  * Fills `*opts` with the defaults: time order, every event, CRCs checked,
  * unknown types rejected, torn tails tolerated, manifest trusted, 65536
- * events and 256 MiB of reorder room.
+ * events (ignored) and 256 MiB of ordering room.
  *
  * # Safety
  * `opts` must be writable.
@@ -2798,8 +2797,9 @@ floxlog_result floxlog_tape_read_options_default(struct floxlog_tape_read_option
  * (flox layout, `<created_ns>.floxlog`, or spec layout, `series-NNNNNN.bin`
  * with `manifest.json`) or one segment file. `opts` NULL means the
  * defaults. Segments are memory-mapped, never copied whole; the reader
- * holds at most the reorder windows and one LZ4 block scratch (the
- * tape's largest block).
+ * holds at most the orderings of the segments it reads at one time in
+ * time order (`reorder_bytes`), one LZ4 block scratch (the tape's largest
+ * block) and a small cache of decompressed blocks.
  *
  * Fails only when the tape cannot be listed (missing path, unreadable or
  * out-of-tape manifest: `FLOXLOG_BAD_MANIFEST`) or the options are wrong.

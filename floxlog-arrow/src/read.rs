@@ -16,7 +16,8 @@
 //!   directly only when its events never go back in time.
 //! - **Merged**: anything else (an unsorted LZ4 segment, events out of
 //!   order, LZ4 scratch beyond the reorder budget) goes through the
-//!   general reader with its reorder buffers.
+//!   general reader, whose time order is exact (an ordering of each
+//!   unsorted segment; see [`floxlog::tape::merge`]).
 //!
 //! Time filters seek with a Sorted segment's index, as the general reader
 //! does; type filters drop frames before any column sees them.
@@ -47,10 +48,10 @@ pub struct ReadSpec {
     pub limits: Limits,
     /// Codec options (CRC checks, unknown frame types).
     pub read: ReadOptions,
-    /// Reorder buffer per unsorted segment, in events (merged path).
+    /// Accepted and ignored: time order is exact.
     pub reorder_window: usize,
-    /// Most bytes the reorder buffers, or the direct path's LZ4 block
-    /// buffers, may hold together.
+    /// Most bytes the orderings (merged path), or the direct path's LZ4
+    /// block buffers, may hold together.
     pub reorder_bytes: usize,
     /// [`read_table`] splits segments into ranges of at least this many
     /// bytes to decode them on several threads.
@@ -79,8 +80,8 @@ pub struct ReadSummary {
     /// Segments that stopped early (errors and torn tails), as
     /// [`floxlog::tape::TapeReader::problems`] reports them.
     pub problems: Vec<Problem>,
-    /// Events further out of timestamp order than the reorder window
-    /// could fix (output late, never dropped).
+    /// Always 0: time order is exact (kept for the callers that report
+    /// it).
     pub late_events: u64,
     /// Whether the direct path read the tape (see the module docs).
     pub direct: bool,

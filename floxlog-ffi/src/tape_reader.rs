@@ -79,14 +79,13 @@ pub struct floxlog_tape_read_options {
     pub strict: u8,
     /// Non-zero: list each directory instead of trusting `manifest.json`.
     pub ignore_manifest: u8,
-    /// Time order: events of a segment without the Sorted flag are put in
-    /// order through a window of this many events (default 65536). An
-    /// event further out of place is still returned, late (counted in
-    /// `late_events`).
+    /// Accepted and ignored (default 65536): time order is exact, not
+    /// windowed. Kept so that the struct's layout does not change.
     pub reorder_window: usize,
-    /// Time order: most frame bytes the reorder windows may hold together
-    /// (default 256 MiB); a tape that needs more fails with
-    /// `FLOXLOG_CAPACITY_EXCEEDED` instead of growing without bound.
+    /// Time order: most bytes the orderings may hold together (16 bytes an
+    /// event of the segments whose time ranges overlap; default 256 MiB);
+    /// a tape that needs more fails with `FLOXLOG_CAPACITY_EXCEEDED`,
+    /// naming `reorder_bytes`, instead of growing without bound.
     pub reorder_bytes: u64,
 }
 
@@ -100,8 +99,8 @@ pub struct floxlog_tape_reader_stats {
     pub bytes: u64,
     /// Events returned.
     pub events: u64,
-    /// Events returned further out of timestamp order than the reorder
-    /// window could fix (time order only).
+    /// Always 0: time order is exact, nothing is returned late. Kept so
+    /// that the struct's layout does not change.
     pub late_events: u64,
     /// Segments that ended in a running or killed writer's torn tail.
     pub torn_tails: u64,
@@ -559,7 +558,7 @@ unsafe fn apply_fixups(h: &mut TapeReaderHandle, events: *mut floxlog_event) {
 
 /// Fills `*opts` with the defaults: time order, every event, CRCs checked,
 /// unknown types rejected, torn tails tolerated, manifest trusted, 65536
-/// events and 256 MiB of reorder room.
+/// events (ignored) and 256 MiB of ordering room.
 ///
 /// # Safety
 /// `opts` must be writable.
@@ -600,8 +599,9 @@ unsafe fn open_inputs(
 /// (flox layout, `<created_ns>.floxlog`, or spec layout, `series-NNNNNN.bin`
 /// with `manifest.json`) or one segment file. `opts` NULL means the
 /// defaults. Segments are memory-mapped, never copied whole; the reader
-/// holds at most the reorder windows and one LZ4 block scratch (the
-/// tape's largest block).
+/// holds at most the orderings of the segments it reads at one time in
+/// time order (`reorder_bytes`), one LZ4 block scratch (the tape's largest
+/// block) and a small cache of decompressed blocks.
 ///
 /// Fails only when the tape cannot be listed (missing path, unreadable or
 /// out-of-tape manifest: `FLOXLOG_BAD_MANIFEST`) or the options are wrong.

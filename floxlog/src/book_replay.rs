@@ -230,12 +230,6 @@ fn replay(
             return Err(p.to_error());
         }
     }
-    if r.late_events() > 0 {
-        warnings.push(format!(
-            "{} events were further out of timestamp order than the reorder window allows and were applied late",
-            r.late_events()
-        ));
-    }
     Ok((rep, warnings))
 }
 
