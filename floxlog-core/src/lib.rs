@@ -78,6 +78,8 @@ pub mod fixed;
 pub mod frame;
 pub mod index;
 mod le;
+#[cfg(feature = "lz4")]
+pub mod lz4_compress;
 pub mod option_quote;
 pub mod pool_state;
 pub mod reader;
