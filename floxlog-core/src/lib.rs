@@ -18,6 +18,10 @@
 //! - [`encode_frame`] / [`decode_frame`]: single frames, for callers that
 //!   build their own streams; [`Blocks`] / [`Block`]: LZ4 blocks, walked
 //!   and decompressed into caller scratch.
+//! - [`lz4_compress`]: the LZ4 block compressor the writer uses (both
+//!   profiles), whose output is byte-identical to liblz4's
+//!   `LZ4_compress_default`, the reference's, on every target; blocks are
+//!   decompressed by lz4_flex's checked decoder.
 //! - [`BookState`]: an order book rebuilt from snapshots and deltas over
 //!   caller storage.
 //! - [`fixed`]: fixed-point (1e8) conversions.

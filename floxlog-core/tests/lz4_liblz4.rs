@@ -272,3 +272,49 @@ proptest! {
         check(&src);
     }
 }
+
+/// The generator of nostd-check/src/lib.rs (`lz4_bytes::input`), copied:
+/// its inputs' compressed lengths and CRC32s, which the Cortex-M run checks.
+fn nostd_input(out: &mut [u8]) {
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut ts: u64 = 1_700_000_000_000_000_000;
+    let mut price: u64 = 100_000_000_000;
+    for (i, rec) in out.chunks_mut(48).enumerate() {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let d = (x >> 24) as u8;
+        ts += u64::from(d) * 1000;
+        price = price.wrapping_add(u64::from(d % 7)).wrapping_sub(3);
+        let mut r = [0u8; 48];
+        r[..8].copy_from_slice(&ts.to_le_bytes());
+        r[8..16].copy_from_slice(&(ts + 5).to_le_bytes());
+        r[16..24].copy_from_slice(&price.to_le_bytes());
+        r[24..32].copy_from_slice(&(1000 + u64::from(d & 3)).to_le_bytes());
+        r[32..40].copy_from_slice(&(i as u64).to_le_bytes());
+        r[40..48].copy_from_slice(&[7, 0, 0, 0, d & 1, 1, 3, 0]);
+        rec.copy_from_slice(&r[..rec.len()]);
+    }
+}
+
+/// The values nostd-check's `lz4_bytes::EXPECTED` holds, from liblz4.
+#[test]
+fn nostd_check_expected_bytes_are_liblz4s() {
+    let mut src = vec![0u8; 70_000];
+    nostd_input(&mut src);
+    let got: Vec<(usize, usize, u32)> = [1_000, 16_384, 70_000]
+        .iter()
+        .map(|&len| {
+            let z = check(&src[..len]);
+            (len, z.len(), floxlog_core::crc32::crc32(&z))
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (1_000, 511, 0xa048_e5bf),
+            (16_384, 7856, 0x7dfd_dfa6),
+            (70_000, 29977, 0x45fa_b9aa),
+        ]
+    );
+}
