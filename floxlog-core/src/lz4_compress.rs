@@ -58,24 +58,20 @@ const ML_MASK: usize = 15;
 
 pub use crate::block::lz4_bound;
 
-/// The compressor's hash table (16 KiB): liblz4's `u16` or `u32` table,
-/// whichever the input size selects. Reset at the start of each call.
+/// The compressor's hash table (16 KiB): liblz4's 8192 `u16` entries, or
+/// in the `u32` mode its 4096 `u32` entries as pairs of `u16` halves (one
+/// array for both modes, so nothing is moved or doubled when the mode
+/// changes). Reset at the start of each call.
 #[derive(Clone)]
 pub struct CompressTable {
-    tab: Tab,
-}
-
-#[derive(Clone)]
-enum Tab {
-    Small([u16; U16_ENTRIES]),
-    Large([u32; U32_ENTRIES]),
+    t: [u16; U16_ENTRIES],
 }
 
 impl CompressTable {
     /// A zeroed table.
     pub const fn new() -> CompressTable {
         CompressTable {
-            tab: Tab::Small([0; U16_ENTRIES]),
+            t: [0; U16_ENTRIES],
         }
     }
 }
@@ -111,32 +107,11 @@ pub fn compress_with(src: &[u8], dst: &mut [u8], table: &mut CompressTable) -> O
         return Some(1);
     }
     let limited = dst.len() < lz4_bound(n);
+    table.t.fill(0);
     if n < LIMIT_64K {
-        let t = match &mut table.tab {
-            Tab::Small(t) => {
-                t.fill(0);
-                t
-            }
-            tab => {
-                *tab = Tab::Small([0; U16_ENTRIES]);
-                let Tab::Small(t) = tab else { unreachable!() };
-                t
-            }
-        };
-        compress_generic(src, dst, limited, &mut Small(t))
+        compress_generic(src, dst, limited, &mut Small(&mut table.t))
     } else {
-        let t = match &mut table.tab {
-            Tab::Large(t) => {
-                t.fill(0);
-                t
-            }
-            tab => {
-                *tab = Tab::Large([0; U32_ENTRIES]);
-                let Tab::Large(t) = tab else { unreachable!() };
-                t
-            }
-        };
-        compress_generic(src, dst, limited, &mut Large(t))
+        compress_generic(src, dst, limited, &mut Large(&mut table.t))
     }
 }
 
@@ -152,7 +127,8 @@ trait Table {
 }
 
 struct Small<'a>(&'a mut [u16; U16_ENTRIES]);
-struct Large<'a>(&'a mut [u32; U32_ENTRIES]);
+/// `u32` entry `h` is `u16`s `2h` (low half) and `2h + 1`.
+struct Large<'a>(&'a mut [u16; U16_ENTRIES]);
 
 impl Table for Small<'_> {
     const CHECK_DISTANCE: bool = false;
@@ -183,11 +159,14 @@ impl Table for Large<'_> {
     }
     #[inline(always)]
     fn get(&self, h: usize) -> u32 {
-        self.0[h & (U32_ENTRIES - 1)]
+        let i = 2 * (h & (U32_ENTRIES - 1));
+        u32::from(self.0[i]) | u32::from(self.0[i + 1]) << 16
     }
     #[inline(always)]
     fn put(&mut self, h: usize, pos: u32) {
-        self.0[h & (U32_ENTRIES - 1)] = pos;
+        let i = 2 * (h & (U32_ENTRIES - 1));
+        self.0[i] = pos as u16;
+        self.0[i + 1] = (pos >> 16) as u16;
     }
 }
 
