@@ -93,7 +93,21 @@ impl core::fmt::Debug for CompressTable {
 /// `LZ4_compress_default(src, dst, src.len(), dst.len())` returns 0 (input
 /// over [`MAX_INPUT`], or `dst` too small; [`lz4_bound`] always suffices).
 pub fn compress(src: &[u8], dst: &mut [u8]) -> Option<usize> {
-    compress_with(src, dst, &mut CompressTable::new())
+    let n = src.len();
+    if n < LIMIT_64K || n > MAX_INPUT {
+        compress_with(src, dst, &mut CompressTable::new())
+    } else {
+        compress_large(src, dst)
+    }
+}
+
+/// The `u32` mode with a `u32` array on the stack (its own frame, so the
+/// stack holds one 16 KiB table either way): faster than the `u16` pairs
+/// of [`CompressTable`].
+#[inline(never)]
+fn compress_large(src: &[u8], dst: &mut [u8]) -> Option<usize> {
+    let limited = dst.len() < lz4_bound(src.len());
+    compress_generic(src, dst, limited, &mut Large32(&mut [0; U32_ENTRIES]))
 }
 
 /// [`compress`] with a caller-provided hash table.
@@ -120,8 +134,11 @@ trait Table {
     /// Whether candidates must be checked against `DISTANCE_MAX` (only the
     /// `u32` mode: in the `u16` one every position is within 64 KiB).
     const CHECK_DISTANCE: bool;
-    /// Hash of the bytes at `src[p..]` (at least 8 bytes readable).
-    fn hash(src: &[u8], p: usize) -> usize;
+    /// The bytes the hash of position `p` covers, little-endian (the low
+    /// 32 bits are always the 4 bytes at `p`; at least 8 bytes readable).
+    fn seq(src: &[u8], p: usize) -> u64;
+    /// The table slot of a position whose bytes are `seq`.
+    fn hash(seq: u64) -> usize;
     fn get(&self, h: usize) -> u32;
     fn put(&mut self, h: usize, pos: u32);
 }
@@ -133,9 +150,13 @@ struct Large<'a>(&'a mut [u16; U16_ENTRIES]);
 impl Table for Small<'_> {
     const CHECK_DISTANCE: bool = false;
     #[inline(always)]
-    fn hash(src: &[u8], p: usize) -> usize {
+    fn seq(src: &[u8], p: usize) -> u64 {
+        u64::from(read32(src, p))
+    }
+    #[inline(always)]
+    fn hash(seq: u64) -> usize {
         // LZ4_hash4 with hash log 13 on a little-endian 4-byte read.
-        (read32(src, p).wrapping_mul(2_654_435_761) >> (32 - U16_HASH_LOG)) as usize
+        ((seq as u32).wrapping_mul(2_654_435_761) >> (32 - U16_HASH_LOG)) as usize
     }
     #[inline(always)]
     fn get(&self, h: usize) -> u32 {
@@ -151,10 +172,13 @@ impl Table for Small<'_> {
 impl Table for Large<'_> {
     const CHECK_DISTANCE: bool = true;
     #[inline(always)]
-    fn hash(src: &[u8], p: usize) -> usize {
+    fn seq(src: &[u8], p: usize) -> u64 {
+        read64(src, p)
+    }
+    #[inline(always)]
+    fn hash(seq: u64) -> usize {
         // LZ4_hash5 of the 64-bit little-endian build, whatever this
         // target's word size.
-        let seq = read64(src, p);
         ((seq << 24).wrapping_mul(889_523_592_379) >> (64 - U32_HASH_LOG)) as usize
     }
     #[inline(always)]
@@ -167,6 +191,29 @@ impl Table for Large<'_> {
         let i = 2 * (h & (U32_ENTRIES - 1));
         self.0[i] = pos as u16;
         self.0[i + 1] = (pos >> 16) as u16;
+    }
+}
+
+/// The `u32` mode over a `u32` array.
+struct Large32<'a>(&'a mut [u32; U32_ENTRIES]);
+
+impl Table for Large32<'_> {
+    const CHECK_DISTANCE: bool = true;
+    #[inline(always)]
+    fn seq(src: &[u8], p: usize) -> u64 {
+        Large::seq(src, p)
+    }
+    #[inline(always)]
+    fn hash(seq: u64) -> usize {
+        Large::hash(seq)
+    }
+    #[inline(always)]
+    fn get(&self, h: usize) -> u32 {
+        self.0[h & (U32_ENTRIES - 1)]
+    }
+    #[inline(always)]
+    fn put(&mut self, h: usize, pos: u32) {
+        self.0[h & (U32_ENTRIES - 1)] = pos;
     }
 }
 
@@ -260,10 +307,16 @@ fn compress_generic<T: Table>(
     let mflimit_plus_one = n - MFLIMIT + 1;
     // Matches end before the last 5 bytes.
     let match_limit = n - LASTLITERALS;
+    // Every hashed position is at most `mflimit_plus_one`: reading through
+    // a slice that ends 8 bytes past it lets the compiler drop the bounds
+    // checks of the probe loop's reads.
+    let probe = &src[..mflimit_plus_one + 8];
 
-    table.put(T::hash(src, 0), 0);
+    table.put(T::hash(T::seq(src, 0)), 0);
     let mut ip = 1usize;
-    let mut forward_h = T::hash(src, ip);
+    // The bytes at the next position to probe (its hash, and its first 4
+    // bytes to compare with the candidate's: read once).
+    let mut forward_seq = T::seq(src, ip);
 
     'main: loop {
         // Find a match: probe positions with a step that grows by one every
@@ -274,7 +327,8 @@ fn compress_generic<T: Table>(
             let mut step = 1usize;
             let mut search_nb = 1u32 << SKIP_TRIGGER;
             loop {
-                let h = forward_h;
+                let seq = forward_seq;
+                let h = T::hash(seq);
                 let cur = forward_ip;
                 m = table.get(h) as usize;
                 ip = forward_ip;
@@ -284,12 +338,12 @@ fn compress_generic<T: Table>(
                 if forward_ip > mflimit_plus_one {
                     break 'main;
                 }
-                forward_h = T::hash(src, forward_ip);
+                forward_seq = T::seq(probe, forward_ip);
                 table.put(h, cur as u32);
                 if T::CHECK_DISTANCE && m as u32 + DISTANCE_MAX < cur as u32 {
                     continue;
                 }
-                if read32(src, m) == read32(src, ip) {
+                if read32(src, m) == seq as u32 {
                     break;
                 }
             }
@@ -343,12 +397,13 @@ fn compress_generic<T: Table>(
 
             // Hash the position two bytes before the match end, then try
             // the match end itself as a sequence without literals.
-            table.put(T::hash(src, ip - 2), (ip - 2) as u32);
-            let h = T::hash(src, ip);
+            table.put(T::hash(T::seq(src, ip - 2)), (ip - 2) as u32);
+            let seq = T::seq(src, ip);
+            let h = T::hash(seq);
             m = table.get(h) as usize;
             table.put(h, ip as u32);
             let near = !T::CHECK_DISTANCE || m as u32 + DISTANCE_MAX >= ip as u32;
-            if near && read32(src, m) == read32(src, ip) {
+            if near && read32(src, m) == seq as u32 {
                 token = op;
                 dst[token] = 0;
                 op += 1;
@@ -358,7 +413,7 @@ fn compress_generic<T: Table>(
         }
 
         ip += 1;
-        forward_h = T::hash(src, ip);
+        forward_seq = T::seq(src, ip);
     }
 
     last_literals(src, dst, limited, anchor, op)
