@@ -94,7 +94,7 @@ impl core::fmt::Debug for CompressTable {
 /// over [`MAX_INPUT`], or `dst` too small; [`lz4_bound`] always suffices).
 pub fn compress(src: &[u8], dst: &mut [u8]) -> Option<usize> {
     let n = src.len();
-    if n < LIMIT_64K || n > MAX_INPUT {
+    if !(LIMIT_64K..=MAX_INPUT).contains(&n) {
         compress_with(src, dst, &mut CompressTable::new())
     } else {
         compress_large(src, dst)
