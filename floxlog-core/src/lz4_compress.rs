@@ -93,40 +93,52 @@ impl core::fmt::Debug for CompressTable {
 /// `LZ4_compress_default(src, dst, src.len(), dst.len())` returns 0 (input
 /// over [`MAX_INPUT`], or `dst` too small; [`lz4_bound`] always suffices).
 pub fn compress(src: &[u8], dst: &mut [u8]) -> Option<usize> {
-    let n = src.len();
-    if !(LIMIT_64K..=MAX_INPUT).contains(&n) {
-        compress_with(src, dst, &mut CompressTable::new())
+    if let Some(r) = trivial(src, dst) {
+        return r;
+    }
+    let limited = dst.len() < lz4_bound(src.len());
+    if src.len() < LIMIT_64K {
+        compress_generic(src, dst, limited, &mut Small(&mut [0; U16_ENTRIES]))
     } else {
-        compress_large(src, dst)
+        compress_large(src, dst, limited)
     }
 }
 
-/// The `u32` mode with a `u32` array on the stack (its own frame, so the
-/// stack holds one 16 KiB table either way): faster than the `u16` pairs
-/// of [`CompressTable`].
+/// The `u32` mode with a `u32` array on the stack, in a frame of its own so
+/// that the stack holds one 16 KiB table either way (a little faster than
+/// the `u16` pairs of [`CompressTable`]).
 #[inline(never)]
-fn compress_large(src: &[u8], dst: &mut [u8]) -> Option<usize> {
-    let limited = dst.len() < lz4_bound(src.len());
+fn compress_large(src: &[u8], dst: &mut [u8], limited: bool) -> Option<usize> {
     compress_generic(src, dst, limited, &mut Large32(&mut [0; U32_ENTRIES]))
 }
 
 /// [`compress`] with a caller-provided hash table.
 pub fn compress_with(src: &[u8], dst: &mut [u8], table: &mut CompressTable) -> Option<usize> {
-    let n = src.len();
-    if n > MAX_INPUT {
-        return None;
+    if let Some(r) = trivial(src, dst) {
+        return r;
     }
-    if n == 0 {
-        *dst.first_mut()? = 0;
-        return Some(1);
-    }
-    let limited = dst.len() < lz4_bound(n);
+    let limited = dst.len() < lz4_bound(src.len());
     table.t.fill(0);
-    if n < LIMIT_64K {
+    if src.len() < LIMIT_64K {
         compress_generic(src, dst, limited, &mut Small(&mut table.t))
     } else {
         compress_generic(src, dst, limited, &mut Large(&mut table.t))
     }
+}
+
+/// liblz4's answers that need no table: an input over [`MAX_INPUT`] fails,
+/// an empty one is the single byte 0 (if there is room for it).
+fn trivial(src: &[u8], dst: &mut [u8]) -> Option<Option<usize>> {
+    if src.len() > MAX_INPUT {
+        return Some(None);
+    }
+    if src.is_empty() {
+        return Some(dst.first_mut().map(|b| {
+            *b = 0;
+            1
+        }));
+    }
+    None
 }
 
 /// The two table modes: how a position is hashed, stored and found.
