@@ -80,7 +80,14 @@ fn report(name: &str, events: usize, bytes: usize, reps: usize, d: Duration) {
 /// Times lz4_compress (ours, liblz4's bytes) and lz4_flex's compressor on
 /// the same inputs, `reps` times, and prints both and their ratio. `bodies`
 /// (unless 0): the writer's compressed bytes, which ours must give.
-fn compressors(inputs: &[Vec<u8>], bodies: usize, events: usize, bytes: usize, reps: usize) {
+fn compressors(
+    inputs: &[Vec<u8>],
+    tag: &str,
+    bodies: usize,
+    events: usize,
+    bytes: usize,
+    reps: usize,
+) {
     let biggest = inputs.iter().map(Vec::len).max().unwrap_or(0);
     let mut zout = vec![
         0u8;
@@ -103,8 +110,8 @@ fn compressors(inputs: &[Vec<u8>], bodies: usize, events: usize, bytes: usize, r
         .map(|b| lz4_flex::block::compress_into(b, &mut zout).unwrap())
         .sum();
     let names = [
-        "  lz4_compress alone (liblz4 bytes)",
-        "  lz4_flex compress alone",
+        format!("  lz4_compress alone{tag}"),
+        format!("  lz4_flex compress alone{tag}"),
     ];
     if !names.iter().any(|n| wanted(n)) {
         return;
@@ -130,8 +137,8 @@ fn compressors(inputs: &[Vec<u8>], bodies: usize, events: usize, bytes: usize, r
         }
         t_flex = t_flex.min(t.elapsed());
     }
-    report(names[0], events, bytes, reps, t_ours);
-    report(names[1], events, bytes, reps, t_flex);
+    report(&names[0], events, bytes, reps, t_ours);
+    report(&names[1], events, bytes, reps, t_flex);
     let mbs = |d: Duration| bytes as f64 / d.as_secs_f64() / 1e6;
     println!(
         "  lz4_compress {:.0} MB/s, lz4_flex {:.0} MB/s: {:.2}x; compressed {} vs {} bytes",
@@ -354,7 +361,7 @@ fn bench_trades(n: usize, reps: usize, tag: &str) -> Vec<u8> {
         .blocks()
         .map(|b| b.unwrap().body.len())
         .sum();
-    compressors(&inputs, bodies, ev, n * 60 * reps, reps);
+    compressors(&inputs, "", bodies, ev, n * 60 * reps, reps);
     // The same frames in 128 KiB inputs: liblz4's other table mode (u32
     // positions, 5-byte hash) from 64 KiB + 11 bytes on.
     let all = inputs.concat();
@@ -363,7 +370,7 @@ fn bench_trades(n: usize, reps: usize, tag: &str) -> Vec<u8> {
         "  (the same frames as {} inputs of up to 128 KiB)",
         big.len()
     );
-    compressors(&big, 0, ev, n * 60 * reps, reps);
+    compressors(&big, ", 128 KiB inputs", 0, ev, n * 60 * reps, reps);
     drop(inputs);
     bench(
         "LZ4 decode trades (CRC verified)",
