@@ -82,6 +82,33 @@ fn floxlogs_own_adapters_pass_every_case() {
     }
 }
 
+/// The kit's example of another implementation: the pure-Python reader in
+/// `conformance/adapters/python/` (no floxlog code) passes the reader half,
+/// damaged segments and index checks included.
+#[test]
+fn the_independent_python_reader_passes_the_reader_half() {
+    let py = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../conformance/adapters/python/floxlog_reader.py");
+    let tmpl = format!("python3 '{}' {{segment}}", py.display());
+    let a = kit(&["--reader", &tmpl]).success();
+    let out = stdout(&a);
+    let lines: Vec<&str> = out.lines().collect();
+    let (summary, cases) = lines.split_last().unwrap();
+    for l in cases {
+        assert!(l.starts_with("ok "), "{l}\n{out}");
+    }
+    assert_eq!(*summary, format!("{} passed, 0 failed, 0 skipped", cases.len()));
+    for id in [
+        "ok read/cases/lz4-mixed-unsorted",
+        "ok read/real/flox-demo-sample",
+        "ok read/corrupt/lz4-size-lie",
+        "ok index/corrupt/index-offset-past-end",
+        "ok index/corrupt/bad-magic",
+    ] {
+        assert!(cases.contains(&id), "{id} missing:\n{out}");
+    }
+}
+
 #[test]
 fn a_reader_that_drops_an_event_is_caught() {
     let t = tempfile::tempdir().unwrap();
