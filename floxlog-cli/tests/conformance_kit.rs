@@ -97,7 +97,10 @@ fn the_independent_python_reader_passes_the_reader_half() {
     for l in cases {
         assert!(l.starts_with("ok "), "{l}\n{out}");
     }
-    assert_eq!(*summary, format!("{} passed, 0 failed, 0 skipped", cases.len()));
+    assert_eq!(
+        *summary,
+        format!("{} passed, 0 failed, 0 skipped", cases.len())
+    );
     for id in [
         "ok read/cases/lz4-mixed-unsorted",
         "ok read/real/flox-demo-sample",
