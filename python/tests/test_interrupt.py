@@ -39,15 +39,14 @@ def test_ctrl_c_during_write_is_a_keyboard_interrupt_and_leaves_nothing(tmp: Pat
 
 
 def test_ctrl_c_is_seen_between_the_batches_of_one_large_table(tmp: Path):
-    big = MAKERS["trade"](300_000, seed=5)
-    timer = threading.Timer(0.0, _thread.interrupt_main)
-    # The signal arrives while the native writer runs: it must surface as
-    # KeyboardInterrupt at the next batch, not as an error, and not after
-    # the whole write.
+    big = MAKERS["trade"](1_500_000, seed=5)
+    # The signal arrives while the write runs (it takes well over 50 ms):
+    # KeyboardInterrupt at the next batch, and the partial tape removed.
+    timer = threading.Timer(0.05, _thread.interrupt_main)
+    timer.start()
     with pytest.raises(KeyboardInterrupt):
-        timer.start()
         floxlog.write(tmp / "t", big)
-        time.sleep(1)  # not reached when the write sees it
+        time.sleep(5)  # old code: the write completes, then the signal fires here
     timer.join()
     assert list(tmp.iterdir()) == []
 
