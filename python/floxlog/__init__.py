@@ -15,9 +15,18 @@ one table per record type:
 Each table has the raw integer columns of the format (the names and types of
 the conformance corpus's JSON fields: ``exchange_ts_ns``, ``price_raw``, ...),
 ``exchange_ts`` / ``recv_ts`` as ``timestamp[ns, UTC]``, the fixed-point
-quantities as exact ``decimal128(38, 8)`` columns (``price``, ``qty``, ...) and
-``symbol``, the name the tape's ``metadata.json`` gives the ``symbol_id``
-(dictionary encoded; null where the tape names none).
+quantities (``price``, ``qty``, ..., and book levels) as exact
+``decimal128(38, 8)``, float64 or not at all (``prices="decimal"``,
+``"float"``, ``"raw"``) and ``symbol``, the name the tape's
+``metadata.json`` gives the ``symbol_id`` (dictionary encoded; null where
+the tape names none).
+
+Enumerations: trade ``side`` 0 = buy, 1 = sell (the aggressor); book
+``kind`` ``"snapshot"`` (the whole book) or ``"delta"`` (levels to set; a
+quantity of 0 removes the level), ``header_type`` the stored byte (0/1 in
+flox's files, 2/3 in the spec profile); pool ``sub_type`` 1 descriptor, 2
+checkpoint, 3 swap delta, 4 liquidity delta. ``instrument``, ``venue`` and
+``exchange_id`` are the venue's codes, stored as given.
 
 Example::
 
@@ -227,15 +236,28 @@ class Tape:
     - ``start``, ``end``: keep events with ``start <= exchange_ts_ns < end``.
       Nanoseconds since the epoch (int), an ISO-8601 string
       (``"2024-04-26T09:30:00Z"``, ``"2024-04-26"``; without an offset it is
-      UTC), a ``datetime`` (a naive one is taken as UTC), a ``date``
-      (midnight UTC), a ``numpy.datetime64`` or a ``pandas.Timestamp``.
-    - ``symbols``: symbol ids (int) and/or names (str) from the tape's
-      ``metadata.json`` (case-insensitive); a name it does not know raises.
+      UTC), digits with a unit (``"1714123500s"``, ``"...ms"``, ``"...us"``,
+      ``"...ns"``; digits alone are refused as ambiguous), a ``datetime`` (a
+      naive one is taken as UTC), a ``date`` (midnight UTC), a
+      ``numpy.datetime64`` or a ``pandas.Timestamp``. A time outside int64
+      nanoseconds (1677..2262) is a ``ValueError``.
+    - ``symbols``: a symbol id (int) or name (str) from the tape's
+      ``metadata.json`` (case-insensitive), or a list of them; a name it
+      does not know raises. ``None`` reads every symbol; an empty list
+      reads none (an empty table).
     - ``order``: ``"time"`` (default: merged by exchange timestamp across
       segments, stable) or ``"file"`` (each segment in file order).
-    - ``strict``: the torn tail of a segment whose writer is still running
-      (or died) is a warning (:class:`FloxlogWarning`) and its complete
-      events are read; with ``strict=True`` it is an error.
+    - ``strict`` (``True``/``False`` only): the torn tail of a segment whose
+      writer is still running (or died) is a warning
+      (:class:`FloxlogWarning`) and its complete events are read; with
+      ``strict=True`` it is an error.
+    - ``prices``: ``"decimal"`` (default: exact ``decimal128(38, 8)``),
+      ``"float"`` (float64, ``raw / 1e8`` rounded once: use this for pandas
+      and numpy) or ``"raw"`` (only the integer ``*_raw`` columns). Book
+      levels gain ``price``/``qty`` fields likewise.
+
+    A bad argument raises ``TypeError`` or :class:`UsageError` (a
+    ``ValueError``). Ctrl-C during a read raises ``KeyboardInterrupt``.
 
     A read that meets damage raises :class:`FloxlogError` (kind and byte
     offset as ``floxlog cat`` prints them) after reading everything it can
@@ -272,7 +294,8 @@ class Tape:
         prices: str = "decimal",
     ) -> pa.Table:
         """Every event of one record type (``"trade"``, ``"book"``,
-        ``"option_quote"``, ``"pool_state"``) as a ``pyarrow.Table``.
+        ``"book_snapshot"``, ``"book_delta"``, ``"option_quote"``,
+        ``"pool_state"``) as a ``pyarrow.Table``.
 
         Raises :class:`FloxlogError` (with ``e.partial``) as described in
         :class:`Tape`."""
@@ -319,10 +342,11 @@ class Tape:
         prices: str = "decimal",
     ) -> pa.Table:
         """Trades as a ``pyarrow.Table``: ``exchange_ts_ns``, ``recv_ts_ns``,
-        ``price_raw``, ``qty_raw`` (int64), ``trade_id`` (uint64),
-        ``symbol_id`` (uint32), ``side``, ``instrument`` (uint8),
-        ``exchange_id`` (uint16), ``symbol``, ``exchange_ts``, ``recv_ts``,
-        ``price``, ``qty`` (decimal128(38, 8)). Filters: see :class:`Tape`."""
+        ``price_raw``, ``qty_raw`` (int64, units of 1e-8), ``trade_id``
+        (uint64), ``symbol_id`` (uint32), ``side`` (uint8: 0 buy, 1 sell),
+        ``instrument`` (uint8), ``exchange_id`` (uint16), ``symbol``,
+        ``exchange_ts``, ``recv_ts``, ``price``, ``qty`` (as ``prices=``
+        says). Filters: see :class:`Tape`."""
         return self._read("trade", start, end, symbols, order, strict, prices, stacklevel=2)
 
     def books(
@@ -336,11 +360,14 @@ class Tape:
         prices: str = "decimal",
     ) -> pa.Table:
         """Book snapshots and deltas as a ``pyarrow.Table``: ``kind``
-        (``"snapshot"``/``"delta"``), ``exchange_ts_ns``, ``recv_ts_ns``,
+        (``"snapshot"``: the whole book; ``"delta"``: levels to set, a
+        quantity of 0 removes one), ``exchange_ts_ns``, ``recv_ts_ns``,
         ``seq`` (int64), ``symbol_id``, ``header_type`` (the stored byte),
-        ``instrument``, ``exchange_id``, ``bids`` and ``asks``
-        (``list<struct<price_raw: int64, qty_raw: int64>>``), ``symbol``,
-        ``exchange_ts``, ``recv_ts``. Filters: see :class:`Tape`."""
+        ``instrument``, ``exchange_id``, ``bids`` and ``asks`` (best first,
+        ``list<struct<price_raw: int64, qty_raw: int64, price, qty>>``; no
+        ``price``/``qty`` with ``prices="raw"``), ``symbol``,
+        ``exchange_ts``, ``recv_ts``. ``read("book_snapshot")`` /
+        ``read("book_delta")`` read one kind. Filters: see :class:`Tape`."""
         return self._read("book", start, end, symbols, order, strict, prices, stacklevel=2)
 
     def option_quotes(
@@ -386,10 +413,12 @@ class Tape:
         strict: bool = False,
         prices: str = "decimal",
     ) -> np.ndarray:
-        """Trades as a numpy structured array of :data:`TRADE_DTYPE` (the raw
-        integer columns, ``exchange_ts`` and ``recv_ts`` as
-        ``datetime64[ns]``), built column by column from the Arrow buffers.
-        On a failed read ``e.partial`` is such an array too."""
+        """Trades as a numpy structured array of ``trade_dtype(prices)``
+        (:data:`TRADE_DTYPE` by default): the raw integer columns,
+        ``exchange_ts`` and ``recv_ts`` as ``datetime64[ns]``, ``symbol``
+        (object: name or ``None``), and unless ``prices="raw"`` ``price`` and
+        ``qty`` (float64 for ``"float"``, ``Decimal`` objects for the default
+        ``"decimal"``). On a failed read ``e.partial`` is such an array too."""
         prices = _prices.check(prices)
         try:
             table = self._read("trade", start, end, symbols, order, strict, "raw", stacklevel=2)
