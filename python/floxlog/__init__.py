@@ -416,7 +416,8 @@ class Tape:
         """Trades as a numpy structured array of ``trade_dtype(prices)``
         (:data:`TRADE_DTYPE` by default): the raw integer columns,
         ``exchange_ts`` and ``recv_ts`` as ``datetime64[ns]``, ``symbol``
-        (object: name or ``None``), and unless ``prices="raw"`` ``price`` and
+        (numpy unicode, wide enough for the longest name; ``""`` where the
+        tape names none), and unless ``prices="raw"`` ``price`` and
         ``qty`` (float64 for ``"float"``, ``Decimal`` objects for the default
         ``"decimal"``). On a failed read ``e.partial`` is such an array too."""
         prices = _prices.check(prices)
@@ -590,17 +591,22 @@ class Tape:
         return report
 
 
-def trade_dtype(prices: str = "decimal") -> np.dtype:
+#: Least width of the ``symbol`` field of :meth:`Tape.trades_numpy`.
+SYMBOL_WIDTH = 16
+
+
+def trade_dtype(prices: str = "decimal", symbol_width: int = SYMBOL_WIDTH) -> np.dtype:
     """The dtype of :meth:`Tape.trades_numpy` for a ``prices=`` option: the
     raw integer columns, ``exchange_ts`` / ``recv_ts`` as
-    ``datetime64[ns]`` (UTC), ``symbol`` (object: the metadata's name, or
-    ``None``), then, unless ``prices="raw"``, ``price`` and ``qty``:
+    ``datetime64[ns]`` (UTC), ``symbol`` (numpy unicode of
+    ``symbol_width`` characters: the metadata's name, ``""`` where the tape
+    names none), then, unless ``prices="raw"``, ``price`` and ``qty``:
     float64 for ``"float"`` (``price_raw / 1e8``, rounded once), object
     arrays of exact ``decimal.Decimal`` for ``"decimal"``."""
     fields = list(_RAW_TRADE) + [
         ("exchange_ts", "datetime64[ns]"),
         ("recv_ts", "datetime64[ns]"),
-        ("symbol", object),
+        ("symbol", f"U{_args.count(symbol_width, 'symbol_width')}"),
     ]
     p = _prices.check(prices)
     if p != "raw":
@@ -609,11 +615,33 @@ def trade_dtype(prices: str = "decimal") -> np.dtype:
     return np.dtype(fields)
 
 
+def _symbol_names(table: pa.Table) -> tuple[list[pa.Array], int]:
+    """Each batch's symbol names as a plain string array ("" for none),
+    and the width they need."""
+    out, width = [], SYMBOL_WIDTH
+    for b in table.to_batches():
+        col = b.column("symbol")
+        if pa.types.is_dictionary(col.type):
+            texts = [v or "" for v in col.dictionary.to_pylist()]
+            if col.null_count == 0:
+                idx = col.indices.to_numpy().astype(np.int64)
+            else:  # ids the metadata does not name (pyarrow.compute is slow to load)
+                idx = np.array([-1 if i is None else i for i in col.indices.to_pylist()], np.int64)
+            vals = np.array(texts + [""], dtype=str)[idx]  # a null's -1 picks the ""
+        else:
+            texts = [v or "" for v in col.to_pylist()]
+            vals = np.array(texts, dtype=str)
+        width = max([width, *map(len, texts)])
+        out.append(vals)
+    return out, width
+
+
 def _trades_to_numpy(table: pa.Table, prices: str) -> np.ndarray:
-    dtype = trade_dtype(prices)
+    names, width = _symbol_names(table)
+    dtype = trade_dtype(prices, width)
     out = np.empty(table.num_rows, dtype=dtype)
     pos = 0
-    for batch in table.to_batches():
+    for batch, syms in zip(table.to_batches(), names):
         n = batch.num_rows
         if n == 0:
             continue
@@ -622,7 +650,7 @@ def _trades_to_numpy(table: pa.Table, prices: str) -> np.ndarray:
             out[name][sl] = batch.column(name).to_numpy(zero_copy_only=True)
         out["exchange_ts"][sl] = out["exchange_ts_ns"][sl].view("datetime64[ns]")
         out["recv_ts"][sl] = out["recv_ts_ns"][sl].view("datetime64[ns]")
-        out["symbol"][sl] = batch.column("symbol").to_pylist()
+        out["symbol"][sl] = syms
         if prices == "float":
             out["price"][sl] = _prices.to_float(out["price_raw"][sl])
             out["qty"][sl] = _prices.to_float(out["qty_raw"][sl])
