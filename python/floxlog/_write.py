@@ -209,6 +209,14 @@ def write(
     rotate_every = _args.opt_count(rotate_every, "rotate_every")
     exchange_id = _args.count(exchange_id, "exchange_id", lo=0, hi=255)
     created_ns = _args.opt_count(created_ns, "created_ns", lo=0)
+    compression = _args.choice(compression, "compression", ("lz4", "none"))
+    layout = _args.choice(layout, "layout", ("flox", "spec"))
+    profile = _args.choice(profile, "profile", ("reference", "spec"))
+    index = _args.flag(index, "index")
+    if not isinstance(durability, str):
+        raise TypeError(f"durability: expected a string such as \"close\", not {durability.__class__.__name__}")
+    if type is not None and not isinstance(type, str):
+        raise TypeError(f"type: expected a record type name, not {type!r}")
     names = _symbols.parse(metadata, symbols)
     plans = []
     for rtype, reader in _parts(data, type):

@@ -105,3 +105,22 @@ def test_open_refuses_a_file_that_is_not_a_segment(tmp: Path):
     with pytest.raises(floxlog.FloxlogError) as ei:
         floxlog.open(tmp / "x.floxlog").trades()
     assert ei.value.partial is not None
+
+
+@pytest.mark.parametrize(
+    "kw, exc",
+    [
+        ({"compression": 1}, TypeError),
+        ({"compression": "zstd"}, ValueError),
+        ({"layout": "other"}, ValueError),
+        ({"index": "no"}, TypeError),
+        ({"durability": 5}, TypeError),
+        ({"type": 3}, TypeError),
+    ],
+)
+def test_write_settings_are_checked(tmp: Path, kw, exc):
+    with pytest.raises(exc) as ei:
+        floxlog.write(tmp / "x", MAKERS["trade"](3), **kw)
+    assert next(iter(kw)) in str(ei.value)
+    assert "PyString" not in str(ei.value)
+    assert not (tmp / "x").exists()
