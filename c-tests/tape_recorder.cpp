@@ -9,7 +9,8 @@
 //   - the clock was called exactly once per segment, and as many segment
 //     files exist as the reference wrote, named <created_ns>.floxlog;
 //   - byte_exact cases: every segment byte-identical to the reference's;
-//   - LZ4 cases (byte_exact false): the corpus's rule, i.e. everything but
+//   - byte_exact false (LZ4 blocks from an encoder we do not reproduce;
+//     none in conformance/): the corpus's rule, i.e. everything but
 //     the compressed bytes: header fields other than index_offset, the
 //     blocks (count, original_size, event_count, flags, decompressed bytes,
 //     decoded with the system liblz4), the index header (but its CRC) and

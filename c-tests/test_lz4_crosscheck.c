@@ -4,7 +4,11 @@
  *     exactly the frames we appended (each block stably sorted by
  *     exchange_ts_ns, as the reference writer does);
  *  2. blocks compressed by liblz4 (LZ4_compress_default, what the
- *     reference uses) read back through our reader to the same events.
+ *     reference uses) read back through our reader to the same events;
+ *  3. our compressed blocks are byte-identical to what the system liblz4's
+ *     LZ4_compress_default makes of the same bytes: the writer's blocks
+ *     above, and one-event blocks of pool-state payloads of many sizes
+ *     (past 64 KiB, where liblz4 changes its table mode) and entropies.
  */
 #include <lz4.h>
 #include <stdint.h>
@@ -90,6 +94,67 @@ static size_t expected_block(int b, uint8_t *out, size_t cap) {
   return at;
 }
 
+/* Payload byte k of a payload of entropy class c (0: zeros, 1: two
+ * symbols, 2: 17 symbols, 3: trade-like records, 4: random). */
+static uint8_t entropy_byte(int c, size_t k, uint64_t *rng) {
+  *rng = *rng * 6364136223846793005ULL + 1442695040888963407ULL;
+  const uint8_t r = (uint8_t)(*rng >> 56);
+  switch (c) {
+  case 0: return 0;
+  case 1: return (uint8_t)(r & 1);
+  case 2: return (uint8_t)(r % 17);
+  case 3: return (uint8_t)((k % 48) < 40 ? (k % 48) * 3 : r % 4);
+  default: return r;
+  }
+}
+
+/* One LZ4 segment whose blocks each hold one pool state of `len` payload
+ * bytes; every block must equal LZ4_compress_default's output. */
+static void one_event_blocks(size_t len, int cls, uint64_t seed) {
+  static uint8_t payload[1 << 18], out[1 << 20], block[1 << 20], file[1 << 20];
+  static uint8_t plain[1 << 19], ref[1 << 20];
+  uint64_t rng = seed;
+  for (size_t k = 0; k < len; k++) payload[k] = entropy_byte(cls, k, &rng);
+  floxlog_index_entry index[2];
+  floxlog_writer_config cfg;
+  floxlog_writer_config_default(&cfg);
+  cfg.compression = FLOXLOG_COMPRESSION_LZ4;
+  cfg.index_interval = 1;
+  cfg.created_ns = 1;
+  floxlog_writer_buffers bufs = {out, sizeof out, block, sizeof block, index, 2};
+  floxlog_writer *w = NULL;
+  floxlog_error e;
+  CHECK_RC(floxlog_writer_new(&cfg, &bufs, &w, &e), FLOXLOG_OK);
+  if (!w) return;
+  floxlog_event ev;
+  memset(&ev, 0, sizeof ev);
+  ev.kind = FLOXLOG_EVENT_POOL_STATE;
+  ev.data.pool_state.exchange_ts_ns = 1000;
+  ev.data.pool_state.sub_type = 2;
+  ev.data.pool_state.payload = payload;
+  ev.data.pool_state.payload_len = len;
+  CHECK_RC(floxlog_writer_append(w, &ev, &e), FLOXLOG_OK);
+  uint8_t header[64];
+  CHECK_RC(floxlog_writer_finish(w, header, sizeof header, &e), FLOXLOG_OK);
+  size_t size = 0;
+  CHECK_RC(floxlog_writer_drain(w, file, sizeof file, &size), FLOXLOG_OK);
+  floxlog_writer_free(w);
+  memcpy(file, header, 64);
+  floxlog_block_header bh;
+  CHECK_RC(floxlog_block_header_parse(file + 64, size - 64, &bh, &e), FLOXLOG_OK);
+  CHECK(bh.original_size <= sizeof plain && 64 + FLOXLOG_BLOCK_HEADER_LEN + bh.compressed_size <= size);
+  if (bh.original_size > sizeof plain) return;
+  const char *src = (const char *)(file + 64 + FLOXLOG_BLOCK_HEADER_LEN);
+  int n = LZ4_decompress_safe(src, (char *)plain, (int)bh.compressed_size, (int)bh.original_size);
+  CHECK(n == (int)bh.original_size);
+  int c = LZ4_compress_default((const char *)plain, (char *)ref, n, (int)sizeof ref);
+  const int same = c > 0 && (uint32_t)c == bh.compressed_size && memcmp(ref, src, (size_t)c) == 0;
+  if (!same)
+    fprintf(stderr, "block of %d bytes (payload %zu, class %d): liblz4 %d bytes, ours %u\n", n,
+            len, cls, c, bh.compressed_size);
+  CHECK(same);
+}
+
 int main(void) {
   for (size_t i = 0; i < sizeof g_payload; i++) g_payload[i] = (uint8_t)(i * 37 + 1);
 
@@ -141,6 +206,11 @@ int main(void) {
     size_t wl = expected_block(blocks, want, sizeof want);
     CHECK(wl == bh.original_size && bh.event_count == INTERVAL);
     CHECK(n > 0 && (size_t)n == wl && memcmp(got, want, wl) == 0);
+    /* 3. The reference's compressor makes the same bytes of them. */
+    static uint8_t ref[1 << 17];
+    int rc = LZ4_compress_default((const char *)want, (char *)ref, (int)wl, (int)sizeof ref);
+    CHECK(rc > 0 && (uint32_t)rc == bh.compressed_size &&
+          memcmp(ref, file + pos + FLOXLOG_BLOCK_HEADER_LEN, (size_t)rc) == 0);
 
     /* 2. The same frames compressed by liblz4, for our reader. */
     int bound = LZ4_compressBound((int)wl);
@@ -192,5 +262,14 @@ int main(void) {
   CHECK(mismatches == 0 && count == N_EVENTS);
   CHECK_RC(floxlog_reader_next(r, &ev, levels, 16, &e), FLOXLOG_END);
   floxlog_reader_free(r);
+
+  /* 3. Sizes around liblz4's thresholds: the 13-byte minimum, its 16-bit
+   * table limit (65547 bytes of input: the frame adds 44 bytes of header to
+   * the payload), and beyond. */
+  static const size_t lens[] = {0,     1,     7,     20,    100,   1000,   4096,  30000,
+                                65400, 65490, 65502, 65503, 65504, 65600, 100000, 200000};
+  for (size_t i = 0; i < sizeof lens / sizeof lens[0]; i++)
+    for (int cls = 0; cls < 5; cls++) one_event_blocks(lens[i], cls, 0x9E3779B97F4A7C15ULL + i);
+  printf("compared with the system liblz4 %s\n", LZ4_versionString());
   return check_report("test_lz4_crosscheck");
 }

@@ -6,13 +6,15 @@ set -euo pipefail
 cd "$(dirname "$0")"
 corpus="${1:-${FLOXLOG_CONFORMANCE_DIR:-$(cd .. && pwd)/conformance}}"
 mkdir -p corpus/read_segment corpus/index_seek corpus/write_read corpus/ffi_reader \
-  corpus/tape_reader corpus/std_parsers
+  corpus/tape_reader corpus/std_parsers corpus/lz4_compress
 i=0
 while IFS= read -r -d '' f; do
   i=$((i + 1))
   { printf '\x00'; cat "$f"; } > "corpus/read_segment/seed-$i"
   cp "corpus/read_segment/seed-$i" "corpus/ffi_reader/seed-$i"
   cp "$f" "corpus/tape_reader/seed-$i"
+  # lz4_compress: a mode byte (0: full output room), then bytes to compress.
+  { printf '\x00'; head -c 70000 "$f"; } > "corpus/lz4_compress/seed-$i"
 done < <(find "$corpus" -name '*.floxlog' -size -300k -print0 | sort -z)
 # std_parsers takes a parser byte first: 1 manifest.json, 2 metadata.json,
 # 3 JSON-lines events, 4 a time argument.

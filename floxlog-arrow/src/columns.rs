@@ -384,9 +384,17 @@ impl Columns {
             option: OptionCols::default(),
             pool: PoolCols::default(),
         };
-        // Trades are the bulk of most tapes: their vectors start at batch size.
-        let _ = c.trade.finish(limits.rows, &Symbols::none());
+        // Trades are the bulk of most tapes: their vectors start at batch
+        // size, but never more than the default: `rows` is the caller's
+        // bound, not what the read holds (rows = 2^34 must not allocate).
+        let _ = c.trade.finish(c.prealloc(), &Symbols::none());
         c
+    }
+
+    /// Rows reserved ahead for a trade batch; beyond it vectors grow with
+    /// what is read.
+    fn prealloc(&self) -> usize {
+        self.limits.rows.min(DEFAULT_ROWS)
     }
 
     /// Rows held for `rt`.
@@ -441,7 +449,7 @@ impl Columns {
         if self.len(rt) == 0 {
             return Ok(None);
         }
-        let cap = self.limits.rows;
+        let cap = self.prealloc();
         match rt {
             RecordType::Trade => self.trade.finish(cap, symbols),
             // Rarer types start small and grow.

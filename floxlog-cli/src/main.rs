@@ -13,8 +13,8 @@ pub const EXIT_CODES: &str = "\
 Exit codes:
   0  success (verify: no errors; warnings only fail with --strict)
   1  data errors: damaged or inconsistent segments, a manifest of another version,
-     bad input events, verification failures
-  2  usage errors: bad arguments or options
+     bad input events, verification failures, failed conformance cases
+  2  usage errors: bad arguments or options, no usable conformance corpus
   3  I/O errors: missing files, permissions, disk full
   4  diff: a tape is damaged (1 there means the tapes differ)";
 
@@ -49,6 +49,7 @@ enum Cmd {
     Recover(cmd::recover::Args),
     Reindex(cmd::reindex::Args),
     Manifest(cmd::manifest::Args),
+    Conformance(cmd::conformance::Args),
     Demo(cmd::demo::Args),
 }
 
@@ -66,6 +67,7 @@ fn main() -> ExitCode {
         Cmd::Recover(a) => cmd::recover::run(a),
         Cmd::Reindex(a) => cmd::reindex::run(a),
         Cmd::Manifest(a) => cmd::manifest::run(a),
+        Cmd::Conformance(a) => cmd::conformance::run(a),
         Cmd::Demo(a) => cmd::demo::run(a),
     };
     // A report cut short by a write error is not a success.

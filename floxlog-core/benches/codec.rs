@@ -10,7 +10,8 @@
 //! the per-event `decode` lines.
 //!
 //! Beside the LZ4 and CRC lines are their limits, on the same bytes:
-//! lz4_flex compressing (decompressing) the writer's blocks alone, and
+//! the LZ4 compressor alone on the writer's blocks (ours, whose bytes are
+//! liblz4's, beside lz4_flex's compressor), lz4_flex decompressing them, and
 //! decompression plus the fastest CRC32 over every frame payload; then the
 //! CRC32 candidates over every 48-byte trade payload of the from-RAM
 //! segment, the fastest of them, and the reader's way of checking them.
@@ -77,6 +78,79 @@ fn report(name: &str, events: usize, bytes: usize, reps: usize, d: Duration) {
         bytes as f64 / s / 1e9,
         one as f64 / 1e6,
         bytes as f64 / m.as_secs_f64() / 1e9,
+    );
+}
+
+/// Times lz4_compress (ours, liblz4's bytes) and lz4_flex's compressor on
+/// the same inputs, `reps` times, and prints both and their ratio. `bodies`
+/// (unless 0): the writer's compressed bytes, which ours must give.
+fn compressors(
+    inputs: &[Vec<u8>],
+    tag: &str,
+    bodies: usize,
+    events: usize,
+    bytes: usize,
+    reps: usize,
+) {
+    let biggest = inputs.iter().map(Vec::len).max().unwrap_or(0);
+    let mut zout = vec![
+        0u8;
+        lz4_flex::block::get_maximum_output_size(biggest)
+            .max(lz4_compress::lz4_bound(biggest))
+    ];
+    let mut table = lz4_compress::CompressTable::new();
+    let ours: usize = inputs
+        .iter()
+        .map(|b| lz4_compress::compress_with(b, &mut zout, &mut table).unwrap())
+        .sum();
+    if bodies != 0 {
+        assert_eq!(
+            ours, bodies,
+            "lz4_compress alone must give the writer's blocks"
+        );
+    }
+    let flex: usize = inputs
+        .iter()
+        .map(|b| lz4_flex::block::compress_into(b, &mut zout).unwrap())
+        .sum();
+    let names = [
+        format!("  lz4_compress alone{tag}"),
+        format!("  lz4_flex compress alone{tag}"),
+    ];
+    if !names.iter().any(|n| wanted(n)) {
+        return;
+    }
+    // Interleaved (ours, lz4_flex, ours, ...), best of 3 x RUNS each: a
+    // busy machine slows both alike.
+    let (mut t_ours, mut t_flex) = (Duration::MAX, Duration::MAX);
+    for _ in 0..3 * RUNS {
+        let t = Instant::now();
+        for _ in 0..reps {
+            for b in inputs {
+                black_box(
+                    lz4_compress::compress_with(black_box(b), &mut zout, &mut table).unwrap(),
+                );
+            }
+        }
+        t_ours = t_ours.min(t.elapsed());
+        let t = Instant::now();
+        for _ in 0..reps {
+            for b in inputs {
+                black_box(lz4_flex::block::compress_into(black_box(b), &mut zout).unwrap());
+            }
+        }
+        t_flex = t_flex.min(t.elapsed());
+    }
+    report(&names[0], events, bytes, reps, t_ours);
+    report(&names[1], events, bytes, reps, t_flex);
+    let mbs = |d: Duration| bytes as f64 / d.as_secs_f64() / 1e6;
+    println!(
+        "  lz4_compress {:.0} MB/s, lz4_flex {:.0} MB/s: {:.2}x; compressed {} vs {} bytes",
+        mbs(t_ours),
+        mbs(t_flex),
+        t_flex.as_secs_f64() / t_ours.as_secs_f64(),
+        ours,
+        flex
     );
 }
 
@@ -386,32 +460,30 @@ fn bench_trades(n: usize, reps: usize, tag: &str) -> Vec<u8> {
             }
         },
     );
-    // Its limit: lz4_flex alone on the same block inputs (each block's
-    // frames, recovered by decompressing the segment; not timed).
+    // Its limit: the compressor alone on the same block inputs (each
+    // block's frames, recovered by decompressing the segment; not timed),
+    // beside lz4_flex's compressor (what the writer used before
+    // lz4_compress, built as this crate builds lz4_flex).
     let inputs: Vec<Vec<u8>> = Segment::parse(&zseg)
         .unwrap()
         .blocks()
         .map(|b| b.unwrap().decompress(&mut scratch).unwrap().to_vec())
         .collect();
-    let biggest = inputs.iter().map(Vec::len).max().unwrap_or(0);
-    let mut zout = vec![0u8; lz4_flex::block::get_maximum_output_size(biggest)];
     let bodies: usize = Segment::parse(&zseg)
         .unwrap()
         .blocks()
         .map(|b| b.unwrap().body.len())
         .sum();
-    let ours: usize = inputs
-        .iter()
-        .map(|b| lz4_flex::block::compress_into(b, &mut zout).unwrap())
-        .sum();
-    assert_eq!(ours, bodies, "lz4_flex alone must give the writer's blocks");
-    bench("  lz4_flex compress alone", ev, n * 60 * reps, reps, || {
-        for _ in 0..reps {
-            for b in &inputs {
-                black_box(lz4_flex::block::compress_into(black_box(b), &mut zout).unwrap());
-            }
-        }
-    });
+    compressors(&inputs, "", bodies, ev, n * 60 * reps, reps);
+    // The same frames in 128 KiB inputs: liblz4's other table mode (u32
+    // positions, 5-byte hash) from 64 KiB + 11 bytes on.
+    let all = inputs.concat();
+    let big: Vec<Vec<u8>> = all.chunks(128 << 10).map(<[u8]>::to_vec).collect();
+    println!(
+        "  (the same frames as {} inputs of up to 128 KiB)",
+        big.len()
+    );
+    compressors(&big, ", 128 KiB inputs", 0, ev, n * 60 * reps, reps);
     drop(inputs);
     bench(
         "LZ4 decode trades (CRC verified)",

@@ -229,25 +229,15 @@ pub const fn lz4_bound(n: usize) -> usize {
     n.saturating_add(n / 255).saturating_add(16)
 }
 
-/// Output room the writer reserves for compressing `n` bytes: the larger of
-/// liblz4's bound and lz4_flex's own (`20 + 1.1 n`). A block holds at most
-/// `u32::MAX` bytes, so anything larger is `usize::MAX` (lz4_flex's
-/// arithmetic is unchecked and is only asked where it cannot overflow).
-pub fn compress_bound(n: usize) -> usize {
-    #[cfg(feature = "lz4")]
-    {
-        if n > u32::MAX as usize {
-            return usize::MAX;
-        }
-        lz4_flex::block::get_maximum_output_size(n).max(lz4_bound(n))
-    }
-    #[cfg(not(feature = "lz4"))]
-    {
-        lz4_bound(n)
-    }
+/// Output room the writer reserves for compressing `n` bytes: liblz4's
+/// bound ([`lz4_bound`]), with which the compressor never runs out of room.
+pub const fn compress_bound(n: usize) -> usize {
+    lz4_bound(n)
 }
 
-/// Compresses `src` as one LZ4 block into `dst`; the compressed length, or
+/// Compresses `src` as one LZ4 block into `dst` with
+/// [`crate::lz4_compress`] (the bytes liblz4's `LZ4_compress_default`
+/// gives, as the reference writes them); the compressed length, or
 /// `BufferTooSmall` at `at` (also without the `lz4` feature, which the
 /// writer refuses up front).
 pub(crate) fn compress_into(src: &[u8], dst: &mut [u8], at: u64) -> Result<usize> {
@@ -258,7 +248,7 @@ pub(crate) fn compress_into(src: &[u8], dst: &mut [u8], at: u64) -> Result<usize
     );
     #[cfg(feature = "lz4")]
     {
-        lz4_flex::block::compress_into(src, dst).map_err(|_| fail)
+        crate::lz4_compress::compress(src, dst).ok_or(fail)
     }
     #[cfg(not(feature = "lz4"))]
     {

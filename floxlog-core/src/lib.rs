@@ -20,6 +20,10 @@
 //! - [`encode_frame`] / [`decode_frame`]: single frames, for callers that
 //!   build their own streams; [`Blocks`] / [`Block`]: LZ4 blocks, walked
 //!   and decompressed into caller scratch.
+//! - [`lz4_compress`]: the LZ4 block compressor the writer uses (both
+//!   profiles), whose output is byte-identical to liblz4's
+//!   `LZ4_compress_default`, the reference's, on every target; blocks are
+//!   decompressed by lz4_flex's checked decoder.
 //! - [`BookState`]: an order book rebuilt from snapshots and deltas over
 //!   caller storage.
 //! - [`fixed`]: fixed-point (1e8) conversions.
@@ -80,6 +84,8 @@ pub mod fixed;
 pub mod frame;
 pub mod index;
 mod le;
+#[cfg(feature = "lz4")]
+pub mod lz4_compress;
 pub mod option_quote;
 pub mod pool_state;
 pub mod reader;

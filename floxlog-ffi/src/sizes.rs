@@ -23,8 +23,6 @@ pub extern "C" fn floxlog_block_scratch_len(max_block_bytes: usize) -> usize {
 /// (its sizes are 32-bit fields).
 #[no_mangle]
 pub extern "C" fn floxlog_lz4_block_len_max(block_bytes: usize) -> usize {
-    // Also keeps `compress_bound` to sizes its arithmetic is sure to handle
-    // (lz4_flex's bound multiplies the size by 110 in a u64).
     if block_bytes > u32::MAX as usize {
         return usize::MAX;
     }

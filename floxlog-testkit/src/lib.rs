@@ -2,12 +2,14 @@
 //! published).
 //!
 //! - [`corpus`]: loading a conformance corpus laid out like
-//!   `conformance/`, and [`conformance`]: running it.
+//!   `conformance/` (the loader of `floxlog::conformance`, which also
+//!   holds the adapter kit behind `floxlog conformance`), and
+//!   [`conformance`]: running it in process against this implementation.
 //! - `floxlog-crash-recorder` (`src/bin/crash_recorder.rs`): the recorder
 //!   that `tests/crash.rs` kills.
 
 pub mod conformance;
-pub mod corpus;
+pub use floxlog::conformance::corpus;
 
 /// The README's Rust examples, compiled and run as doctests
 /// (`cargo test -p floxlog-testkit --doc`), so they keep compiling as

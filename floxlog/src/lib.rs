@@ -10,11 +10,11 @@
 //!   order, writing with rotation and durability, verify, recover, rewrite.
 //! - [`par`]: a worker pool that delivers results in input order.
 //! - [`synth`]: synthetic market data (the `demo` tape, benchmarks).
-//!
-//! The conformance corpus loader and runner live in the unpublished
-//! `floxlog-testkit` crate.
+//! - [`conformance`]: the conformance kit: a corpus loader and a runner
+//!   that checks any implementation through adapter programs.
 
 pub mod book_replay;
+pub mod conformance;
 pub mod json;
 pub mod output;
 pub mod owned;

@@ -127,3 +127,89 @@ pub fn run(b: &mut Buffers) -> Result<(), c_int> {
     }
     Ok(())
 }
+
+/// LZ4 bytes that do not depend on the target: `floxlog_core::lz4_compress`
+/// must give liblz4's `LZ4_compress_default` output (x86-64 build) on every
+/// target, so the Cortex-M run compresses fixed inputs and checks the
+/// output's length and CRC32 against values computed on x86-64 (where
+/// floxlog-core/tests/lz4_liblz4.rs checks them against liblz4 itself).
+#[cfg(feature = "lz4")]
+pub mod lz4_bytes {
+    use core::ffi::c_int;
+    use floxlog_core::crc32::crc32;
+    use floxlog_core::lz4_compress::{compress_with, lz4_bound, CompressTable};
+
+    /// Largest input: past 64 KiB + 11 bytes, liblz4's `u32`-table mode.
+    pub const SRC: usize = 70_000;
+    const DST: usize = lz4_bound(SRC);
+
+    /// (input length, compressed length, CRC32 of the compressed bytes) of
+    /// [`input`]'s prefixes: `u16`-table mode, then `u32`-table mode.
+    pub const EXPECTED: [(usize, usize, u32); 3] = [
+        (1_000, 511, 0xa048_e5bf),
+        (16_384, 7856, 0x7dfd_dfa6),
+        (SRC, 29977, 0x45fa_b9aa),
+    ];
+
+    /// Buffers for [`check`] (150 KiB: static on the target).
+    pub struct Lz4Buffers {
+        src: [u8; SRC],
+        dst: [u8; DST],
+        table: CompressTable,
+    }
+
+    impl Lz4Buffers {
+        /// `const` so the target can put it in a `static`.
+        pub const fn new() -> Self {
+            Lz4Buffers {
+                src: [0; SRC],
+                dst: [0; DST],
+                table: CompressTable::new(),
+            }
+        }
+    }
+
+    impl Default for Lz4Buffers {
+        fn default() -> Self {
+            Self::new()
+        }
+    }
+
+    /// Fills `out` with 48-byte trade-like records whose fields drift a
+    /// little (xorshift driven): what LZ4 meets in a block. The same
+    /// generator is in floxlog-core/tests/lz4_liblz4.rs.
+    pub fn input(out: &mut [u8]) {
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut ts: u64 = 1_700_000_000_000_000_000;
+        let mut price: u64 = 100_000_000_000;
+        for (i, rec) in out.chunks_mut(48).enumerate() {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let d = (x >> 24) as u8;
+            ts += u64::from(d) * 1000;
+            price = price.wrapping_add(u64::from(d % 7)).wrapping_sub(3);
+            let mut r = [0u8; 48];
+            r[..8].copy_from_slice(&ts.to_le_bytes());
+            r[8..16].copy_from_slice(&(ts + 5).to_le_bytes());
+            r[16..24].copy_from_slice(&price.to_le_bytes());
+            r[24..32].copy_from_slice(&(1000 + u64::from(d & 3)).to_le_bytes());
+            r[32..40].copy_from_slice(&(i as u64).to_le_bytes());
+            r[40..48].copy_from_slice(&[7, 0, 0, 0, d & 1, 1, 3, 0]);
+            rec.copy_from_slice(&r[..rec.len()]);
+        }
+    }
+
+    /// Compresses each [`EXPECTED`] input; errors 3x on a mismatch.
+    #[inline(never)]
+    pub fn check(b: &mut Lz4Buffers) -> Result<(), c_int> {
+        input(&mut b.src);
+        for (k, &(len, zlen, crc)) in EXPECTED.iter().enumerate() {
+            let n = compress_with(&b.src[..len], &mut b.dst, &mut b.table).ok_or(30)?;
+            if n != zlen || crc32(&b.dst[..n]) != crc {
+                return Err(31 + k as c_int);
+            }
+        }
+        Ok(())
+    }
+}

@@ -10,10 +10,15 @@ use core::ffi::c_int;
 extern "C" fn main(_argc: c_int, _argv: *const *const u8) -> c_int {
     // On the host the buffers can sit on the (8 MiB) stack.
     let mut bufs = nostd_check::Buffers::new();
-    match nostd_check::run(&mut bufs) {
-        Ok(()) => 0,
-        Err(code) => code,
+    if let Err(code) = nostd_check::run(&mut bufs) {
+        return code;
     }
+    #[cfg(feature = "lz4")]
+    if let Err(code) = nostd_check::lz4_bytes::check(&mut nostd_check::lz4_bytes::Lz4Buffers::new())
+    {
+        return code;
+    }
+    0
 }
 
 // The C runtime (crt startup, memcpy/memset): libc, not Rust's std.

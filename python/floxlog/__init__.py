@@ -15,9 +15,18 @@ one table per record type:
 Each table has the raw integer columns of the format (the names and types of
 the conformance corpus's JSON fields: ``exchange_ts_ns``, ``price_raw``, ...),
 ``exchange_ts`` / ``recv_ts`` as ``timestamp[ns, UTC]``, the fixed-point
-quantities as exact ``decimal128(38, 8)`` columns (``price``, ``qty``, ...) and
-``symbol``, the name the tape's ``metadata.json`` gives the ``symbol_id``
-(dictionary encoded; null where the tape names none).
+quantities (``price``, ``qty``, ..., and book levels) as exact
+``decimal128(38, 8)``, float64 or not at all (``prices="decimal"``,
+``"float"``, ``"raw"``) and ``symbol``, the name the tape's
+``metadata.json`` gives the ``symbol_id`` (dictionary encoded; null where
+the tape names none).
+
+Enumerations: trade ``side`` 0 = buy, 1 = sell (the aggressor); book
+``kind`` ``"snapshot"`` (the whole book) or ``"delta"`` (levels to set; a
+quantity of 0 removes the level), ``header_type`` the stored byte (0/1 in
+flox's files, 2/3 in the spec profile); pool ``sub_type`` 1 descriptor, 2
+checkpoint, 3 swap delta, 4 liquidity delta. ``instrument``, ``venue`` and
+``exchange_id`` are the venue's codes, stored as given.
 
 Example::
 
@@ -46,12 +55,14 @@ from typing import Any, Iterable, Iterator, Mapping, Sequence, Union
 import numpy as np
 import pyarrow as pa
 
-from . import _floxlog
-from ._errors import FloxlogError, FloxlogWarning
+from . import _args, _floxlog, _prices
+from ._numpy import SYMBOL_WIDTH, _trades_to_numpy, trade_dtype
+from ._errors import FloxlogError, FloxlogWarning, UsageError
 
 __all__ = [
     "FloxlogError",
     "FloxlogWarning",
+    "UsageError",
     "Tape",
     "BatchStream",
     "open",
@@ -59,6 +70,8 @@ __all__ = [
     "schema",
     "RECORD_TYPES",
     "TRADE_DTYPE",
+    "trade_dtype",
+    "SYMBOL_WIDTH",
     "__version__",
 ]
 
@@ -68,83 +81,26 @@ __version__: str = _floxlog.__version__
 #: and short forms such as ``"trades"``, ``"options"``, ``"pools"`` work too).
 RECORD_TYPES = ("trade", "book", "option_quote", "pool_state")
 
+#: Most samples :meth:`Tape.book_samples` makes in one call.
+MAX_SAMPLES = 50_000_000
+
 #: Default rows per record batch.
 DEFAULT_ROWS = 65536
-
-#: The dtype of :meth:`Tape.trades_numpy`: the raw integer columns, then the
-#: two timestamps as ``datetime64[ns]`` (UTC).
-TRADE_DTYPE = np.dtype(
-    [
-        ("exchange_ts_ns", np.int64),
-        ("recv_ts_ns", np.int64),
-        ("price_raw", np.int64),
-        ("qty_raw", np.int64),
-        ("trade_id", np.uint64),
-        ("symbol_id", np.uint32),
-        ("side", np.uint8),
-        ("instrument", np.uint8),
-        ("exchange_id", np.uint16),
-        ("exchange_ts", "datetime64[ns]"),
-        ("recv_ts", "datetime64[ns]"),
-    ]
-)
 
 TimeLike = Union[int, str, _dt.datetime, _dt.date, np.datetime64, None]
 SymbolsLike = Union[int, str, Iterable[Union[int, str]], None]
 
-_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+_usage = _args.usage
 
 
-def _usage(message: str) -> FloxlogError:
-    return FloxlogError(message, kind="usage")
+_time_arg = _args.time_arg
 
 
-def _time_arg(v: TimeLike, what: str) -> int | str | None:
-    """A time bound as nanoseconds since the epoch, or text for the Rust
-    parser (integer nanoseconds or ISO-8601; UTC unless it has an offset)."""
-    if v is None:
-        return None
-    if isinstance(v, bool):
-        raise TypeError(f"{what}: a bool is not a time")
-    if isinstance(v, (int, np.integer)):
-        return int(v)
-    if isinstance(v, str):
-        return v
-    if isinstance(v, np.datetime64):
-        if np.isnat(v):
-            raise _usage(f"{what}: NaT is not a time")
-        return int(v.astype("datetime64[ns]").astype(np.int64))
-    if isinstance(v, _dt.datetime):
-        if v != v:  # pandas.NaT
-            raise _usage(f"{what}: NaT is not a time")
-        # pandas.Timestamp: exact nanoseconds (`value` is UTC, or the wall
-        # time read as UTC when naive).
-        if hasattr(v, "nanosecond") and hasattr(v, "value"):
-            return int(v.value)
-        if v.tzinfo is None or v.tzinfo.utcoffset(v) is None:
-            v = v.replace(tzinfo=_dt.timezone.utc)  # naive: UTC
-        d = v - _EPOCH
-        return (d.days * 86400 + d.seconds) * 1_000_000_000 + d.microseconds * 1000
-    if isinstance(v, _dt.date):
-        d = _dt.datetime(v.year, v.month, v.day, tzinfo=_dt.timezone.utc) - _EPOCH
-        return d.days * 86400 * 1_000_000_000
-    raise TypeError(
-        f"{what}: expected nanoseconds (int), an ISO-8601 string, a datetime, "
-        f"a date or numpy.datetime64, not {type(v).__name__}"
-    )
+def _native_ns(t: int | str, what: str) -> int:
+    """Nanoseconds of a checked time bound (ISO text parsed natively)."""
+    return t if isinstance(t, int) else _floxlog.parse_time(t, what)
 
-
-def _symbols_arg(symbols: SymbolsLike) -> list[str]:
-    if symbols is None:
-        return []
-    if isinstance(symbols, (str, int, np.integer)) and not isinstance(symbols, bool):
-        symbols = [symbols]
-    out = []
-    for s in symbols:  # type: ignore[union-attr]
-        if isinstance(s, bool) or not isinstance(s, (str, int, np.integer)):
-            raise TypeError(f"symbols: expected ids (int) or names (str), not {s!r}")
-        out.append(str(int(s)) if isinstance(s, (int, np.integer)) else s)
-    return out
+_symbols_arg = _args.symbols_arg
 
 
 def _reader_of(stream: Any) -> pa.RecordBatchReader:
@@ -182,26 +138,48 @@ class BatchStream:
     A consumer that stops early (drops the reader) stops the thread.
     """
 
-    __slots__ = ("_s", "type")
+    __slots__ = ("_s", "type", "prices")
 
-    def __init__(self, native: Any, type: str) -> None:
+    def __init__(self, native: Any, type: str, prices: str = "decimal") -> None:
         self._s = native
         #: The record type (``"trade"``, ``"book"``, ...).
         self.type = type
+        #: The ``prices=`` of the read.
+        self.prices = prices
+
+    def _native_as_is(self) -> bool:
+        return self.prices == "decimal" and self.type != "book"
+
+    def _converted(self) -> pa.RecordBatchReader:
+        """The native batches with the prices asked for (converted here,
+        batch by batch, as the consumer pulls them)."""
+        native = _reader_of(self._s)
+
+        def gen() -> Iterator[pa.RecordBatch]:
+            for b in native:
+                yield from _prices.apply(pa.Table.from_batches([b]), self.prices).to_batches()
+
+        return pa.RecordBatchReader.from_batches(self.schema, gen())
 
     def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
         """Export as an ``ArrowArrayStream`` PyCapsule; ``requested_schema``
         is ignored (batches come in :attr:`schema`)."""
-        return self._s.__arrow_c_stream__(requested_schema)
+        if self._native_as_is():
+            return self._s.__arrow_c_stream__(requested_schema)
+        return self._converted().__arrow_c_stream__(requested_schema)
 
     def __arrow_c_schema__(self) -> Any:
         """Export the schema as an ``ArrowSchema`` PyCapsule."""
-        return self._s.__arrow_c_schema__()
+        if self._native_as_is():
+            return self._s.__arrow_c_schema__()
+        return self.schema.__arrow_c_schema__()
 
     @property
     def schema(self) -> pa.Schema:
         """The schema of every batch."""
-        return self._s.schema
+        if self._native_as_is():
+            return self._s.schema
+        return _prices.apply(self._s.schema.empty_table(), self.prices).schema
 
     @property
     def consumed(self) -> bool:
@@ -225,7 +203,7 @@ class BatchStream:
 
     def to_reader(self) -> pa.RecordBatchReader:
         """Consume as a ``pyarrow.RecordBatchReader``."""
-        return _reader_of(self)
+        return _reader_of(self._s) if self._native_as_is() else self._converted()
 
     def read_all(self) -> pa.Table:
         """Consume into a ``pyarrow.Table``."""
@@ -248,15 +226,28 @@ class Tape:
     - ``start``, ``end``: keep events with ``start <= exchange_ts_ns < end``.
       Nanoseconds since the epoch (int), an ISO-8601 string
       (``"2024-04-26T09:30:00Z"``, ``"2024-04-26"``; without an offset it is
-      UTC), a ``datetime`` (a naive one is taken as UTC), a ``date``
-      (midnight UTC), a ``numpy.datetime64`` or a ``pandas.Timestamp``.
-    - ``symbols``: symbol ids (int) and/or names (str) from the tape's
-      ``metadata.json`` (case-insensitive); a name it does not know raises.
+      UTC), digits with a unit (``"1714123500s"``, ``"...ms"``, ``"...us"``,
+      ``"...ns"``; digits alone are refused as ambiguous), a ``datetime`` (a
+      naive one is taken as UTC), a ``date`` (midnight UTC), a
+      ``numpy.datetime64`` or a ``pandas.Timestamp``. A time outside int64
+      nanoseconds (1677..2262) is a ``ValueError``.
+    - ``symbols``: a symbol id (int) or name (str) from the tape's
+      ``metadata.json`` (case-insensitive), or a list of them; a name it
+      does not know raises. ``None`` reads every symbol; an empty list
+      reads none (an empty table).
     - ``order``: ``"time"`` (default: merged by exchange timestamp across
       segments, stable) or ``"file"`` (each segment in file order).
-    - ``strict``: the torn tail of a segment whose writer is still running
-      (or died) is a warning (:class:`FloxlogWarning`) and its complete
-      events are read; with ``strict=True`` it is an error.
+    - ``strict`` (``True``/``False`` only): the torn tail of a segment whose
+      writer is still running (or died) is a warning
+      (:class:`FloxlogWarning`) and its complete events are read; with
+      ``strict=True`` it is an error.
+    - ``prices``: ``"decimal"`` (default: exact ``decimal128(38, 8)``),
+      ``"float"`` (float64, ``raw / 1e8`` rounded once: use this for pandas
+      and numpy) or ``"raw"`` (only the integer ``*_raw`` columns). Book
+      levels gain ``price``/``qty`` fields likewise.
+
+    A bad argument raises ``TypeError`` or :class:`UsageError` (a
+    ``ValueError``). Ctrl-C during a read raises ``KeyboardInterrupt``.
 
     A read that meets damage raises :class:`FloxlogError` (kind and byte
     offset as ``floxlog cat`` prints them) after reading everything it can
@@ -290,13 +281,15 @@ class Tape:
         symbols: SymbolsLike = None,
         order: str = "time",
         strict: bool = False,
+        prices: str = "decimal",
     ) -> pa.Table:
         """Every event of one record type (``"trade"``, ``"book"``,
-        ``"option_quote"``, ``"pool_state"``) as a ``pyarrow.Table``.
+        ``"book_snapshot"``, ``"book_delta"``, ``"option_quote"``,
+        ``"pool_state"``) as a ``pyarrow.Table``.
 
         Raises :class:`FloxlogError` (with ``e.partial``) as described in
         :class:`Tape`."""
-        return self._read(type, start, end, symbols, order, strict, stacklevel=2)
+        return self._read(type, start, end, symbols, order, strict, prices, stacklevel=2)
 
     def _read(
         self,
@@ -306,18 +299,20 @@ class Tape:
         symbols: SymbolsLike,
         order: str,
         strict: bool,
+        prices: str,
         stacklevel: int,
     ) -> pa.Table:
+        prices = _prices.check(prices)
         stream, warns, errors = self._t.read(
             type,
             _time_arg(start, "start"),
             _time_arg(end, "end"),
             _symbols_arg(symbols),
-            order,
-            bool(strict),
+            _args.choice(order, "order", ("time", "file")),
+            _args.flag(strict, "strict"),
             DEFAULT_ROWS,
         )
-        table = _reader_of(stream).read_all()
+        table = _prices.apply(_reader_of(stream).read_all(), prices)
         _warn(warns, stacklevel + 1)
         if errors:
             e = errors[0]
@@ -334,13 +329,15 @@ class Tape:
         symbols: SymbolsLike = None,
         order: str = "time",
         strict: bool = False,
+        prices: str = "decimal",
     ) -> pa.Table:
         """Trades as a ``pyarrow.Table``: ``exchange_ts_ns``, ``recv_ts_ns``,
-        ``price_raw``, ``qty_raw`` (int64), ``trade_id`` (uint64),
-        ``symbol_id`` (uint32), ``side``, ``instrument`` (uint8),
-        ``exchange_id`` (uint16), ``symbol``, ``exchange_ts``, ``recv_ts``,
-        ``price``, ``qty`` (decimal128(38, 8)). Filters: see :class:`Tape`."""
-        return self._read("trade", start, end, symbols, order, strict, stacklevel=2)
+        ``price_raw``, ``qty_raw`` (int64, units of 1e-8), ``trade_id``
+        (uint64), ``symbol_id`` (uint32), ``side`` (uint8: 0 buy, 1 sell),
+        ``instrument`` (uint8), ``exchange_id`` (uint16), ``symbol``,
+        ``exchange_ts``, ``recv_ts``, ``price``, ``qty`` (as ``prices=``
+        says). Filters: see :class:`Tape`."""
+        return self._read("trade", start, end, symbols, order, strict, prices, stacklevel=2)
 
     def books(
         self,
@@ -350,14 +347,18 @@ class Tape:
         symbols: SymbolsLike = None,
         order: str = "time",
         strict: bool = False,
+        prices: str = "decimal",
     ) -> pa.Table:
         """Book snapshots and deltas as a ``pyarrow.Table``: ``kind``
-        (``"snapshot"``/``"delta"``), ``exchange_ts_ns``, ``recv_ts_ns``,
+        (``"snapshot"``: the whole book; ``"delta"``: levels to set, a
+        quantity of 0 removes one), ``exchange_ts_ns``, ``recv_ts_ns``,
         ``seq`` (int64), ``symbol_id``, ``header_type`` (the stored byte),
-        ``instrument``, ``exchange_id``, ``bids`` and ``asks``
-        (``list<struct<price_raw: int64, qty_raw: int64>>``), ``symbol``,
-        ``exchange_ts``, ``recv_ts``. Filters: see :class:`Tape`."""
-        return self._read("book", start, end, symbols, order, strict, stacklevel=2)
+        ``instrument``, ``exchange_id``, ``bids`` and ``asks`` (best first,
+        ``list<struct<price_raw: int64, qty_raw: int64, price, qty>>``; no
+        ``price``/``qty`` with ``prices="raw"``), ``symbol``,
+        ``exchange_ts``, ``recv_ts``. ``read("book_snapshot")`` /
+        ``read("book_delta")`` read one kind. Filters: see :class:`Tape`."""
+        return self._read("book", start, end, symbols, order, strict, prices, stacklevel=2)
 
     def option_quotes(
         self,
@@ -367,13 +368,14 @@ class Tape:
         symbols: SymbolsLike = None,
         order: str = "time",
         strict: bool = False,
+        prices: str = "decimal",
     ) -> pa.Table:
         """Option quotes as a ``pyarrow.Table``: the timestamps, eleven raw
         fixed-point columns (``mark_price_raw`` ... ``open_interest_raw``),
         ``symbol_id``, ``instrument``, ``exchange_id``, ``symbol``,
         ``exchange_ts``, ``recv_ts`` and the eleven decimals. Filters: see
         :class:`Tape`."""
-        return self._read("option_quote", start, end, symbols, order, strict, stacklevel=2)
+        return self._read("option_quote", start, end, symbols, order, strict, prices, stacklevel=2)
 
     def pool_states(
         self,
@@ -383,12 +385,13 @@ class Tape:
         symbols: SymbolsLike = None,
         order: str = "time",
         strict: bool = False,
+        prices: str = "decimal",
     ) -> pa.Table:
         """Pool states as a ``pyarrow.Table``: the timestamps, ``symbol_id``,
         ``sub_type``, ``venue``, ``exchange_id``, ``payload`` (binary, the
         venue's opaque bytes), ``symbol``, ``exchange_ts``, ``recv_ts``.
         Filters: see :class:`Tape`."""
-        return self._read("pool_state", start, end, symbols, order, strict, stacklevel=2)
+        return self._read("pool_state", start, end, symbols, order, strict, prices, stacklevel=2)
 
     def trades_numpy(
         self,
@@ -398,18 +401,23 @@ class Tape:
         symbols: SymbolsLike = None,
         order: str = "time",
         strict: bool = False,
+        prices: str = "decimal",
     ) -> np.ndarray:
-        """Trades as a numpy structured array of :data:`TRADE_DTYPE` (the raw
-        integer columns, ``exchange_ts`` and ``recv_ts`` as
-        ``datetime64[ns]``), built column by column from the Arrow buffers.
-        On a failed read ``e.partial`` is such an array too."""
+        """Trades as a numpy structured array of ``trade_dtype(prices)``
+        (:data:`TRADE_DTYPE` by default): the raw integer columns,
+        ``exchange_ts`` and ``recv_ts`` as ``datetime64[ns]``, ``symbol``
+        (numpy unicode, wide enough for the longest name; ``""`` where the
+        tape names none), and unless ``prices="raw"`` ``price`` and
+        ``qty`` (float64 for ``"float"``, ``Decimal`` objects for the default
+        ``"decimal"``). On a failed read ``e.partial`` is such an array too."""
+        prices = _prices.check(prices)
         try:
-            table = self._read("trade", start, end, symbols, order, strict, stacklevel=2)
+            table = self._read("trade", start, end, symbols, order, strict, "raw", stacklevel=2)
         except FloxlogError as e:
             if isinstance(e.partial, pa.Table):
-                e.partial = _trades_to_numpy(e.partial)
+                e.partial = _trades_to_numpy(e.partial, prices)
             raise
-        return _trades_to_numpy(table)
+        return _trades_to_numpy(table, prices)
 
     # -- streams ---------------------------------------------------------
 
@@ -423,24 +431,26 @@ class Tape:
         symbols: SymbolsLike = None,
         order: str = "time",
         strict: bool = False,
+        prices: str = "decimal",
     ) -> BatchStream:
         """A :class:`BatchStream` of record batches of at most ``rows`` rows
         of one record type, read on a background thread as the consumer
         asks (bounded memory). Filters: see :class:`Tape`; a bad filter or
         path raises here, damage met while reading ends the stream with an
-        error."""
-        if isinstance(rows, bool) or not isinstance(rows, (int, np.integer)) or rows < 1:
-            raise _usage(f"rows must be a positive int, not {rows!r}")
+        error. ``rows`` is a bound: memory grows with the rows actually
+        read, whatever it is."""
+        rows = _args.count(rows, "rows")
+        prices = _prices.check(prices)
         native = self._t.stream(
             type,
             _time_arg(start, "start"),
             _time_arg(end, "end"),
             _symbols_arg(symbols),
-            order,
-            bool(strict),
+            _args.choice(order, "order", ("time", "file")),
+            _args.flag(strict, "strict"),
             int(rows),
         )
-        return BatchStream(native, _floxlog.record_type_name(type))
+        return BatchStream(native, _floxlog.record_type_name(type), prices)
 
     # -- books -----------------------------------------------------------
 
@@ -462,18 +472,81 @@ class Tape:
         negative quantity or a price listed twice in a snapshot side; the
         torn tail of an unfinished segment is a warning unless ``strict``."""
         syms = _symbols_arg(symbol)
-        if len(syms) != 1:
+        if syms is None or len(syms) != 1:
             raise _usage("symbol: give one symbol")
         t = _time_arg(at, "at")
         if t is None:
             raise _usage("at: a time is required")
-        if depth is not None and (isinstance(depth, bool) or int(depth) < 0):
-            raise _usage("depth: expected a count >= 0")
-        sid, at_ns, last, bids, asks, warnings = self._t.book_at(
-            syms[0], t, None if depth is None else int(depth), bool(strict)
-        )
+        depth = _args.opt_count(depth, "depth", lo=0)
+        sid, at_ns, last, bids, asks, warnings = self._t.book_at(syms[0], t, depth, _args.flag(strict, "strict"))
         _warn(warnings, 2)
         return {"symbol_id": sid, "at": at_ns, "last_event_ts": last, "bids": bids, "asks": asks}
+
+    def book_samples(
+        self,
+        symbol: int | str,
+        every: Any,
+        start: TimeLike,
+        end: TimeLike,
+        depth: int | None = 10,
+        *,
+        strict: bool = False,
+        prices: str = "decimal",
+    ) -> pa.Table:
+        """``symbol``'s order book sampled at ``start``, ``start + every``,
+        ... while before ``end``, in one replay of the tape (as
+        ``floxlog book --every``; each sample is the book after every book
+        event stamped at or before its time). ``every``: int nanoseconds,
+        ``"1s"``/``"250ms"``/..., a ``timedelta`` or ``numpy.timedelta64``;
+        ``start``/``end``: times as the filters take them; ``depth``: levels
+        a side (default 10, as the tool; ``None``: all).
+
+        Returns a ``pyarrow.Table``, one row a sample: ``ts`` (int64 ns),
+        ``time`` (``timestamp[ns, UTC]``), ``last_event_ts`` (int64 ns of the
+        last book event applied; null before the first), ``bids``/``asks``
+        (best first, levels as in :meth:`books`, with ``prices=``). At most
+        :data:`MAX_SAMPLES` samples: more is a ``ValueError``. Damage
+        raises :class:`FloxlogError`; the torn tail of an unfinished
+        segment is a warning unless ``strict``."""
+        syms = _symbols_arg(symbol)
+        if syms is None or len(syms) != 1:
+            raise _usage("symbol: give one symbol")
+        step = _args.span(every, "every")
+        t0, t1 = _time_arg(start, "start"), _time_arg(end, "end")
+        if t0 is None or t1 is None:
+            raise _usage("book_samples needs start and end")
+        t0, t1 = _native_ns(t0, "start"), _native_ns(t1, "end")
+        n = max(0, -(-(t1 - t0) // step))
+        if n > MAX_SAMPLES:
+            raise _usage(f"every={every!r} from start to end makes {n} samples; at most {MAX_SAMPLES}")
+        depth = _args.opt_count(depth, "depth", lo=0)
+        prices = _prices.check(prices)
+        sid, ts, last, bids, asks, warns = self._t.book_samples(
+            syms[0], step, t0, t1, depth, _args.flag(strict, "strict")
+        )
+        _warn(warns, 2)
+        level = _floxlog.schema("book").field("bids").type
+
+        def side(cols: tuple[list[int], list[int], list[int]]) -> pa.Array:
+            off, p, q = cols
+            items = pa.StructArray.from_arrays(
+                [pa.array(p, pa.int64()), pa.array(q, pa.int64())],
+                fields=list(level.value_type),
+            )
+            return pa.ListArray.from_arrays(pa.array(off, pa.int32()), items, type=level)
+
+        ts_arr = pa.array(ts, pa.int64())
+        table = pa.table(
+            {
+                "ts": ts_arr,
+                "time": ts_arr.view(pa.timestamp("ns", tz="UTC")),
+                "last_event_ts": pa.array(last, pa.int64()),
+                "bids": side(bids),
+                "asks": side(asks),
+            }
+        )
+        table = table.replace_schema_metadata({"symbol_id": str(sid)})
+        return _prices.apply(table, prices)
 
     # -- checks ----------------------------------------------------------
 
@@ -483,7 +556,7 @@ class Tape:
         ``dirs`` (manifests, metadata), ``findings`` and ``total``.
         ``quick`` reads headers and manifests only. Files that cannot be
         opened are warned about (:class:`FloxlogWarning`)."""
-        text, open_errors = self._t.inspect(bool(quick))
+        text, open_errors = self._t.inspect(_args.flag(quick, "quick"))
         _warn(open_errors, 2)
         return json.loads(text)
 
@@ -498,7 +571,7 @@ class Tape:
         or with ``strict`` a warning): the first failing finding's kind,
         file and offset, with the whole report in ``e.report``.
         ``skip_unknown`` skips frames of record types 1.0 does not define."""
-        text, err = self._t.verify(bool(strict), bool(skip_unknown))
+        text, err = self._t.verify(_args.flag(strict, "strict"), _args.flag(skip_unknown, "skip_unknown"))
         report = json.loads(text)
         if not report["ok"]:
             if err is None:  # pragma: no cover - verify always names a finding
@@ -508,248 +581,28 @@ class Tape:
         return report
 
 
-def _trades_to_numpy(table: pa.Table) -> np.ndarray:
-    out = np.empty(table.num_rows, dtype=TRADE_DTYPE)
-    raw = [n for n in TRADE_DTYPE.names if n not in ("exchange_ts", "recv_ts")]
-    pos = 0
-    for batch in table.to_batches():
-        n = batch.num_rows
-        if n == 0:
-            continue
-        sl = slice(pos, pos + n)
-        for name in raw:
-            out[name][sl] = batch.column(name).to_numpy(zero_copy_only=True)
-        out["exchange_ts"][sl] = out["exchange_ts_ns"][sl].view("datetime64[ns]")
-        out["recv_ts"][sl] = out["recv_ts_ns"][sl].view("datetime64[ns]")
-        pos += n
-    return out
+#: The dtype of :meth:`Tape.trades_numpy` with the default
+#: ``prices="decimal"`` (see :func:`trade_dtype`).
+TRADE_DTYPE = trade_dtype()
 
 
 def open(path: str | os.PathLike[str]) -> Tape:
     """Opens a tape: a tape directory (flox or spec layout, with or without
     ``manifest.json``), a directory of ``*.floxlog`` files, or one segment
-    file. Raises :class:`FloxlogError` if it is none of these."""
+    file. Raises :class:`FloxlogError` if it is none of these: a path that
+    does not exist, or a file that is neither named as a segment
+    (``*.floxlog``, ``<series>-NNNNNN.bin``) nor starts with the segment
+    magic (kind ``"bad_magic"``). A file named as a segment opens whatever
+    it holds; its reads report damage (with ``e.partial``)."""
     return Tape(_floxlog.open(os.fspath(path)))
 
 
-def schema(type: str) -> pa.Schema:
-    """The Arrow schema of a record type's table."""
-    return _floxlog.schema(type)
+def schema(type: str, prices: str = "decimal") -> pa.Schema:
+    """The Arrow schema of a record type's table, as a read with
+    ``prices=`` gives it."""
+    return _prices.apply(_floxlog.schema(type).empty_table(), _prices.check(prices)).schema
 
 
 # -- writing ----------------------------------------------------------------
 
-_DERIVED = ("symbol", "exchange_ts", "recv_ts")
-
-
-def _raw_fields(rtype: str) -> list[pa.Field]:
-    """The columns a writer reads: the raw ones (not the timestamps,
-    decimals or symbol names derived from them)."""
-    return [
-        f
-        for f in schema(rtype)
-        if f.name not in _DERIVED and not pa.types.is_decimal(f.type)
-    ]
-
-
-def _as_reader(data: Any) -> pa.RecordBatchReader:
-    """Any tabular Arrow data as a ``pyarrow.RecordBatchReader``."""
-    if isinstance(data, pa.RecordBatchReader):
-        return data
-    if isinstance(data, pa.Table):
-        return pa.RecordBatchReader.from_batches(data.schema, data.to_batches())
-    if isinstance(data, pa.RecordBatch):
-        return pa.RecordBatchReader.from_batches(data.schema, [data])
-    if isinstance(data, BatchStream):
-        return data.to_reader()
-    mod = type(data).__module__.split(".")[0]
-    if mod == "pandas":
-        return _as_reader(pa.Table.from_pandas(data, preserve_index=False))
-    if hasattr(data, "__arrow_c_stream__"):
-        return _reader_of(data)
-    if hasattr(data, "__arrow_c_array__"):
-        return _as_reader(pa.record_batch(data))
-    if hasattr(data, "to_arrow"):  # polars without the PyCapsule interface
-        return _as_reader(data.to_arrow())
-    if isinstance(data, Mapping):
-        return _as_reader(pa.table(dict(data)))
-    raise TypeError(
-        "data must be a pyarrow Table, RecordBatch or RecordBatchReader, a pandas or "
-        "polars DataFrame, an object with __arrow_c_stream__, or a dict of columns; "
-        f"not {type(data).__name__}"
-    )
-
-
-def _column_fn(names: Sequence[str], f: pa.Field, rtype: str) -> Any:
-    """How to get raw column ``f`` out of a batch with columns ``names``, or
-    ``None`` if it is optional and absent."""
-    target = f.type
-    if f.name in names:
-        i = names.index(f.name)
-        return lambda b: b.column(i).cast(target)
-    if f.name.endswith("_ts_ns") and f.name[: -len("_ns")] in names:
-        # exchange_ts (a timestamp) -> exchange_ts_ns (its UTC nanoseconds)
-        i = names.index(f.name[: -len("_ns")])
-
-        def from_timestamp(b: pa.RecordBatch) -> pa.Array:
-            col = b.column(i)
-            if pa.types.is_timestamp(col.type):
-                col = col.cast(pa.timestamp("ns", tz=col.type.tz))
-            return col.cast(pa.int64())
-
-        return from_timestamp
-    if rtype == "book" and f.name in ("kind", "header_type"):
-        return None  # one of the two is enough; the writer checks
-    raise _usage(
-        f"{rtype} data has no column `{f.name}` (the raw columns are "
-        + ", ".join(x.name for x in _raw_fields(rtype))
-        + "; see floxlog.schema())"
-    )
-
-
-def _conform(reader: pa.RecordBatchReader, rtype: str) -> pa.RecordBatchReader:
-    """The raw columns of ``rtype``, cast batch by batch to their exact
-    types (unsafe casts, such as a negative value into an unsigned column,
-    raise)."""
-    names = list(reader.schema.names)
-    plan = []
-    for f in _raw_fields(rtype):
-        fn = _column_fn(names, f, rtype)
-        if fn is not None:
-            plan.append((f, fn))
-    if rtype == "book" and not any(f.name in ("kind", "header_type") for f, _ in plan):
-        raise _usage("book data needs a `kind` column (snapshot/delta) or `header_type`")
-    out_schema = pa.schema([pa.field(f.name, f.type, nullable=True) for f, _ in plan])
-
-    def batches() -> Iterator[pa.RecordBatch]:
-        for b in reader:
-            yield pa.RecordBatch.from_arrays([fn(b) for _, fn in plan], schema=out_schema)
-
-    return pa.RecordBatchReader.from_batches(out_schema, batches())
-
-
-def _parts(data: Any, type: str | None) -> list[tuple[str, pa.RecordBatchReader]]:
-    if isinstance(data, (list, tuple)) and data and all(
-        isinstance(p, tuple) and len(p) == 2 and isinstance(p[0], str) for p in data
-    ):
-        pairs = list(data)
-    elif (
-        isinstance(data, Mapping)
-        and data
-        and all(isinstance(k, str) and _known_type(k) for k in data)
-    ):
-        pairs = list(data.items())
-    else:
-        pairs = [(type, data)]
-    if type is not None and len(pairs) > 1:
-        raise _usage("type= is for one table; give (type, table) pairs for several")
-    out = []
-    for t, d in pairs:
-        reader = _as_reader(d)
-        if t is None:
-            t = _floxlog.record_type_of(list(reader.schema.names))
-            if t is None:
-                raise _usage(
-                    "cannot tell the record type from the columns "
-                    f"{list(reader.schema.names)}: pass type= (trade, book, option_quote, pool_state)"
-                )
-        t = _floxlog.record_type_name(t)
-        out.append((t, _conform(reader, t)))
-    return out
-
-
-def _known_type(name: str) -> bool:
-    try:
-        _floxlog.record_type_name(name)
-        return True
-    except FloxlogError:
-        return False
-
-
-def _metadata_json(metadata: Any) -> str | None:
-    if metadata is None:
-        return None
-    if isinstance(metadata, str):
-        return metadata
-    if isinstance(metadata, Mapping) and metadata and all(
-        isinstance(k, (int, np.integer)) and not isinstance(k, bool) for k in metadata
-    ):
-        # {symbol_id: name} -> flox's metadata.json
-        metadata = {
-            "symbols": [{"symbol_id": int(k), "name": str(v)} for k, v in sorted(metadata.items())]
-        }
-    return json.dumps(metadata)
-
-
-def write(
-    path: str | os.PathLike[str],
-    data: Any,
-    compression: str = "lz4",
-    layout: str = "flox",
-    profile: str = "reference",
-    index_interval: int | None = None,
-    max_segment_bytes: int | None = None,
-    type: str | None = None,
-    metadata: Mapping[Any, Any] | str | None = None,
-    *,
-    exchange_id: int = 0,
-    created_ns: int | None = None,
-    rotate_every: int | None = None,
-    durability: str = "close",
-    index: bool = True,
-) -> dict[str, Any]:
-    """Writes a new tape directory at ``path`` from Arrow data.
-
-    ``data``: a ``pyarrow.Table``, ``RecordBatch`` or ``RecordBatchReader``,
-    a :class:`BatchStream`, a pandas or polars DataFrame, anything with
-    ``__arrow_c_stream__``, or a dict of columns; for several record types
-    in one tape, a list of ``(type, data)`` pairs or a dict
-    ``{type: data}`` (written one after the other; a time-ordered read
-    merges them). Streams are written batch by batch (bounded memory).
-
-    The record type is ``type`` or told from the columns (``trade_id``:
-    trades, ``bids``: books, ``mark_price_raw``: option quotes,
-    ``payload``: pool states). Only the raw columns are written (the names
-    and types of :func:`schema` that are not timestamps, decimals or
-    ``symbol``); each is cast to its exact type, and a value that does not
-    fit raises. ``exchange_ts_ns``/``recv_ts_ns`` may instead be given as
-    timestamp columns ``exchange_ts``/``recv_ts`` (naive ones are UTC).
-    Books need ``kind`` (``"snapshot"``/``"delta"``) or ``header_type``.
-    A table read from a tape writes back the same events.
-
-    Settings as ``floxlog encode`` takes them: ``compression`` ``"lz4"`` or
-    ``"none"``; ``layout`` ``"flox"`` or ``"spec"``; ``profile``
-    ``"reference"`` (the flox writer's bytes) or ``"spec"``;
-    ``index_interval`` (events between index entries, or per LZ4 block;
-    default 1000); ``index=False`` writes no index; ``max_segment_bytes``
-    (rotation; default 256 MiB); ``rotate_every`` (ns: also rotate when
-    event time enters a new span); ``exchange_id``; ``created_ns`` (the
-    first segment's, for reproducible bytes); ``durability`` (``"none"``,
-    ``"flush"``, ``"block"``, ``"close"``, ``"every:N"``).
-
-    ``metadata``: flox's ``metadata.json`` as a dict (or JSON text), e.g.
-    ``{"symbols": [{"symbol_id": 1, "name": "BTCUSDT"}]}``; a dict
-    ``{symbol_id: name}`` is turned into that. Symbol names make the
-    ``symbol`` column and ``symbols=["BTCUSDT"]`` filters work.
-
-    The tape is built under a hidden temporary name and moved into place
-    when complete; ``path`` must not exist (or be an empty directory).
-    Returns ``{"path", "events", "segments", "bytes"}``.
-    """
-    parts = _parts(data, type)
-    events, segments, nbytes = _floxlog.write(
-        os.fspath(path),
-        parts,
-        compression=compression,
-        layout=layout,
-        profile=profile,
-        index_interval=index_interval,
-        no_index=not index,
-        max_segment_bytes=max_segment_bytes,
-        rotate_every_ns=rotate_every,
-        exchange_id=exchange_id,
-        created_ns=created_ns,
-        durability=durability,
-        metadata=_metadata_json(metadata),
-    )
-    return {"path": os.fspath(path), "events": events, "segments": segments, "bytes": nbytes}
+from ._write import _raw_fields, write  # noqa: E402  (needs BatchStream above)

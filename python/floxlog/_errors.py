@@ -67,6 +67,36 @@ class FloxlogError(Exception):
         )
 
 
+class UsageError(FloxlogError, ValueError):
+    """A ``FloxlogError`` of kind ``"usage"`` (an argument that cannot
+    work: a size out of range, an unknown option, a bad time). It is also a
+    ``ValueError``, so ``except ValueError`` catches bad arguments."""
+
+
+class InputError(FloxlogError, ValueError):
+    """A value of the data given to :func:`floxlog.write` that cannot be
+    written as it is (kind ``"input"``; also a ``ValueError``). The message
+    names the record type, the column, the row (0-based, counted over the
+    whole input) and the value; so do the attributes ``column``, ``row``
+    and ``value`` (``None`` when the error is about a whole column)."""
+
+    def __init__(
+        self,
+        message: str,
+        kind: str = "input",
+        path: str | None = None,
+        offset: int | None = None,
+        hint: str | None = None,
+        column: str | None = None,
+        row: int | None = None,
+        value: Any = None,
+    ) -> None:
+        super().__init__(message, kind, path, offset, hint)
+        self.column = column
+        self.row = row
+        self.value = value
+
+
 class FloxlogWarning(UserWarning):
     """A read went on past something the ``floxlog`` tool warns about: the
     torn tail of a segment whose writer is still running (or died), events

@@ -50,19 +50,20 @@ class NativeTape:
     def book_at(
         self, symbol: str, at: _Time, depth: int | None = None, strict: bool = False
     ) -> tuple[int, int, int | None, list[tuple[int, int]], list[tuple[int, int]], list[str]]:
-        """One symbol's book at a time, with the GIL released:
+        """One symbol's book at a time, on a worker thread (Ctrl-C raises):
         ``(symbol_id, at, last_event_ts, bids, asks, warnings)``."""
     def read(
         self,
         rtype: str,
         start: _Time = None,
         end: _Time = None,
-        symbols: Sequence[str] = ...,
+        symbols: Optional[Sequence[str]] = None,
         order: str = "time",
         strict: bool = False,
         rows: int = 65536,
     ) -> tuple[ArrowStream, list[str], list[FloxlogError]]:
-        """Reads one record type with the GIL released. Returns the batches
+        """Reads one record type on a worker thread while polling for
+        Ctrl-C (``KeyboardInterrupt`` raised as is). Returns the batches
         read (also those before an error), warning texts, and the errors as
         ``FloxlogError`` objects, not raised (the first is the one to raise;
         listing findings, files that would not open, segments that stopped
@@ -72,13 +73,26 @@ class NativeTape:
         rtype: str,
         start: _Time = None,
         end: _Time = None,
-        symbols: Sequence[str] = ...,
+        symbols: Optional[Sequence[str]] = None,
         order: str = "time",
         strict: bool = False,
         rows: int = 65536,
     ) -> ArrowStream:
         """A stream of batches of at most ``rows`` rows, read on a thread
         once consumed. Lists the tape and checks the arguments now."""
+    def book_samples(
+        self, symbol: str, every: int, start: int, end: int, depth: int | None = None, strict: bool = False
+    ) -> tuple[
+        int,
+        list[int],
+        list[int | None],
+        tuple[list[int], list[int], list[int]],
+        tuple[list[int], list[int], list[int]],
+        list[str],
+    ]:
+        """One replay sampling the book (``floxlog book --every``):
+        ``(symbol_id, ts, last_event_ts, (bid offsets, prices, qtys), (asks),
+        warnings)``."""
     def inspect(self, quick: bool = False) -> tuple[str, list[str]]:
         """The text ``floxlog inspect --json`` prints, and the errors of
         files that could not be opened."""
@@ -102,22 +116,40 @@ def record_type_name(rtype: str) -> str:
 def record_type_of(columns: Sequence[str]) -> Optional[str]:
     """The record type whose raw columns these names carry, if exactly one."""
 
-def write(
-    path: Union[str, PathLike[str]],
-    parts: Sequence[tuple[str, Any]],
-    *,
-    compression: str = "lz4",
-    layout: str = "flox",
-    profile: str = "reference",
-    index_interval: Optional[int] = None,
-    no_index: bool = False,
-    max_segment_bytes: Optional[int] = None,
-    rotate_every_ns: Optional[int] = None,
-    exchange_id: int = 0,
-    created_ns: Optional[int] = None,
-    durability: str = "close",
-    metadata: Optional[str] = None,
-) -> tuple[int, int, int]:
-    """Writes a new tape from (record type, Arrow stream source) pairs, whose
-    batches carry the raw columns in their exact types, with the GIL
-    released. Returns (events, segments, bytes)."""
+def parse_time(text: str, what: str) -> int:
+    """Nanoseconds of an ISO-8601 time text; raises ``UsageError`` naming
+    ``what``."""
+
+class NativeWriter:
+    """A tape being written under a temporary name beside ``path``; the
+    Python loop hands it batches (so a conversion error or Ctrl-C raised in
+    Python propagates as it is). ``abandon`` removes the partial tape."""
+
+    def __init__(
+        self,
+        path: Union[str, PathLike[str]],
+        *,
+        compression: str = "lz4",
+        layout: str = "flox",
+        profile: str = "reference",
+        index_interval: Optional[int] = None,
+        no_index: bool = False,
+        max_segment_bytes: Optional[int] = None,
+        rotate_every_ns: Optional[int] = None,
+        exchange_id: int = 0,
+        created_ns: Optional[int] = None,
+        durability: str = "close",
+        metadata: Optional[str] = None,
+    ) -> None: ...
+    def append(self, rtype: str, batch: pa.RecordBatch) -> int:
+        """Appends a batch of raw columns (exact types); checks for a
+        pending signal first. Returns the rows written."""
+    def append_merged(self, parts: Sequence[tuple[str, Sequence[pa.RecordBatch]]]) -> int:
+        """Appends several record types merged by ``exchange_ts_ns`` (each
+        part keeps its order; ties in part order)."""
+    def set_metadata(self, metadata: str) -> None:
+        """The tape's ``metadata.json`` (JSON text)."""
+    def close(self) -> tuple[int, int, int]:
+        """Finishes and moves the tape into place: (events, segments, bytes)."""
+    def abandon(self) -> None:
+        """Removes the partial tape."""

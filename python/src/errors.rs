@@ -82,9 +82,16 @@ impl ErrInfo {
     }
 }
 
-fn error_class(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
+/// `FloxlogError`, or for a usage error its subclass `UsageError` (also
+/// a `ValueError`).
+fn error_class<'py>(py: Python<'py>, kind: &str) -> PyResult<&'py Bound<'py, PyType>> {
     static CLASS: PyOnceLock<Py<PyType>> = PyOnceLock::new();
-    CLASS.import(py, "floxlog._errors", "FloxlogError")
+    static USAGE: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+    if kind == "usage" {
+        USAGE.import(py, "floxlog._errors", "UsageError")
+    } else {
+        CLASS.import(py, "floxlog._errors", "FloxlogError")
+    }
 }
 
 /// A `FloxlogError` instance (not raised).
@@ -94,7 +101,7 @@ pub fn error_object<'py>(py: Python<'py>, e: &ErrInfo) -> PyResult<Bound<'py, Py
     kw.set_item("path", &e.path)?;
     kw.set_item("offset", e.offset)?;
     kw.set_item("hint", &e.hint)?;
-    error_class(py)?.call((&e.message,), Some(&kw))
+    error_class(py, &e.kind)?.call((&e.message,), Some(&kw))
 }
 
 /// A `FloxlogError` to raise.

@@ -5,20 +5,24 @@
 //! raises warnings; this module does the work with the GIL released:
 //! listing and reading tapes into Arrow record batches
 //! (`floxlog_arrow::read_batches`), exporting them through the Arrow C
-//! stream interface, writing tapes from Arrow streams
-//! (`floxlog_arrow::append_batch`), `inspect` and `verify`.
+//! stream interface, writing tapes batch by batch from Python
+//! (`floxlog_arrow::append_batch`), book replays, `inspect` and `verify`.
+//! Long calls run on a worker thread while the caller polls for Ctrl-C
+//! (`wait::interruptible`).
 
 mod errors;
 mod read;
+mod samples;
 mod stream;
+mod wait;
 mod writer;
 
 use crate::errors::{to_pyerr, ErrInfo, IntoPy};
 use crate::read::{list_tape, time_ns, Job, ReadArgs, TimeArg};
 use crate::stream::{ArrowStream, Outcome, Source};
-use crate::writer::{write_tape, WriteArgs};
-use arrow_array::ffi_stream::RecordBatchStreamReader;
-use arrow_pyarrow::{FromPyArrow, ToPyArrow};
+use crate::wait::interruptible;
+use crate::writer::NativeWriter;
+use arrow_pyarrow::ToPyArrow;
 use arrow_schema::{DataType, Field, Schema};
 use floxlog::core::{ReadOptions, UnknownTypes};
 use floxlog::tape::inspect::{inspect_tape, InspectOptions};
@@ -28,7 +32,7 @@ use floxlog_arrow::RecordType;
 use pyo3::prelude::*;
 use std::path::PathBuf;
 
-fn record_type(py: Python<'_>, name: &str) -> PyResult<RecordType> {
+pub(crate) fn record_type(py: Python<'_>, name: &str) -> PyResult<RecordType> {
     RecordType::from_name(name).ok_or_else(|| {
         to_pyerr(
             py,
@@ -56,7 +60,7 @@ impl NativeTape {
     /// Reads every event of one record type; returns
     /// `(stream, warnings, errors)`: the batches read (also those before
     /// an error), warning texts, and `FloxlogError` objects (not raised).
-    #[pyo3(signature = (rtype, start=None, end=None, symbols=Vec::new(), order="time", strict=false, rows=65536))]
+    #[pyo3(signature = (rtype, start=None, end=None, symbols=None, order="time", strict=false, rows=65536))]
     #[allow(clippy::too_many_arguments)]
     fn read<'py>(
         &self,
@@ -64,7 +68,7 @@ impl NativeTape {
         rtype: String,
         start: Option<TimeArg>,
         end: Option<TimeArg>,
-        symbols: Vec<String>,
+        symbols: Option<Vec<String>>,
         order: &str,
         strict: bool,
         rows: usize,
@@ -79,14 +83,12 @@ impl NativeTape {
             rows,
         };
         let path = self.path.clone();
-        let (rt, batches, outcome) = py
-            .detach(move || {
-                let job = Job::new(&path, args)?;
-                let rt = job.record_type();
-                let (batches, outcome) = job.run_all();
-                Ok((rt, batches, outcome))
-            })
-            .py_err(py)?;
+        let (rt, batches, outcome) = interruptible(py, "floxlog-read", move || {
+            let job = Job::new(&path, args)?;
+            let rt = job.record_type();
+            let (batches, outcome) = job.run_all();
+            Ok((rt, batches, outcome))
+        })?;
         let errors = outcome
             .errors
             .iter()
@@ -100,7 +102,7 @@ impl NativeTape {
     /// A stream of batches of at most `rows` rows, read on a background
     /// thread once consumed. Lists the tape and resolves the arguments now
     /// (raising for a bad path or an unknown symbol name).
-    #[pyo3(signature = (rtype, start=None, end=None, symbols=Vec::new(), order="time", strict=false, rows=65536))]
+    #[pyo3(signature = (rtype, start=None, end=None, symbols=None, order="time", strict=false, rows=65536))]
     #[allow(clippy::too_many_arguments)]
     fn stream(
         &self,
@@ -108,7 +110,7 @@ impl NativeTape {
         rtype: String,
         start: Option<TimeArg>,
         end: Option<TimeArg>,
-        symbols: Vec<String>,
+        symbols: Option<Vec<String>>,
         order: &str,
         strict: bool,
         rows: usize,
@@ -154,7 +156,7 @@ impl NativeTape {
         Vec<String>,
     )> {
         let path = self.path.clone();
-        py.detach(move || {
+        interruptible(py, "floxlog-book", move || {
             let at = time_ns(Some(at), "at")?.unwrap_or(0);
             let tape = list_tape(&path)?;
             let sym = match tape.symbol_ids(std::slice::from_ref(&symbol))?.as_deref() {
@@ -177,7 +179,50 @@ impl NativeTape {
                 warnings,
             ))
         })
-        .py_err(py)
+    }
+
+    /// One symbol's book sampled at `start`, `start + every`, ... before
+    /// `end`, in one replay (`floxlog book --every`): `(symbol_id, ts,
+    /// last_event_ts, (bid offsets, prices, qtys), (ask ...), warnings)`.
+    #[pyo3(signature = (symbol, every, start, end, depth=None, strict=false))]
+    #[allow(clippy::too_many_arguments, clippy::type_complexity)]
+    fn book_samples(
+        &self,
+        py: Python<'_>,
+        symbol: String,
+        every: i64,
+        start: i64,
+        end: i64,
+        depth: Option<usize>,
+        strict: bool,
+    ) -> PyResult<(
+        u32,
+        Vec<i64>,
+        Vec<Option<i64>>,
+        (Vec<i64>, Vec<i64>, Vec<i64>),
+        (Vec<i64>, Vec<i64>, Vec<i64>),
+        Vec<String>,
+    )> {
+        let path = self.path.clone();
+        let args = samples::SampleArgs {
+            symbol,
+            every,
+            from: start,
+            to: end,
+            depth,
+            strict,
+        };
+        let s = interruptible(py, "floxlog-book", move || {
+            samples::book_samples(&path, args)
+        })?;
+        Ok((
+            s.symbol_id,
+            s.ts,
+            s.last_ts,
+            (s.bids.offsets, s.bids.price, s.bids.qty),
+            (s.asks.offsets, s.asks.price, s.asks.qty),
+            s.warnings,
+        ))
     }
 
     /// What `floxlog inspect --json` prints, as JSON text, and the errors
@@ -185,13 +230,12 @@ impl NativeTape {
     #[pyo3(signature = (quick=false))]
     fn inspect(&self, py: Python<'_>, quick: bool) -> PyResult<(String, Vec<String>)> {
         let path = self.path.clone();
-        py.detach(move || {
+        interruptible(py, "floxlog-inspect", move || {
             let tape = list_tape(&path)?;
             let insp = inspect_tape(&tape, InspectOptions { quick }, &mut |_| {});
             let errs = insp.open_errors.iter().map(|e| e.to_string()).collect();
             Ok((insp.to_json_text(), errs))
         })
-        .py_err(py)
     }
 
     /// The report `floxlog verify --json` prints, as JSON text, and the
@@ -204,47 +248,45 @@ impl NativeTape {
         skip_unknown: bool,
     ) -> PyResult<(String, Option<Bound<'py, PyAny>>)> {
         let path = self.path.clone();
-        let (text, failed) = py
-            .detach(move || {
-                let tape = list_tape(&path)?;
-                let opts = ReadOptions {
-                    verify_crc: true,
-                    unknown_types: if skip_unknown {
-                        UnknownTypes::Skip
-                    } else {
-                        UnknownTypes::Reject
-                    },
-                    ..ReadOptions::default()
-                };
-                let rep = verify_tape(&tape, opts, &mut |_| {});
-                let passed = rep.passed(strict);
-                let v = serde_json::json!({
-                    "ok": passed,
-                    "strict": strict,
-                    "errors": rep.count(Severity::Error),
-                    "warnings": rep.count(Severity::Warning),
-                    "events": rep.events,
-                    "bytes": rep.bytes,
-                    "segments": rep.segments,
-                    "findings": rep.findings,
-                });
-                let failed = (!passed)
-                    .then(|| {
-                        rep.findings
-                            .iter()
-                            .find(|f| f.severity == Severity::Error)
-                            .or_else(|| {
-                                rep.findings
-                                    .iter()
-                                    .find(|f| f.severity == Severity::Warning)
-                            })
-                            .map(ErrInfo::from)
-                    })
-                    .flatten();
-                let text = serde_json::to_string_pretty(&v).unwrap_or_default();
-                Ok::<_, TapeError>((text, failed))
-            })
-            .py_err(py)?;
+        let (text, failed) = interruptible(py, "floxlog-verify", move || {
+            let tape = list_tape(&path)?;
+            let opts = ReadOptions {
+                verify_crc: true,
+                unknown_types: if skip_unknown {
+                    UnknownTypes::Skip
+                } else {
+                    UnknownTypes::Reject
+                },
+                ..ReadOptions::default()
+            };
+            let rep = verify_tape(&tape, opts, &mut |_| {});
+            let passed = rep.passed(strict);
+            let v = serde_json::json!({
+                "ok": passed,
+                "strict": strict,
+                "errors": rep.count(Severity::Error),
+                "warnings": rep.count(Severity::Warning),
+                "events": rep.events,
+                "bytes": rep.bytes,
+                "segments": rep.segments,
+                "findings": rep.findings,
+            });
+            let failed = (!passed)
+                .then(|| {
+                    rep.findings
+                        .iter()
+                        .find(|f| f.severity == Severity::Error)
+                        .or_else(|| {
+                            rep.findings
+                                .iter()
+                                .find(|f| f.severity == Severity::Warning)
+                        })
+                        .map(ErrInfo::from)
+                })
+                .flatten();
+            let text = serde_json::to_string_pretty(&v).unwrap_or_default();
+            Ok::<_, TapeError>((text, failed))
+        })?;
         let err = failed.map(|e| errors::error_object(py, &e)).transpose()?;
         Ok((text, err))
     }
@@ -255,8 +297,51 @@ impl NativeTape {
 #[pyfunction]
 fn open(py: Python<'_>, path: PathBuf) -> PyResult<NativeTape> {
     let p = path.clone();
-    py.detach(move || list_tape(&p)).py_err(py)?;
+    py.detach(move || {
+        let segment_name = p
+            .file_name()
+            .and_then(|n| n.to_str())
+            .and_then(floxlog::tape::dir::segment_series)
+            .is_some();
+        if p.is_file() && !segment_name {
+            check_magic(&p)?;
+        }
+        list_tape(&p)
+    })
+    .py_err(py)?;
     Ok(NativeTape { path })
+}
+
+/// A file not named as a segment (`*.floxlog`, `<series>-NNNNNN.bin`) must
+/// start with the segment magic to be one. A file named as a segment opens
+/// whatever it holds: it is a damaged segment, and its reads report the
+/// damage as `floxlog cat` does.
+fn check_magic(p: &std::path::Path) -> Result<(), TapeError> {
+    use std::io::Read;
+    let mut head = [0u8; 4];
+    let mut f = std::fs::File::open(p).map_err(|e| TapeError::io(p, "opening", e))?;
+    let n = f
+        .read(&mut head)
+        .map_err(|e| TapeError::io(p, "reading the segment magic", e))?;
+    if n == 4 && u32::from_le_bytes(head) == floxlog::core::MAGIC_SEGMENT {
+        return Ok(());
+    }
+    let e = floxlog::core::Error::new(
+        floxlog::core::ErrorKind::BadMagic,
+        0,
+        "not a .floxlog segment: it does not start with the segment magic FLOX",
+    );
+    Err(TapeError::data(p, e)
+        .with_hint("floxlog.open takes a tape directory or a segment file (*.floxlog)"))
+}
+
+/// Nanoseconds of a time given as text (ISO 8601; UTC unless it has an
+/// offset); `what` names the argument in the error.
+#[pyfunction]
+fn parse_time(py: Python<'_>, text: String, what: &str) -> PyResult<i64> {
+    Ok(time_ns(Some(TimeArg::Text(text)), what)
+        .py_err(py)?
+        .unwrap_or_default())
 }
 
 /// The Arrow schema of a record type, as a `pyarrow.Schema`.
@@ -283,54 +368,6 @@ fn record_type_of(columns: Vec<String>) -> Option<&'static str> {
     RecordType::of_schema(&Schema::new(fields)).map(RecordType::name)
 }
 
-/// Writes a new tape at `path` from `parts`, a list of (record type,
-/// Arrow stream source) pairs; returns (events, segments, bytes).
-#[pyfunction]
-#[pyo3(signature = (path, parts, *, compression="lz4", layout="flox", profile="reference",
-    index_interval=None, no_index=false, max_segment_bytes=None, rotate_every_ns=None,
-    exchange_id=0, created_ns=None, durability="close", metadata=None))]
-#[allow(clippy::too_many_arguments)]
-fn write(
-    py: Python<'_>,
-    path: PathBuf,
-    parts: Vec<(String, Bound<'_, PyAny>)>,
-    compression: &str,
-    layout: &str,
-    profile: &str,
-    index_interval: Option<u16>,
-    no_index: bool,
-    max_segment_bytes: Option<u64>,
-    rotate_every_ns: Option<i64>,
-    exchange_id: u8,
-    created_ns: Option<i64>,
-    durability: &str,
-    metadata: Option<String>,
-) -> PyResult<(u64, u64, u64)> {
-    let args = WriteArgs {
-        compression: compression.into(),
-        layout: layout.into(),
-        profile: profile.into(),
-        index_interval,
-        no_index,
-        max_segment_bytes,
-        rotate_every_ns,
-        exchange_id,
-        created_ns,
-        durability: durability.into(),
-        metadata,
-    };
-    let (cfg, md) = args.config().py_err(py)?;
-    let mut readers = Vec::with_capacity(parts.len());
-    for (name, obj) in &parts {
-        let rt = record_type(py, name)?;
-        readers.push((rt, RecordBatchStreamReader::from_pyarrow_bound(obj)?));
-    }
-    let w = py
-        .detach(move || write_tape(&path, cfg, md, readers))
-        .py_err(py)?;
-    Ok((w.events, w.segments, w.bytes))
-}
-
 /// The native module.
 #[pymodule]
 fn _floxlog(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -338,9 +375,10 @@ fn _floxlog(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<ArrowStream>()?;
     m.add_function(wrap_pyfunction!(open, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_time, m)?)?;
     m.add_function(wrap_pyfunction!(record_type_name, m)?)?;
     m.add_function(wrap_pyfunction!(record_type_of, m)?)?;
-    m.add_function(wrap_pyfunction!(write, m)?)?;
+    m.add_class::<NativeWriter>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -34,6 +34,24 @@ pub fn time_ns(t: Option<TimeArg>, what: &str) -> Result<Option<i64>, TapeError>
     }
 }
 
+/// The table of a record type name and the frame types it reads:
+/// `book_snapshot` / `book_delta` read the book table
+/// but only that kind, as `floxlog cat --type` does.
+pub fn type_filter(name: &str) -> Result<(RecordType, [bool; 6]), TapeError> {
+    let rt = RecordType::from_name(name).ok_or_else(|| {
+        TapeError::usage(format!(
+            "unknown record type `{name}` (trade, book, book_snapshot, book_delta, option_quote, pool_state)"
+        ))
+    })?;
+    let mut mask = rt.type_mask();
+    match name.trim().to_ascii_lowercase().as_str() {
+        "book_snapshot" => mask[3] = false,
+        "book_delta" => mask[2] = false,
+        _ => {}
+    }
+    Ok((rt, mask))
+}
+
 /// The arguments of a read, as the Python methods take them.
 #[derive(Clone, Debug)]
 pub struct ReadArgs {
@@ -43,8 +61,9 @@ pub struct ReadArgs {
     pub start: Option<TimeArg>,
     /// Keep `exchange_ts_ns < end`.
     pub end: Option<TimeArg>,
-    /// Symbol ids (as text) or names.
-    pub symbols: Vec<String>,
+    /// Symbol ids (as text) or names; `None`: every symbol, an empty
+    /// list: none.
+    pub symbols: Option<Vec<String>>,
     /// `time` or `file`.
     pub order: String,
     /// Torn tails fail too.
@@ -71,12 +90,7 @@ pub fn list_tape(path: &PathBuf) -> Result<Tape, TapeError> {
 impl Job {
     /// Lists the tape and resolves the arguments; usage errors here.
     pub fn new(path: &PathBuf, a: ReadArgs) -> Result<Job, TapeError> {
-        let rt = RecordType::from_name(&a.rtype).ok_or_else(|| {
-            TapeError::usage(format!(
-                "unknown record type `{}` (trade, book, option_quote, pool_state)",
-                a.rtype
-            ))
-        })?;
+        let (rt, types) = type_filter(&a.rtype)?;
         let order = match a.order.trim().to_ascii_lowercase().as_str() {
             "time" => Order::Time,
             "file" => Order::File,
@@ -95,8 +109,12 @@ impl Job {
         let filter = Filter {
             from,
             to,
-            symbols: tape.symbol_ids(&a.symbols)?,
-            types: Some(rt.type_mask()),
+            symbols: match &a.symbols {
+                None => None,
+                Some(v) if v.is_empty() => Some(Vec::new()),
+                Some(v) => tape.symbol_ids(v)?,
+            },
+            types: Some(types),
         };
         let spec = ReadSpec {
             order,

@@ -4,12 +4,18 @@
 //! moved into place only when complete, as `floxlog encode` does: a
 //! failed write leaves nothing behind.
 
-use arrow_array::ffi_stream::RecordBatchStreamReader;
+use crate::errors::{to_pyerr, IntoPy};
+use arrow_array::cast::AsArray;
+use arrow_array::types::Int64Type;
+use arrow_array::RecordBatch;
+use arrow_pyarrow::FromPyArrow;
 use floxlog::core::{Compression, Profile, WriterConfig, DEFAULT_INDEX_INTERVAL};
 use floxlog::tape::manifest::{dir_and_name, sync_dir};
 use floxlog::tape::{Durability, Layout, TapeError, TapeWriter, TapeWriterConfig};
 use floxlog_arrow::{append_batch, RecordType};
+use pyo3::prelude::*;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 /// Writer settings as Python gives them.
 #[derive(Clone, Debug)]
@@ -198,25 +204,223 @@ impl Drop for Output {
     }
 }
 
-/// Writes every part (record type, stream of batches) in turn into a new
-/// tape at `out`.
-pub fn write_tape(
-    out: &Path,
-    cfg: TapeWriterConfig,
-    metadata: Option<serde_json::Value>,
-    parts: Vec<(RecordType, RecordBatchStreamReader)>,
-) -> Result<Written, TapeError> {
-    let mut o = Output::create(out, cfg)?;
-    for (rt, reader) in parts {
-        for b in reader {
-            let b = b.map_err(|e| {
-                TapeError::input(None, format!("reading the {} data: {e}", rt.name()))
-            })?;
-            append_batch(o.writer()?, rt, &b)?;
+/// Rows written between two checks for a pending signal in a merge.
+const MERGE_CHUNK: usize = 1 << 16;
+
+/// `(part, batch, row)` of every row in merge order: repeatedly the part
+/// whose next row has the smallest `exchange_ts_ns` (the first such part
+/// on ties). Each part keeps its own order; parts in time order merge
+/// into time order.
+fn merge_order(
+    parts: &[(RecordType, Vec<RecordBatch>)],
+) -> Result<Vec<(u32, u32, u32)>, TapeError> {
+    use std::cmp::Reverse;
+    use std::collections::BinaryHeap;
+    // Each part's timestamps, and its rows as (batch, row).
+    type Seq = (Vec<i64>, Vec<(u32, u32)>);
+    let mut seqs: Vec<Seq> = Vec::with_capacity(parts.len());
+    for (rt, batches) in parts {
+        let (mut ts, mut at) = (Vec::new(), Vec::new());
+        for (b, batch) in batches.iter().enumerate() {
+            let col = batch
+                .column_by_name("exchange_ts_ns")
+                .and_then(|c| c.as_primitive_opt::<Int64Type>())
+                .ok_or_else(|| {
+                    TapeError::usage(format!(
+                        "{} data: no int64 column `exchange_ts_ns`",
+                        rt.name()
+                    ))
+                })?;
+            let b = u32::try_from(b).map_err(|_| TapeError::usage("too many batches"))?;
+            for (r, &t) in col.values().iter().enumerate() {
+                let r = u32::try_from(r).map_err(|_| TapeError::usage("batch too long"))?;
+                ts.push(t);
+                at.push((b, r));
+            }
+        }
+        seqs.push((ts, at));
+    }
+    let total = seqs.iter().map(|s| s.0.len()).sum();
+    let mut out = Vec::with_capacity(total);
+    let mut next = vec![0usize; seqs.len()];
+    let mut heap = BinaryHeap::new();
+    for (p, (ts, _)) in seqs.iter().enumerate() {
+        if let Some(&t) = ts.first() {
+            heap.push(Reverse((t, p)));
         }
     }
-    if let Some(md) = metadata {
-        o.writer()?.set_metadata(md);
+    while let Some(Reverse((_, p))) = heap.pop() {
+        let (ts, at) = &seqs[p];
+        let i = next[p];
+        let (b, r) = at[i];
+        out.push((p as u32, b, r));
+        next[p] = i + 1;
+        if let Some(&t) = ts.get(i + 1) {
+            heap.push(Reverse((t, p)));
+        }
     }
-    o.close()
+    Ok(out)
+}
+
+/// A tape being written, batch by batch, from Python: the loop over the
+/// input runs in Python, so a conversion error or a `KeyboardInterrupt`
+/// raised there propagates as it is; `abandon` (or garbage collection)
+/// removes the partial tape.
+#[pyclass(module = "floxlog._floxlog", name = "NativeWriter", frozen)]
+pub struct NativeWriter {
+    out: Mutex<Option<Output>>,
+}
+
+impl NativeWriter {
+    fn with<T: Send>(
+        &self,
+        py: Python<'_>,
+        f: impl FnOnce(&mut Output) -> Result<T, TapeError> + Send,
+    ) -> PyResult<T> {
+        let mut g = self
+            .out
+            .lock()
+            .map_err(|_| to_pyerr(py, TapeError::usage("the writer's lock is poisoned")))?;
+        let o = g
+            .as_mut()
+            .ok_or_else(|| to_pyerr(py, TapeError::usage("the writer is closed")))?;
+        py.detach(move || f(o)).py_err(py)
+    }
+}
+
+#[pymethods]
+impl NativeWriter {
+    /// Creates the tape under a temporary name beside `path`.
+    #[new]
+    #[pyo3(signature = (path, *, compression="lz4", layout="flox", profile="reference",
+        index_interval=None, no_index=false, max_segment_bytes=None, rotate_every_ns=None,
+        exchange_id=0, created_ns=None, durability="close", metadata=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        path: PathBuf,
+        compression: &str,
+        layout: &str,
+        profile: &str,
+        index_interval: Option<u16>,
+        no_index: bool,
+        max_segment_bytes: Option<u64>,
+        rotate_every_ns: Option<i64>,
+        exchange_id: u8,
+        created_ns: Option<i64>,
+        durability: &str,
+        metadata: Option<String>,
+    ) -> PyResult<NativeWriter> {
+        let args = WriteArgs {
+            compression: compression.into(),
+            layout: layout.into(),
+            profile: profile.into(),
+            index_interval,
+            no_index,
+            max_segment_bytes,
+            rotate_every_ns,
+            exchange_id,
+            created_ns,
+            durability: durability.into(),
+            metadata,
+        };
+        let (cfg, md) = args.config().py_err(py)?;
+        let mut o = py.detach(move || Output::create(&path, cfg)).py_err(py)?;
+        if let Some(md) = md {
+            o.writer().py_err(py)?.set_metadata(md);
+        }
+        Ok(NativeWriter {
+            out: Mutex::new(Some(o)),
+        })
+    }
+
+    /// Appends every row of `batch` (a `pyarrow.RecordBatch` of the raw
+    /// columns of `rtype`, exact types). Checks for a pending signal first
+    /// (Ctrl-C raises `KeyboardInterrupt` here, between batches).
+    fn append(&self, py: Python<'_>, rtype: &str, batch: &Bound<'_, PyAny>) -> PyResult<u64> {
+        py.check_signals()?;
+        let rt = crate::record_type(py, rtype)?;
+        let b = RecordBatch::from_pyarrow_bound(batch)?;
+        self.with(py, move |o| append_batch(o.writer()?, rt, &b))
+    }
+
+    /// Appends the rows of several record types merged by
+    /// `exchange_ts_ns` ([`merge_order`]: each part keeps its order, equal
+    /// times go in the order of `parts`), so a time-ordered read of parts
+    /// in time order returns exactly this order. `parts`: `(rtype, [RecordBatch])` of raw columns. Checks for
+    /// a pending signal every `MERGE_CHUNK` rows.
+    fn append_merged(
+        &self,
+        py: Python<'_>,
+        parts: Vec<(String, Vec<Bound<'_, PyAny>>)>,
+    ) -> PyResult<u64> {
+        let mut ps = Vec::with_capacity(parts.len());
+        for (name, batches) in &parts {
+            let rt = crate::record_type(py, name)?;
+            let bs = batches
+                .iter()
+                .map(RecordBatch::from_pyarrow_bound)
+                .collect::<PyResult<Vec<_>>>()?;
+            ps.push((rt, bs));
+        }
+        let ps = std::sync::Arc::new(ps);
+        let order = {
+            let ps = ps.clone();
+            py.detach(move || merge_order(&ps)).py_err(py)?
+        };
+        let mut written = 0;
+        for chunk in order.chunks(MERGE_CHUNK) {
+            py.check_signals()?;
+            let ps = ps.clone();
+            written += self.with(py, move |o| {
+                let w = o.writer()?;
+                let mut n = 0;
+                let mut i = 0;
+                while i < chunk.len() {
+                    let (p, b, r) = chunk[i];
+                    // A run: consecutive rows of one batch.
+                    let mut j = i + 1;
+                    while j < chunk.len() && chunk[j] == (p, b, r + (j - i) as u32) {
+                        j += 1;
+                    }
+                    let (rt, batches) = &ps[p as usize];
+                    let slice = batches[b as usize].slice(r as usize, j - i);
+                    n += append_batch(w, *rt, &slice)?;
+                    i = j;
+                }
+                Ok(n)
+            })?;
+        }
+        Ok(written)
+    }
+
+    /// Sets the tape's `metadata.json` (JSON text), replacing any given.
+    fn set_metadata(&self, py: Python<'_>, metadata: &str) -> PyResult<()> {
+        let md = serde_json::from_str::<serde_json::Value>(metadata)
+            .map_err(|e| to_pyerr(py, TapeError::usage(format!("metadata is not JSON: {e}"))))?;
+        self.with(py, move |o| {
+            o.writer()?.set_metadata(md);
+            Ok(())
+        })
+    }
+
+    /// Finishes the tape and moves it into place; returns
+    /// `(events, segments, bytes)`.
+    fn close(&self, py: Python<'_>) -> PyResult<(u64, u64, u64)> {
+        py.check_signals()?;
+        let o = self
+            .out
+            .lock()
+            .map_err(|_| to_pyerr(py, TapeError::usage("the writer's lock is poisoned")))?
+            .take()
+            .ok_or_else(|| to_pyerr(py, TapeError::usage("the writer is closed")))?;
+        let w = py.detach(move || o.close()).py_err(py)?;
+        Ok((w.events, w.segments, w.bytes))
+    }
+
+    /// Removes the partial tape (after an error or an interrupt).
+    fn abandon(&self, py: Python<'_>) {
+        let o = self.out.lock().ok().and_then(|mut g| g.take());
+        py.detach(move || drop(o));
+    }
 }

@@ -88,3 +88,64 @@ def test_corpus_books():
         assert (b["bids"], b["asks"]) == _model(evs, sym), case.name
         n += 1
     assert n > 0
+
+
+@pytest.mark.parametrize("kind", ["book_snapshot", "book_delta"])
+def test_a_book_kind_name_reads_only_that_kind(tmp_path, kind):
+    """issue 24 item 1: `read("book_snapshot")` gave every book event."""
+    from conftest import book_table
+
+    src = book_table(50)
+    floxlog.write(tmp_path / "t", src)
+    t = floxlog.open(tmp_path / "t")
+    want = sum(1 for k in src.column("kind").to_pylist() if "book_" + k == kind)
+    assert 0 < want < 50
+    got = t.read(kind)
+    assert got.num_rows == want
+    assert set(got.column("kind").to_pylist()) == {kind[len("book_"):]}
+    streamed = t.batches(kind, rows=7).read_all()
+    assert streamed.num_rows == want
+    cli = subprocess.run([str(CLI), "cat", "--type", kind, str(tmp_path / "t")],
+                         capture_output=True, text=True, check=True)
+    assert len(cli.stdout.splitlines()) == want
+    assert t.read("book").num_rows == 50
+
+
+def test_book_samples_are_floxlog_book_every(tmp_path):
+    """issue 24 item 13: book_samples in one replay, the rows of
+    `floxlog book --every` (CSV), with prices= on the levels."""
+    from conftest import book_table
+
+    src = book_table(400, seed=5)
+    floxlog.write(tmp_path / "t", src)
+    t = floxlog.open(tmp_path / "t")
+    ts = src.column("exchange_ts_ns").to_pylist()
+    start, end, every = ts[0] - 50, ts[-1] + 500, 7_777
+    for depth in [3, 10]:
+        got = t.book_samples(2, every=every, start=start, end=end, depth=depth, prices="raw")
+        cli = subprocess.run(
+            [str(CLI), "book", str(tmp_path / "t"), "--symbol", "2", "--every", str(every),
+             "--from", str(start), "--to", str(end), "--depth", str(depth)],
+            capture_output=True, text=True, check=True,
+        ).stdout.splitlines()
+        rows = []
+        for r in got.to_pylist():
+            cells = [str(r["ts"]), "" if r["last_event_ts"] is None else str(r["last_event_ts"])]
+            for side in ("bids", "asks"):
+                lv = r[side]
+                for i in range(depth):
+                    cells += [str(lv[i]["price_raw"]), str(lv[i]["qty_raw"])] if i < len(lv) else ["", ""]
+            rows.append(",".join(cells))
+        assert rows == cli[1:]
+        assert len(rows) > 10
+    # The same samples as book_at at each time (all levels).
+    got = t.book_samples("2", every="9us", start=start, end=start + 90_000, depth=None)
+    for r in got.to_pylist()[::3]:
+        b = t.book_at(2, r["ts"])
+        assert [(x["price_raw"], x["qty_raw"]) for x in r["bids"]] == b["bids"]
+        assert [(x["price_raw"], x["qty_raw"]) for x in r["asks"]] == b["asks"]
+    assert got.schema.field("time").type == floxlog.schema("trade").field("exchange_ts").type
+    with pytest.raises(ValueError):
+        t.book_samples(2, every=1, start=0, end=2**62)  # absurdly many samples
+    with pytest.raises(ValueError):
+        t.book_samples(2, every="0s", start=start, end=end)

@@ -198,3 +198,43 @@ def test_gil_is_released_while_reading(tmp: Path):
     # Released: the main thread never waits for more than a slice of a decode.
     assert len(ticks) > 1000
     assert gaps.max() < decode / 2, (gaps.max(), decode)
+
+
+def test_rows_is_a_bound_not_an_allocation(big, tmp):
+    """issue 24 item 6: `batches(rows=2**34)` aborted the interpreter
+    (an allocation of 2^34 rows). Run in a child so an abort fails the test
+    instead of killing pytest."""
+    import subprocess
+    import sys
+
+    code = (
+        "import floxlog, sys\n"
+        f"t = floxlog.open({big.path!r})\n"
+        "b = list(t.batches('trade', rows=2**34))\n"
+        "print(len(b), sum(x.num_rows for x in b))\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.split() == ["1", str(N)]
+
+
+@pytest.mark.parametrize(
+    "call, what, exc",
+    [
+        (lambda t, d: t.batches("trade", rows=2**70), "rows", ValueError),
+        (lambda t, d: t.batches("trade", rows=0), "rows", ValueError),
+        (lambda t, d: t.batches("trade", rows=-5), "rows", ValueError),
+        (lambda t, d: t.batches("trade", rows=2.5), "rows", TypeError),
+        (lambda t, d: t.book_at(1, 0, depth=-1), "depth", ValueError),
+        (lambda t, d: t.book_at(1, 0, depth=2**64), "depth", ValueError),
+        (lambda t, d: floxlog.write(d / "a", MAKERS["trade"](3), index_interval=70000), "index_interval", ValueError),
+        (lambda t, d: floxlog.write(d / "b", MAKERS["trade"](3), exchange_id=300), "exchange_id", ValueError),
+        (lambda t, d: floxlog.write(d / "c", MAKERS["trade"](3), max_segment_bytes=2**64), "max_segment_bytes", ValueError),
+        (lambda t, d: floxlog.write(d / "e", MAKERS["trade"](3), rotate_every=-1), "rotate_every", ValueError),
+    ],
+)
+def test_every_size_is_checked(big, tmp, call, what, exc):
+    with pytest.raises(exc) as ei:
+        call(big, tmp)
+    assert what in str(ei.value)
+    assert "Traceback" not in str(ei.value)

@@ -10,8 +10,9 @@ Rust decoder. It is the example reader adapter of the conformance kit:
 Protocol (conformance kit): events go to stdout, one JSON object per line. On
 damage the events before it are printed, then the last stderr line is
 `error <kind> <offset>` and the exit status is 1. `--index` prints `index ok` or
-`index_error <kind>` and exits 0 (a segment header that is itself invalid is
-reported like a read error). Exit status 2: usage error or unreadable file.
+`index_error <kind>` and exits 0 (a segment header that is itself invalid gives
+`index_error <its kind>`: no index can be found). Exit status 2: usage error or
+unreadable file.
 """
 
 import struct
@@ -475,6 +476,12 @@ def main(argv):
         return 2
 
     lines = []
+    if index_mode:
+        try:
+            info = parse_segment_header(data)
+        except Damage as d:
+            sys.stdout.write("index_error %s\n" % d.kind)
+            return 0
     try:
         info = parse_segment_header(data)
         if index_mode:

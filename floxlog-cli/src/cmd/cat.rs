@@ -1,6 +1,6 @@
 //! `floxlog cat`: events as JSON lines or CSV.
 
-use super::common::{parse_size, report_listing, CmdResult, FilterArgs, TapeArgs};
+use super::common::{parse_size, report_listing, CmdResult, ErrorFormat, FilterArgs, TapeArgs};
 use floxlog::json::PriceStyle;
 use floxlog::output::{write_json_line, Csv};
 use floxlog::tape::follow::{Follower, PollOutcome};
@@ -75,6 +75,15 @@ pub struct Args {
     /// Skip frames of record types 1.0 does not define instead of stopping.
     #[arg(long)]
     pub skip_unknown: bool,
+    /// How damage is reported on stderr; `kit` adds a line `error <kind> <offset>`
+    /// after each damaged segment's message (the conformance kit's reader protocol).
+    #[arg(long, value_enum, default_value = "text")]
+    pub error_format: ErrorFormat,
+}
+
+/// The kit's `error <kind> <offset>` line for a codec error, if `e` is one.
+fn kit_line(e: &TapeError) -> Option<String> {
+    Some(format!("error {} {}", e.data_kind()?, e.offset?))
 }
 
 struct Out {
@@ -150,12 +159,31 @@ pub fn run(a: Args) -> CmdResult {
     let mut opened = OpenedTape::open(tape);
     // Listed segments that could not be read are data the output lacks.
     let mut failed = unread > 0;
-    for e in &opened.open_errors {
+    let kit = a.error_format == ErrorFormat::Kit;
+    let report = |e: &TapeError| {
         eprintln!("floxlog: error: {e}");
+        if let Some(l) = kit.then(|| kit_line(e)).flatten() {
+            eprintln!("{l}");
+        }
+    };
+    for e in &opened.open_errors {
+        report(e);
         failed = true;
     }
     let mut r = opened.reader(&cfg);
-    while let Some(it) = r.next_item()? {
+    loop {
+        let it = match r.next_item() {
+            Ok(Some(it)) => it,
+            Ok(None) => break,
+            // With the kit's format the error line must come last, so the
+            // error is reported here rather than by main.
+            Err(e) if kit => {
+                out.flush_if(true)?;
+                report(&e);
+                return Ok(1);
+            }
+            Err(e) => return Err(e),
+        };
         write(&mut out, &it.event)?;
         if out.closed {
             return Ok(0);
@@ -177,6 +205,9 @@ pub fn run(a: Args) -> CmdResult {
                 p.to_error(),
                 p.events_before
             );
+            if kit {
+                eprintln!("error {} {}", p.error.kind, p.error.offset);
+            }
             failed = true;
         }
     }

@@ -98,6 +98,16 @@ impl From<LayoutArg> for Layout {
     }
 }
 
+/// How reading commands report a damaged segment on stderr.
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
+pub enum ErrorFormat {
+    /// Sentences with the file, byte offset and a hint.
+    Text,
+    /// The text, then a line `error <kind> <offset>` (the conformance kit's
+    /// reader protocol; see docs/conformance.md).
+    Kit,
+}
+
 /// Parses a byte size: `1048576`, `64K`, `256M`, `1G` (binary units).
 pub fn parse_size(s: &str) -> Result<u64, String> {
     let t = s.trim();
@@ -274,6 +284,14 @@ impl Sink {
     pub fn set_metadata(&mut self, md: serde_json::Value) {
         if let Some(SinkKind::Tape(w)) = &mut self.inner {
             w.set_metadata(md);
+        }
+    }
+
+    /// Stamps each new segment's created_ns with `clock()` (tape output
+    /// only; a single segment takes --created-ns).
+    pub fn set_clock(&mut self, clock: floxlog::tape::writer::Clock) {
+        if let Some(SinkKind::Tape(w)) = &mut self.inner {
+            w.set_clock(clock);
         }
     }
 

@@ -1,6 +1,7 @@
 //! `floxlog encode`: JSON lines to a tape.
 
-use super::common::{progress, CmdResult, CompressionArg, Sink, WriteOpts};
+use super::common::{progress, CmdResult, CompressionArg, LayoutArg, Sink, WriteOpts};
+use super::settings::Settings;
 use floxlog::json::event_from_line;
 use floxlog::tape::TapeError;
 use std::io::BufRead;
@@ -12,7 +13,7 @@ use std::path::{Path, PathBuf};
 schema, as `floxlog cat` prints them) to a tape directory, or with --segment to one segment file.\n\n\
 By default the tape is one flox can replay: `<created_ns>.floxlog` segments holding every record \
 type, LZ4-compressed, with a spec-schema manifest.json beside them; --layout spec writes per-type \
-series (trades-000000.bin, ...) instead. Events are written in input order.")]
+series (trades-000000.bin, ...) instead. Events are written in input order.\n\n--settings FILE takes the writer settings from the conformance kit's settings JSON (docs/conformance.md): compression, create_index, index_interval, exchange_id, max_segment_bytes, profile, and created_ns (segment i gets created_ns[i]); the output is a tape directory of flox-layout segments (it may exist if empty).")]
 pub struct Args {
     /// JSON-lines input file; `-` or nothing reads stdin.
     pub input: Option<PathBuf>,
@@ -21,10 +22,32 @@ pub struct Args {
     pub output: PathBuf,
     #[command(flatten)]
     pub write: WriteOpts,
+    /// Writer settings as the conformance kit's settings JSON (instead of the codec options).
+    #[arg(long, value_name = "FILE", conflicts_with_all = [
+        "compression", "index_interval", "no_index", "max_segment_bytes", "profile",
+        "layout", "exchange_id", "created_ns", "segment", "rotate_every",
+    ])]
+    pub settings: Option<PathBuf>,
 }
 
 /// Runs `encode`.
-pub fn run(a: Args) -> CmdResult {
+pub fn run(mut a: Args) -> CmdResult {
+    let settings = match &a.settings {
+        Some(p) => Some(Settings::load(p)?),
+        None => None,
+    };
+    if let Some(st) = &settings {
+        a.write = WriteOpts {
+            compression: Some(st.compression),
+            index_interval: Some(st.index_interval),
+            no_index: !st.create_index,
+            max_segment_bytes: st.max_segment_bytes,
+            profile: st.profile,
+            layout: LayoutArg::Flox,
+            exchange_id: Some(st.exchange_id),
+            ..a.write
+        };
+    }
     let (reader, name, size): (Box<dyn BufRead>, PathBuf, u64) = match &a.input {
         Some(p) if p.as_os_str() != "-" => {
             let f = std::fs::File::open(p).map_err(|e| TapeError::io(p, "opening the input", e))?;
@@ -43,6 +66,9 @@ pub fn run(a: Args) -> CmdResult {
     };
     let compression = a.write.compression.unwrap_or(CompressionArg::Lz4).into();
     let mut sink = Sink::create(&a.output, &a.write, compression, 0)?;
+    if let Some(st) = settings {
+        sink.set_clock(st.clock());
+    }
     let pb = progress(size, "encode");
     let mut n = 0u64;
     let mut read = 0u64;

@@ -3,6 +3,7 @@
 pub mod book;
 pub mod cat;
 pub mod common;
+pub mod conformance;
 pub mod convert;
 pub mod demo;
 pub mod diff;
@@ -12,4 +13,5 @@ pub mod inspect;
 pub mod manifest;
 pub mod recover;
 pub mod reindex;
+pub mod settings;
 pub mod verify;

@@ -30,3 +30,24 @@ pub fn encode(input: &Path, out: &Path, extra: &[&str]) {
         .assert()
         .success();
 }
+
+/// Path of the `floxlog` binary under test (what adapters run as `$FLOXLOG`).
+pub fn bin_path() -> PathBuf {
+    assert_cmd::cargo::cargo_bin("floxlog")
+}
+
+/// floxlog's own conformance adapter `name` (`read.sh`, `write.sh`).
+pub fn adapter(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../conformance/adapters/floxlog")
+        .join(name)
+}
+
+/// Writes an executable script (the test's own adapter) at `dir/name`.
+pub fn script(dir: &Path, name: &str, body: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let p = dir.join(name);
+    std::fs::write(&p, body).unwrap();
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    p
+}

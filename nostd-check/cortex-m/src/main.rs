@@ -89,7 +89,13 @@ fn main() -> ! {
     // cortex-m-rt hands this `static mut` over as a `&'static mut`: 64 KiB in
     // .bss, off the stack being measured.
     static mut BUFS: Buffers = Buffers::new();
+    // The LZ4 bytes check's 150 KiB of input, output and hash table: .bss
+    // as well.
+    #[cfg(feature = "lz4")]
+    static mut LZ4: nostd_check::lz4_bytes::Lz4Buffers = nostd_check::lz4_bytes::Lz4Buffers::new();
     let bufs: &'static mut Buffers = BUFS;
+    #[cfg(feature = "lz4")]
+    let lz4: &'static mut nostd_check::lz4_bytes::Lz4Buffers = LZ4;
 
     print(format_args!(
         "nostd-check-cortex-m: state on the stack: SegmentWriter {WRITER_STATE_BYTES} B, Reader {READER_STATE_BYTES} B\n"
@@ -112,6 +118,20 @@ fn main() -> ! {
             Err(code) => {
                 print(format_args!(
                     "nostd-check-cortex-m: {c:?} round trip failed with error {code}\n"
+                ));
+                ok = false;
+            }
+        }
+    }
+    #[cfg(feature = "lz4")]
+    {
+        match nostd_check::lz4_bytes::check(lz4) {
+            Ok(()) => print(format_args!(
+                "nostd-check-cortex-m: LZ4 bytes equal liblz4's (x86-64) for every input\n"
+            )),
+            Err(code) => {
+                print(format_args!(
+                    "nostd-check-cortex-m: LZ4 bytes differ from liblz4's: error {code}\n"
                 ));
                 ok = false;
             }

@@ -1,0 +1,28 @@
+//! The conformance kit: a corpus laid out like `conformance/` run against
+//! any implementation through adapter programs (protocol in
+//! `docs/conformance.md`). `floxlog conformance` is its command-line front
+//! end; `floxlog-testkit` runs the same corpus in process.
+//!
+//! - [`corpus`]: loading a corpus (a bad case is a failing case, not a
+//!   failed load).
+//! - [`plan`]: the case ids (`read/cases/trades-7`, ...).
+//! - [`template`], [`process`]: adapter command lines and calls.
+//! - [`run`]: the checks; [`events`] and [`segments`] say where the first
+//!   difference is.
+//! - [`report`]: expected failures, report lines, summary, JUnit.
+
+pub mod corpus;
+pub mod events;
+pub mod plan;
+pub mod process;
+mod reader;
+pub mod report;
+pub mod run;
+pub mod segments;
+pub mod template;
+mod writer;
+
+pub use corpus::{Corpus, ENV_DIR};
+pub use run::{run, CaseResult, KitOptions, Verdict};
+pub use template::Template;
+pub use writer::settings_json;

@@ -1,0 +1,262 @@
+//! Turning verdicts into the kit's report: expected-failure lists, one
+//! line per case, the summary, JUnit XML.
+
+use super::run::{CaseResult, Verdict};
+use std::collections::BTreeSet;
+use std::path::Path;
+
+/// An expected-failure list: one case id a line; `#` starts a comment;
+/// blank lines are ignored.
+#[derive(Clone, Debug, Default)]
+pub struct ExpectFail {
+    /// (line number, id), in file order.
+    pub entries: Vec<(usize, String)>,
+    ids: BTreeSet<String>,
+}
+
+impl ExpectFail {
+    /// Parses the text of a list.
+    pub fn parse(text: &str) -> ExpectFail {
+        let mut x = ExpectFail::default();
+        for (i, l) in text.lines().enumerate() {
+            let id = l.split('#').next().unwrap_or("").trim();
+            if !id.is_empty() {
+                x.entries.push((i + 1, id.to_string()));
+                x.ids.insert(id.to_string());
+            }
+        }
+        x
+    }
+
+    /// Reads and parses the list at `path`.
+    pub fn load(path: &Path) -> Result<ExpectFail, String> {
+        std::fs::read_to_string(path)
+            .map(|t| ExpectFail::parse(&t))
+            .map_err(|e| format!("{}: {e}", path.display()))
+    }
+
+    /// Whether `id` is listed.
+    pub fn contains(&self, id: &str) -> bool {
+        self.ids.contains(id)
+    }
+
+    /// Entries naming no id of `known`.
+    pub fn unknown<'a>(&'a self, known: &BTreeSet<String>) -> Vec<&'a (usize, String)> {
+        self.entries
+            .iter()
+            .filter(|(_, id)| !known.contains(id))
+            .collect()
+    }
+}
+
+/// A verdict seen through the expected-failure list.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Passed, not listed.
+    Ok,
+    /// Failed, not listed.
+    Fail(String),
+    /// Failed, listed.
+    XFail(String),
+    /// Passed, listed: unexpected.
+    XPass,
+    /// Not checked.
+    Skip(String),
+}
+
+impl Outcome {
+    /// Classifies `r` against `expect`.
+    pub fn of(r: &CaseResult, expect: &ExpectFail) -> Outcome {
+        let listed = expect.contains(&r.id);
+        match (&r.verdict, listed) {
+            (Verdict::Pass, false) => Outcome::Ok,
+            (Verdict::Pass, true) => Outcome::XPass,
+            (Verdict::Fail(m), false) => Outcome::Fail(m.clone()),
+            (Verdict::Fail(m), true) => Outcome::XFail(m.clone()),
+            (Verdict::Skip(m), _) => Outcome::Skip(m.clone()),
+        }
+    }
+
+    /// The report line for case `id`.
+    pub fn line(&self, id: &str) -> String {
+        match self {
+            Outcome::Ok => format!("ok {id}"),
+            Outcome::Fail(m) => format!("FAIL {id}: {m}"),
+            Outcome::XFail(_) => format!("xfail {id}"),
+            Outcome::XPass => format!("XPASS {id}: listed in --expect-fail but passed"),
+            Outcome::Skip(m) => format!("skip {id}: {m}"),
+        }
+    }
+
+    /// Whether this result makes the run fail (FAIL or XPASS).
+    pub fn unexpected(&self) -> bool {
+        matches!(self, Outcome::Fail(_) | Outcome::XPass)
+    }
+}
+
+/// Counts of a run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Summary {
+    /// `ok`.
+    pub passed: usize,
+    /// `FAIL` and `XPASS`.
+    pub failed: usize,
+    /// `skip`.
+    pub skipped: usize,
+    /// `xfail`.
+    pub expected_failures: usize,
+}
+
+impl Summary {
+    /// Counts `outcomes`.
+    pub fn of<'a>(outcomes: impl IntoIterator<Item = &'a Outcome>) -> Summary {
+        let mut s = Summary::default();
+        for o in outcomes {
+            match o {
+                Outcome::Ok => s.passed += 1,
+                Outcome::Fail(_) | Outcome::XPass => s.failed += 1,
+                Outcome::Skip(_) => s.skipped += 1,
+                Outcome::XFail(_) => s.expected_failures += 1,
+            }
+        }
+        s
+    }
+
+    /// `N passed, M failed, K skipped`.
+    pub fn line(&self) -> String {
+        format!(
+            "{} passed, {} failed, {} skipped",
+            self.passed, self.failed, self.skipped
+        )
+    }
+}
+
+/// `s` escaped for XML text and attributes; characters XML 1.0 cannot hold
+/// become U+FFFD.
+pub fn xml_escape(s: &str) -> String {
+    let mut o = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => o.push_str("&amp;"),
+            '<' => o.push_str("&lt;"),
+            '>' => o.push_str("&gt;"),
+            '"' => o.push_str("&quot;"),
+            '\'' => o.push_str("&apos;"),
+            '\t' | '\n' | '\r' => o.push(c),
+            c if (c as u32) < 0x20 || c == '\u{fffe}' || c == '\u{ffff}' => o.push('\u{fffd}'),
+            c => o.push(c),
+        }
+    }
+    o
+}
+
+/// JUnit XML of a run: one `testsuite` (`name`), one `testcase` a case id
+/// (classname: the id's `half.group`). FAIL and XPASS are `failure`s;
+/// skips are `skipped`; an expected failure is `skipped` too, with the
+/// message `expected failure: ...` (as pytest reports xfail).
+pub fn junit(name: &str, rows: &[(CaseResult, Outcome)]) -> String {
+    let s = Summary::of(rows.iter().map(|r| &r.1));
+    let total: f64 = rows.iter().map(|r| r.0.seconds).sum();
+    let mut x = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    let head = format!(
+        "tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\" time=\"{total:.3}\"",
+        rows.len(),
+        s.failed,
+        s.skipped + s.expected_failures
+    );
+    x.push_str(&format!(
+        "<testsuites name=\"{}\" {head}>\n",
+        xml_escape(name)
+    ));
+    x.push_str(&format!(
+        "  <testsuite name=\"{}\" {head}>\n",
+        xml_escape(name)
+    ));
+    for (r, o) in rows {
+        let mut parts = r.id.splitn(3, '/');
+        let class = format!(
+            "{}.{}",
+            parts.next().unwrap_or(""),
+            parts.next().unwrap_or("")
+        );
+        x.push_str(&format!(
+            "    <testcase classname=\"{}\" name=\"{}\" time=\"{:.3}\"",
+            xml_escape(&class),
+            xml_escape(&r.id),
+            r.seconds
+        ));
+        let body = match o {
+            Outcome::Ok => None,
+            Outcome::Fail(m) => Some(format!(
+                "<failure message=\"{0}\">{0}</failure>",
+                xml_escape(m)
+            )),
+            Outcome::XPass => Some(
+                "<failure message=\"listed in --expect-fail but passed\">XPASS</failure>".into(),
+            ),
+            Outcome::XFail(m) => Some(format!(
+                "<skipped message=\"expected failure: {}\"/>",
+                xml_escape(m)
+            )),
+            Outcome::Skip(m) => Some(format!("<skipped message=\"{}\"/>", xml_escape(m))),
+        };
+        match body {
+            None => x.push_str("/>\n"),
+            Some(b) => x.push_str(&format!(">\n      {b}\n    </testcase>\n")),
+        }
+    }
+    x.push_str("  </testsuite>\n</testsuites>\n");
+    x
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn res(id: &str, v: Verdict) -> CaseResult {
+        CaseResult {
+            id: id.into(),
+            verdict: v,
+            seconds: 0.5,
+        }
+    }
+
+    #[test]
+    fn expected_failures_turn_fail_into_xfail_and_pass_into_xpass() {
+        let x = ExpectFail::parse("# list\n\nread/cases/a  # flaky\nwrite/cases/b\n");
+        assert_eq!(
+            x.entries,
+            [
+                (3, "read/cases/a".to_string()),
+                (4, "write/cases/b".to_string())
+            ]
+        );
+        let a = Outcome::of(&res("read/cases/a", Verdict::Fail("x".into())), &x);
+        assert_eq!(a, Outcome::XFail("x".into()));
+        assert!(!a.unexpected());
+        let b = Outcome::of(&res("write/cases/b", Verdict::Pass), &x);
+        assert!(b.unexpected());
+        assert_eq!(
+            b.line("write/cases/b"),
+            "XPASS write/cases/b: listed in --expect-fail but passed"
+        );
+        let known: BTreeSet<String> = ["read/cases/a".to_string()].into();
+        assert_eq!(x.unknown(&known), [&(4, "write/cases/b".to_string())]);
+        let s = Summary::of([&a, &b, &Outcome::Ok, &Outcome::Skip("s".into())]);
+        assert_eq!(s.line(), "1 passed, 1 failed, 1 skipped");
+        assert_eq!(s.expected_failures, 1);
+    }
+
+    #[test]
+    fn junit_escapes_messages() {
+        let r = res("read/cases/a", Verdict::Fail("<&\"'\u{1}>".into()));
+        let o = Outcome::of(&r, &ExpectFail::default());
+        let x = junit("kit", &[(r, o)]);
+        assert!(
+            x.contains("message=\"&lt;&amp;&quot;&apos;\u{fffd}&gt;\""),
+            "{x}"
+        );
+        assert!(x.contains("tests=\"1\" failures=\"1\""), "{x}");
+        assert!(x.contains("classname=\"read.cases\""), "{x}");
+    }
+}

@@ -1,0 +1,156 @@
+//! Running the planned checks against adapters: the shared call helper,
+//! the verdicts, and the loop over the plan.
+
+use super::corpus::Corpus;
+use super::plan::{plan, Half, Planned, Target};
+use super::process::{self, Caps, Output, RunError};
+use super::template::Template;
+use super::{reader, writer};
+use std::time::{Duration, Instant};
+
+/// Settings of a run.
+#[derive(Clone, Debug)]
+pub struct KitOptions {
+    /// Reader adapter (`{segment}`); also answers the index checks.
+    pub reader: Option<Template>,
+    /// Writer adapter (`{events} {out_dir} {settings}`).
+    pub writer: Option<Template>,
+    /// Time a case's adapter calls may take together.
+    pub timeout: Duration,
+    /// Compare LZ4 segments byte for byte even where the case allows
+    /// other compressed bytes.
+    pub lz4_exact: bool,
+    /// Only case ids containing this.
+    pub filter: Option<String>,
+    /// Output caps per call.
+    pub caps: Caps,
+}
+
+impl KitOptions {
+    /// Options with the default timeout (30 s) and caps.
+    pub fn new(reader: Option<Template>, writer: Option<Template>) -> KitOptions {
+        KitOptions {
+            reader,
+            writer,
+            timeout: Duration::from_secs(30),
+            lz4_exact: false,
+            filter: None,
+            caps: Caps::default(),
+        }
+    }
+}
+
+/// The outcome of one check.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Everything matched.
+    Pass,
+    /// The first difference (one line).
+    Fail(String),
+    /// Not checked, and why.
+    Skip(String),
+}
+
+/// One check's id, verdict and duration.
+#[derive(Clone, Debug)]
+pub struct CaseResult {
+    /// Case id.
+    pub id: String,
+    /// Outcome.
+    pub verdict: Verdict,
+    /// Wall time taken.
+    pub seconds: f64,
+}
+
+/// What one check may use: its deadline, the caps.
+pub(crate) struct Ctx {
+    pub deadline: Instant,
+    pub timeout: Duration,
+    pub caps: Caps,
+    pub lz4_exact: bool,
+}
+
+impl Ctx {
+    /// Runs `t` with `subs`; a call that could not give output is the
+    /// check's failure message.
+    pub fn call(&self, t: &Template, subs: &[(&str, &str)]) -> Result<Output, String> {
+        let argv = t.expand(subs);
+        process::run(&argv, self.deadline, self.caps).map_err(|e| match e {
+            RunError::TimedOut => format!("timed out after {} s", fmt_secs(self.timeout)),
+            e => e.to_string(),
+        })
+    }
+}
+
+fn fmt_secs(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    if s.fract() == 0.0 {
+        format!("{}", s as u64)
+    } else {
+        format!("{s}")
+    }
+}
+
+/// One line, whatever the message held (a case's report is one line).
+fn one_line(s: &str) -> String {
+    s.split(['\n', '\r'])
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" | ")
+}
+
+fn check(p: &Planned<'_>, opts: &KitOptions, ctx: &Ctx) -> Verdict {
+    let r = match (p.half, p.target) {
+        (_, Target::Broken(b)) => Err(b.error.clone()),
+        (Half::Read, Target::Case(c)) => reader::read_case(c, opts.reader.as_ref(), ctx),
+        (Half::Read, Target::Corrupt(c)) => reader::read_corrupt(c, opts.reader.as_ref(), ctx),
+        (Half::Index, Target::Case(c)) => reader::index_case(c, opts.reader.as_ref(), ctx),
+        (Half::Index, Target::Corrupt(c)) => reader::index_corrupt(c, opts.reader.as_ref(), ctx),
+        (Half::Write, Target::Case(c)) => writer::write_case(c, opts.writer.as_ref(), ctx),
+        (Half::Write, Target::Corrupt(_)) => Err("internal error: write check on corrupt/".into()),
+    };
+    match r {
+        Ok(v) => v,
+        Err(m) => Verdict::Fail(one_line(&m)),
+    }
+}
+
+/// Runs every check of `corpus` the options ask for, in plan order,
+/// handing each result to `on_result` as it is known.
+pub fn run(
+    corpus: &Corpus,
+    opts: &KitOptions,
+    mut on_result: impl FnMut(&CaseResult),
+) -> Vec<CaseResult> {
+    let mut out = Vec::new();
+    for p in plan(corpus, opts.reader.is_some(), opts.writer.is_some()) {
+        if opts
+            .filter
+            .as_ref()
+            .is_some_and(|f| !p.id.contains(f.as_str()))
+        {
+            continue;
+        }
+        let t0 = Instant::now();
+        let ctx = Ctx {
+            deadline: t0 + opts.timeout,
+            timeout: opts.timeout,
+            caps: opts.caps,
+            lz4_exact: opts.lz4_exact,
+        };
+        let verdict = match check(&p, opts, &ctx) {
+            Verdict::Fail(m) => Verdict::Fail(one_line(&m)),
+            Verdict::Skip(m) => Verdict::Skip(one_line(&m)),
+            v => v,
+        };
+        let r = CaseResult {
+            id: p.id,
+            verdict,
+            seconds: t0.elapsed().as_secs_f64(),
+        };
+        on_result(&r);
+        out.push(r);
+    }
+    out
+}

@@ -1,0 +1,90 @@
+"""Trades as a numpy structured array (:meth:`floxlog.Tape.trades_numpy`),
+built field by field from the Arrow buffers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+from . import _args, _prices
+
+_RAW_TRADE = (
+    ("exchange_ts_ns", np.int64),
+    ("recv_ts_ns", np.int64),
+    ("price_raw", np.int64),
+    ("qty_raw", np.int64),
+    ("trade_id", np.uint64),
+    ("symbol_id", np.uint32),
+    ("side", np.uint8),
+    ("instrument", np.uint8),
+    ("exchange_id", np.uint16),
+)
+
+#: Least width of the ``symbol`` field of :meth:`Tape.trades_numpy`.
+SYMBOL_WIDTH = 16
+
+
+def trade_dtype(prices: str = "decimal", symbol_width: int = SYMBOL_WIDTH) -> np.dtype:
+    """The dtype of :meth:`Tape.trades_numpy` for a ``prices=`` option: the
+    raw integer columns, ``exchange_ts`` / ``recv_ts`` as
+    ``datetime64[ns]`` (UTC), ``symbol`` (numpy unicode of
+    ``symbol_width`` characters: the metadata's name, ``""`` where the tape
+    names none), then, unless ``prices="raw"``, ``price`` and ``qty``:
+    float64 for ``"float"`` (``price_raw / 1e8``, rounded once), object
+    arrays of exact ``decimal.Decimal`` for ``"decimal"``."""
+    fields = list(_RAW_TRADE) + [
+        ("exchange_ts", "datetime64[ns]"),
+        ("recv_ts", "datetime64[ns]"),
+        ("symbol", f"U{_args.count(symbol_width, 'symbol_width')}"),
+    ]
+    p = _prices.check(prices)
+    if p != "raw":
+        t = np.float64 if p == "float" else object
+        fields += [("price", t), ("qty", t)]
+    return np.dtype(fields)
+
+
+def _symbol_names(table: pa.Table) -> tuple[list[pa.Array], int]:
+    """Each batch's symbol names as a plain string array ("" for none),
+    and the width they need."""
+    out, width = [], SYMBOL_WIDTH
+    for b in table.to_batches():
+        col = b.column("symbol")
+        if pa.types.is_dictionary(col.type):
+            texts = [v or "" for v in col.dictionary.to_pylist()]
+            if col.null_count == 0:
+                idx = col.indices.to_numpy().astype(np.int64)
+            else:  # ids the metadata does not name (pyarrow.compute is slow to load)
+                idx = np.array([-1 if i is None else i for i in col.indices.to_pylist()], np.int64)
+            vals = np.array(texts + [""], dtype=str)[idx]  # a null's -1 picks the ""
+        else:
+            texts = [v or "" for v in col.to_pylist()]
+            vals = np.array(texts, dtype=str)
+        width = max([width, *map(len, texts)])
+        out.append(vals)
+    return out, width
+
+
+def _trades_to_numpy(table: pa.Table, prices: str) -> np.ndarray:
+    names, width = _symbol_names(table)
+    dtype = trade_dtype(prices, width)
+    out = np.empty(table.num_rows, dtype=dtype)
+    pos = 0
+    for batch, syms in zip(table.to_batches(), names):
+        n = batch.num_rows
+        if n == 0:
+            continue
+        sl = slice(pos, pos + n)
+        for name, _ in _RAW_TRADE:
+            out[name][sl] = batch.column(name).to_numpy(zero_copy_only=True)
+        out["exchange_ts"][sl] = out["exchange_ts_ns"][sl].view("datetime64[ns]")
+        out["recv_ts"][sl] = out["recv_ts_ns"][sl].view("datetime64[ns]")
+        out["symbol"][sl] = syms
+        if prices == "float":
+            out["price"][sl] = _prices.to_float(out["price_raw"][sl])
+            out["qty"][sl] = _prices.to_float(out["qty_raw"][sl])
+        elif prices == "decimal":
+            out["price"][sl] = _prices.decimals(out["price_raw"][sl])
+            out["qty"][sl] = _prices.decimals(out["qty_raw"][sl])
+        pos += n
+    return out
