@@ -819,6 +819,32 @@ fn check_spec_tape(dir: &Path, setup: &Setup, seed: u64, said: &Said, ctx: &str)
     let t = read_tape(dir, Order::Time);
     let mut sorted: Vec<OwnedEvent> = a.segments.iter().flat_map(|(_, v)| v.clone()).collect();
     sorted.sort_by_key(OwnedEvent::exchange_ts_ns);
+    if t.events != sorted {
+        let i = (0..t.events.len().min(sorted.len())).find(|&i| t.events[i] != sorted[i]);
+        eprintln!(
+            "DBG lens {} {} first diff {:?}",
+            t.events.len(),
+            sorted.len(),
+            i
+        );
+        if let Some(i) = i {
+            for j in i.saturating_sub(2)..(i + 3).min(sorted.len()) {
+                eprintln!(
+                    "DBG {j} got {:?}\n want {:?}",
+                    t.events.get(j),
+                    sorted.get(j)
+                );
+            }
+        }
+        for (n, v) in &a.segments {
+            eprintln!(
+                "DBG seg {n} {} first {:?} last {:?}",
+                v.len(),
+                v.first().map(OwnedEvent::exchange_ts_ns),
+                v.last().map(OwnedEvent::exchange_ts_ns)
+            );
+        }
+    }
     assert!(t.events == sorted, "{ctx}: merged order differs");
     assert_eq!(t.late, 0, "{ctx}");
     assert_eq!(t.problems.len(), a.problems.len(), "{ctx}");

@@ -206,13 +206,15 @@ pub(super) struct Range {
 /// The range pass (no CRC: frame lengths do not depend on it, so it sees
 /// the frames the checked read sees, up to that read's first error, and
 /// perhaps more; its earliest timestamp is never later than the checked
-/// read's).
+/// read's). With `sorted` (the segment is flagged Sorted, so its events
+/// never go back) it stops at the first accepted event.
 pub(super) fn range_pass(
     seg: &Segment<'_>,
     file: &SegmentFile,
     opts: ReadOptions,
     filter: &Filter,
     scratch: &mut [u8],
+    sorted: bool,
 ) -> Range {
     let opts = ReadOptions {
         verify_crc: false,
@@ -230,6 +232,9 @@ pub(super) fn range_pass(
         }
         let ts = ev.exchange_ts_ns();
         first = Some(first.map_or(ts, |f| f.min(ts)));
+        if sorted {
+            break;
+        }
         if ts < last {
             in_order = false;
         } else {

@@ -97,14 +97,15 @@ impl TapeReader<'_> {
         }
         let mut waiting = Vec::with_capacity(self.cursors.len());
         for (ci, c) in self.cursors.iter_mut().enumerate() {
-            let (first, in_order) = if c.sorted {
-                (c.header.first_event_ns, true)
-            } else {
-                let r = range_pass(&c.seg, c.file, c.opts, &self.filter, self.scratch);
-                // Without events that pass, it is opened first: its errors
-                // are found by then.
-                (r.first.unwrap_or(i64::MIN), r.in_order)
-            };
+            // Not the header's first_event_ns: the reference takes it from
+            // the first event handed to the writer, and a block's events
+            // are sorted before they are written (format notes), so it can
+            // be later than the earliest. A Sorted segment's walk stops at
+            // its first accepted event.
+            let r = range_pass(&c.seg, c.file, c.opts, &self.filter, self.scratch, c.sorted);
+            // Without events that pass, it is opened first: its errors are
+            // found by then.
+            let (first, in_order) = (r.first.unwrap_or(i64::MIN), r.in_order);
             c.stream = Stream::Run {
                 ahead: VecDeque::new(),
                 in_order,
