@@ -230,7 +230,7 @@ fn ordering_memory_is_bounded_by_reorder_bytes() {
 #[test]
 fn a_sorted_segment_is_opened_by_its_earliest_event_not_its_header() {
     let d = tempfile::tempdir().unwrap();
-    let mut w = |ts: &[i64]| {
+    let w = |ts: &[i64]| {
         let mut w = vec_writer(WriterConfig {
             compression: Compression::Lz4,
             created_ns: 1,
