@@ -29,7 +29,7 @@ use arrow_array::RecordBatch;
 use arrow_schema::ArrowError;
 use floxlog::owned::OwnedEvent;
 use floxlog::tape::merge::{Problem, DEFAULT_REORDER_BYTES, DEFAULT_REORDER_WINDOW};
-use floxlog::tape::source::is_torn_tail;
+use floxlog::tape::source::{is_torn_tail, SegmentFile};
 use floxlog::tape::{Filter, OpenedTape, Order, ReadConfig, TapeError};
 use floxlog_core::segment_header::flags;
 use floxlog_core::{Event, ReadOptions, Reader, Segment, SegmentHeader};
@@ -225,6 +225,7 @@ pub fn read_batches(
 struct Input<'a> {
     segment: usize,
     path: &'a Path,
+    file: &'a SegmentFile,
     seg: Segment<'a>,
     header: SegmentHeader,
     /// Sorted flag: seek with the index, stop at `to`.
@@ -280,6 +281,7 @@ fn plan<'a>(opened: &'a OpenedTape, spec: &ReadSpec, merging: bool) -> Option<Pl
         inputs.push(Input {
             segment: i,
             path: &file.path,
+            file,
             seg,
             header,
             sorted,
@@ -332,13 +334,17 @@ fn reader_for<'a, 's>(input: &Input<'a>, spec: &ReadSpec, scratch: &'s mut [u8])
     r
 }
 
+/// The problem that ends a segment's read: `e`, or the file's shrinking
+/// under the map if it shrank (never a torn tail).
 fn problem(input: &Input<'_>, e: floxlog_core::Error, events_before: u64) -> Problem {
+    let shrunk = input.file.shrink_error(Some(&e));
     Problem {
         segment: input.segment,
         path: input.path.to_path_buf(),
-        error: e,
+        error: shrunk.unwrap_or(e),
         events_before,
-        tolerated: is_torn_tail(&input.header, &e, events_before, input.seg.data()),
+        tolerated: shrunk.is_none()
+            && is_torn_tail(&input.header, &e, events_before, input.seg.data()),
     }
 }
 

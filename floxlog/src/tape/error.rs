@@ -137,6 +137,10 @@ impl TapeError {
 /// file: `recover` needs a valid header, `reindex` a segment that reads to
 /// its end.
 pub fn hint_for(e: &floxlog_core::Error) -> &'static str {
+    if e.what == super::source::SHRANK {
+        return "another program cut the file while it was read; the events before this \
+                offset were delivered. Read it again once nothing truncates it";
+    }
     match e.kind {
         ErrorKind::Truncated if e.offset == 0 => {
             "the file is shorter than a segment header, so it holds no events \

@@ -55,6 +55,17 @@ impl Follower {
     ) -> Result<PollOutcome, TapeError> {
         let file = SegmentFile::open(&self.path)?;
         let data = file.bytes();
+        if self.pos > SegmentHeader::LEN as u64 && (data.len() as u64) < self.pos {
+            // Cut below what was already read: not a file that grows.
+            return Err(TapeError::data(
+                &self.path,
+                floxlog_core::Error::new(
+                    floxlog_core::ErrorKind::Truncated,
+                    data.len() as u64,
+                    crate::tape::source::SHRANK,
+                ),
+            ));
+        }
         if data.len() < SegmentHeader::LEN {
             return Ok(PollOutcome::Events(0));
         }
@@ -81,6 +92,7 @@ impl Follower {
         let needs_more = r.needs_more();
         self.pos = r.next_offset();
         if let Some(e) = stopped {
+            let e = file.shrink_error(Some(&e)).unwrap_or(e);
             return Err(TapeError::data(&self.path, e));
         }
         let new = self.events - before;

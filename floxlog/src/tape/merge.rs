@@ -150,15 +150,28 @@ struct Cursor<'a> {
 impl Cursor<'_> {
     /// Records the error that ends this segment's read.
     fn stop(&mut self, e: floxlog_core::Error, problems: &mut Vec<Problem>) {
-        let data = self.seg.data();
+        self.end(Some(e), problems);
+    }
+
+    /// Ends this segment's read, on error `e` or at its end; a file that
+    /// shrank under the map is that error instead, never a torn tail.
+    fn end(&mut self, e: Option<floxlog_core::Error>, problems: &mut Vec<Problem>) {
+        self.next = None;
+        let (e, tolerated) = match self.file.shrink_error(e.as_ref()) {
+            Some(s) => (s, false),
+            None => {
+                let Some(e) = e else { return };
+                let data = self.seg.data();
+                (e, is_torn_tail(&self.header, &e, self.events_read, data))
+            }
+        };
         problems.push(Problem {
             segment: self.seg_no,
             path: self.path.to_path_buf(),
             error: e,
             events_before: self.events_read,
-            tolerated: is_torn_tail(&self.header, &e, self.events_read, data),
+            tolerated,
         });
-        self.next = None;
     }
 }
 
@@ -214,12 +227,13 @@ impl OpenedTape {
             let seg = match Segment::parse(data) {
                 Ok(s) => s,
                 Err(e) => {
+                    let shrunk = file.shrink_error(Some(&e));
                     problems.push(Problem {
                         segment: i,
                         path: path.to_path_buf(),
-                        error: e,
+                        error: shrunk.unwrap_or(e),
                         events_before: 0,
-                        tolerated: data.is_empty(),
+                        tolerated: shrunk.is_none() && data.is_empty(),
                     });
                     continue;
                 }
@@ -492,9 +506,6 @@ impl<'a> TapeReader<'a> {
                 self.scratch = scratch;
             }
         }
-        match end {
-            Some(e) => c.stop(e, &mut self.problems),
-            None => c.next = None,
-        }
+        c.end(end, &mut self.problems);
     }
 }

@@ -1,13 +1,17 @@
 //! Segment files mapped into memory, read-only.
 //!
-//! # The usual memory-map caveat
+//! # Files that change under a reader
 //!
-//! A map shows the file as it is on disk. If another process truncates the
-//! file while it is mapped, touching the vanished pages raises `SIGBUS`
-//! (Rust cannot turn that into an error). Writers of this crate and of flox
-//! only ever append and rewrite the header in place, which is safe to map;
-//! do not truncate or rewrite segments that a reader has open. `cat
-//! --follow` re-maps the file as it grows instead of trusting an old map.
+//! A map shows the file as it is on disk. Appends are not seen (a live
+//! tail re-maps: `cat --follow`); a file renamed or replaced keeps the
+//! mapped inode alive, so the reader goes on with the bytes it opened. A
+//! file truncated by another process would raise `SIGBUS` on the vanished
+//! pages: [`guard`] turns that into zeros behind the new end and a mark,
+//! and readers ask [`SegmentFile::shrunk`] when a segment's read ends (in
+//! error or not), so that the error names the shrinking, the file and the
+//! offset, and never blames the bytes.
+
+mod guard;
 
 use super::error::TapeError;
 use floxlog_core::{segment_header::flags, SegmentHeader};
@@ -15,8 +19,15 @@ use memmap2::Mmap;
 use std::path::{Path, PathBuf};
 
 enum Data {
-    Map(Mmap),
+    Map(Mapped),
     Empty,
+}
+
+/// A map and its registration with the `SIGBUS` guard (dropped first, so
+/// the range is unregistered before it is unmapped).
+struct Mapped {
+    guard: Option<guard::Guard>,
+    map: Mmap,
 }
 
 /// One segment file, mapped.
@@ -24,6 +35,9 @@ pub struct SegmentFile {
     /// Its path.
     pub path: PathBuf,
     data: Data,
+    /// (device, inode) of what was mapped: a file since put in its place is
+    /// not the one that shrank.
+    id: (u64, u64),
 }
 
 impl SegmentFile {
@@ -31,10 +45,10 @@ impl SegmentFile {
     pub fn open(path: &Path) -> Result<SegmentFile, TapeError> {
         let f =
             std::fs::File::open(path).map_err(|e| TapeError::io(path, "opening the segment", e))?;
-        let len = f
+        let meta = f
             .metadata()
-            .map_err(|e| TapeError::io(path, "reading the segment's size", e))?
-            .len();
+            .map_err(|e| TapeError::io(path, "reading the segment's size", e))?;
+        let len = meta.len();
         let data = if len == 0 {
             Data::Empty
         } else {
@@ -49,18 +63,22 @@ impl SegmentFile {
             // changes nothing else.
             #[cfg(unix)]
             let _ = m.advise(memmap2::Advice::Sequential);
-            Data::Map(m)
+            Data::Map(Mapped {
+                guard: guard::Guard::register(m.as_ptr(), m.len()),
+                map: m,
+            })
         };
         Ok(SegmentFile {
             path: path.to_path_buf(),
             data,
+            id: file_id(&meta),
         })
     }
 
     /// The file's bytes.
     pub fn bytes(&self) -> &[u8] {
         match &self.data {
-            Data::Map(m) => m,
+            Data::Map(m) => &m.map,
             Data::Empty => &[],
         }
     }
@@ -70,7 +88,7 @@ impl SegmentFile {
     /// resident memory, so reading a tape costs what it holds, not its size.
     pub fn release(&self) {
         #[cfg(unix)]
-        if let Data::Map(m) = &self.data {
+        if let Data::Map(Mapped { map: m, .. }) = &self.data {
             // SAFETY: a read-only shared file mapping: dropped pages read
             // back the same bytes from the file; nothing written is lost.
             // Only a hint: its failure changes nothing.
@@ -86,7 +104,7 @@ impl SegmentFile {
             return;
         }
         #[cfg(unix)]
-        if let Data::Map(m) = &self.data {
+        if let Data::Map(Mapped { map: m, .. }) = &self.data {
             // SAFETY: as in release; the range lies inside the map.
             let _ = unsafe {
                 m.unchecked_advise_range(
@@ -107,6 +125,53 @@ impl SegmentFile {
     pub fn is_empty(&self) -> bool {
         self.bytes().is_empty()
     }
+
+    /// Whether the file shrank under the map: the offset from which the
+    /// map no longer shows it (a read touched vanished pages, now zeros,
+    /// or the same file is now shorter than the map). One `stat`: asked
+    /// when a segment's read ends, not per event.
+    pub fn shrunk(&self) -> Option<u64> {
+        let fault = match &self.data {
+            Data::Map(m) => m.guard.as_ref().and_then(guard::Guard::fault_at),
+            Data::Empty => None,
+        };
+        let now = std::fs::metadata(&self.path)
+            .ok()
+            .filter(|m| file_id(m) == self.id)
+            .map(|m| m.len())
+            .filter(|&n| n < self.len());
+        match (fault, now) {
+            (Some(f), Some(n)) => Some(f.min(n)),
+            (f, n) => f.or(n),
+        }
+    }
+
+    /// If the file shrank under the map, the error that says so, in place
+    /// of `e` (the read's own end: the bytes past the new end read as
+    /// zeros, and their checks failing is not damage to blame on the
+    /// writer).
+    pub fn shrink_error(&self, e: Option<&floxlog_core::Error>) -> Option<floxlog_core::Error> {
+        let at = self.shrunk()?;
+        Some(floxlog_core::Error::new(
+            floxlog_core::ErrorKind::Truncated,
+            e.map_or(at, |e| e.offset.min(at)),
+            SHRANK,
+        ))
+    }
+}
+
+/// The `what` of the error a shrinking gives.
+pub const SHRANK: &str = "the file shrank while it was being read (another program truncated it)";
+
+#[cfg(unix)]
+fn file_id(m: &std::fs::Metadata) -> (u64, u64) {
+    use std::os::unix::fs::MetadataExt;
+    (m.dev(), m.ino())
+}
+
+#[cfg(not(unix))]
+fn file_id(_: &std::fs::Metadata) -> (u64, u64) {
+    (0, 0)
 }
 
 /// Whether a header looks like a writer's placeholder (the segment was never

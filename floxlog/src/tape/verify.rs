@@ -86,7 +86,7 @@ pub fn verify_tape_with(
                 let base = done;
                 let scan = scan_segment(file.bytes(), opts, &mut |o| progress(base + o));
                 done += file.len();
-                scan
+                blame_shrinking(&file, scan)
             });
             add_segment(&mut rep, seg, scanned);
         }
@@ -228,13 +228,22 @@ impl Fold<'_, '_> {
                         .unwrap_or_default();
                     self.done += f.len();
                     (self.progress)(self.done);
-                    Ok(scan)
+                    Ok(blame_shrinking(f, scan))
                 }
             };
             add_segment(self.rep, &self.tape.segments[i], scanned);
             self.next += 1;
         }
     }
+}
+
+/// A file that shrank under the scan: the scan's stream error says so
+/// (what it found past the new end was zeros, not the writer's bytes).
+fn blame_shrinking(f: &SegmentFile, mut scan: SegmentScan) -> SegmentScan {
+    if let Some(e) = f.shrink_error(scan.stream_error.as_ref()) {
+        scan.stream_error = Some(e);
+    }
+    scan
 }
 
 /// The checks of one scanned segment.

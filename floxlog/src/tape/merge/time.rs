@@ -147,6 +147,7 @@ impl TapeReader<'_> {
         if at.in_block.is_some() {
             let c = &self.cursors[ci];
             if let Err(e) = self.merge.cache.get(ci, &c.seg, c.file, at.offset) {
+                let e = c.file.shrink_error(Some(&e)).unwrap_or(e);
                 return Err(TapeError::data(c.path, e));
             }
         }
@@ -209,9 +210,8 @@ impl TapeReader<'_> {
                 None => {
                     self.merge.held -= ordering.held();
                     c.events_read = *events_read;
-                    if let Some(e) = end.take() {
-                        c.stop(e, &mut self.problems);
-                    }
+                    let end = end.take();
+                    c.end(end, &mut self.problems);
                     None
                 }
             },
@@ -308,24 +308,35 @@ impl TapeReader<'_> {
             c.file.release_range(at, end.unwrap_or(u64::MAX));
         }
         match outcome {
-            Ok(next) => c.next = next,
+            Ok(Some(next)) => c.next = Some(next),
+            Ok(None) => c.end(None, &mut self.problems),
             Err(e) => c.stop(e, &mut self.problems),
         }
     }
 
     /// The current event of the merge, decoded again from the mapping or
-    /// the block cache (its frame was checked when it was first read).
+    /// the block cache. Its frame was checked when it was first read, but
+    /// the file can have shrunk since (the map then shows zeros): the CRC
+    /// is checked again when checks are on, and a failure is blamed on the
+    /// shrinking if the file did shrink.
     pub(super) fn merged_current(&self) -> Result<Option<Item<'_>>, TapeError> {
         let Some((ci, at)) = self.merge.out else {
             return Ok(None);
         };
         let c = &self.cursors[ci];
-        let internal = || {
-            TapeError::input(
+        let internal = || match c.file.shrink_error(None) {
+            Some(e) => TapeError::data(
+                c.path,
+                floxlog_core::Error {
+                    offset: at.offset,
+                    ..e
+                },
+            ),
+            None => TapeError::input(
                 Some(c.path),
                 "internal error: a checked frame did not decode again",
             )
-            .at(at.offset)
+            .at(at.offset),
         };
         let area = match at.in_block {
             None => c.seg.data().get(at.offset as usize..),
@@ -340,6 +351,9 @@ impl TapeReader<'_> {
         let payload = area
             .get(FrameHeader::LEN..FrameHeader::LEN + header.size as usize)
             .ok_or_else(internal)?;
+        if c.opts.verify_crc && floxlog_core::crc32::crc32(payload) != header.crc32 {
+            return Err(internal());
+        }
         let frame = RawFrame { header, payload };
         let event = frame.event(at.offset).map_err(|_| internal())?;
         Ok(Some(Item {

@@ -1,0 +1,39 @@
+"""A segment truncated by another program while Python reads it: a
+FloxlogError naming the shrinking and the file after the good rows, never
+a dead interpreter (SIGBUS) (issue 23 item 1)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+import floxlog
+from conftest import MAKERS
+
+N = 400_000
+
+
+def _segment(tape: Path) -> Path:
+    segs = sorted(p for p in tape.iterdir() if p.suffix == ".floxlog")
+    assert len(segs) == 1
+    return segs[0]
+
+
+@pytest.mark.parametrize("compression", ["none", "lz4"])
+@pytest.mark.parametrize("order", ["file", "time"])
+def test_a_segment_cut_under_a_read_is_an_error_not_a_signal(tmp: Path, compression: str, order: str):
+    tape = tmp / "t"
+    floxlog.write(tape, MAKERS["trade"](N, seed=4), compression=compression)
+    seg = _segment(tape)
+    t = floxlog.open(tape)
+    rows = 0
+    with pytest.raises(floxlog.FloxlogError) as e:
+        for b in t.batches("trade", rows=10_000, order=order):
+            if rows == 0:
+                os.truncate(seg, seg.stat().st_size // 3)
+            rows += b.num_rows
+    msg = str(e.value)
+    assert "shrank" in msg and seg.name in msg, msg
+    assert 0 < rows < N
