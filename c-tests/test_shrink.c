@@ -55,8 +55,10 @@ static int segment_path(const char *dir, char *out, size_t cap) {
   int found = 0;
   while ((e = readdir(d)) != NULL) {
     const char *dot = strrchr(e->d_name, '.');
-    if (dot != NULL && strcmp(dot, ".floxlog") == 0) {
-      snprintf(out, cap, "%s/%s", dir, e->d_name);
+    if (dot != NULL && strcmp(dot, ".floxlog") == 0 && strlen(dir) + strlen(e->d_name) + 2 <= cap) {
+      memcpy(out, dir, strlen(dir));
+      out[strlen(dir)] = '/';
+      memcpy(out + strlen(dir) + 1, e->d_name, strlen(e->d_name) + 1);
       found = 1;
     }
   }

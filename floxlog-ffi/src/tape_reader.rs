@@ -603,6 +603,13 @@ unsafe fn open_inputs(
 /// time order (`reorder_bytes`), one LZ4 block scratch (the tape's largest
 /// block) and a small cache of decompressed blocks.
 ///
+/// A segment another process truncates while it is read is an error
+/// (`FLOXLOG_TRUNCATED`, "the file shrank while it was being read"), not
+/// a `SIGBUS`: the first map installs a `SIGBUS` handler that acts only on
+/// faults inside floxlog's own maps and hands any other to the handler
+/// installed before it (or the default action). A host that installs its
+/// own `SIGBUS` handler later should chain to the one it replaces.
+///
 /// Fails only when the tape cannot be listed (missing path, unreadable or
 /// out-of-tape manifest: `FLOXLOG_BAD_MANIFEST`) or the options are wrong.
 /// Damage inside segments does not fail the open: the reader returns every

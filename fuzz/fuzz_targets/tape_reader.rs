@@ -3,10 +3,15 @@
 //! `inspect`/`verify`, and `recover --salvage`. Nothing may panic; what
 //! salvage writes must read to its end, hold every event a strict read
 //! returns (as a multiset: rewriting LZ4 re-sorts each block by time), and
-//! be left alone by a second recover.
+//! be left alone by a second recover. Then the files change under readers:
+//! the segment is cut (at a point the input picks) while a reader is in it,
+//! and a follower polls it as it grows to its full size and shrinks again.
+//! No signal, no panic; a cut read returns a prefix of the events or says
+//! the file shrank.
 #![no_main]
 
 use floxlog::core::ReadOptions;
+use floxlog::tape::follow::Follower;
 use floxlog::tape::merge::{OpenedTape, Order, ReadConfig};
 use floxlog::tape::recover::{recover_file, RecoverOptions};
 use floxlog::tape::scan::scan_segment;
@@ -34,6 +39,42 @@ fn events(path: &PathBuf, order: Order) -> (Vec<String>, bool) {
     (v, clean)
 }
 
+/// Reads `path` in `order`, cutting the file to `cut` bytes after `after`
+/// events: a prefix of the uncut read, or an error saying it shrank.
+fn cut_read(path: &PathBuf, order: Order, after: usize, cut: u64, uncut: &[String]) {
+    let Ok(tape) = Tape::open(std::slice::from_ref(path), OpenOptions::default()) else {
+        return;
+    };
+    let mut opened = OpenedTape::open(tape);
+    let cfg = ReadConfig {
+        order,
+        reorder_bytes: 1 << 20,
+        ..ReadConfig::default()
+    };
+    let mut r = opened.reader(&cfg);
+    let mut v = Vec::new();
+    let mut error = String::new();
+    loop {
+        if v.len() == after {
+            let f = std::fs::OpenOptions::new().write(true).open(path).unwrap();
+            f.set_len(cut).unwrap();
+        }
+        match r.next_item() {
+            Ok(Some(it)) => v.push(format!("{:?}", it.event)),
+            Ok(None) => break,
+            Err(e) => {
+                error = e.to_string();
+                break;
+            }
+        }
+    }
+    for p in r.problems() {
+        error.push_str(&p.to_error().to_string());
+    }
+    let prefix = v.len() <= uncut.len() && v[..] == uncut[..v.len()];
+    assert!(prefix || error.contains("shrank"), "{order:?}: {error}");
+}
+
 fuzz_target!(|data: &[u8]| {
     let dir = std::env::temp_dir().join(format!("floxlog-fuzz-tape-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -46,6 +87,24 @@ fuzz_target!(|data: &[u8]| {
     let _ = scan_segment(data, ReadOptions::default(), &mut |_| {});
     if let Ok(tape) = Tape::open(std::slice::from_ref(&dir), OpenOptions::default()) {
         let _ = verify_tape(&tape, ReadOptions::default(), &mut |_| {});
+    }
+
+    // Files changing under readers (the last 3 input bytes pick the cut).
+    if data.len() > 3 {
+        let n = data.len();
+        let cut = u64::from(u16::from_le_bytes([data[n - 1], data[n - 2]])) % n as u64;
+        let after = usize::from(data[n - 3] % 8);
+        cut_read(&seg, Order::File, after, cut, &file_order);
+        std::fs::write(&seg, data).unwrap();
+        let (time_order, _) = events(&seg, Order::Time);
+        cut_read(&seg, Order::Time, after, cut, &time_order);
+        // A follower over the file growing to its size, then cut.
+        let mut fo = Follower::new(&seg, ReadOptions::default());
+        for len in [cut as usize, n, cut as usize / 2, n] {
+            std::fs::write(&seg, &data[..len]).unwrap();
+            let _ = fo.poll(&mut |_, _| Ok(()));
+        }
+        std::fs::write(&seg, data).unwrap();
     }
 
     let out = dir.join("2.floxlog");
