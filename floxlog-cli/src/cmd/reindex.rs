@@ -4,7 +4,6 @@ use super::common::CmdResult;
 use floxlog::tape::lock::lock_dirs;
 use floxlog::tape::manifest::write_file_atomic;
 use floxlog::tape::recover::{reindex_segment, rewrite_segment, RewriteOptions};
-use floxlog::tape::source::SegmentFile;
 use floxlog::tape::{OpenOptions, Tape};
 use std::path::PathBuf;
 
@@ -41,7 +40,7 @@ pub fn run(a: Args) -> CmdResult {
     // A live writer's segments are not rewritten under it.
     let _locks = lock_dirs(tape.segments.iter().map(|s| s.path.as_path()), "reindexing")?;
     for s in &tape.segments {
-        let f = SegmentFile::open(&s.path)?;
+        let f = s.open()?;
         let lz4 = floxlog::core::Segment::parse(f.bytes()).is_ok_and(|g| g.is_compressed());
         let out = if lz4 && a.index_interval.is_some() {
             rewrite_segment(f.bytes(), &s.path, &repack)?
