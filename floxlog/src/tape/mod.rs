@@ -17,6 +17,7 @@ pub mod merge;
 pub mod read_ahead;
 pub mod rebuild;
 pub mod recover;
+pub mod repack;
 pub mod report;
 pub mod scan;
 pub mod shortfall;
