@@ -29,6 +29,7 @@ use arrow_array::RecordBatch;
 use arrow_schema::ArrowError;
 use floxlog::owned::OwnedEvent;
 use floxlog::tape::merge::{Problem, DEFAULT_REORDER_BYTES, DEFAULT_REORDER_WINDOW};
+use floxlog::tape::shortfall::SegmentCheck;
 use floxlog::tape::source::{is_torn_tail, SegmentFile};
 use floxlog::tape::{Filter, OpenedTape, Order, ReadConfig, TapeError};
 use floxlog_core::segment_header::flags;
@@ -230,6 +231,8 @@ struct Input<'a> {
     header: SegmentHeader,
     /// Sorted flag: seek with the index, stop at `to`.
     sorted: bool,
+    /// Cut short? A live writer?
+    check: SegmentCheck,
 }
 
 struct Plan<'a> {
@@ -256,13 +259,8 @@ fn plan<'a>(opened: &'a OpenedTape, spec: &ReadSpec, merging: bool) -> Option<Pl
             Ok(s) => s,
             Err(e) => {
                 // As the general reader records it.
-                problems.push(Problem {
-                    segment: i,
-                    path: file.path.clone(),
-                    error: e,
-                    events_before: 0,
-                    tolerated: data.is_empty(),
-                });
+                let c = opened.check(i);
+                problems.push(Problem::new(i, &file.path, e, 0, data.is_empty(), c));
                 continue;
             }
         };
@@ -285,6 +283,7 @@ fn plan<'a>(opened: &'a OpenedTape, spec: &ReadSpec, merging: bool) -> Option<Pl
             seg,
             header,
             sorted,
+            check: opened.check(i),
         });
     }
     // A time-order merge holds one LZ4 block per segment at once.
@@ -338,14 +337,15 @@ fn reader_for<'a, 's>(input: &Input<'a>, spec: &ReadSpec, scratch: &'s mut [u8])
 /// under the map if it shrank (never a torn tail).
 fn problem(input: &Input<'_>, e: floxlog_core::Error, events_before: u64) -> Problem {
     let shrunk = input.file.shrink_error(Some(&e));
-    Problem {
-        segment: input.segment,
-        path: input.path.to_path_buf(),
-        error: shrunk.unwrap_or(e),
+    let torn = shrunk.is_none() && is_torn_tail(&input.header, &e, events_before, input.seg.data());
+    Problem::new(
+        input.segment,
+        input.path,
+        shrunk.unwrap_or(e),
         events_before,
-        tolerated: shrunk.is_none()
-            && is_torn_tail(&input.header, &e, events_before, input.seg.data()),
-    }
+        torn,
+        input.check,
+    )
 }
 
 /// The timestamps a segment's read emitted: first, last, and whether they
@@ -451,10 +451,15 @@ fn read_one(
     problems: &mut Vec<Problem>,
     track: &mut Track,
 ) -> Result<(), TapeError> {
-    if let (End::Failed(e, before), _) =
-        read_range(input, spec, scratch, emit, track, None, u64::MAX)?
-    {
-        problems.push(problem(input, e, before));
+    match read_range(input, spec, scratch, emit, track, None, u64::MAX)? {
+        (End::Failed(e, before), _) => problems.push(problem(input, e, before)),
+        // A segment cut short is damage even when what is left reads.
+        (_, n) => problems.extend(Problem::cut_short(
+            input.segment,
+            input.path,
+            input.check,
+            n,
+        )),
     }
     Ok(())
 }
@@ -560,6 +565,13 @@ fn merge(
         } else {
             heap.pop().map(|Reverse((_, j))| j)
         };
+    }
+    for l in &live {
+        if !problems.iter().any(|p| p.segment == l.input.segment) {
+            let n = l.reader.events_read();
+            let i = &l.input;
+            problems.extend(Problem::cut_short(i.segment, i.path, i.check, n));
+        }
     }
     Ok(live.iter().map(|l| l.late).sum())
 }
@@ -736,6 +748,16 @@ impl<'a> Split<'a> {
             }
             before += r.events;
             kept.push(true);
+            // The segment's last range: one cut short is damage even when
+            // what is left reads.
+            let last = self
+                .chunks
+                .get(kept.len())
+                .is_none_or(|n| n.start.is_none());
+            let i = &self.inputs[c.input];
+            if last && !problems.iter().any(|p| p.segment == i.segment) {
+                problems.extend(Problem::cut_short(i.segment, i.path, i.check, before));
+            }
         }
         (kept, problems)
     }

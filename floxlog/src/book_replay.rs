@@ -221,9 +221,10 @@ fn replay(
     for p in r.problems() {
         if p.tolerated && !opts.strict {
             warnings.push(format!(
-                "{} ends in a torn record at byte {} (its writer is still running or died); replayed its {} complete events",
+                "{} ends in a torn record at byte {} ({}); replayed its {} complete events",
                 p.path.display(),
                 p.error.offset,
+                p.torn_why(),
                 p.events_before
             ));
         } else {

@@ -232,9 +232,10 @@ fn judge(s: &ReadSummary, strict: bool, out: &mut Outcome) {
     for p in &s.problems {
         if p.tolerated && !strict {
             out.warnings.push(format!(
-                "{} ends in a torn record at byte {} (its writer is still running or died); read its {} complete events",
+                "{} ends in a torn record at byte {} ({}); read its {} complete events",
                 p.path.display(),
                 p.error.offset,
+                p.torn_why(),
                 p.events_before
             ));
         } else {

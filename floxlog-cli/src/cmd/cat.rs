@@ -193,12 +193,18 @@ pub fn run(a: Args) -> CmdResult {
     for p in r.problems() {
         if p.tolerated && !a.strict {
             eprintln!(
-                "floxlog: warning: {} ends in a torn record at byte {} (its writer is still running or died); read its {} complete events\n  hint: if no writer is running, `floxlog recover {}` makes it a valid segment",
+                "floxlog: warning: {} ends in a torn record at byte {} ({}); read its {} complete events",
                 p.path.display(),
                 p.error.offset,
+                p.torn_why(),
                 p.events_before,
-                p.path.display()
             );
+            if !p.writer_live {
+                eprintln!(
+                    "  hint: if its writer is gone, `floxlog recover {}` makes it a valid segment",
+                    p.path.display()
+                );
+            }
         } else {
             eprintln!(
                 "floxlog: error: {} (after {} events of that segment)",

@@ -112,9 +112,10 @@ pub fn run(a: Args) -> CmdResult {
     for p in &s.problems {
         if p.tolerated && !a.strict {
             eprintln!(
-                "floxlog: warning: {} ends in a torn record at byte {} (its writer is still running or died); exported its {} complete events",
+                "floxlog: warning: {} ends in a torn record at byte {} ({}); exported its {} complete events",
                 p.path.display(),
                 p.error.offset,
+                p.torn_why(),
                 p.events_before
             );
         } else {

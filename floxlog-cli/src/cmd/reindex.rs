@@ -3,21 +3,22 @@
 use super::common::CmdResult;
 use floxlog::tape::lock::lock_dirs;
 use floxlog::tape::manifest::write_file_atomic;
-use floxlog::tape::recover::{reindex_segment, rewrite_segment, RewriteOptions};
-use floxlog::tape::source::SegmentFile;
+use floxlog::tape::recover::reindex_segment;
+use floxlog::tape::repack::repack_lz4;
 use floxlog::tape::{OpenOptions, Tape};
 use std::path::PathBuf;
 
-/// Rebuild the index (and header) of segments, copying every frame.
+/// Rebuild the index (and header) of segments, keeping every frame in its file order.
 #[derive(clap::Args)]
 #[command(after_help = crate::EXIT_CODES, long_about = "Rebuild the sparse index of segments, \
 keeping every frame and every LZ4 block byte for byte: only the index trailer and the header's \
 index fields are written anew (uncompressed: an entry every N frames; LZ4: one per block). The \
 segment must be finished and readable to its end (use `floxlog recover` for damaged or unfinished \
 ones). For LZ4 segments the interval is the number of events per block, so --index-interval \
-re-packs the blocks instead: every frame is still copied byte for byte, but, as every LZ4 writer \
-does, each new block is sorted by timestamp. Files are replaced crash-atomically (a temporary \
-file, fsync, a rename, fsync of the directory); a tape's manifest.json is rebuilt afterwards.")]
+re-packs the blocks: every frame is copied byte for byte and in the same file order (unlike a \
+writer, which sorts each block it packs), and the Sorted flag is set only if the events never \
+go back in time as written. Files are replaced crash-atomically (a temporary file, fsync, a \
+rename, fsync of the directory); a tape's manifest.json is rebuilt afterwards.")]
 pub struct Args {
     /// Segment files or tape directories.
     #[arg(required = true)]
@@ -33,20 +34,14 @@ pub struct Args {
 /// Runs `reindex`.
 pub fn run(a: Args) -> CmdResult {
     let tape = Tape::open_for_rewrite(&a.inputs, a.output.is_some())?;
-    let repack = RewriteOptions {
-        index_interval: a.index_interval,
-        create_index: Some(true),
-        ..RewriteOptions::default()
-    };
     // A live writer's segments are not rewritten under it.
     let _locks = lock_dirs(tape.segments.iter().map(|s| s.path.as_path()), "reindexing")?;
     for s in &tape.segments {
-        let f = SegmentFile::open(&s.path)?;
+        let f = s.open()?;
         let lz4 = floxlog::core::Segment::parse(f.bytes()).is_ok_and(|g| g.is_compressed());
-        let out = if lz4 && a.index_interval.is_some() {
-            rewrite_segment(f.bytes(), &s.path, &repack)?
-        } else {
-            reindex_segment(f.bytes(), &s.path, a.index_interval)?
+        let out = match a.index_interval {
+            Some(n) if lz4 => repack_lz4(f.bytes(), &s.path, n)?,
+            _ => reindex_segment(f.bytes(), &s.path, a.index_interval)?,
         };
         drop(f);
         let dst = a.output.clone().unwrap_or_else(|| s.path.clone());

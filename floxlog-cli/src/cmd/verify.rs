@@ -74,7 +74,7 @@ fn index_only(a: &Args) -> CmdResult {
     let kit = a.error_format == ErrorFormat::Kit;
     let mut bad = tape.unread_count > 0;
     for s in &tape.segments {
-        let f = floxlog::tape::source::SegmentFile::open(&s.path)?;
+        let f = s.open()?;
         let r = check_index(f.bytes());
         bad |= r.is_err();
         match (r, kit) {

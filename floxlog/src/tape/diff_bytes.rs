@@ -5,7 +5,6 @@
 use super::diff::{DiffOutcome, DiffReport, TypeCounts};
 use super::dir::Tape;
 use super::error::TapeError;
-use super::source::SegmentFile;
 use serde::Serialize;
 use std::path::PathBuf;
 
@@ -65,7 +64,7 @@ pub fn diff_segment_bytes(a: &Tape, b: &Tape) -> Result<DiffReport, TapeError> {
             rep.bytes = Some(diff(0, "name"));
             break;
         }
-        let (fa, fb) = (SegmentFile::open(&sa.path)?, SegmentFile::open(&sb.path)?);
+        let (fa, fb) = (sa.open()?, sb.open()?);
         let (x, y) = (fa.bytes(), fb.bytes());
         let same = first_difference(x, y);
         rep.equal += same as u64;

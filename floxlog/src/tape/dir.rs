@@ -9,6 +9,7 @@
 //! as findings, and every segment file found is read.
 
 use super::error::TapeError;
+use super::files::not_regular;
 use super::flox_manifest::{FloxManifest, Metadata};
 use super::manifest::{Manifest, ManifestSegment, MANIFEST_FILE};
 use super::report::{Finding, Severity};
@@ -40,7 +41,11 @@ pub fn series_of(frame_type: u8) -> &'static str {
 pub const SERIES: [&str; 4] = ["trades", "book", "options", "pools"];
 
 /// Finding kinds of listed segments that were not read.
-pub const UNREAD: [&str; 2] = ["missing_segment", "manifest_bad_name"];
+pub const UNREAD: [&str; 3] = ["missing_segment", "manifest_bad_name", "not_a_file"];
+
+/// Finding kind of a file named like a segment that is not a regular file
+/// in the tape directory (a FIFO, a symbolic link...): skipped, never opened.
+pub const SKIPPED: &str = "skipped_file";
 
 /// The manifest `type` of an interleaved (flox layout) segment.
 pub const MIXED: &str = "mixed";
@@ -58,6 +63,14 @@ pub struct TapeSegment {
     pub listed: Option<ManifestSegment>,
     /// Index of the tape directory it belongs to in [`Tape::dirs`], if any.
     pub dir: Option<usize>,
+}
+
+impl TapeSegment {
+    /// Opens and maps the segment: a file found in a tape directory is
+    /// never opened through a symbolic link; one the caller named is.
+    pub fn open(&self) -> Result<super::source::SegmentFile, TapeError> {
+        super::source::SegmentFile::open_with(&self.path, self.dir.is_none())
+    }
 }
 
 /// A tape directory's side files.
@@ -148,6 +161,18 @@ fn file_order(name: &str) -> (u8, i64, &str) {
     }
 }
 
+/// The finding of a directory entry named like a segment that is not a
+/// regular file.
+fn skipped_finding(path: &Path, what: &str) -> Finding {
+    Finding::new(
+        Severity::Warning,
+        SKIPPED,
+        Some(path),
+        format!("named like a segment, but {what}; skipped, not opened"),
+    )
+    .hint("segments are regular files in the tape directory (links are not followed)")
+}
+
 fn file_name(p: &Path) -> String {
     p.file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -220,20 +245,40 @@ impl Tape {
             }
         };
         let mut files: Vec<(String, String)> = Vec::new();
+        let mut skipped: Vec<(String, &str)> = Vec::new();
         let rd =
             std::fs::read_dir(dir).map_err(|e| TapeError::io(dir, "listing the directory", e))?;
         for entry in rd {
             let entry = entry.map_err(|e| TapeError::io(dir, "listing the directory", e))?;
             let name = entry.file_name().to_string_lossy().into_owned();
-            let is_file = entry.file_type().map(|t| t.is_file()).unwrap_or(false);
-            if !is_file {
+            let Some(series) = segment_series(&name) else {
                 continue;
-            }
-            if let Some(series) = segment_series(&name) {
-                files.push((name, series));
+            };
+            // The entry's own type: a symbolic link is not followed (it may
+            // lead out of the tape directory), a FIFO never opened (it
+            // would block). Named like a segment, it is reported, not
+            // skipped in silence.
+            let what = match entry.metadata() {
+                Ok(md) => not_regular(&md),
+                Err(_) => Some("unreadable"),
+            };
+            match what {
+                None => files.push((name, series)),
+                Some(what) => skipped.push((name, what)),
             }
         }
+
         files.sort_by(|a, b| file_order(&a.0).cmp(&file_order(&b.0)));
+        // Listed ones get their own finding below.
+        skipped.sort();
+        for (name, what) in skipped {
+            if !manifest
+                .as_ref()
+                .is_some_and(|m| m.segments.iter().any(|s| s.name == name))
+            {
+                self.note(skipped_finding(&dir.join(&name), what));
+            }
+        }
         let di = self.dirs.len();
         let mpath = dir.join(MANIFEST_FILE);
         if let Some(m) = &manifest {
@@ -267,8 +312,20 @@ impl Tape {
                     continue;
                 }
                 let path = dir.join(&s.name);
-                match std::fs::metadata(&path) {
-                    Ok(md) if md.is_file() => {
+                match std::fs::symlink_metadata(&path) {
+                    Ok(md) if !md.is_file() => self.note(
+                        Finding::new(
+                            Severity::Error,
+                            UNREAD[2],
+                            Some(&path),
+                            format!(
+                                "listed in the manifest, but {}; not read",
+                                not_regular(&md).unwrap_or("not a regular file")
+                            ),
+                        )
+                        .hint("segments are regular files in the tape directory: put the segment itself there"),
+                    ),
+                    Ok(md) => {
                         if md.len() != s.size_bytes {
                             self.note(
                                 Finding::new(

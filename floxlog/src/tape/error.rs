@@ -147,7 +147,7 @@ pub fn hint_for(e: &floxlog_core::Error) -> &'static str {
              (a writer killed before its first write leaves this); there is nothing to recover"
         }
         ErrorKind::Truncated => {
-            "the segment ends inside a record (its writer is still running or died); \
+            "the segment ends inside a record (it was cut short, or its writer died mid-write); \
              `floxlog recover FILE` keeps every complete event"
         }
         ErrorKind::CrcMismatch

@@ -159,9 +159,9 @@ impl FloxManifest {
     /// Reads `dir/.manifest`; `Ok(None)` if absent.
     pub fn load(dir: &Path) -> Result<Option<FloxManifest>, TapeError> {
         let path = dir.join(FLOX_MANIFEST_FILE);
-        match std::fs::read(&path) {
-            Ok(b) => FloxManifest::parse(&b, &path).map(Some),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        match super::files::read_side_file(&path) {
+            Ok(Some(b)) => FloxManifest::parse(&b, &path).map(Some),
+            Ok(None) => Ok(None),
             Err(e) => Err(TapeError::io(&path, "reading the flox manifest", e)),
         }
     }
@@ -175,8 +175,14 @@ impl Metadata {
     /// Reads `dir/metadata.json`; `Ok(None)` if absent.
     pub fn load(dir: &Path) -> Result<Option<Metadata>, TapeError> {
         let path = dir.join(METADATA_FILE);
-        match std::fs::read_to_string(&path) {
-            Ok(t) => serde_json::from_str(&t)
+        let text = super::files::read_side_file(&path).and_then(|b| {
+            b.map(String::from_utf8)
+                .transpose()
+                .map_err(|_| std::io::ErrorKind::InvalidData.into())
+        });
+        match text {
+            Ok(None) => Ok(None),
+            Ok(Some(t)) => serde_json::from_str(&t)
                 .map(|v| Some(Metadata(v)))
                 .map_err(|e| {
                     TapeError::manifest(
@@ -185,7 +191,6 @@ impl Metadata {
                         "fix or remove metadata.json (it is optional)",
                     )
                 }),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
             Err(e) if e.kind() == std::io::ErrorKind::InvalidData => Err(TapeError::manifest(
                 &path,
                 "not UTF-8 text, so not JSON",

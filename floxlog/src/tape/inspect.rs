@@ -11,7 +11,7 @@ use super::dir::{Tape, TapeDir};
 use super::error::TapeError;
 use super::report::Finding;
 use super::scan::{scan_segment, IndexScan, SegmentScan};
-use super::source::{header_is_unfinished, SegmentFile};
+use super::source::header_is_unfinished;
 use floxlog_core::segment_header::flags;
 use floxlog_core::{frame_type, Error, ReadOptions, Segment, SegmentHeader};
 use serde_json::{json, Value};
@@ -156,7 +156,7 @@ pub fn inspect_tape(
     // Listed segments that could not be read: the summary lacks their data.
     let mut failed = tape.unread().next().is_some();
     for s in &tape.segments {
-        let f = match SegmentFile::open(&s.path) {
+        let f = match s.open() {
             Ok(f) => f,
             Err(e) => {
                 open_errors.push(e);

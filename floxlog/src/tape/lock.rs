@@ -37,7 +37,7 @@ impl TapeLock {
             .truncate(false)
             .open(&path)
             .map_err(|e| TapeError::io(&path, "opening the tape lock", e))?;
-        match file.try_lock() {
+        match try_lock_patiently(&file) {
             Ok(()) => {}
             Err(TryLockError::WouldBlock) => {
                 let mut holder = String::new();
@@ -79,6 +79,39 @@ impl Drop for TapeLock {
     fn drop(&mut self) {
         let _ = self.file.set_len(0);
         let _ = self.file.unlock();
+    }
+}
+
+/// Takes the lock, trying again for about 0.1 s: a reader asking
+/// [`writer_is_live`] holds a shared lock for an instant, and must not
+/// turn a writer away.
+fn try_lock_patiently(file: &File) -> Result<(), TryLockError> {
+    for _ in 0..50 {
+        match file.try_lock() {
+            Err(TryLockError::WouldBlock) => {
+                std::thread::sleep(std::time::Duration::from_millis(2));
+            }
+            r => return r,
+        }
+    }
+    file.try_lock()
+}
+
+/// Whether a live writer holds the lock of tape directory `dir`. Never
+/// creates the lock file and never blocks: the lock is probed with a
+/// shared lock, released at once. A lock file that is not a regular file
+/// (a FIFO would block the open) counts as no writer.
+pub fn writer_is_live(dir: &Path) -> bool {
+    let Ok(file) = super::files::open_regular(&dir.join(LOCK_FILE), false) else {
+        return false;
+    };
+    match file.try_lock_shared() {
+        Ok(()) => {
+            let _ = file.unlock();
+            false
+        }
+        Err(TryLockError::WouldBlock) => true,
+        Err(TryLockError::Error(_)) => false,
     }
 }
 
@@ -131,7 +164,9 @@ mod tests {
         let e = TapeLock::acquire(d.path(), "recovering").unwrap_err();
         assert!(e.to_string().contains("is being written by process"), "{e}");
         assert_eq!(e.exit_code(), 3);
+        assert!(writer_is_live(d.path()));
         drop(first);
+        assert!(!writer_is_live(d.path()));
         TapeLock::acquire(d.path(), "recovering").unwrap();
     }
 }

@@ -125,15 +125,19 @@ impl Manifest {
     /// Reads `dir/manifest.json`; `Ok(None)` if there is none.
     pub fn load(dir: &Path) -> Result<Option<Manifest>, TapeError> {
         let path = dir.join(MANIFEST_FILE);
-        match std::fs::read_to_string(&path) {
+        // A FIFO or a link out of the directory is never opened.
+        let bytes = match super::files::read_side_file(&path) {
+            Ok(Some(b)) => b,
+            Ok(None) => return Ok(None),
+            Err(e) => return Err(TapeError::io(&path, "reading the manifest", e)),
+        };
+        match String::from_utf8(bytes) {
             Ok(text) => Manifest::parse(&text, &path).map(Some),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) if e.kind() == std::io::ErrorKind::InvalidData => Err(TapeError::manifest(
+            Err(_) => Err(TapeError::manifest(
                 &path,
                 "not UTF-8 text, so not JSON",
                 "rebuild it with `floxlog manifest DIR`, or pass --ignore-manifest",
             )),
-            Err(e) => Err(TapeError::io(&path, "reading the manifest", e)),
         }
     }
 

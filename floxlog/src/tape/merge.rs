@@ -35,6 +35,7 @@
 
 use super::dir::Tape;
 use super::error::TapeError;
+use super::shortfall::{check, torn_why, SegmentCheck, Short};
 use super::source::{is_torn_tail, SegmentFile};
 use floxlog_core::segment_header::flags;
 use floxlog_core::{Event, Position, RawFrame, ReadOptions, Reader, Segment, SegmentHeader};
@@ -107,13 +108,76 @@ pub struct Problem {
     /// writer's placeholder (a live or crashed writer): a truncated last
     /// frame or block, or the index trailer of a writer that died closing
     /// the segment before writing the final header. Expected, not damage.
+    /// Never for a segment cut short ([`Problem::short`]).
     pub tolerated: bool,
+    /// A live writer holds the segment's tape (the wording of a torn tail
+    /// depends on it: [`Problem::torn_why`]).
+    pub writer_live: bool,
+    /// The file is shorter than its listing or finished header says, and
+    /// no writer holds the tape: damage, whatever the read found.
+    pub short: Option<Short>,
 }
 
 impl Problem {
     /// As a [`TapeError`].
     pub fn to_error(&self) -> TapeError {
-        TapeError::data(&self.path, self.error)
+        let e = TapeError::data(&self.path, self.error);
+        match &self.short {
+            Some(s) => TapeError {
+                message: format!("{}; {}", e.message, s.describe()),
+                hint: Some(
+                    "no writer holds the tape, so the missing bytes are lost, not still being written: \
+                     restore the file from a copy (recovery keeps the events it still holds)"
+                        .into(),
+                ),
+                ..e
+            },
+            None => e,
+        }
+    }
+
+    /// Why a tolerated segment ends early, for the warning: only a live
+    /// writer is said to be still running.
+    pub fn torn_why(&self) -> &'static str {
+        torn_why(self.writer_live)
+    }
+
+    /// The problem of segment `segment` when it is cut short (`check`) and
+    /// its read of `events` events found nothing wrong: where it ends.
+    pub fn cut_short(
+        segment: usize,
+        path: &Path,
+        check: SegmentCheck,
+        events: u64,
+    ) -> Option<Problem> {
+        let s = check.short?;
+        let e = floxlog_core::Error::new(
+            floxlog_core::ErrorKind::Truncated,
+            s.len,
+            "the segment ends before its listing or header says",
+        );
+        Some(Problem::new(segment, path, e, events, false, check))
+    }
+
+    /// A problem of segment `segment` (checked `check`), classified: a
+    /// segment cut short is never tolerated.
+    pub fn new(
+        segment: usize,
+        path: &Path,
+        error: floxlog_core::Error,
+        events_before: u64,
+        tolerated: bool,
+        check: SegmentCheck,
+    ) -> Problem {
+        Problem {
+            segment,
+            path: path.to_path_buf(),
+            error,
+            events_before,
+            tolerated: tolerated && check.short.is_none(),
+            writer_live: check.writer_live,
+            short: check.short,
+        }
     }
 }
 
@@ -145,6 +209,8 @@ struct Cursor<'a> {
     sorted: bool,
     /// Time order: how the merge reads it ([`time::Stream`]).
     stream: time::Stream,
+    /// Whether it is cut short, and whether a writer is live.
+    check: SegmentCheck,
 }
 
 impl Cursor<'_> {
@@ -165,13 +231,14 @@ impl Cursor<'_> {
                 (e, is_torn_tail(&self.header, &e, self.events_read, data))
             }
         };
-        problems.push(Problem {
-            segment: self.seg_no,
-            path: self.path.to_path_buf(),
-            error: e,
-            events_before: self.events_read,
+        problems.push(Problem::new(
+            self.seg_no,
+            self.path,
+            e,
+            self.events_read,
             tolerated,
-        });
+            self.check,
+        ));
     }
 }
 
@@ -184,6 +251,8 @@ pub struct OpenedTape {
     pub files: Vec<Option<SegmentFile>>,
     /// Files that could not be opened.
     pub open_errors: Vec<TapeError>,
+    /// Per segment (as `files`): cut short? a live writer?
+    pub checks: Vec<SegmentCheck>,
     /// The LZ4 block scratch every cursor of a reader shares.
     scratch: Vec<u8>,
 }
@@ -193,12 +262,31 @@ impl OpenedTape {
     pub fn open(tape: Tape) -> OpenedTape {
         let mut files = Vec::new();
         let mut open_errors = Vec::new();
+        let mut checks = Vec::new();
+        // One lock probe per directory.
+        let mut live = std::collections::HashMap::new();
         for s in &tape.segments {
-            match SegmentFile::open(&s.path) {
-                Ok(f) => files.push(Some(f)),
+            let dir = match s.dir.and_then(|d| tape.dirs.get(d)) {
+                Some(d) => d.path.clone(),
+                None => s.path.parent().map(Path::to_path_buf).unwrap_or_default(),
+            };
+            let dir = if dir.as_os_str().is_empty() {
+                PathBuf::from(".")
+            } else {
+                dir
+            };
+            let writer_live = *live
+                .entry(dir)
+                .or_insert_with_key(|d| super::lock::writer_is_live(d));
+            match s.open() {
+                Ok(f) => {
+                    checks.push(check(s.listed.as_ref(), f.bytes(), writer_live));
+                    files.push(Some(f));
+                }
                 Err(e) => {
                     open_errors.push(e);
                     files.push(None);
+                    checks.push(SegmentCheck::default());
                 }
             }
         }
@@ -206,8 +294,34 @@ impl OpenedTape {
             tape,
             files,
             open_errors,
+            checks,
             scratch: Vec::new(),
         }
+    }
+
+    /// The check of segment `i` (no claim for an unknown one).
+    pub fn check(&self, i: usize) -> SegmentCheck {
+        self.checks.get(i).copied().unwrap_or_default()
+    }
+
+    /// The problems a read still has that found none in segments cut
+    /// short: one per such segment not in `found`, at its end
+    /// (`events_of`: events read from a segment).
+    pub fn short_problems(
+        &self,
+        found: &[Problem],
+        events_of: impl Fn(usize) -> u64,
+    ) -> Vec<Problem> {
+        let mut v = Vec::new();
+        for (i, c) in self.checks.iter().enumerate() {
+            let Some(Some(f)) = self.files.get(i) else {
+                continue;
+            };
+            if !found.iter().any(|p| p.segment == i) {
+                v.extend(Problem::cut_short(i, &f.path, *c, events_of(i)));
+            }
+        }
+        v
     }
 
     /// Total bytes of the mapped segment files.
@@ -228,13 +342,9 @@ impl OpenedTape {
                 Ok(s) => s,
                 Err(e) => {
                     let shrunk = file.shrink_error(Some(&e));
-                    problems.push(Problem {
-                        segment: i,
-                        path: path.to_path_buf(),
-                        error: shrunk.unwrap_or(e),
-                        events_before: 0,
-                        tolerated: shrunk.is_none() && data.is_empty(),
-                    });
+                    let c = self.check(i);
+                    let torn = shrunk.is_none() && data.is_empty();
+                    problems.push(Problem::new(i, path, shrunk.unwrap_or(e), 0, torn, c));
                     continue;
                 }
             };
@@ -258,12 +368,17 @@ impl OpenedTape {
                 events_read: 0,
                 sorted,
                 stream: time::Stream::default(),
+                check: self.check(i),
             });
         }
         self.scratch.clear();
         self.scratch.resize(scratch_len, 0);
         let direct = cfg.order == Order::File || matches!(&cursors[..], [c] if c.sorted);
+        let shorts = cursors.iter().enumerate();
+        let shorts = shorts.filter(|(_, c)| c.check.short.is_some());
+        let shorts = shorts.map(|(ci, _)| ci).collect();
         TapeReader {
+            shorts,
             direct,
             live: None,
             held: false,
@@ -294,6 +409,9 @@ pub struct TapeReader<'a> {
     scratch: &'a mut [u8],
     /// Time order (unless direct): the merge of the segments' orderings.
     merge: time::Merge,
+    /// Cursors of segments cut short whose problem is still to be
+    /// recorded at the end (if their read finds none).
+    shorts: Vec<usize>,
 }
 
 impl<'a> TapeReader<'a> {
@@ -305,6 +423,20 @@ impl<'a> TapeReader<'a> {
     /// The first problem that is not a tolerated torn tail.
     pub fn first_error(&self) -> Option<&Problem> {
         self.problems.iter().find(|p| !p.tolerated)
+    }
+
+    /// At the end of the read: a segment cut short whose read found no
+    /// error is damage all the same (its missing events are gone).
+    fn finish(&mut self) {
+        for ci in std::mem::take(&mut self.shorts) {
+            let Some(c) = self.cursors.get(ci) else {
+                continue;
+            };
+            if !self.problems.iter().any(|p| p.segment == c.seg_no) {
+                let p = Problem::cut_short(c.seg_no, c.path, c.check, c.events_read);
+                self.problems.extend(p);
+            }
+        }
     }
 
     /// Always 0: time order is exact, no event comes out late. Kept for
@@ -328,9 +460,11 @@ impl<'a> TapeReader<'a> {
                 }
                 self.current += 1;
             }
+            self.finish();
             return Ok(None);
         }
         if !self.next_time()? {
+            self.finish();
             return Ok(None);
         }
         self.current()
@@ -386,6 +520,9 @@ impl<'a> TapeReader<'a> {
                     break;
                 }
                 self.current += 1;
+            }
+            if self.current >= self.cursors.len() {
+                self.finish();
             }
             return Ok(n);
         }

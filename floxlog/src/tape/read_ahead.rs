@@ -100,13 +100,14 @@ pub fn read_ahead_in(
                     seg,
                 });
             }
-            Err(e) => header_problems.push(Problem {
-                segment: i,
-                path: file.path.clone(),
-                error: e,
-                events_before: 0,
-                tolerated: data.is_empty(),
-            }),
+            Err(e) => header_problems.push(Problem::new(
+                i,
+                &file.path,
+                e,
+                0,
+                data.is_empty(),
+                opened.check(i),
+            )),
         }
     }
     for p in header_problems {
@@ -142,22 +143,26 @@ pub fn read_ahead_in(
                     d.frames.iter().try_for_each(|fr| f(frame(fr)))?;
                     let input = &inputs[d.input];
                     let events_before = before + n;
-                    f(Ahead::Problem(Problem {
-                        segment: input.segment,
-                        path: input.path.to_path_buf(),
-                        error,
-                        events_before,
-                        tolerated: is_torn_tail(
-                            input.seg.header(),
-                            &error,
-                            events_before,
-                            input.seg.data(),
-                        ),
-                    }))
+                    let torn =
+                        is_torn_tail(input.seg.header(), &error, events_before, input.seg.data());
+                    let c = opened.check(input.segment);
+                    let p = Problem::new(input.segment, input.path, error, events_before, torn, c);
+                    f(Ahead::Problem(p))
                 }
             }
         },
-    )
+    )?;
+    // Segments cut short whose read found nothing wrong, as the
+    // sequential reader records them: at the end.
+    let input_of = |i: usize| inputs.iter().position(|x| x.segment == i);
+    let events_of = |i: usize| input_of(i).and_then(|k| events[k]).unwrap_or(0);
+    for p in opened.short_problems(&[], events_of) {
+        // A segment whose header or read failed has its problem already.
+        if input_of(p.segment).is_some_and(|k| events[k].is_some()) {
+            f(Ahead::Problem(p))?;
+        }
+    }
+    Ok(())
 }
 
 /// Reads the frames (or LZ4 blocks) of `input` that start in `[start, end)`.

@@ -7,7 +7,6 @@ use super::flox_manifest::{FloxManifest, FloxManifestEntry};
 use super::manifest::{Manifest, ManifestSegment};
 use super::report::{Finding, Severity};
 use super::scan::scan_segment;
-use super::source::SegmentFile;
 use floxlog_core::segment_header::flags;
 use floxlog_core::ReadOptions;
 use std::collections::BTreeSet;
@@ -28,7 +27,7 @@ pub fn build_manifests(
     let mut created = dir.manifest.as_ref().map(|m| m.created_ns);
     let mut done = 0u64;
     for s in tape.segments.iter().filter(|s| s.dir == Some(dir_index)) {
-        let f = SegmentFile::open(&s.path)?;
+        let f = s.open()?;
         let base = done;
         let scan = scan_segment(f.bytes(), ReadOptions::default(), &mut |o| {
             progress(base + o)

@@ -42,9 +42,17 @@ pub struct SegmentFile {
 
 impl SegmentFile {
     /// Opens and maps `path` read-only (an empty file maps to no bytes).
+    /// Only a regular file is opened (see [`super::files::open_regular`]);
+    /// a symbolic link is followed (the caller named the file).
     pub fn open(path: &Path) -> Result<SegmentFile, TapeError> {
-        let f =
-            std::fs::File::open(path).map_err(|e| TapeError::io(path, "opening the segment", e))?;
+        Self::open_with(path, true)
+    }
+
+    /// [`SegmentFile::open`]; `follow`: whether a symbolic link is
+    /// followed (not for a file found in a tape directory).
+    pub fn open_with(path: &Path, follow: bool) -> Result<SegmentFile, TapeError> {
+        let f = super::files::open_regular(path, follow)
+            .map_err(|e| TapeError::io(path, "opening the segment", e))?;
         let meta = f
             .metadata()
             .map_err(|e| TapeError::io(path, "reading the segment's size", e))?;

@@ -82,7 +82,7 @@ pub fn verify_tape_with(
     if pool.threads() <= 1 {
         let mut done = 0u64;
         for seg in &tape.segments {
-            let scanned = SegmentFile::open(&seg.path).map(|file| {
+            let scanned = seg.open().map(|file| {
                 let base = done;
                 let scan = scan_segment(file.bytes(), opts, &mut |o| progress(base + o));
                 done += file.len();
@@ -132,11 +132,8 @@ fn verify_parallel(
     progress: &mut dyn FnMut(u64),
     rep: &mut VerifyReport,
 ) {
-    let files: Vec<Result<SegmentFile, TapeError>> = tape
-        .segments
-        .iter()
-        .map(|s| SegmentFile::open(&s.path))
-        .collect();
+    let files: Vec<Result<SegmentFile, TapeError>> =
+        tape.segments.iter().map(|s| s.open()).collect();
     let scanners: Vec<Option<Scanner<'_>>> = files
         .iter()
         .map(|f| f.as_ref().ok().map(|f| Scanner::new(f.bytes(), opts)))
