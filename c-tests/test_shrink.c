@@ -45,6 +45,7 @@ static void write_tape(const char *dir, uint8_t compression) {
     }
   }
   CHECK_RC(floxlog_tape_writer_close(w, &err), FLOXLOG_OK);
+  floxlog_tape_writer_free(w);
 }
 
 /* The one segment file of tape `dir`, into `out`. */
