@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 
 import floxlog
@@ -29,11 +30,16 @@ def test_a_segment_cut_under_a_read_is_an_error_not_a_signal(tmp: Path, compress
     seg = _segment(tape)
     t = floxlog.open(tape)
     rows = 0
-    with pytest.raises(floxlog.FloxlogError) as e:
-        for b in t.batches("trade", rows=10_000, order=order):
+    stream = t.batches("trade", rows=10_000, order=order)
+    # A stream's read error reaches an Arrow consumer as an Arrow error
+    # (ArrowInvalid / OSError) with floxlog's text; stream.errors keeps it.
+    with pytest.raises((pa.ArrowInvalid, OSError)) as e:
+        for b in stream:
             if rows == 0:
                 os.truncate(seg, seg.stat().st_size // 3)
             rows += b.num_rows
     msg = str(e.value)
     assert "shrank" in msg and seg.name in msg, msg
     assert 0 < rows < N
+    assert [type(x) for x in stream.errors] == [floxlog.FloxlogError]
+    assert "shrank" in str(stream.errors[0])
