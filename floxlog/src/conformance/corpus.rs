@@ -149,8 +149,48 @@ fn file_name(p: &Path) -> String {
     p.file_name().unwrap_or_default().to_string_lossy().into()
 }
 
+/// Most bytes of a `case.json`.
+pub const MAX_CASE_JSON: u64 = 16 << 20;
+/// Most bytes of an `expected.jsonl`: what a reader adapter may print
+/// (a longer file could never be matched).
+pub const MAX_EXPECTED: u64 = 256 << 20;
+
+/// The text of corpus file `path`: a regular file (never a FIFO, which
+/// would block) of at most `cap` bytes.
+fn read_text(path: &Path, cap: u64) -> Result<String, String> {
+    use std::io::Read;
+    let err = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
+    let f = crate::tape::files::open_regular(path, true).map_err(|e| err(&e))?;
+    let len = f.metadata().map_err(|e| err(&e))?.len();
+    if len > cap {
+        return Err(format!(
+            "{}: {len} bytes, more than the {} MiB such a file may have",
+            path.display(),
+            cap >> 20
+        ));
+    }
+    let mut text = String::new();
+    f.take(cap).read_to_string(&mut text).map_err(|e| err(&e))?;
+    Ok(text)
+}
+
+/// `p` is inside the corpus `root` (canonical) once links are resolved,
+/// or does not exist (it is reported as missing where it is used).
+fn within(root: &Path, p: &Path) -> Result<(), String> {
+    match std::fs::canonicalize(p) {
+        Ok(c) if c.starts_with(root) => Ok(()),
+        Ok(c) => Err(format!(
+            "{} leads outside the corpus (to {}); a case may only use files inside it",
+            p.display(),
+            c.display()
+        )),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(format!("{}: {e}", p.display())),
+    }
+}
+
 fn read_json(path: &Path) -> Result<Value, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let text = read_text(path, MAX_CASE_JSON)?;
     serde_json::from_str(&text).map_err(|e| format!("{}: invalid JSON: {e}", path.display()))
 }
 
@@ -222,8 +262,11 @@ fn load_writer(w: &Value, cj: &Path) -> Result<WriterSettings, String> {
     })
 }
 
-fn load_case(dir: &Path) -> Result<Case, String> {
+fn load_case(root: &Path, dir: &Path) -> Result<Case, String> {
     let cj = dir.join("case.json");
+    for p in [dir, &cj, &dir.join("segments")] {
+        within(root, p)?;
+    }
     let v = read_json(&cj)?;
     if !v.is_object() {
         return Err(format!("{}: not a JSON object", cj.display()));
@@ -281,6 +324,9 @@ fn load_case(dir: &Path) -> Result<Case, String> {
             }));
         }
     }
+    for s in &segments {
+        within(root, &s.path)?;
+    }
     let byte_exact = match v.get("byte_exact") {
         None | Some(Value::Null) => false,
         Some(b) => b
@@ -288,6 +334,8 @@ fn load_case(dir: &Path) -> Result<Case, String> {
             .ok_or_else(|| format!("{}: `byte_exact` is not a bool", cj.display()))?,
     };
     let events = dir.join("events.jsonl");
+    within(root, &events)?;
+    within(root, &dir.join("expected.jsonl"))?;
     Ok(Case {
         name: file_name(dir),
         dir: dir.to_path_buf(),
@@ -299,8 +347,11 @@ fn load_case(dir: &Path) -> Result<Case, String> {
     })
 }
 
-fn load_corrupt(dir: &Path) -> Result<CorruptCase, String> {
+fn load_corrupt(root: &Path, dir: &Path) -> Result<CorruptCase, String> {
     let cj = dir.join("case.json");
+    for p in [dir, &cj, &dir.join("segment.floxlog")] {
+        within(root, p)?;
+    }
     let v = read_json(&cj)?;
     let e = field(&v, "expect", &cj)?;
     let events = as_u64(e, "events", &cj)?;
@@ -339,6 +390,7 @@ impl Corpus {
                 root.display()
             ));
         }
+        let canon = std::fs::canonicalize(root).map_err(|e| format!("{}: {e}", root.display()))?;
         let mut c = Corpus {
             root: root.to_path_buf(),
             cases: Vec::new(),
@@ -349,9 +401,9 @@ impl Corpus {
         for g in Group::ALL {
             for dir in subdirs(&root.join(g.as_str()))? {
                 let r = match g {
-                    Group::Cases => load_case(&dir).map(|x| c.cases.push(x)),
-                    Group::Real => load_case(&dir).map(|x| c.real.push(x)),
-                    Group::Corrupt => load_corrupt(&dir).map(|x| c.corrupt.push(x)),
+                    Group::Cases => load_case(&canon, &dir).map(|x| c.cases.push(x)),
+                    Group::Real => load_case(&canon, &dir).map(|x| c.real.push(x)),
+                    Group::Corrupt => load_corrupt(&canon, &dir).map(|x| c.corrupt.push(x)),
                 };
                 if let Err(error) = r {
                     c.broken.push(BrokenCase {
@@ -395,7 +447,7 @@ impl Group {
 /// Reads a JSON-lines file into values (blank lines skipped); errors name
 /// the file and line.
 pub fn read_jsonl(path: &Path) -> Result<Vec<Value>, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let text = read_text(path, MAX_EXPECTED)?;
     text.lines()
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())

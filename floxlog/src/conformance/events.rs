@@ -39,9 +39,10 @@ fn first_diff(path: &str, exp: &Value, got: &Value) -> Option<String> {
                     }
                 }
             }
-            g.iter()
-                .find(|(k, _)| !e.contains_key(*k))
-                .map(|(k, v)| format!("unexpected field `{k}` (got {})", show(v)))
+            g.iter().find(|(k, _)| !e.contains_key(*k)).map(|(k, v)| {
+                let k = super::process::shown(k);
+                format!("unexpected field `{k}` (got {})", show(v))
+            })
         }
         (Value::Array(e), Value::Array(g)) => {
             for (i, (ev, gv)) in e.iter().zip(g).enumerate() {

@@ -50,13 +50,26 @@ impl Output {
     }
 }
 
-/// The last non-empty line of `b`, trimmed.
+/// Most characters of an adapter's line quoted in a report.
+pub const SHOWN_CHARS: usize = 200;
+
+/// The last non-empty line of `b`, trimmed, and cut to [`SHOWN_CHARS`]
+/// characters (`... (N bytes)` then): a report line stays one short line
+/// whatever an adapter printed.
 pub fn last_line(b: &[u8]) -> Option<String> {
     String::from_utf8_lossy(b)
         .lines()
         .map(str::trim)
         .rfind(|l| !l.is_empty())
-        .map(str::to_string)
+        .map(shown)
+}
+
+/// `l`, cut to [`SHOWN_CHARS`] characters.
+pub fn shown(l: &str) -> String {
+    match l.char_indices().nth(SHOWN_CHARS) {
+        None => l.to_string(),
+        Some((at, _)) => format!("{}... ({} bytes)", &l[..at], l.len()),
+    }
 }
 
 fn status_text(s: &ExitStatus) -> String {
@@ -82,6 +95,9 @@ pub enum RunError {
     TimedOut,
     /// stdout outgrew [`Caps::stdout`]; the call was killed.
     StdoutTooLarge(usize),
+    /// The program exited (how, in words), but something it started kept
+    /// its stdout or stderr open until the deadline; that was killed.
+    PipesHeld(String),
 }
 
 impl std::fmt::Display for RunError {
@@ -92,6 +108,10 @@ impl std::fmt::Display for RunError {
             RunError::StdoutTooLarge(cap) => {
                 write!(f, "printed more than {} MiB on stdout (killed)", cap >> 20)
             }
+            RunError::PipesHeld(status) => write!(
+                f,
+                "the adapter exited ({status}) but a process it started kept its stdout or stderr open (killed)"
+            ),
         }
     }
 }
@@ -220,7 +240,7 @@ pub fn run(argv: &[String], deadline: Instant, caps: Caps) -> Result<Output, Run
             Err(mpsc::RecvTimeoutError::Disconnected) => break,
             Err(mpsc::RecvTimeoutError::Timeout) => {
                 kill_tree(&mut child);
-                return Err(RunError::TimedOut);
+                return Err(RunError::PipesHeld(status_text(&status)));
             }
         }
     }

@@ -19,8 +19,16 @@ fn name_of(p: &Path) -> String {
 }
 
 fn segment_arg(p: &Path) -> Result<String, String> {
-    if !p.is_file() {
-        return Err(format!("corpus: segment file {} is missing", p.display()));
+    match std::fs::metadata(p) {
+        Err(_) => return Err(format!("corpus: segment file {} is missing", p.display())),
+        Ok(md) => {
+            if let Some(what) = crate::tape::files::not_regular(&md) {
+                return Err(format!(
+                    "corpus: segment file {} is {what}, not a regular file",
+                    p.display()
+                ));
+            }
+        }
     }
     p.to_str()
         .map(str::to_string)

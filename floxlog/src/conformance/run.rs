@@ -77,6 +77,9 @@ impl Ctx {
         let argv = t.expand(subs);
         process::run(&argv, self.deadline, self.caps).map_err(|e| match e {
             RunError::TimedOut => format!("timed out after {} s", fmt_secs(self.timeout)),
+            e @ RunError::PipesHeld(_) => {
+                format!("timed out after {} s: {e}", fmt_secs(self.timeout))
+            }
             e => e.to_string(),
         })
     }

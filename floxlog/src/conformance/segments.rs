@@ -167,25 +167,71 @@ pub fn compare_exact(got: &[u8], expected: &[u8]) -> Result<(), String> {
     }
 }
 
-struct BlockInfo {
-    offset: u64,
-    header: BlockHeader,
-    bytes: Vec<u8>,
+/// Blocks of the rest of `it` (each header checked).
+fn count_rest<'a>(
+    it: impl Iterator<Item = Result<floxlog_core::Block<'a>, floxlog_core::Error>>,
+) -> Result<usize, String> {
+    let mut n = 0;
+    for b in it {
+        b.map_err(|e| e.to_string())?;
+        n += 1;
+    }
+    Ok(n)
 }
 
-fn blocks(seg: &Segment<'_>) -> Result<Vec<BlockInfo>, String> {
-    let mut scratch = crate::read::block_scratch(seg);
-    let mut v = Vec::new();
-    for b in seg.blocks() {
-        let b = b.map_err(|e| e.to_string())?;
-        let bytes = b.decompress(&mut scratch).map_err(|e| e.to_string())?;
-        v.push(BlockInfo {
-            offset: b.offset,
-            header: b.header,
-            bytes: bytes.to_vec(),
-        });
+/// Compares the blocks of `se` (expected) and `sg` (got) one pair at a
+/// time: at most one decompressed block of each is held, whatever the
+/// output's size. Returns the output's block offsets.
+fn compare_blocks(se: &Segment<'_>, sg: &Segment<'_>) -> Result<Vec<u64>, String> {
+    let (mut ie, mut ig) = (se.blocks(), sg.blocks());
+    let mut scratch_e = crate::read::block_scratch(se);
+    let mut scratch_g = crate::read::block_scratch(sg);
+    let mut offsets = Vec::new();
+    let mut i = 0usize;
+    loop {
+        let e = ie
+            .next()
+            .transpose()
+            .map_err(|e| format!("expected segment: {e}"))?;
+        let g = ig.next().transpose().map_err(|e| e.to_string())?;
+        let (e, g) = match (e, g) {
+            (None, None) => return Ok(offsets),
+            (Some(_), None) => {
+                let n = i + 1 + count_rest(ie).map_err(|e| format!("expected segment: {e}"))?;
+                return Err(format!("expected {n} blocks, got {i}"));
+            }
+            (None, Some(_)) => {
+                let n = i + 1 + count_rest(ig)?;
+                return Err(format!("expected {i} blocks, got {n}"));
+            }
+            (Some(e), Some(g)) => (e, g),
+        };
+        offsets.push(g.offset);
+        let (x, y) = (e.header, g.header);
+        for (name, a, b) in [
+            ("original_size", x.original_size, y.original_size),
+            ("event_count", x.event_count.into(), y.event_count.into()),
+            ("flags", x.flags.into(), y.flags.into()),
+        ] {
+            if a != b {
+                return Err(format!(
+                    "block {i} header (at offset {}), field {name}: expected {a}, got {b}",
+                    g.offset
+                ));
+            }
+        }
+        let eb = e
+            .decompress(&mut scratch_e)
+            .map_err(|e| format!("expected segment: {e}"))?;
+        let gb = g.decompress(&mut scratch_g).map_err(|e| e.to_string())?;
+        if let Some(at) = eb.iter().zip(gb).position(|(a, b)| a != b) {
+            return Err(format!(
+                "block {i} (at offset {}): decompressed bytes differ at +{at}",
+                g.offset
+            ));
+        }
+        i += 1;
     }
-    Ok(v)
 }
 
 fn header_fields(h: &SegmentHeader) -> [(&'static str, i128); 9] {
@@ -244,32 +290,7 @@ pub fn compare_lz4(got: &[u8], expected: &[u8]) -> Result<(), String> {
         header_fields(se.header()),
         header_fields(sg.header()),
     )?;
-    let be = blocks(&se).map_err(|e| format!("expected segment: {e}"))?;
-    let bg = blocks(&sg)?;
-    for (i, (e, g)) in be.iter().zip(&bg).enumerate() {
-        let (x, y) = (e.header, g.header);
-        for (name, a, b) in [
-            ("original_size", x.original_size, y.original_size),
-            ("event_count", x.event_count.into(), y.event_count.into()),
-            ("flags", x.flags.into(), y.flags.into()),
-        ] {
-            if a != b {
-                return Err(format!(
-                    "block {i} header (at offset {}), field {name}: expected {a}, got {b}",
-                    g.offset
-                ));
-            }
-        }
-        if let Some(at) = e.bytes.iter().zip(&g.bytes).position(|(a, b)| a != b) {
-            return Err(format!(
-                "block {i} (at offset {}): decompressed bytes differ at +{at}",
-                g.offset
-            ));
-        }
-    }
-    if be.len() != bg.len() {
-        return Err(format!("expected {} blocks, got {}", be.len(), bg.len()));
-    }
+    let bg = compare_blocks(&se, &sg)?;
     let ie = Index::parse(expected, se.header()).map_err(|e| format!("expected segment: {e}"))?;
     let ig = Index::parse(got, sg.header()).map_err(|e| format!("index: {e}"))?;
     match (ie, ig) {
@@ -287,7 +308,7 @@ pub fn compare_lz4(got: &[u8], expected: &[u8]) -> Result<(), String> {
                         ea.timestamp_ns, eb.timestamp_ns
                     ));
                 }
-                if !bg.iter().any(|blk| blk.offset == eb.file_offset) {
+                if bg.binary_search(&eb.file_offset).is_err() {
                     return Err(format!(
                         "index entry {i}, field file_offset: {} is not a block header of the output",
                         eb.file_offset
