@@ -150,7 +150,7 @@ impl Problem {
         check: SegmentCheck,
         events: u64,
     ) -> Option<Problem> {
-        let s = check.short?;
+        let s = check.short.filter(|s| s.lost_events(events))?;
         let e = floxlog_core::Error::new(
             floxlog_core::ErrorKind::Truncated,
             s.len,

@@ -20,8 +20,10 @@ use floxlog_core::SegmentHeader;
 pub enum ShortBy {
     /// The manifest lists it with more bytes.
     Listing,
-    /// Its finished header puts the index trailer past the end.
-    IndexOffset,
+    /// Its finished header puts the index trailer past the end, and counts
+    /// this many events: cut short only if fewer are read (the frames can
+    /// be intact and the offset alone wrong: a bad index, not a cut).
+    IndexOffset(u32),
     /// Its header counts events, but the file ends after the header.
     EventCount(u32),
 }
@@ -45,7 +47,7 @@ impl Short {
                 "the file has {} bytes but the manifest lists {}: the segment was cut short after its writer closed it",
                 self.len, self.expected
             ),
-            ShortBy::IndexOffset => format!(
+            ShortBy::IndexOffset(_) => format!(
                 "the file has {} bytes but its finished header puts the index at byte {}: the segment was cut short",
                 self.len, self.expected
             ),
@@ -93,7 +95,7 @@ pub fn check(listed: Option<&ManifestSegment>, data: &[u8], writer_live: bool) -
         c.short = Some(Short {
             len,
             expected: h.index_offset,
-            by: ShortBy::IndexOffset,
+            by: ShortBy::IndexOffset(h.event_count),
         });
     } else if h.event_count > 0 && len == SegmentHeader::LEN as u64 {
         // Even a live LZ4 writer's header counts only events whose block
@@ -105,6 +107,17 @@ pub fn check(listed: Option<&ManifestSegment>, data: &[u8], writer_live: bool) -
         });
     }
     c
+}
+
+impl Short {
+    /// Whether a read that ended cleanly after `events` events (from the
+    /// segment's start) shows the cut.
+    pub fn lost_events(&self, events: u64) -> bool {
+        match self.by {
+            ShortBy::IndexOffset(n) => events < u64::from(n),
+            ShortBy::Listing | ShortBy::EventCount(_) => true,
+        }
+    }
 }
 
 /// The torn-tail wording of a segment (a reader's problem that is
