@@ -259,3 +259,46 @@ fn a_sorted_segment_is_opened_by_its_earliest_event_not_its_header() {
     assert_eq!((ts, p.len()), (vec![50, 70, 100], 0));
     check(&paths, &Filter::default(), "sorted by block");
 }
+
+/// A segment whose Sorted flag lies: a read that relies on the flag (time
+/// order, a time filter) stops with an error naming it, after events in
+/// order; never a wrong order. A plain file-order read returns every event.
+#[test]
+fn a_lying_sorted_flag_is_an_error_not_a_wrong_order() {
+    use floxlog::core::segment_header::{field, flags};
+    let d = tempfile::tempdir().unwrap();
+    let mut rng = Rng(11);
+    for z in [Compression::None, Compression::Lz4] {
+        let mut s = segment(&mut rng, z, 2_000, 0, 3_000, false);
+        s[field::FLAGS] |= flags::SORTED;
+        let p = d.path().join("liar.floxlog");
+        std::fs::write(&p, s).unwrap();
+        let paths = vec![p];
+        let (all, probs) = read(
+            &paths,
+            &ReadConfig {
+                order: Order::File,
+                ..ReadConfig::default()
+            },
+        )
+        .unwrap();
+        assert_eq!((all.len(), probs.len()), (2_000, 0), "{z:?}");
+        for cfg in [
+            ReadConfig::default(),
+            ReadConfig {
+                order: Order::File,
+                filter: Filter {
+                    to: Some(i64::MAX),
+                    ..Filter::default()
+                },
+                ..ReadConfig::default()
+            },
+        ] {
+            let (v, p) = read(&paths, &cfg).unwrap();
+            assert!(v.len() < 2_000, "{z:?}");
+            assert!(v.windows(2).all(|w| w[0].0 <= w[1].0), "{z:?}");
+            assert_eq!(p.len(), 1, "{z:?}");
+            assert!(p[0].contains("flagged Sorted"), "{z:?}: {}", p[0]);
+        }
+    }
+}

@@ -141,6 +141,10 @@ pub fn hint_for(e: &floxlog_core::Error) -> &'static str {
         return "another program cut the file while it was read; the events before this \
                 offset were delivered. Read it again once nothing truncates it";
     }
+    if e.what == super::merge::UNSORTED {
+        return "the segment's Sorted flag is wrong: a file-order read returns every event, \
+                and reindexing the segment writes the flag for what it holds";
+    }
     match e.kind {
         ErrorKind::Truncated if e.offset == 0 => {
             "the file is shorter than a segment header, so it holds no events \

@@ -93,6 +93,31 @@ pub const DEFAULT_REORDER_WINDOW: usize = 1 << 16;
 /// Default bound on the bytes time order holds for orderings (256 MiB).
 pub const DEFAULT_REORDER_BYTES: usize = 256 << 20;
 
+/// The `what` of the error of a segment flagged Sorted whose timestamps
+/// go back.
+pub const UNSORTED: &str =
+    "the segment is flagged Sorted, but exchange_ts_ns goes back here (a time-ordered or time-filtered read relies on the flag)";
+
+/// The error a segment flagged Sorted gives when its timestamps go back
+/// at `at` (checked only when the read relies on the flag: `check`);
+/// `last` is the last timestamp seen.
+fn unsorted(check: bool, last: &mut i64, ts: i64, at: Position) -> Option<floxlog_core::Error> {
+    if !check {
+        return None;
+    }
+    if ts < *last {
+        let mut e = floxlog_core::Error::new(
+            floxlog_core::ErrorKind::MalformedRecord,
+            at.offset,
+            UNSORTED,
+        );
+        e.in_block = at.in_block;
+        return Some(e);
+    }
+    *last = ts;
+    None
+}
+
 /// A segment that could not be read to its end.
 #[derive(Clone, Debug)]
 pub struct Problem {
@@ -207,6 +232,11 @@ struct Cursor<'a> {
     seek_to: Option<i64>,
     events_read: u64,
     sorted: bool,
+    /// The read trusts the Sorted flag (time order, or a time filter: the
+    /// index seek and the stop at `to`), so it checks it: the last
+    /// timestamp seen, and a step back is an error, never a wrong answer.
+    check_sorted: bool,
+    last_ts: i64,
     /// Time order: how the merge reads it ([`time::Stream`]).
     stream: time::Stream,
     /// Whether it is cut short, and whether a writer is live.
@@ -214,6 +244,11 @@ struct Cursor<'a> {
 }
 
 impl Cursor<'_> {
+    /// See [`unsorted`].
+    fn unsorted(&mut self, ts: i64, at: Position) -> Option<floxlog_core::Error> {
+        unsorted(self.check_sorted, &mut self.last_ts, ts, at)
+    }
+
     /// Records the error that ends this segment's read.
     fn stop(&mut self, e: floxlog_core::Error, problems: &mut Vec<Problem>) {
         self.end(Some(e), problems);
@@ -367,6 +402,11 @@ impl OpenedTape {
                 seek_to: cfg.filter.from.filter(|_| sorted),
                 events_read: 0,
                 sorted,
+                check_sorted: sorted
+                    && (cfg.order == Order::Time
+                        || cfg.filter.from.is_some()
+                        || cfg.filter.to.is_some()),
+                last_ts: i64::MIN,
                 stream: time::Stream::default(),
                 check: self.check(i),
             });
@@ -572,6 +612,9 @@ impl<'a> TapeReader<'a> {
                 Err(e) => break Some(e),
             };
             let ts = ev.exchange_ts_ns();
+            if let Some(e) = c.unsorted(ts, position) {
+                break Some(e);
+            }
             if c.sorted && self.filter.to.is_some_and(|t| ts >= t) {
                 break None;
             }

@@ -287,6 +287,9 @@ impl TapeReader<'_> {
                 Err(e) => break Err(e),
             };
             let ts = ev.exchange_ts_ns();
+            if let Some(e) = super::unsorted(c.check_sorted, &mut c.last_ts, ts, at) {
+                break Err(e);
+            }
             if c.sorted && self.filter.to.is_some_and(|t| ts >= t) {
                 break Ok(None);
             }

@@ -61,7 +61,10 @@ impl TapeReader<'_> {
         if let Err(e) = self.plan() {
             return (TradeRun::default(), Err(e));
         }
-        if !(self.direct && self.filter.keeps_every_trade()) {
+        // A segment whose Sorted flag the read relies on is checked event by
+        // event (the kernel does not look at timestamps).
+        let checks = self.cursors.iter().any(|c| c.check_sorted);
+        if !(self.direct && self.filter.keeps_every_trade() && !checks) {
             return self.trades_per_event(out);
         }
         self.merge.out = None;
