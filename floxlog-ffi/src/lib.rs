@@ -86,6 +86,7 @@ mod chunks;
 mod event;
 mod handle;
 mod records;
+mod words;
 
 pub use book::*;
 pub use consts::*;
