@@ -128,3 +128,5 @@ mod tests;
 
 #[cfg(test)]
 mod tape_tests;
+#[cfg(test)]
+mod words_tests;

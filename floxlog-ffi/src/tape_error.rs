@@ -231,7 +231,7 @@ mod tests {
     }
 
     #[test]
-    fn a_tape_error_keeps_file_offset_and_the_cli_text() {
+    fn a_tape_error_keeps_file_offset_and_names_the_c_functions() {
         let e = TapeError::data(
             std::path::Path::new("/t/1.floxlog"),
             floxlog_core::Error::new(floxlog_core::ErrorKind::CrcMismatch, 640, "frame CRC"),
@@ -242,8 +242,12 @@ mod tests {
         assert_eq!(c.code, FLOXLOG_CRC_MISMATCH as u32);
         assert_eq!((c.has_offset, c.offset, c.has_file), (1, 640, 1));
         assert_eq!(text(&c.file), "/t/1.floxlog");
-        assert_eq!(text(&c.message), e.to_string());
+        assert_eq!(
+            text(&c.message),
+            e.localized(&crate::words::CWords).to_string()
+        );
         assert!(text(&c.message).starts_with("/t/1.floxlog at byte 640: "));
+        assert!(text(&c.message).contains("`floxlog_tape_recover` keeps"));
     }
 
     #[test]

@@ -757,7 +757,11 @@ impl TapeWriter {
             return Err(TapeError::usage(format!(
                 "segment created_ns {wanted} is negative: it names and orders the tape's segments, so it must be 0 or more; no segment was opened"
             ))
-            .with_hint(source));
+            .with_hint(if clocked {
+                source
+            } else {
+                Hint::from("the fixed created_ns must be 0 or more")
+            }));
         }
         let mut created = wanted.max(after_last);
         // The placeholder header is written under a hidden temporary name
