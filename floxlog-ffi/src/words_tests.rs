@@ -425,7 +425,7 @@ fn a_refused_append_after_a_rotation_leaves_no_header_only_segment() {
     assert_eq!(append(w, &trade(0)).0, FLOXLOG_OK);
     assert_eq!(append(w, &trade(1)).0, FLOXLOG_OK);
     // A book big enough to rotate, whose header byte contradicts a delta.
-    let lv = vec![floxlog_level::default(); 8];
+    let lv = [floxlog_level::default(); 8];
     let mut b = zero_book();
     b.bids = lv.as_ptr();
     b.bid_count = lv.len();

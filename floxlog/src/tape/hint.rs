@@ -105,9 +105,13 @@ impl Vocabulary for Neutral {
 }
 
 /// What to do about an error or finding: a text whose `{}` slots are
-/// filled, in order, with remedies.
+/// filled, in order, with remedies. Boxed: errors carry it in their `Err`
+/// variants, which stay small; hints are built only on failure.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Hint {
+pub struct Hint(Box<HintText>);
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct HintText {
     text: Cow<'static, str>,
     remedies: Vec<Remedy>,
 }
@@ -115,25 +119,26 @@ pub struct Hint {
 impl Hint {
     /// A hint whose `{}` slots name `remedies` in order.
     pub fn new(text: impl Into<Cow<'static, str>>, remedies: &[Remedy]) -> Hint {
-        Hint {
+        Hint(Box::new(HintText {
             text: text.into(),
             remedies: remedies.to_vec(),
-        }
+        }))
     }
 
     /// The remedies named, in order.
     pub fn remedies(&self) -> &[Remedy] {
-        &self.remedies
+        &self.0.remedies
     }
 
     /// The text in `v`'s words.
     pub fn render(&self, v: &dyn Vocabulary) -> String {
-        if self.remedies.is_empty() {
-            return self.text.to_string();
+        let HintText { text, remedies } = &*self.0;
+        if remedies.is_empty() {
+            return text.to_string();
         }
-        let mut out = String::with_capacity(self.text.len() + 32);
-        let mut rest: &str = &self.text;
-        for r in &self.remedies {
+        let mut out = String::with_capacity(text.len() + 32);
+        let mut rest: &str = text;
+        for r in remedies {
             let Some((before, after)) = rest.split_once("{}") else {
                 break;
             };

@@ -1041,6 +1041,18 @@ fn hand_over(
     Ok(())
 }
 
+/// created_ns reached i64::MAX: the segment would leave no strictly larger
+/// name (or created_ns) for the next one, so it is not opened. Nothing
+/// else changes: the writer's closed segments stay valid and a later
+/// append tries again (with a new value from the clock, if it has one).
+#[cold]
+fn created_ns_exhausted(source: Hint) -> TapeError {
+    TapeError::usage(
+        "segment created_ns would reach i64::MAX: no later segment name is left; no segment was opened",
+    )
+    .with_hint(source)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1266,16 +1278,4 @@ mod tests {
             }
         }
     }
-}
-
-/// created_ns reached i64::MAX: the segment would leave no strictly larger
-/// name (or created_ns) for the next one, so it is not opened. Nothing
-/// else changes: the writer's closed segments stay valid and a later
-/// append tries again (with a new value from the clock, if it has one).
-#[cold]
-fn created_ns_exhausted(source: Hint) -> TapeError {
-    TapeError::usage(
-        "segment created_ns would reach i64::MAX: no later segment name is left; no segment was opened",
-    )
-    .with_hint(source)
 }
