@@ -1,7 +1,9 @@
 /* Order books through the C ABI: floxlog_book_* over caller arrays (hand-
  * computed books, errors), and floxlog_tape_book_at on a tape written here.
  * argv[1]: a directory to create the tape in (must not exist). */
+#include <ctype.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "check.h"
@@ -149,8 +151,69 @@ static void tape_book_at(const char *dir) {
            FLOXLOG_IO_ERROR);
 }
 
+/* Whether `s` names a CLI flag (`--word`) or a `floxlog <command>`: the C
+ * ABI names its own functions and settings (issue 23). */
+static int cli_words(const char *s) {
+  static const char *const cmds[] = {"recover", "reindex", "manifest", "verify", "cat",
+                                     "inspect", "export", "convert", "encode"};
+  for (const char *p = s; *p; p++) {
+    if (p[0] == '-' && p[1] == '-' && islower((unsigned char)p[2])) return 1;
+    if (strncmp(p, "floxlog ", 8) == 0)
+      for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
+        if (strncmp(p + 8, cmds[i], strlen(cmds[i])) == 0) return 1;
+  }
+  return 0;
+}
+
+static int64_t bad_clock(void *ctx) {
+  int *calls = (int *)ctx;
+  return (*calls)++ == 0 ? -1 : 1000 + *calls;
+}
+
+/* Book appends take a zeroed struct, name a contradicting `header_type`
+ * (no byte offset), pointer errors name the argument, and a negative clock
+ * is refused naming `clock_ns`. */
+static void tape_words(const char *base) {
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%s-words", base);
+  floxlog_tape_error terr;
+  floxlog_tape_writer_config cfg;
+  floxlog_tape_writer_config_default(&cfg);
+  int calls = 0;
+  cfg.clock_ns = bad_clock;
+  cfg.clock_ctx = &calls;
+  floxlog_tape_writer *w = NULL;
+  CHECK_RC(floxlog_tape_writer_open(dir, &cfg, &w, &terr), FLOXLOG_OK);
+  if (!w) return;
+  floxlog_level one[] = {L(100, 1)};
+  floxlog_book b;
+  memset(&b, 0, sizeof b);
+  b.exchange_ts_ns = 1;
+  b.bids = one;
+  b.bid_count = 1;
+  CHECK_RC(floxlog_tape_writer_append_book_snapshot(w, &b, &terr), FLOXLOG_INVALID_INPUT);
+  CHECK(strstr(terr.message, "`clock_ns`") != NULL && !cli_words(terr.message));
+  CHECK_RC(floxlog_tape_writer_append_book_delta(w, &b, &terr), FLOXLOG_OK);
+  b.header_type = 2;
+  CHECK_RC(floxlog_tape_writer_append_book_delta(w, &b, &terr), FLOXLOG_INVALID_INPUT);
+  CHECK(terr.has_offset == 0 && strstr(terr.message, "`header_type`") != NULL);
+  CHECK(strstr(terr.message, "at byte") == NULL && !cli_words(terr.message));
+  b.header_type = 0;
+  b.bids = NULL;
+  b.bid_count = 5;
+  CHECK_RC(floxlog_tape_writer_append_book_delta(w, &b, &terr), FLOXLOG_NULL_POINTER);
+  CHECK(strcmp(terr.message, "`book->bids` is NULL with a count of 5") == 0);
+  uint64_t raw[16] = {0};
+  const floxlog_trade *odd = (const floxlog_trade *)(const void *)((const uint8_t *)raw + 1);
+  CHECK_RC(floxlog_tape_writer_append_trade(w, odd, &terr), FLOXLOG_MISALIGNED);
+  CHECK(strstr(terr.message, "`trade` is misaligned") != NULL);
+  CHECK_RC(floxlog_tape_writer_close(w, &terr), FLOXLOG_OK);
+  floxlog_tape_writer_free(w);
+}
+
 int main(int argc, char **argv) {
   book_state();
   tape_book_at(argc > 1 ? argv[1] : "test-book-tape");
+  tape_words(argc > 1 ? argv[1] : "test-book-tape");
   return check_report("book");
 }

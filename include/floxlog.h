@@ -626,9 +626,11 @@ typedef struct floxlog_book {
   uint32_t symbol_id;
   /**
    * The byte stored in the record's type field: flox writes 0 for a
-   * snapshot and 1 for a delta, the spec text 2 and 3. The reference
-   * profile stores it as given (it must agree with the kind); the spec
-   * profile stores 2 or 3.
+   * snapshot and 1 for a delta, the spec text 2 and 3. 0 (a zeroed
+   * struct) takes the byte of the function called (snapshot 0, delta
+   * 1); any other value must agree with it (else
+   * `FLOXLOG_INVALID_INPUT` naming `header_type`). The reference profile
+   * stores the byte so chosen; the spec profile stores 2 or 3.
    */
   uint8_t header_type;
   /**
@@ -1237,7 +1239,7 @@ typedef struct floxlog_tape_error {
   /**
    * One printable text, NUL-terminated: `<file> at byte <offset>:
    * <what failed>`, then on a second line `  hint: <what to do>` when
-   * there is a hint. The same text the `floxlog` CLI prints.
+   * there is a hint, naming this API's functions and settings.
    */
   char message[FLOXLOG_TAPE_MESSAGE_LEN];
 } floxlog_tape_error;
@@ -1492,7 +1494,9 @@ typedef struct floxlog_verify_summary {
 /**
  * Options of `floxlog_tape_recover`. All-zero is the default: rewrite the
  * segments that need it in place, keeping each original as
- * `<name>.damaged`.
+ * `<name>.damaged` when the rewrite dropped or changed bytes after the
+ * header (one that only rewrote the header and appended an index keeps
+ * none).
  */
 typedef struct floxlog_recover_options {
   /**
@@ -1561,7 +1565,8 @@ typedef struct floxlog_recover_report {
    */
   const char *reason;
   /**
-   * Where the original was kept; NULL if not.
+   * Where the original was kept; NULL if not (`no_backup`, or nothing
+   * after the header changed).
    */
   const char *backup;
   /**
@@ -2329,8 +2334,8 @@ floxlog_result floxlog_writer_append_events(struct floxlog_writer *w,
 /**
  * Appends a book snapshot (frame type 2). The levels are read through
  * `book->bids` / `book->asks` during the call only (at most 65535 per
- * side, 8-byte aligned, NULL allowed with a count of 0). Under the
- * reference profile `header_type` must be 0 or 2. Errors as
+ * side, 8-byte aligned, NULL allowed with a count of 0). `header_type`
+ * must be 0 or 2 (see `floxlog_book`). Errors as
  * `floxlog_writer_append_trade`.
  *
  * # Safety
@@ -2343,8 +2348,8 @@ floxlog_result floxlog_writer_append_book_snapshot(struct floxlog_writer *w,
 
 /**
  * Appends a book delta (frame type 3); as
- * `floxlog_writer_append_book_snapshot`, with `header_type` 1 or 3 under
- * the reference profile.
+ * `floxlog_writer_append_book_snapshot`, with `header_type` 0 (stored as
+ * 1 under the reference profile), 1 or 3.
  *
  * # Safety
  * As `floxlog_writer_append_book_snapshot`.
@@ -2982,16 +2987,17 @@ floxlog_result floxlog_tape_verify(const char *path,
 
 /**
  * Repairs the segments of the tape at `path` (a directory or a segment
- * file) whose writer died or that are damaged, as `floxlog recover` does:
+ * file) whose writer died or that are damaged:
  * takes the tape lock (`FLOXLOG_TAPE_LOCKED` while a writer runs), keeps
  * every complete event up to the damage (with `salvage`, past it too),
  * rewrites counts, index and header crash-atomically, keeps the original
- * as `<name>.damaged` unless `no_backup`, leaves valid segments alone, and
+ * as `<name>.damaged` unless `no_backup` or only the header changed (and
+ * an index was appended), leaves valid segments alone, and
  * rebuilds `manifest.json` when it no longer matches. Each outcome goes to
  * `on_report` (may be NULL) as it happens. (A killed writer's LZ4 segment
  * that ends on a whole block is valid as it is, its header counting those
  * blocks, and is left alone without an index: it cannot be told from an
- * LZ4 segment written without one; `floxlog reindex` adds an index.)
+ * LZ4 segment written without one; reindexing adds an index.)
  *
  * Returns `FLOXLOG_OK` when every segment is valid now (or, dry run, would
  * be); when some segment could not be recovered, the code of the first

@@ -36,7 +36,7 @@ use floxlog::tape::manifest::{dir_and_name, sync_dir};
 use floxlog::tape::merge::Problem;
 use floxlog::tape::source::header_is_unfinished;
 use floxlog::tape::time::civil_from_days;
-use floxlog::tape::{Filter, OpenedTape, Order, Tape, TapeError};
+use floxlog::tape::{Filter, Hint, OpenedTape, Order, Remedy, Tape, TapeError};
 use floxlog_core::{ReadOptions, Segment, UnknownTypes};
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression as PqCompression, ZstdLevel};
@@ -503,7 +503,7 @@ fn check_header_count(
                 h.event_count
             ),
         )
-        .with_hint("run `floxlog verify` on the tape"));
+        .with_hint(Hint::new("{} tells where", &[Remedy::Verify])));
     }
     Ok(())
 }
@@ -534,8 +534,10 @@ pub fn export(
     let (parent, name) = dir_and_name(out)?;
     if out.symlink_metadata().is_ok() && !spec.overwrite {
         return Err(
-            TapeError::usage(format!("{} already exists", out.display()))
-                .with_hint("choose a new output path, or pass --overwrite to replace it"),
+            TapeError::usage(format!("{} already exists", out.display())).with_hint(Hint::new(
+                "choose a new output path, or {}",
+                &[Remedy::Overwrite],
+            )),
         );
     }
     floxlog::tape::lock::remove_stale_partials(parent, &name);

@@ -185,6 +185,8 @@ pub struct Book<'a> {
     /// Symbol tag.
     pub symbol_id: u32,
     /// The byte stored in `BookRecordHeader.type` (flox 0/1, spec 2/3).
+    /// Writers take 0 as "the kind's own byte" (a delta is stored with 1
+    /// under the reference profile); any other byte must agree with `kind`.
     pub header_type: u8,
     /// Instrument code.
     pub instrument: u8,

@@ -131,11 +131,13 @@ impl<'a> Event<'a> {
     /// Whether the event can be encoded under `profile`; `Err` says why not.
     ///
     /// Book sides hold at most 65535 levels; wire-form levels must be whole
-    /// 16-byte levels; a pool payload must fit a `u32` frame size; and under
-    /// the reference profile a book's header type byte must not contradict
-    /// its kind (0 or 2 for a snapshot, 1 or 3 for a delta), since flox
-    /// would pick the frame type from that byte.
+    /// 16-byte levels; a pool payload must fit a `u32` frame size; and (under
+    /// both profiles, which take the same bytes) a book's header type byte must not contradict its kind (0 or 2 for a
+    /// snapshot, 1 or 3 for a delta; 0 on a delta is replaced by the kind's
+    /// own byte), since flox would pick the frame type from that byte.
     pub fn validate(&self, profile: Profile) -> core::result::Result<(), &'static str> {
+        // Both profiles accept the same events; kept for future checks.
+        let _ = profile;
         match self {
             Event::Book(b) => {
                 for side in [b.bids, b.asks] {
@@ -148,8 +150,13 @@ impl<'a> Event<'a> {
                         return Err("book side has more than 65535 levels");
                     }
                 }
-                if profile == Profile::Reference && !b.kind.accepts_header_type(b.header_type) {
-                    return Err("book header type byte contradicts the book kind");
+                // 0 (a zero-initialised struct) takes the kind's own byte;
+                // any other byte must agree with the kind, under either
+                // profile, since flox picks the frame type from it.
+                if b.header_type != 0 && !b.kind.accepts_header_type(b.header_type) {
+                    return Err(
+                        "book `header_type` contradicts the book kind (snapshot 0 or 2, delta 1 or 3; 0 takes the kind's byte)",
+                    );
                 }
                 Ok(())
             }
@@ -175,7 +182,10 @@ impl<'a> Event<'a> {
             }
             Event::Book(b) => {
                 let ht = match profile {
-                    Profile::Reference => b.header_type,
+                    Profile::Reference if b.kind.accepts_header_type(b.header_type) => {
+                        b.header_type
+                    }
+                    Profile::Reference => b.kind.flox_header_type(),
                     Profile::Spec => b.kind.frame_type(),
                 };
                 b.emit(ht, out);

@@ -50,8 +50,8 @@ pub struct floxlog_book_state {
 /// The struct's pointers must hold their capacities of initialised levels
 /// that nothing else accesses during `'a`.
 unsafe fn storage<'a>(b: &floxlog_book_state) -> Result<(&'a mut [Level], &'a mut [Level]), Fail> {
-    check_slice(b.bids, b.bid_capacity, "book bids storage")?;
-    check_slice(b.asks, b.ask_capacity, "book asks storage")?;
+    check_slice(b.bids, b.bid_capacity, "bids")?;
+    check_slice(b.asks, b.ask_capacity, "asks")?;
     let range = |p: *mut floxlog_level, n: usize| (p as usize, n * size_of::<Level>());
     if overlap(range(b.bids, b.bid_capacity), range(b.asks, b.ask_capacity)) {
         return Err(Fail::invalid("book bids and asks storage overlap"));
@@ -90,7 +90,7 @@ pub unsafe extern "C" fn floxlog_book_init(
     err: *mut floxlog_error,
 ) -> floxlog_result {
     boundary(err, || {
-        check_out(book, "book is NULL")?;
+        check_out(book, "book")?;
         let st = floxlog_book_state {
             bids,
             bid_capacity,
@@ -102,10 +102,10 @@ pub unsafe extern "C" fn floxlog_book_init(
         // Checked (and the pointers' memory zeroed, so that every level is
         // initialised) through uninit views first.
         // SAFETY: the caller's promise.
-        let b = unsafe { slice_uninit(bids, bid_capacity, "book bids storage") }?;
+        let b = unsafe { slice_uninit(bids, bid_capacity, "bids") }?;
         b.fill(core::mem::MaybeUninit::new(floxlog_level::default()));
         // SAFETY: the caller's promise.
-        let a = unsafe { slice_uninit(asks, ask_capacity, "book asks storage") }?;
+        let a = unsafe { slice_uninit(asks, ask_capacity, "asks") }?;
         a.fill(core::mem::MaybeUninit::new(floxlog_level::default()));
         // SAFETY: just initialised; checks the overlap.
         unsafe { storage(&st) }?;
@@ -141,7 +141,7 @@ pub unsafe extern "C" fn floxlog_book_apply(
     err: *mut floxlog_error,
 ) -> floxlog_result {
     boundary(err, || {
-        check_out(book, "book is NULL")?;
+        check_out(book, "book")?;
         // SAFETY: checked; the caller's promise.
         let b = unsafe { &mut *book };
         // SAFETY: the caller's promise.
@@ -180,7 +180,7 @@ pub unsafe extern "C" fn floxlog_book_apply(
 #[no_mangle]
 pub unsafe extern "C" fn floxlog_book_clear(book: *mut floxlog_book_state) -> floxlog_result {
     boundary(core::ptr::null_mut(), || {
-        check_out(book, "book is NULL")?;
+        check_out(book, "book")?;
         // SAFETY: checked; the caller's promise.
         let b = unsafe { &mut *book };
         b.bid_count = 0;
@@ -203,10 +203,10 @@ pub unsafe extern "C" fn floxlog_book_side(
     count: *mut usize,
 ) -> floxlog_result {
     boundary(core::ptr::null_mut(), || {
-        check_out(levels, "levels is NULL")?;
-        check_out(count, "count is NULL")?;
+        check_out(levels, "levels")?;
+        check_out(count, "count")?;
         // SAFETY: the caller's promise.
-        let b = unsafe { crate::boundary::in_ref(book, "book is NULL") }?;
+        let b = unsafe { crate::boundary::in_ref(book, "book") }?;
         let (p, n, cap) = match side {
             FLOXLOG_BOOK_BID => (b.bids, b.bid_count, b.bid_capacity),
             FLOXLOG_BOOK_ASK => (b.asks, b.ask_count, b.ask_capacity),
@@ -247,7 +247,7 @@ pub unsafe extern "C" fn floxlog_book_best(
         return rc;
     }
     boundary(core::ptr::null_mut(), || {
-        check_out(level, "level is NULL")?;
+        check_out(level, "level")?;
         if n == 0 {
             return Ok(FLOXLOG_END);
         }
@@ -291,8 +291,8 @@ pub unsafe extern "C" fn floxlog_tape_book_at(
     err: *mut floxlog_tape_error,
 ) -> floxlog_result {
     tape_boundary(err, || {
-        check_out(bid_count, "bid_count is NULL")?;
-        check_out(ask_count, "ask_count is NULL")?;
+        check_out(bid_count, "bid_count")?;
+        check_out(ask_count, "ask_count")?;
         // SAFETY: the caller's promises.
         let bo = unsafe { slice_uninit(bids_out, bid_capacity, "bids_out") }?;
         // SAFETY: the caller's promises.

@@ -4,7 +4,7 @@
 //! `Fail` instead of dereferencing something unusable; the remaining
 //! promise (the memory is real) is the caller's.
 
-use crate::error::{floxlog_error, floxlog_result, Fail};
+use crate::error::{floxlog_error, floxlog_result, Fail, PtrFault};
 use core::mem::{size_of, MaybeUninit};
 use core::panic::AssertUnwindSafe;
 use floxlog_result::*;
@@ -67,12 +67,15 @@ pub(crate) unsafe fn output<T>(
     })
 }
 
-/// Checks a required input pointer.
-pub(crate) fn check_in<T>(p: *const T, what: &'static str) -> Result<(), Fail> {
+/// Checks a required input pointer; `arg` is its name in the prototype.
+pub(crate) fn check_in<T>(p: *const T, arg: &'static str) -> Result<(), Fail> {
     if p.is_null() {
-        Err(Fail::null(what))
+        Err(Fail::null(arg))
     } else if !p.is_aligned() {
-        Err(Fail::new(FLOXLOG_MISALIGNED, what))
+        Err(Fail::pointer(
+            arg,
+            PtrFault::Misaligned(core::mem::align_of::<T>()),
+        ))
     } else {
         Ok(())
     }
@@ -123,12 +126,15 @@ pub(crate) fn check_slice<T>(p: *const T, len: usize, what: &'static str) -> Res
     if len == 0 {
         return Ok(());
     }
+    if p.is_null() {
+        return Err(Fail::pointer(what, PtrFault::NullWithCount(len)));
+    }
     check_in(p, what)?;
     if len
         .checked_mul(size_of::<T>())
         .is_none_or(|b| b > isize::MAX as usize)
     {
-        return Err(Fail::invalid(what));
+        return Err(Fail::pointer(what, PtrFault::TooLong(len)));
     }
     Ok(())
 }
@@ -165,7 +171,7 @@ pub(crate) unsafe fn slice_in<'a, T>(
 /// As `slice_in`.
 pub(crate) unsafe fn data_in<'a>(data: *const u8, len: usize) -> Result<&'a [u8], Fail> {
     if data.is_null() {
-        return Err(Fail::null("data is NULL"));
+        return Err(Fail::null("data"));
     }
     // SAFETY: forwarded caller promise.
     unsafe { slice_in(data, len, "data") }
@@ -183,7 +189,7 @@ pub(crate) unsafe fn batch_slots<'a, T>(
     cap: usize,
     what: &'static str,
 ) -> Result<&'a mut [MaybeUninit<T>], Fail> {
-    check_out(count, "count is NULL")?;
+    check_out(count, "count")?;
     if cap == 0 {
         return Err(Fail::invalid("batch capacity is 0"));
     }

@@ -302,6 +302,20 @@ pub struct floxlog_error {
     pub what: [c_char; FLOXLOG_WHAT_LEN],
 }
 
+/// What is wrong with a caller pointer; `Fail::what` is then the
+/// argument's name as the prototype spells it (`trade`, `book->bids`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum PtrFault {
+    /// NULL where a value is required.
+    Null,
+    /// NULL with a non-zero count.
+    NullWithCount(usize),
+    /// Not aligned for its type (the alignment needed).
+    Misaligned(usize),
+    /// The count times the element size passes `isize::MAX` bytes.
+    TooLong(usize),
+}
+
 /// An internal failure before it is copied into a `floxlog_error`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Fail {
@@ -310,6 +324,8 @@ pub(crate) struct Fail {
     pub in_block: Option<u32>,
     pub needed: Option<u64>,
     pub what: &'static str,
+    /// Set for pointer checks: `what` names the argument.
+    pub ptr: Option<PtrFault>,
 }
 
 impl Fail {
@@ -320,10 +336,22 @@ impl Fail {
             in_block: None,
             needed: None,
             what,
+            ptr: None,
         }
     }
-    pub(crate) const fn null(what: &'static str) -> Fail {
-        Fail::new(FLOXLOG_NULL_POINTER, what)
+    /// A pointer argument (named `arg`) that cannot be used.
+    pub(crate) const fn pointer(arg: &'static str, fault: PtrFault) -> Fail {
+        let code = match fault {
+            PtrFault::Null | PtrFault::NullWithCount(_) => FLOXLOG_NULL_POINTER,
+            PtrFault::Misaligned(_) => FLOXLOG_MISALIGNED,
+            PtrFault::TooLong(_) => FLOXLOG_INVALID_INPUT,
+        };
+        let mut f = Fail::new(code, arg);
+        f.ptr = Some(fault);
+        f
+    }
+    pub(crate) const fn null(arg: &'static str) -> Fail {
+        Fail::pointer(arg, PtrFault::Null)
     }
     pub(crate) const fn invalid(what: &'static str) -> Fail {
         Fail::new(FLOXLOG_INVALID_INPUT, what)
@@ -334,14 +362,34 @@ impl Fail {
         f
     }
 
-    /// The C form: `what` truncated (at a character boundary) to fit.
+    /// The text for a person: `what`, or for a pointer fault a sentence
+    /// naming the argument and what is wrong with it.
+    pub(crate) fn text(&self) -> std::borrow::Cow<'static, str> {
+        let arg = self.what;
+        match self.ptr {
+            None => arg.into(),
+            Some(PtrFault::Null) => format!("`{arg}` is NULL").into(),
+            Some(PtrFault::NullWithCount(n)) => {
+                format!("`{arg}` is NULL with a count of {n}").into()
+            }
+            Some(PtrFault::Misaligned(a)) => {
+                format!("`{arg}` is misaligned: it must be a multiple of {a} bytes").into()
+            }
+            Some(PtrFault::TooLong(n)) => {
+                format!("`{arg}` with a count of {n} passes isize::MAX bytes").into()
+            }
+        }
+    }
+
+    /// The C form: the text truncated (at a character boundary) to fit.
     pub(crate) fn to_c(self) -> floxlog_error {
+        let text = self.text();
         let mut what = [0 as c_char; FLOXLOG_WHAT_LEN];
-        let mut n = self.what.len().min(FLOXLOG_WHAT_LEN - 1);
-        while !self.what.is_char_boundary(n) {
+        let mut n = text.len().min(FLOXLOG_WHAT_LEN - 1);
+        while !text.is_char_boundary(n) {
             n -= 1;
         }
-        for (d, s) in what.iter_mut().zip(&self.what.as_bytes()[..n]) {
+        for (d, s) in what.iter_mut().zip(&text.as_bytes()[..n]) {
             *d = *s as c_char;
         }
         floxlog_error {
@@ -364,6 +412,7 @@ impl From<Error> for Fail {
             in_block: e.in_block,
             needed: e.needed,
             what: e.what,
+            ptr: None,
         }
     }
 }

@@ -21,12 +21,18 @@ use floxlog_core::{Book, BookKind, Event, Level, Levels, OptionQuote, PoolState,
 /// # Safety
 /// `p` must point at `n` levels (or be NULL with `n == 0`) that stay
 /// unchanged during `'a`.
-unsafe fn levels_in<'a>(p: *const floxlog_level, n: usize) -> Result<Levels<'a>, Fail> {
+/// `side` names the pointer (`book->bids`), `count` its count field.
+unsafe fn levels_in<'a>(
+    p: *const floxlog_level,
+    n: usize,
+    side: &'static str,
+    count: &'static str,
+) -> Result<Levels<'a>, Fail> {
     if n > MAX_LEVELS_PER_SIDE {
-        return Err(Fail::invalid("book side has more than 65535 levels"));
+        return Err(Fail::invalid(count));
     }
     // SAFETY: the caller's promise; layouts are asserted equal in types.rs.
-    let levels = unsafe { slice_in(p as *const Level, n, "book levels pointer") }?;
+    let levels = unsafe { slice_in(p as *const Level, n, side) }?;
     Ok(Levels::Slice(levels))
 }
 
@@ -43,9 +49,23 @@ pub(crate) unsafe fn book_in<'a>(b: &'a floxlog_book, kind: BookKind) -> Result<
         instrument: b.instrument,
         exchange_id: b.exchange_id,
         // SAFETY: forwarded caller promise.
-        bids: unsafe { levels_in(b.bids, b.bid_count) }?,
+        bids: unsafe {
+            levels_in(
+                b.bids,
+                b.bid_count,
+                "book->bids",
+                "book->bid_count is over 65535 levels",
+            )
+        }?,
         // SAFETY: forwarded caller promise.
-        asks: unsafe { levels_in(b.asks, b.ask_count) }?,
+        asks: unsafe {
+            levels_in(
+                b.asks,
+                b.ask_count,
+                "book->asks",
+                "book->ask_count is over 65535 levels",
+            )
+        }?,
     })
 }
 
@@ -63,7 +83,7 @@ pub(crate) unsafe fn pool_state_in(p: &floxlog_pool_state) -> Result<PoolState<'
         venue: p.venue,
         exchange_id: p.exchange_id,
         // SAFETY: the caller's promise.
-        payload: unsafe { slice_in(p.payload, p.payload_len, "pool state payload pointer") }?,
+        payload: unsafe { slice_in(p.payload, p.payload_len, "state->payload") }?,
     })
 }
 
@@ -111,7 +131,7 @@ pub(crate) unsafe fn event_in(ev: &floxlog_event) -> Result<Event<'_>, Fail> {
 /// # Safety
 /// As `event_in`, for `*ev` if it is non-NULL and aligned.
 pub(crate) unsafe fn event_ptr_in<'a>(ev: *const floxlog_event) -> Result<Event<'a>, Fail> {
-    check_in(ev, "event is NULL")?;
+    check_in(ev, "event")?;
     // SAFETY: checked; the caller's promise for the contents.
     unsafe { event_in(&*ev) }
 }
@@ -143,7 +163,7 @@ impl<'a> LevelScratch<'a> {
     pub(crate) unsafe fn new(p: *mut floxlog_level, cap: usize) -> Result<Self, Fail> {
         Ok(LevelScratch {
             // SAFETY: forwarded caller promise.
-            slots: unsafe { slice_uninit(p, cap, "level scratch pointer") }?,
+            slots: unsafe { slice_uninit(p, cap, "levels") }?,
         })
     }
 

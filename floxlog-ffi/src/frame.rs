@@ -30,13 +30,13 @@ pub unsafe extern "C" fn floxlog_frame_encode(
     err: *mut floxlog_error,
 ) -> floxlog_result {
     boundary(err, || {
-        check_out(written, "written is NULL")?;
+        check_out(written, "written")?;
         let profile = profile_in(profile)?;
         // SAFETY: forwarded caller promise; pointer checked.
         let ev = unsafe { event_ptr_in(event) }?;
         let need = FLOXLOG_FRAME_HEADER_LEN + ev.payload_len();
         if out.is_null() && out_len > 0 {
-            return Err(Fail::null("out is NULL"));
+            return Err(Fail::null("out"));
         }
         if out_len < need {
             ev.validate(profile).map_err(Fail::invalid)?;
@@ -82,8 +82,8 @@ pub unsafe extern "C" fn floxlog_frame_decode(
     err: *mut floxlog_error,
 ) -> floxlog_result {
     boundary(err, || {
-        check_out(event, "event is NULL")?;
-        check_out(consumed, "consumed is NULL")?;
+        check_out(event, "event")?;
+        check_out(consumed, "consumed")?;
         // SAFETY: the caller promises `len` readable bytes and a valid
         // `opts` if not NULL.
         let (data, opts) = unsafe { (data_in(data, len)?, floxlog_read_options::from_ptr(opts)?) };
@@ -123,7 +123,7 @@ pub unsafe extern "C" fn floxlog_frame_header_parse(
 ) -> floxlog_result {
     // SAFETY: forwarded caller promises.
     unsafe {
-        output(err, header, "header is NULL", || {
+        output(err, header, "header", || {
             Ok((&FrameHeader::parse(data_in(data, len)?, 0)?).into())
         })
     }
@@ -145,7 +145,7 @@ pub unsafe extern "C" fn floxlog_block_header_parse(
 ) -> floxlog_result {
     // SAFETY: forwarded caller promises.
     unsafe {
-        output(err, header, "header is NULL", || {
+        output(err, header, "header", || {
             Ok((&BlockHeader::parse(data_in(data, len)?, 0)?).into())
         })
     }

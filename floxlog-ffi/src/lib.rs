@@ -86,6 +86,7 @@ mod chunks;
 mod event;
 mod handle;
 mod records;
+mod words;
 
 pub use book::*;
 pub use consts::*;
@@ -127,3 +128,5 @@ mod tests;
 
 #[cfg(test)]
 mod tape_tests;
+#[cfg(test)]
+mod words_tests;

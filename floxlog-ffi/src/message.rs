@@ -74,7 +74,7 @@ pub unsafe extern "C" fn floxlog_error_format(
 ) -> floxlog_result {
     boundary(core::ptr::null_mut(), || {
         // SAFETY: checked for NULL/alignment; the caller promises a value.
-        let e = unsafe { in_ref(e, "error is NULL") }?;
+        let e = unsafe { in_ref(e, "error") }?;
         // `what` is read up to its first NUL, never past the array.
         let n = e
             .what
@@ -166,9 +166,9 @@ fn format_into(
     written: *mut usize,
     args: fmt::Arguments<'_>,
 ) -> FfiResult {
-    check_out(written, "written is NULL")?;
+    check_out(written, "written")?;
     if buf.is_null() {
-        return Err(Fail::null("message buffer is NULL"));
+        return Err(Fail::null("buf"));
     }
     // Measure first so nothing is written when it does not fit.
     let mut probe = Cursor::new(&mut []);
@@ -182,7 +182,7 @@ fn format_into(
     }
     // SAFETY: `buf` is non-NULL (checked) and the caller promises `len`
     // writable bytes; c_char and u8 have the same layout.
-    let out = unsafe { slice_uninit(buf as *mut u8, len, "message buffer") }?;
+    let out = unsafe { slice_uninit(buf as *mut u8, len, "buf") }?;
     let mut c = Cursor::new(out);
     let _ = c.write_fmt(args);
     if c.overflow {

@@ -49,7 +49,7 @@ pub(crate) struct ReaderHandle {
 unsafe impl Opaque for floxlog_reader {
     type Handle = ReaderHandle;
     const MAGIC: u64 = READER_MAGIC;
-    const NULL: &'static str = "reader is NULL";
+    const NULL: &'static str = "r";
     const WRONG: &'static str = "not a floxlog_reader handle";
 }
 
@@ -75,7 +75,7 @@ pub unsafe extern "C" fn floxlog_read_options_default(
 ) -> floxlog_result {
     // SAFETY: forwarded caller promise.
     unsafe {
-        output(core::ptr::null_mut(), opts, "options is NULL", || {
+        output(core::ptr::null_mut(), opts, "options", || {
             Ok(Default::default())
         })
     }
@@ -114,7 +114,7 @@ pub unsafe extern "C" fn floxlog_reader_new(
     err: *mut floxlog_error,
 ) -> floxlog_result {
     boundary(err, || {
-        check_out(reader_out, "reader_out is NULL")?;
+        check_out(reader_out, "reader_out")?;
         let ranges = ((data as usize, len), (scratch as usize, scratch_len));
         // SAFETY: the caller promises `data` for the handle's lifetime and
         // a valid `opts` if not NULL.
@@ -124,7 +124,7 @@ pub unsafe extern "C" fn floxlog_reader_new(
             return Err(Fail::invalid("segment data and scratch overlap"));
         }
         if scratch_len > 0 {
-            check_out(scratch, "scratch is NULL")?;
+            check_out(scratch, "scratch")?;
         }
         let seg = Segment::parse(data)?;
         // SAFETY: as above.
@@ -189,7 +189,7 @@ pub unsafe extern "C" fn floxlog_reader_next(
     err: *mut floxlog_error,
 ) -> floxlog_result {
     boundary(err, || {
-        check_out(event, "event is NULL")?;
+        check_out(event, "event")?;
         // SAFETY: forwarded caller promise.
         let h = unsafe { handle(r) }?;
         // SAFETY: the caller promises `level_cap` writable levels.
@@ -467,7 +467,7 @@ pub unsafe extern "C" fn floxlog_reader_position(
     pos: *mut floxlog_position,
 ) -> floxlog_result {
     // SAFETY: forwarded caller promises.
-    unsafe { get(r, pos, "pos is NULL", |h| (&h.reader.position()).into()) }
+    unsafe { get(r, pos, "pos", |h| (&h.reader.position()).into()) }
 }
 
 /// Sets `*offset` to the segment offset of the next frame or block header
@@ -482,7 +482,7 @@ pub unsafe extern "C" fn floxlog_reader_next_offset(
     offset: *mut u64,
 ) -> floxlog_result {
     // SAFETY: forwarded caller promises.
-    unsafe { get(r, offset, "offset is NULL", |h| h.reader.next_offset()) }
+    unsafe { get(r, offset, "offset", |h| h.reader.next_offset()) }
 }
 
 /// Sets `*count` to the events yielded so far (including one held back by
@@ -496,7 +496,7 @@ pub unsafe extern "C" fn floxlog_reader_events_read(
     count: *mut u64,
 ) -> floxlog_result {
     // SAFETY: forwarded caller promises.
-    unsafe { get(r, count, "count is NULL", |h| h.reader.events_read()) }
+    unsafe { get(r, count, "count", |h| h.reader.events_read()) }
 }
 
 /// Repositions the cursor before the first event with
@@ -532,7 +532,7 @@ pub unsafe extern "C" fn floxlog_reader_header(
     header: *mut floxlog_segment_header,
 ) -> floxlog_result {
     // SAFETY: forwarded caller promises.
-    unsafe { get(r, header, "header is NULL", |h| h.seg.header().into()) }
+    unsafe { get(r, header, "header", |h| h.seg.header().into()) }
 }
 
 /// Inspects the index trailer: on `FLOXLOG_OK` fills `*header` and
@@ -553,8 +553,8 @@ pub unsafe extern "C" fn floxlog_reader_index(
     err: *mut floxlog_error,
 ) -> floxlog_result {
     boundary(err, || {
-        check_out(header, "header is NULL")?;
-        check_out(entry_count, "entry_count is NULL")?;
+        check_out(header, "header")?;
+        check_out(entry_count, "entry_count")?;
         // SAFETY: forwarded caller promise.
         let Some(ix) = unsafe { handle(r) }?.index()? else {
             return Ok(FLOXLOG_NO_INDEX);
@@ -580,7 +580,7 @@ unsafe fn index_lookup(
     pick: impl FnOnce(&Index<'_>) -> Option<IndexEntry>,
 ) -> floxlog_result {
     boundary(err, || {
-        check_out(entry, "entry is NULL")?;
+        check_out(entry, "entry")?;
         // SAFETY: forwarded caller promise.
         let Some(ix) = unsafe { handle(r) }?.index()? else {
             return Ok(FLOXLOG_NO_INDEX);

@@ -109,7 +109,7 @@ impl floxlog_read_options {
             return Ok(Self::default());
         }
         // SAFETY: checked by in_ref; the caller promises a value.
-        Ok(*unsafe { crate::boundary::in_ref(opts, "options") }?)
+        Ok(*unsafe { crate::boundary::in_ref(opts, "opts") }?)
     }
 
     /// The core's options.

@@ -34,7 +34,7 @@ pub unsafe extern "C" fn floxlog_segment_scratch_len(
 ) -> floxlog_result {
     // SAFETY: forwarded caller promises.
     unsafe {
-        output(err, needed, "needed is NULL", || {
+        output(err, needed, "needed", || {
             Ok(Segment::parse(data_in(data, len)?)?.scratch_len())
         })
     }
@@ -55,7 +55,7 @@ pub unsafe extern "C" fn floxlog_segment_header_parse(
 ) -> floxlog_result {
     // SAFETY: forwarded caller promises.
     unsafe {
-        output(err, header, "header is NULL", || {
+        output(err, header, "header", || {
             Ok((&SegmentHeader::parse(data_in(data, len)?)?).into())
         })
     }

@@ -60,7 +60,7 @@ pub unsafe extern "C" fn floxlog_event_frame_len(
 ) -> floxlog_result {
     // SAFETY: forwarded caller promises; the event pointer is checked.
     unsafe {
-        output(err, len, "len is NULL", || {
+        output(err, len, "len", || {
             Ok(FLOXLOG_FRAME_HEADER_LEN + event_ptr_in(event)?.payload_len())
         })
     }
@@ -101,8 +101,8 @@ pub unsafe extern "C" fn floxlog_writer_get_buffer_sizes(
     use crate::error::Fail;
     // SAFETY: forwarded caller promises; the pointers are checked.
     unsafe {
-        output(err, sizes, "sizes is NULL", || {
-            let c = crate::records::config_in(in_ref(cfg, "config is NULL")?)?;
+        output(err, sizes, "sizes", || {
+            let c = crate::records::config_in(in_ref(cfg, "cfg")?)?;
             c.check()?;
             let too_big = || {
                 Fail::new(

@@ -4,6 +4,7 @@
 
 use crate::boundary::boundary;
 use crate::error::{floxlog_result, Fail};
+use crate::words::CWords;
 use core::ffi::{c_char, CStr};
 use floxlog::tape::{TapeError, TapeErrorKind};
 use floxlog_result::*;
@@ -37,7 +38,7 @@ pub struct floxlog_tape_error {
     pub file: [c_char; FLOXLOG_TAPE_PATH_LEN],
     /// One printable text, NUL-terminated: `<file> at byte <offset>:
     /// <what failed>`, then on a second line `  hint: <what to do>` when
-    /// there is a hint. The same text the `floxlog` CLI prints.
+    /// there is a hint, naming this API's functions and settings.
     pub message: [c_char; FLOXLOG_TAPE_MESSAGE_LEN],
 }
 
@@ -111,7 +112,7 @@ impl TapeFail {
             TapeFail::Ffi(f) => {
                 out.offset = f.offset;
                 out.has_offset = u8::from(f.offset != 0);
-                put_str(&mut out.message, f.what)
+                put_str(&mut out.message, &f.text())
             }
             TapeFail::Tape(e) | TapeFail::Coded(_, e) => {
                 let mut cut = false;
@@ -123,7 +124,7 @@ impl TapeFail {
                     out.has_offset = 1;
                     out.offset = o;
                 }
-                cut | put_str(&mut out.message, &e.to_string())
+                cut | put_str(&mut out.message, &e.localized(&CWords).to_string())
             }
         };
         out.truncated = u8::from(cut);
@@ -230,7 +231,7 @@ mod tests {
     }
 
     #[test]
-    fn a_tape_error_keeps_file_offset_and_the_cli_text() {
+    fn a_tape_error_keeps_file_offset_and_names_the_c_functions() {
         let e = TapeError::data(
             std::path::Path::new("/t/1.floxlog"),
             floxlog_core::Error::new(floxlog_core::ErrorKind::CrcMismatch, 640, "frame CRC"),
@@ -241,8 +242,12 @@ mod tests {
         assert_eq!(c.code, FLOXLOG_CRC_MISMATCH as u32);
         assert_eq!((c.has_offset, c.offset, c.has_file), (1, 640, 1));
         assert_eq!(text(&c.file), "/t/1.floxlog");
-        assert_eq!(text(&c.message), e.to_string());
+        assert_eq!(
+            text(&c.message),
+            e.localized(&crate::words::CWords).to_string()
+        );
         assert!(text(&c.message).starts_with("/t/1.floxlog at byte 640: "));
+        assert!(text(&c.message).contains("`floxlog_tape_recover` keeps"));
     }
 
     #[test]

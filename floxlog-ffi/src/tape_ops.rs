@@ -87,7 +87,9 @@ pub struct floxlog_verify_summary {
 
 /// Options of `floxlog_tape_recover`. All-zero is the default: rewrite the
 /// segments that need it in place, keeping each original as
-/// `<name>.damaged`.
+/// `<name>.damaged` when the rewrite dropped or changed bytes after the
+/// header (one that only rewrote the header and appended an index keeps
+/// none).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
 pub struct floxlog_recover_options {
@@ -130,7 +132,8 @@ pub struct floxlog_recover_report {
     /// failed (e.g. `truncated: data ends inside a frame payload ...`);
     /// NULL if nothing was.
     pub reason: *const c_char,
-    /// Where the original was kept; NULL if not.
+    /// Where the original was kept; NULL if not (`no_backup`, or nothing
+    /// after the header changed).
     pub backup: *const c_char,
     /// For `"failed"`: what failed; NULL otherwise.
     pub error: *const floxlog_tape_error,
@@ -228,7 +231,7 @@ pub(crate) struct InspectionHandle {
 unsafe impl Opaque for floxlog_inspection {
     type Handle = InspectionHandle;
     const MAGIC: u64 = INSPECTION_MAGIC;
-    const NULL: &'static str = "inspection is NULL";
+    const NULL: &'static str = "i";
     const WRONG: &'static str = "not a floxlog_inspection handle";
 }
 
@@ -256,10 +259,11 @@ fn open_tape(path: &Path, ignore_manifest: bool) -> TapeResult<Tape> {
 /// Hands `f` to the caller's callback.
 fn deliver_finding(cb: floxlog_finding_fn, ctx: *mut c_void, f: &Finding) {
     let Some(cb) = cb else { return };
+    let f = &f.localized(&crate::words::CWords);
     let kind = c_string(&f.kind);
     let file = opt_c_string(f.path.as_ref().map(|p| p.to_string_lossy()).as_deref());
     let message = c_string(&f.message);
-    let hint = opt_c_string(f.hint.as_deref());
+    let hint = opt_c_string(f.hint.as_ref().map(|h| h.to_string()).as_deref());
     let text = c_string(&f.line());
     let c = floxlog_finding {
         severity: match f.severity {
@@ -427,16 +431,17 @@ fn deliver_recover(cb: floxlog_recover_fn, ctx: *mut c_void, ev: &RecoverEvent<'
 }
 
 /// Repairs the segments of the tape at `path` (a directory or a segment
-/// file) whose writer died or that are damaged, as `floxlog recover` does:
+/// file) whose writer died or that are damaged:
 /// takes the tape lock (`FLOXLOG_TAPE_LOCKED` while a writer runs), keeps
 /// every complete event up to the damage (with `salvage`, past it too),
 /// rewrites counts, index and header crash-atomically, keeps the original
-/// as `<name>.damaged` unless `no_backup`, leaves valid segments alone, and
+/// as `<name>.damaged` unless `no_backup` or only the header changed (and
+/// an index was appended), leaves valid segments alone, and
 /// rebuilds `manifest.json` when it no longer matches. Each outcome goes to
 /// `on_report` (may be NULL) as it happens. (A killed writer's LZ4 segment
 /// that ends on a whole block is valid as it is, its header counting those
 /// blocks, and is left alone without an index: it cannot be told from an
-/// LZ4 segment written without one; `floxlog reindex` adds an index.)
+/// LZ4 segment written without one; reindexing adds an index.)
 ///
 /// Returns `FLOXLOG_OK` when every segment is valid now (or, dry run, would
 /// be); when some segment could not be recovered, the code of the first
@@ -540,7 +545,7 @@ pub unsafe extern "C" fn floxlog_tape_inspect(
     err: *mut floxlog_tape_error,
 ) -> floxlog_result {
     tape_boundary(err, || {
-        check_out(out, "out is NULL")?;
+        check_out(out, "out")?;
         // SAFETY: the caller's promises; pointers are checked.
         let path = unsafe { path_in(path, "path is NULL or empty") }?;
         let o = if opts.is_null() {
@@ -579,7 +584,7 @@ pub unsafe extern "C" fn floxlog_inspection_summary(
     summary: *mut floxlog_tape_summary,
 ) -> floxlog_result {
     // SAFETY: forwarded caller promises.
-    unsafe { get(i, summary, "summary is NULL", |h| h.summary) }
+    unsafe { get(i, summary, "summary", |h| h.summary) }
 }
 
 /// Sets `*json` to the text `floxlog inspect --json` prints (without its
@@ -596,7 +601,7 @@ pub unsafe extern "C" fn floxlog_inspection_json(
 ) -> floxlog_result {
     // SAFETY: forwarded caller promises.
     unsafe {
-        get(i, json, "json is NULL", |h| {
+        get(i, json, "json", |h| {
             crate::boundary::put_if_usable(len, h.json.as_bytes().len());
             h.json.as_ptr()
         })
@@ -616,8 +621,8 @@ pub unsafe extern "C" fn floxlog_inspection_symbols(
     count: *mut usize,
 ) -> floxlog_result {
     crate::boundary::boundary(core::ptr::null_mut(), || {
-        check_out(ids, "ids is NULL")?;
-        check_out(count, "count is NULL")?;
+        check_out(ids, "ids")?;
+        check_out(count, "count")?;
         // SAFETY: forwarded caller promise.
         let h = unsafe { handle(i) }?;
         // SAFETY: both checked above.

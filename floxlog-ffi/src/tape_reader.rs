@@ -190,7 +190,7 @@ enum Fixup {
 unsafe impl Opaque for floxlog_tape_reader {
     type Handle = TapeReaderHandle;
     const MAGIC: u64 = TAPE_READER_MAGIC;
-    const NULL: &'static str = "tape reader is NULL";
+    const NULL: &'static str = "r";
     const WRONG: &'static str = "not a floxlog_tape_reader handle";
 }
 
@@ -257,10 +257,15 @@ impl TapeReaderHandle {
             },
         )?;
         // SAFETY: the caller promises `symbol_id_count` ids.
-        let ids = unsafe { slice_in(f.symbol_ids, f.symbol_id_count, "filter symbol_ids") }?;
+        let ids = unsafe { slice_in(f.symbol_ids, f.symbol_id_count, "opts->filter.symbol_ids") }?;
         // SAFETY: the caller promises `symbol_name_count` string pointers.
-        let name_ptrs =
-            unsafe { slice_in(f.symbol_names, f.symbol_name_count, "filter symbol_names") }?;
+        let name_ptrs = unsafe {
+            slice_in(
+                f.symbol_names,
+                f.symbol_name_count,
+                "opts->filter.symbol_names",
+            )
+        }?;
         let mut names = Vec::with_capacity(name_ptrs.len());
         for p in name_ptrs {
             // SAFETY: the caller promises NUL-terminated strings.
@@ -568,7 +573,7 @@ pub unsafe extern "C" fn floxlog_tape_read_options_default(
 ) -> floxlog_result {
     // SAFETY: forwarded caller promise; the pointer is checked.
     unsafe {
-        crate::boundary::output(core::ptr::null_mut(), opts, "opts is NULL", || {
+        crate::boundary::output(core::ptr::null_mut(), opts, "opts", || {
             Ok(floxlog_tape_read_options::default())
         })
     }
@@ -581,7 +586,7 @@ unsafe fn open_inputs(
     opts: *const floxlog_tape_read_options,
     reader: *mut *mut floxlog_tape_reader,
 ) -> TapeResult<floxlog_result> {
-    check_out(reader, "reader is NULL")?;
+    check_out(reader, "reader")?;
     let inputs = inputs?;
     let o = if opts.is_null() {
         floxlog_tape_read_options::default()
@@ -686,7 +691,7 @@ pub unsafe extern "C" fn floxlog_tape_reader_next(
     err: *mut floxlog_tape_error,
 ) -> floxlog_result {
     tape_boundary(err, || {
-        check_out(event, "event is NULL")?;
+        check_out(event, "event")?;
         // SAFETY: forwarded caller promise.
         let h = unsafe { handle(r) }?;
         h.fixups.clear();
@@ -849,7 +854,7 @@ pub unsafe extern "C" fn floxlog_tape_reader_get_stats(
     stats: *mut floxlog_tape_reader_stats,
 ) -> floxlog_result {
     // SAFETY: forwarded caller promises.
-    unsafe { get(r, stats, "stats is NULL", |h| h.stats()) }
+    unsafe { get(r, stats, "stats", |h| h.stats()) }
 }
 
 /// Sets `*pos` to where the last event returned (by `_next`, or the last of
@@ -864,7 +869,7 @@ pub unsafe extern "C" fn floxlog_tape_reader_position(
     pos: *mut floxlog_tape_position,
 ) -> floxlog_result {
     crate::boundary::boundary(core::ptr::null_mut(), || {
-        check_out(pos, "pos is NULL")?;
+        check_out(pos, "pos")?;
         // SAFETY: forwarded caller promise.
         let h = unsafe { handle(r) }?;
         match h.last {
@@ -891,7 +896,7 @@ pub unsafe extern "C" fn floxlog_tape_reader_segment_path(
     path: *mut *const c_char,
 ) -> floxlog_result {
     crate::boundary::boundary(core::ptr::null_mut(), || {
-        check_out(path, "path is NULL")?;
+        check_out(path, "path")?;
         // SAFETY: forwarded caller promise.
         let h = unsafe { handle(r) }?;
         let p = usize::try_from(segment)

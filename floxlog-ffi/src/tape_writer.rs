@@ -102,7 +102,7 @@ pub(crate) struct TapeWriterHandle {
 unsafe impl Opaque for floxlog_tape_writer {
     type Handle = TapeWriterHandle;
     const MAGIC: u64 = TAPE_WRITER_MAGIC;
-    const NULL: &'static str = "tape writer is NULL";
+    const NULL: &'static str = "w";
     const WRONG: &'static str = "not a floxlog_tape_writer handle";
 }
 
@@ -200,7 +200,7 @@ pub unsafe extern "C" fn floxlog_tape_writer_config_default(
 ) -> floxlog_result {
     // SAFETY: forwarded caller promise; the pointer is checked.
     unsafe {
-        crate::boundary::output(core::ptr::null_mut(), cfg, "cfg is NULL", || {
+        crate::boundary::output(core::ptr::null_mut(), cfg, "cfg", || {
             Ok(floxlog_tape_writer_config::default())
         })
     }
@@ -227,7 +227,7 @@ pub unsafe extern "C" fn floxlog_tape_writer_open(
     err: *mut floxlog_tape_error,
 ) -> floxlog_result {
     tape_boundary(err, || {
-        check_out(writer, "writer is NULL")?;
+        check_out(writer, "writer")?;
         // SAFETY: the caller's promise.
         let dir = unsafe { path_in(dir, "dir is NULL or empty") }?;
         let c = if cfg.is_null() {
@@ -289,11 +289,7 @@ pub unsafe extern "C" fn floxlog_tape_writer_append_trade(
     err: *mut floxlog_tape_error,
 ) -> floxlog_result {
     // SAFETY: forwarded caller promises; pointers are checked.
-    unsafe {
-        append_with(w, err, || {
-            Ok(Event::Trade(in_ref(trade, "trade is NULL")?.into()))
-        })
-    }
+    unsafe { append_with(w, err, || Ok(Event::Trade(in_ref(trade, "trade")?.into()))) }
 }
 
 /// The body of the two book appends.
@@ -309,7 +305,7 @@ unsafe fn append_book(
     // SAFETY: forwarded caller promises; pointers are checked.
     unsafe {
         append_with(w, err, || {
-            Ok(Event::Book(book_in(in_ref(book, "book is NULL")?, kind)?))
+            Ok(Event::Book(book_in(in_ref(book, "book")?, kind)?))
         })
     }
 }
@@ -358,8 +354,7 @@ pub unsafe extern "C" fn floxlog_tape_writer_append_option_quote(
     unsafe {
         append_with(w, err, || {
             Ok(Event::OptionQuote(OptionQuote::from(in_ref(
-                quote,
-                "option quote is NULL",
+                quote, "quote",
             )?)))
         })
     }
@@ -379,10 +374,7 @@ pub unsafe extern "C" fn floxlog_tape_writer_append_pool_state(
     // SAFETY: forwarded caller promises; pointers are checked.
     unsafe {
         append_with(w, err, || {
-            Ok(Event::PoolState(pool_state_in(in_ref(
-                pool,
-                "pool state is NULL",
-            )?)?))
+            Ok(Event::PoolState(pool_state_in(in_ref(pool, "pool")?)?))
         })
     }
 }
@@ -404,7 +396,7 @@ unsafe fn append_many<'a, T: 'a>(
 ) -> floxlog_result {
     let mut n = 0usize;
     let rc = tape_boundary(err, || {
-        check_out(appended, "appended is NULL")?;
+        check_out(appended, "appended")?;
         // SAFETY: forwarded caller promises; pointers are checked.
         let (h, items) = unsafe { (handle(w)?, slice_in(items, count, what)?) };
         let tw = h.open()?;
@@ -541,7 +533,7 @@ pub unsafe extern "C" fn floxlog_tape_writer_written_events(
 ) -> floxlog_result {
     // SAFETY: forwarded caller promises.
     unsafe {
-        get(w, out, "out is NULL", |h| {
+        get(w, out, "out", |h| {
             h.w.as_ref().map_or(h.written, TapeWriter::written_events)
         })
     }
@@ -561,7 +553,7 @@ pub unsafe extern "C" fn floxlog_tape_writer_durable_events(
 ) -> floxlog_result {
     // SAFETY: forwarded caller promises.
     unsafe {
-        get(w, out, "out is NULL", |h| {
+        get(w, out, "out", |h| {
             h.w.as_ref().map_or(h.durable, TapeWriter::durable_events)
         })
     }
@@ -582,8 +574,8 @@ pub unsafe extern "C" fn floxlog_tape_writer_progress(
     durable: *mut u64,
 ) -> floxlog_result {
     crate::boundary::boundary(core::ptr::null_mut(), || {
-        check_out(written, "written is NULL")?;
-        check_out(durable, "durable is NULL")?;
+        check_out(written, "written")?;
+        check_out(durable, "durable")?;
         // SAFETY: forwarded caller promise.
         let h = unsafe { handle(w) }?;
         // Durable first: both only grow, and durable never passes written.

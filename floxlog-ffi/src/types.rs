@@ -88,9 +88,11 @@ pub struct floxlog_book {
     /// Symbol tag.
     pub symbol_id: u32,
     /// The byte stored in the record's type field: flox writes 0 for a
-    /// snapshot and 1 for a delta, the spec text 2 and 3. The reference
-    /// profile stores it as given (it must agree with the kind); the spec
-    /// profile stores 2 or 3.
+    /// snapshot and 1 for a delta, the spec text 2 and 3. 0 (a zeroed
+    /// struct) takes the byte of the function called (snapshot 0, delta
+    /// 1); any other value must agree with it (else
+    /// `FLOXLOG_INVALID_INPUT` naming `header_type`). The reference profile
+    /// stores the byte so chosen; the spec profile stores 2 or 3.
     pub header_type: u8,
     /// Instrument code.
     pub instrument: u8,

@@ -56,7 +56,7 @@ impl Drop for WriterHandle {
 unsafe impl Opaque for floxlog_writer {
     type Handle = WriterHandle;
     const MAGIC: u64 = WRITER_MAGIC;
-    const NULL: &'static str = "writer is NULL";
+    const NULL: &'static str = "w";
     const WRONG: &'static str = "not a floxlog_writer handle";
 }
 
@@ -71,7 +71,7 @@ pub unsafe extern "C" fn floxlog_writer_config_default(
 ) -> floxlog_result {
     // SAFETY: forwarded caller promise.
     unsafe {
-        output(core::ptr::null_mut(), cfg, "config is NULL", || {
+        output(core::ptr::null_mut(), cfg, "cfg", || {
             Ok((&WriterConfig::default()).into())
         })
     }
@@ -103,14 +103,14 @@ pub unsafe extern "C" fn floxlog_writer_new(
     err: *mut floxlog_error,
 ) -> floxlog_result {
     boundary(err, || {
-        check_out(writer_out, "writer_out is NULL")?;
+        check_out(writer_out, "writer_out")?;
         // SAFETY: checked by in_ref; the caller promises the contents.
-        let c = unsafe { in_ref(cfg, "config is NULL") }?;
+        let c = unsafe { in_ref(cfg, "cfg") }?;
         // SAFETY: as above.
-        let b = unsafe { in_ref(bufs, "buffers is NULL") }?;
+        let b = unsafe { in_ref(bufs, "bufs") }?;
         let cfg = config_in(c)?;
         if b.out.is_null() {
-            return Err(Fail::null("output buffer is NULL"));
+            return Err(Fail::null("bufs->out"));
         }
         let out = (b.out as usize, b.out_len);
         let block = (b.block as usize, b.block_len);
@@ -128,22 +128,17 @@ pub unsafe extern "C" fn floxlog_writer_new(
             ));
         }
         cfg.check()?;
-        check_slice(b.block, b.block_len, "block scratch")?;
-        check_slice(b.index, b.index_capacity, "index storage")?;
+        check_slice(b.block, b.block_len, "bufs->block")?;
+        check_slice(b.index, b.index_capacity, "bufs->index")?;
         // SAFETY: the caller promises each buffer for the handle's
         // lifetime; the helpers check NULL, alignment and length.
-        let out = unsafe { bytes_mut(b.out, b.out_len, "output buffer") }?;
+        let out = unsafe { bytes_mut(b.out, b.out_len, "bufs->out") }?;
         // SAFETY: as above.
-        let block = unsafe { bytes_mut(b.block, b.block_len, "block scratch") }?;
+        let block = unsafe { bytes_mut(b.block, b.block_len, "bufs->block") }?;
         // SAFETY: as above; layouts of floxlog_index_entry and IndexEntry
         // are asserted equal in types.rs.
-        let index_raw = unsafe {
-            slice_uninit(
-                b.index as *mut IndexEntry,
-                b.index_capacity,
-                "index storage",
-            )
-        }?;
+        let index_raw =
+            unsafe { slice_uninit(b.index as *mut IndexEntry, b.index_capacity, "bufs->index") }?;
         for e in index_raw.iter_mut() {
             e.write(IndexEntry::default());
         }
@@ -248,7 +243,7 @@ unsafe fn append_batch<'a, T: 'a>(
 ) -> floxlog_result {
     let mut n = 0usize;
     let rc = boundary(err, || {
-        check_out(appended, "appended is NULL")?;
+        check_out(appended, "appended")?;
         // SAFETY: forwarded caller promises; pointers are checked.
         let (h, items) = unsafe { (handle(w)?, slice_in(items, count, what)?) };
         let (done, r) = append_in_chunks(items, ev, |evs| {
@@ -277,11 +272,7 @@ pub unsafe extern "C" fn floxlog_writer_append_trade(
     err: *mut floxlog_error,
 ) -> floxlog_result {
     // SAFETY: forwarded caller promises; pointers are checked.
-    unsafe {
-        append_one(w, err, || {
-            Ok(Event::Trade(in_ref(trade, "trade is NULL")?.into()))
-        })
-    }
+    unsafe { append_one(w, err, || Ok(Event::Trade(in_ref(trade, "trade")?.into()))) }
 }
 
 /// Appends `count` trades from `trades` in order: the batch form of
@@ -343,15 +334,15 @@ unsafe fn append_book(
     // SAFETY: forwarded caller promises; pointers are checked.
     unsafe {
         append_one(w, err, || {
-            Ok(Event::Book(book_in(in_ref(book, "book is NULL")?, kind)?))
+            Ok(Event::Book(book_in(in_ref(book, "book")?, kind)?))
         })
     }
 }
 
 /// Appends a book snapshot (frame type 2). The levels are read through
 /// `book->bids` / `book->asks` during the call only (at most 65535 per
-/// side, 8-byte aligned, NULL allowed with a count of 0). Under the
-/// reference profile `header_type` must be 0 or 2. Errors as
+/// side, 8-byte aligned, NULL allowed with a count of 0). `header_type`
+/// must be 0 or 2 (see `floxlog_book`). Errors as
 /// `floxlog_writer_append_trade`.
 ///
 /// # Safety
@@ -368,8 +359,8 @@ pub unsafe extern "C" fn floxlog_writer_append_book_snapshot(
 }
 
 /// Appends a book delta (frame type 3); as
-/// `floxlog_writer_append_book_snapshot`, with `header_type` 1 or 3 under
-/// the reference profile.
+/// `floxlog_writer_append_book_snapshot`, with `header_type` 0 (stored as
+/// 1 under the reference profile), 1 or 3.
 ///
 /// # Safety
 /// As `floxlog_writer_append_book_snapshot`.
@@ -398,8 +389,7 @@ pub unsafe extern "C" fn floxlog_writer_append_option_quote(
     unsafe {
         append_one(w, err, || {
             Ok(Event::OptionQuote(OptionQuote::from(in_ref(
-                quote,
-                "option quote is NULL",
+                quote, "quote",
             )?)))
         })
     }
@@ -421,10 +411,7 @@ pub unsafe extern "C" fn floxlog_writer_append_pool_state(
     // SAFETY: forwarded caller promises; pointers are checked.
     unsafe {
         append_one(w, err, || {
-            Ok(Event::PoolState(pool_state_in(in_ref(
-                state,
-                "pool state is NULL",
-            )?)?))
+            Ok(Event::PoolState(pool_state_in(in_ref(state, "state")?)?))
         })
     }
 }
@@ -487,7 +474,7 @@ pub unsafe extern "C" fn floxlog_writer_would_exceed(
 ) -> floxlog_result {
     // SAFETY: forwarded caller promises; pointers are checked.
     unsafe {
-        output(err, exceeds, "exceeds is NULL", || {
+        output(err, exceeds, "exceeds", || {
             let (h, ev) = (handle(w)?, event_ptr_in(event)?);
             Ok(h.w.would_exceed(&ev, max_segment_bytes))
         })
@@ -527,8 +514,8 @@ pub unsafe extern "C" fn floxlog_writer_pending(
     len: *mut usize,
 ) -> floxlog_result {
     boundary(core::ptr::null_mut(), || {
-        check_out(data, "data is NULL")?;
-        check_out(len, "len is NULL")?;
+        check_out(data, "data")?;
+        check_out(len, "len")?;
         // SAFETY: forwarded caller promise.
         let p = unsafe { handle(w) }?.w.pending();
         // SAFETY: both checked above.
@@ -577,7 +564,7 @@ pub unsafe extern "C" fn floxlog_writer_drain(
 ) -> floxlog_result {
     // SAFETY: forwarded caller promises.
     unsafe {
-        output(core::ptr::null_mut(), written, "written is NULL", || {
+        output(core::ptr::null_mut(), written, "written", || {
             let h = handle(w)?;
             check_slice(dst, cap, "destination")?;
             let n = h.w.pending().len().min(cap);
@@ -603,7 +590,7 @@ unsafe fn header_to(
 ) -> floxlog_result {
     boundary(err, || {
         if header_out.is_null() {
-            return Err(Fail::null("header_out is NULL"));
+            return Err(Fail::null("header_out"));
         }
         if header_len < FLOXLOG_SEGMENT_HEADER_LEN {
             return Err(Fail::too_small(64, "header_out must hold 64 bytes"));
@@ -671,7 +658,7 @@ pub unsafe extern "C" fn floxlog_writer_get_stats(
 ) -> floxlog_result {
     // SAFETY: forwarded caller promises.
     unsafe {
-        get(w, stats, "stats is NULL", |h| {
+        get(w, stats, "stats", |h| {
             let s = h.w.stats();
             floxlog_writer_stats {
                 segment_bytes: s.segment_bytes,

@@ -5,6 +5,7 @@
 //! The class is defined in Python (`floxlog/_errors.py`, so it pickles and
 //! documents like any Python exception); this module builds instances.
 
+use crate::words::PyWords;
 use floxlog::tape::{Finding, TapeError, TapeErrorKind};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -13,7 +14,7 @@ use pyo3::types::{PyDict, PyType};
 /// What a `FloxlogError` carries.
 #[derive(Clone, Debug)]
 pub struct ErrInfo {
-    /// `str(e)`: the text the CLI prints.
+    /// `str(e)`: the full text, its hint in the Python API's words.
     pub message: String,
     /// A corpus error kind (`crc_mismatch`...), a finding kind
     /// (`missing_segment`...), or `io`, `manifest`, `input`, `usage`.
@@ -39,12 +40,13 @@ pub fn kind_name(k: TapeErrorKind) -> String {
 
 impl From<&TapeError> for ErrInfo {
     fn from(e: &TapeError) -> ErrInfo {
+        let e = &e.localized(&PyWords);
         ErrInfo {
             message: e.to_string(),
             kind: kind_name(e.kind),
             path: e.path.as_ref().map(|p| p.display().to_string()),
             offset: e.offset,
-            hint: e.hint.clone(),
+            hint: e.hint.as_ref().map(|h| h.to_string()),
         }
     }
 }
@@ -57,12 +59,13 @@ impl From<TapeError> for ErrInfo {
 
 impl From<&Finding> for ErrInfo {
     fn from(f: &Finding) -> ErrInfo {
+        let f = &f.localized(&PyWords);
         ErrInfo {
             message: f.line(),
             kind: f.kind.clone(),
             path: f.path.as_ref().map(|p| p.display().to_string()),
             offset: f.offset,
-            hint: f.hint.clone(),
+            hint: f.hint.as_ref().map(|h| h.to_string()),
         }
     }
 }

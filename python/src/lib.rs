@@ -15,6 +15,7 @@ mod read;
 mod samples;
 mod stream;
 mod wait;
+mod words;
 mod writer;
 
 use crate::errors::{to_pyerr, ErrInfo, IntoPy};
@@ -233,7 +234,11 @@ impl NativeTape {
         interruptible(py, "floxlog-inspect", move || {
             let tape = list_tape(&path)?;
             let insp = inspect_tape(&tape, InspectOptions { quick }, &mut |_| {});
-            let errs = insp.open_errors.iter().map(|e| e.to_string()).collect();
+            let errs = insp
+                .open_errors
+                .iter()
+                .map(|e| e.localized(&words::PyWords).to_string())
+                .collect();
             Ok((insp.to_json_text(), errs))
         })
     }
@@ -269,7 +274,11 @@ impl NativeTape {
                 "events": rep.events,
                 "bytes": rep.bytes,
                 "segments": rep.segments,
-                "findings": rep.findings,
+                "findings": rep
+                    .findings
+                    .iter()
+                    .map(|f| f.localized(&words::PyWords))
+                    .collect::<Vec<_>>(),
             });
             let failed = (!passed)
                 .then(|| {

@@ -158,7 +158,8 @@ impl Job {
             if UNREAD.contains(&f.kind.as_str()) {
                 out.errors.push(ErrInfo::from(f));
             } else {
-                out.warnings.push(f.line());
+                out.warnings
+                    .push(f.localized(&crate::words::PyWords).line());
             }
         }
         let strict = self.strict;

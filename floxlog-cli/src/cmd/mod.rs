@@ -15,3 +15,4 @@ pub mod recover;
 pub mod reindex;
 pub mod settings;
 pub mod verify;
+pub mod words;

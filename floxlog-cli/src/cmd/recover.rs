@@ -16,7 +16,9 @@ frame (or block) boundary from which the chain of frames checks out, to the end 
 to an index entry (so a CRC-valid frame hidden inside another frame's payload is not taken for a \
 boundary); every skipped byte range is listed.\n\n\
 By default the file is replaced and the original kept beside it as `<name>.damaged` (flox and \
-floxlog ignore that name). Given a tape directory, every segment is checked, and manifest.json, \
+floxlog ignore that name), when the rewrite dropped or changed bytes after the header; a segment \
+whose header alone was rewritten (and index appended), as an abandoned writer's, gets no backup. \
+Given a tape directory, every segment is checked, and manifest.json, \
 if there is one, is rebuilt afterwards.")]
 pub struct Args {
     /// Segment files or tape directories.
@@ -25,7 +27,7 @@ pub struct Args {
     /// Write the recovered segment here (one input segment only) instead of replacing it.
     #[arg(short, long)]
     pub output: Option<PathBuf>,
-    /// Do not keep the original as <name>.damaged.
+    /// Do not keep the original as <name>.damaged (kept only when bytes after the header changed).
     #[arg(long)]
     pub no_backup: bool,
     /// Only report what would be done.

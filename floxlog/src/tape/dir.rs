@@ -11,6 +11,7 @@
 use super::error::TapeError;
 use super::files::not_regular;
 use super::flox_manifest::{FloxManifest, Metadata};
+use super::hint::{Hint, Remedy};
 use super::manifest::{Manifest, ManifestSegment, MANIFEST_FILE};
 use super::report::{Finding, Severity};
 use std::path::{Path, PathBuf};
@@ -220,15 +221,14 @@ impl Tape {
         let flox_manifest = match FloxManifest::load(dir) {
             Ok(m) => m,
             Err(e) => {
-                self.note(
-                    Finding::new(
-                        Severity::Warning,
-                        "flox_manifest",
-                        e.path.as_deref(),
-                        e.message.clone(),
-                    )
-                    .hint(e.hint.clone().unwrap_or_default()),
+                let mut f = Finding::new(
+                    Severity::Warning,
+                    "flox_manifest",
+                    e.path.as_deref(),
+                    e.message.clone(),
                 );
+                f.hint = e.hint.clone();
+                self.note(f);
                 None
             }
         };
@@ -295,7 +295,7 @@ impl Tape {
                                 s.name
                             ),
                         )
-                        .hint("segment names are plain file names (no `/`, no `..`): fix or rebuild the manifest with `floxlog manifest DIR`"),
+                        .hint(Hint::new("segment names are plain file names (no `/`, no `..`): fix the manifest; {} replaces it", &[Remedy::RebuildManifest])),
                     );
                     continue;
                 }
@@ -307,7 +307,7 @@ impl Tape {
                             Some(&mpath),
                             format!("lists segment {} more than once; read once", s.name),
                         )
-                        .hint("rebuild the manifest with `floxlog manifest DIR`"),
+                        .hint(Hint::new("{} replaces it", &[Remedy::RebuildManifest])),
                     );
                     continue;
                 }
@@ -338,9 +338,10 @@ impl Tape {
                                         md.len()
                                     ),
                                 )
-                                .hint(
-                                    "`floxlog manifest DIR` rebuilds the manifest from the files",
-                                ),
+                                .hint(Hint::new(
+                                    "{} brings it up to date",
+                                    &[Remedy::RebuildManifest],
+                                )),
                             );
                         }
                         self.segments.push(TapeSegment {
@@ -358,9 +359,10 @@ impl Tape {
                             Some(&mpath),
                             format!("lists segment {} but the file is missing", s.name),
                         )
-                        .hint(
-                            "restore the file, or rebuild the manifest with `floxlog manifest DIR`",
-                        ),
+                        .hint(Hint::new(
+                            "restore the file; {} replaces the manifest",
+                            &[Remedy::RebuildManifest],
+                        )),
                     ),
                 }
             }
@@ -378,7 +380,7 @@ impl Tape {
                         Some(&path),
                         "segment file not listed in manifest.json (a segment still being written, or a stale manifest); read anyway",
                     )
-                    .hint("`floxlog manifest DIR` adds it once its writer has closed it"),
+                    .hint(Hint::new("{} adds it once its writer has closed it", &[Remedy::RebuildManifest])),
                 );
                 self.segments.push(TapeSegment {
                     path,

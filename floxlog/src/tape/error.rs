@@ -1,6 +1,7 @@
 //! Errors of tape operations: what failed, in which file, at which byte
 //! offset, and what to do about it.
 
+use super::hint::{Hint, Remedy, Vocabulary};
 use floxlog_core::ErrorKind;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -31,19 +32,19 @@ pub struct TapeError {
     pub offset: Option<u64>,
     /// What went wrong.
     pub message: String,
-    /// What to do about it.
-    pub hint: Option<String>,
+    /// What to do about it (rendered in each interface's words).
+    pub hint: Option<Hint>,
 }
 
 impl TapeError {
     /// An I/O error while `doing` something with `path`.
     pub fn io(path: &Path, doing: &str, e: std::io::Error) -> TapeError {
         let hint = match e.kind() {
-            std::io::ErrorKind::NotFound => Some("check the path".to_string()),
-            std::io::ErrorKind::PermissionDenied => Some("check the file permissions".to_string()),
-            std::io::ErrorKind::AlreadyExists => {
-                Some("choose another output path or remove the existing one".to_string())
-            }
+            std::io::ErrorKind::NotFound => Some(Hint::from("check the path")),
+            std::io::ErrorKind::PermissionDenied => Some(Hint::from("check the file permissions")),
+            std::io::ErrorKind::AlreadyExists => Some(Hint::from(
+                "choose another output path or remove the existing one",
+            )),
             _ => None,
         };
         TapeError {
@@ -66,12 +67,12 @@ impl TapeError {
             path: Some(path.to_path_buf()),
             offset: Some(e.offset),
             message,
-            hint: Some(hint_for(&e).to_string()),
+            hint: Some(hint_for(&e)),
         }
     }
 
     /// A manifest problem.
-    pub fn manifest(path: &Path, message: impl Into<String>, hint: impl Into<String>) -> TapeError {
+    pub fn manifest(path: &Path, message: impl Into<String>, hint: impl Into<Hint>) -> TapeError {
         TapeError {
             kind: TapeErrorKind::Manifest,
             path: Some(path.to_path_buf()),
@@ -104,7 +105,7 @@ impl TapeError {
     }
 
     /// The same error with a hint.
-    pub fn with_hint(mut self, hint: impl Into<String>) -> TapeError {
+    pub fn with_hint(mut self, hint: impl Into<Hint>) -> TapeError {
         self.hint = Some(hint.into());
         self
     }
@@ -113,6 +114,14 @@ impl TapeError {
     pub fn at(mut self, offset: u64) -> TapeError {
         self.offset = Some(offset);
         self
+    }
+
+    /// The same error with its hint in `v`'s words (what a front end shows
+    /// or hands on).
+    pub fn localized(&self, v: &dyn Vocabulary) -> TapeError {
+        let mut e = self.clone();
+        e.hint = e.hint.map(|h| h.localized(v));
+        e
     }
 
     /// The CLI exit code for this error: 1 data, 2 usage, 3 I/O.
@@ -133,51 +142,71 @@ impl TapeError {
     }
 }
 
-/// What to do about codec error `e`. Never a command that would refuse the
-/// file: `recover` needs a valid header, `reindex` a segment that reads to
-/// its end.
-pub fn hint_for(e: &floxlog_core::Error) -> &'static str {
+/// What to do about codec error `e`. Never an operation that would refuse
+/// the file: recovering needs a valid header, reindexing a segment that
+/// reads to its end.
+pub fn hint_for(e: &floxlog_core::Error) -> Hint {
     if e.what == super::source::SHRANK {
-        return "another program cut the file while it was read; the events before this \
-                offset were delivered. Read it again once nothing truncates it";
+        return Hint::from(
+            "another program cut the file while it was read; the events before this \
+             offset were delivered. Read it again once nothing truncates it",
+        );
     }
     if e.what == super::merge::UNSORTED {
-        return "the segment's Sorted flag is wrong: a file-order read returns every event, \
-                and reindexing the segment writes the flag for what it holds";
+        return Hint::new(
+            "the segment's Sorted flag is wrong: a file-order read returns every event, \
+             and {} writes the flag for what it holds",
+            &[Remedy::Reindex],
+        );
     }
-    match e.kind {
+    let text = match e.kind {
         ErrorKind::Truncated if e.offset == 0 => {
             "the file is shorter than a segment header, so it holds no events \
              (a writer killed before its first write leaves this); there is nothing to recover"
         }
         ErrorKind::Truncated => {
-            "the segment ends inside a record (it was cut short, or its writer died mid-write); \
-             `floxlog recover FILE` keeps every complete event"
+            return Hint::new(
+                "the segment ends inside a record (it was cut short, or its writer died mid-write); \
+                 {} keeps every complete event",
+                &[Remedy::Recover],
+            )
         }
         ErrorKind::CrcMismatch
         | ErrorKind::MalformedRecord
         | ErrorKind::BadBlockMagic
         | ErrorKind::DecompressionFailed
         | ErrorKind::FrameFlagsNonzero => {
-            "the segment is damaged from this offset on; `floxlog recover FILE` keeps the events before it"
+            return Hint::new(
+                "the segment is damaged from this offset on; {} keeps the events before it",
+                &[Remedy::Recover],
+            )
         }
         ErrorKind::BadMagic => "this is not a .floxlog segment, or its header is damaged",
-        ErrorKind::UnsupportedVersion | ErrorKind::UnknownFlags | ErrorKind::UnsupportedRecordVersion => {
+        ErrorKind::UnsupportedVersion
+        | ErrorKind::UnknownFlags
+        | ErrorKind::UnsupportedRecordVersion => {
             "the segment uses a newer format than 1.0; read it with a newer floxlog"
         }
         ErrorKind::UnknownRecordType => {
-            "the segment holds a record type 1.0 does not define; pass --skip-unknown to skip such frames"
+            return Hint::new(
+                "the segment holds a record type 1.0 does not define; {} to skip such frames",
+                &[Remedy::SkipUnknown],
+            )
         }
         ErrorKind::Encrypted => "encrypted segments are not supported by 1.0",
         ErrorKind::ReservedNonzero | ErrorKind::UnknownCompression => {
             "the segment header is damaged or from another format version"
         }
         ErrorKind::IndexCrcMismatch | ErrorKind::BadIndex => {
-            "the events are intact; `floxlog reindex FILE` rebuilds the index"
+            return Hint::new(
+                "the events are intact; {} rebuilds the index",
+                &[Remedy::Reindex],
+            )
         }
         ErrorKind::Lz4Unsupported => "this build has no LZ4 support",
         _ => "this is an internal limit of the tool; please report it",
-    }
+    };
+    Hint::from(text)
 }
 
 impl fmt::Display for TapeError {

@@ -72,7 +72,10 @@ impl FloxManifest {
             TapeError::manifest(
                 path,
                 msg.to_string(),
-                "it is only a cache: delete it or rebuild it with `floxlog manifest --flox DIR`",
+                super::hint::Hint::new(
+                    "it is only a cache: delete it; {} replaces it",
+                    &[super::hint::Remedy::RebuildFloxManifest],
+                ),
             )
             .at(off)
         };

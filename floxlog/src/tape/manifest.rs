@@ -7,6 +7,7 @@
 //! never sees half a manifest.
 
 use super::error::TapeError;
+use super::hint::{Hint, Remedy};
 use serde::{Deserialize, Serialize};
 use std::io::Write;
 use std::path::Path;
@@ -76,7 +77,10 @@ impl Manifest {
             TapeError::manifest(
                 path,
                 format!("not valid JSON: {e}"),
-                "rebuild it with `floxlog manifest DIR`, or pass --ignore-manifest",
+                Hint::new(
+                    "{} replaces it, or {}",
+                    &[Remedy::RebuildManifest, Remedy::IgnoreManifest],
+                ),
             )
         })?;
         let shown = |x: &Option<serde_json::Value>| {
@@ -96,7 +100,10 @@ impl Manifest {
                     "unknown manifest schema_version {} (this tool reads {SCHEMA_VERSION})",
                     shown(&v.schema_version)
                 ),
-                "read the tape with a newer floxlog, or pass --ignore-manifest to read the segment files alone",
+                Hint::new(
+                    "read the tape with a newer floxlog, or {}",
+                    &[Remedy::IgnoreManifest],
+                ),
             ));
         }
         let format = v
@@ -117,7 +124,10 @@ impl Manifest {
             TapeError::manifest(
                 path,
                 format!("does not follow the manifest schema: {e}"),
-                "rebuild it with `floxlog manifest DIR`, or pass --ignore-manifest",
+                Hint::new(
+                    "{} replaces it, or {}",
+                    &[Remedy::RebuildManifest, Remedy::IgnoreManifest],
+                ),
             )
         })
     }
@@ -136,7 +146,10 @@ impl Manifest {
             Err(_) => Err(TapeError::manifest(
                 &path,
                 "not UTF-8 text, so not JSON",
-                "rebuild it with `floxlog manifest DIR`, or pass --ignore-manifest",
+                Hint::new(
+                    "{} replaces it, or {}",
+                    &[Remedy::RebuildManifest, Remedy::IgnoreManifest],
+                ),
             )),
         }
     }

@@ -10,6 +10,7 @@ pub mod error;
 pub mod files;
 pub mod flox_manifest;
 pub mod follow;
+pub mod hint;
 pub mod inspect;
 pub mod lock;
 pub mod manifest;
@@ -29,6 +30,7 @@ pub mod writer;
 
 pub use dir::{Layout, OpenOptions, Tape, TapeSegment};
 pub use error::{TapeError, TapeErrorKind};
+pub use hint::{Hint, Neutral, Remedy, Vocabulary};
 pub use manifest::{Manifest, ManifestSegment};
 pub use merge::{Filter, OpenedTape, Order, ReadConfig, TapeReader};
 pub use report::{Finding, Severity};

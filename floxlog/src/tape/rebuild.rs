@@ -34,10 +34,12 @@ pub fn build_manifests(
         });
         done += f.len();
         if let Some(e) = scan.header_error.or(scan.stream_error) {
-            findings.push(
-                Finding::from_error(Severity::Error, &s.path, &e)
-                    .hint("listed with its readable events only; `floxlog recover FILE` first gives a valid segment"),
-            );
+            findings.push(Finding::from_error(Severity::Error, &s.path, &e).hint(
+                super::hint::Hint::new(
+                    "listed with its readable events only; {} first gives a valid segment",
+                    &[super::hint::Remedy::Recover],
+                ),
+            ));
         }
         if let Some(h) = scan.header {
             exchange.get_or_insert(h.exchange_id);

@@ -4,6 +4,7 @@
 //! LZ4 block packing are made anew.
 
 use super::error::TapeError;
+use super::hint::{Hint, Remedy};
 use super::manifest::{dir_and_name, write_atomic, write_file_atomic};
 use super::report::{Finding, Severity};
 use super::scan::scan_segment;
@@ -261,16 +262,16 @@ pub fn reindex_segment(
         cfg.index_interval = i;
     }
     cfg.check()
-        .map_err(|e| TapeError::usage(format!("--index-interval: {}", e.what)))?;
+        .map_err(|e| TapeError::usage(format!("index interval: {}", e.what)))?;
     let mut h = *seg.header();
     if super::source::header_is_unfinished(&h) && h.event_count == 0 {
         return Err(TapeError::input(
             Some(path),
             "the header is a writer's placeholder (the segment was never closed)",
         )
-        .with_hint(format!(
-            "`floxlog recover {}` finishes it, index included",
-            path.display()
+        .with_hint(Hint::new(
+            "{} finishes it, index included",
+            &[Remedy::Recover],
         )));
     }
     let mut scratch = crate::read::block_scratch(&seg);
@@ -279,9 +280,9 @@ pub fn reindex_segment(
     let mut last_block = None;
     let mut n = 0u64;
     while let Some(it) = r.next_item().map_err(|e| {
-        TapeError::data(path, e).with_hint(format!(
-            "the segment is damaged: `floxlog recover {}` keeps the events before the damage",
-            path.display()
+        TapeError::data(path, e).with_hint(Hint::new(
+            "the segment is damaged: {} keeps the events before the damage",
+            &[Remedy::Recover],
         ))
     })? {
         let at = it.position.offset;
@@ -306,9 +307,9 @@ pub fn reindex_segment(
                 h.event_count
             ),
         )
-        .with_hint(format!(
-            "`floxlog recover {}` rewrites the header from the frames",
-            path.display()
+        .with_hint(Hint::new(
+            "{} rewrites the header from the frames",
+            &[Remedy::Recover],
         )));
     }
     let end = seg.frames_end() as usize;
@@ -358,7 +359,8 @@ pub struct RecoverReport {
     pub problems: Vec<Finding>,
     /// Where the recovered segment was written.
     pub output: Option<PathBuf>,
-    /// Where the original was kept.
+    /// Where the original was kept (`None` when nothing past the header
+    /// changed, see [`RecoverOptions::no_backup`]).
     pub backup: Option<PathBuf>,
     /// With `--salvage`: every damaged region skipped (the events around
     /// them are kept).
@@ -370,7 +372,10 @@ pub struct RecoverReport {
 pub struct RecoverOptions {
     /// Write here instead of replacing the file.
     pub output: Option<PathBuf>,
-    /// When replacing, do not keep the original as `<name>.damaged`.
+    /// When replacing, do not keep the original as `<name>.damaged`. A
+    /// backup is only kept when recovery drops or changes bytes after the
+    /// header: one that rewrites the header and appends an index keeps
+    /// none (the original is the new file's prefix but for its header).
     pub no_backup: bool,
     /// Only report.
     pub dry_run: bool,
@@ -434,6 +439,14 @@ pub fn recover_file(path: &Path, opts: &RecoverOptions) -> Result<RecoverReport,
         rep.action = "would_rewrite".into();
         return Ok(rep);
     }
+    // A backup is only worth keeping when the rewrite lost or changed
+    // bytes after the header: the old file is otherwise the new one's
+    // prefix but for its header (rewritten from the frames anyway), and a
+    // full copy of a large segment would be kept for nothing.
+    let h = SegmentHeader::LEN;
+    let body_kept = data.len() >= h
+        && out.bytes.len() >= data.len()
+        && out.bytes.get(h..data.len()) == data.get(h..);
     drop(file);
     match &opts.output {
         Some(o) => {
@@ -442,7 +455,7 @@ pub fn recover_file(path: &Path, opts: &RecoverOptions) -> Result<RecoverReport,
         }
         None => {
             let (dir, name) = dir_and_name(path)?;
-            if !opts.no_backup {
+            if !opts.no_backup && !body_kept {
                 rep.backup = Some(keep_backup(path, dir, &name)?);
             }
             // One rename replaces the segment: at every instant its name
@@ -483,7 +496,10 @@ fn keep_backup(path: &Path, dir: &Path, name: &str) -> Result<PathBuf, TapeError
         Some(path),
         "a thousand backups of this segment exist already; nothing was changed",
     )
-    .with_hint("remove old `.damaged` files, or pass --no-backup"))
+    .with_hint(Hint::new(
+        "remove old `.damaged` files, or {}",
+        &[Remedy::NoBackup],
+    )))
 }
 
 /// Listing findings that mean a directory's `manifest.json` no longer

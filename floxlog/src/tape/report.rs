@@ -1,5 +1,6 @@
 //! Findings of checks (verify, tape discovery): a severity, where, and what.
 
+use super::hint::{Hint, Vocabulary};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
@@ -33,7 +34,7 @@ pub struct Finding {
     pub message: String,
     /// What to do about it.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub hint: Option<String>,
+    pub hint: Option<Hint>,
 }
 
 impl Finding {
@@ -61,7 +62,7 @@ impl Finding {
     }
 
     /// With a hint.
-    pub fn hint(mut self, hint: impl Into<String>) -> Finding {
+    pub fn hint(mut self, hint: impl Into<Hint>) -> Finding {
         self.hint = Some(hint.into());
         self
     }
@@ -75,6 +76,13 @@ impl Finding {
         Finding::new(severity, e.kind.as_str(), Some(path), message)
             .at(e.offset)
             .hint(super::error::hint_for(e))
+    }
+
+    /// The same finding with its hint in `v`'s words.
+    pub fn localized(&self, v: &dyn Vocabulary) -> Finding {
+        let mut f = self.clone();
+        f.hint = f.hint.map(|h| h.localized(v));
+        f
     }
 
     /// One line for humans: `error crc_mismatch path@offset: message (hint)`.

@@ -4,6 +4,7 @@
 
 use super::dir::{Tape, TapeSegment};
 use super::error::TapeError;
+use super::hint::{Hint, Remedy};
 use super::report::{Finding, Severity};
 use super::scan::{scan_segment, RangeScan, Scanner, SegmentScan};
 use super::source::SegmentFile;
@@ -115,7 +116,10 @@ pub fn verify_tape_with(
                 if let Some(msg) = stale {
                     rep.findings.push(
                         Finding::new(Severity::Warning, "flox_manifest_stale", Some(&fpath), msg)
-                            .hint("flox rebuilds a stale .manifest; `floxlog manifest --flox DIR` does too"),
+                            .hint(Hint::new(
+                                "flox rebuilds a stale .manifest; so does {}",
+                                &[Remedy::RebuildFloxManifest],
+                            )),
                     );
                 }
             }
@@ -258,18 +262,24 @@ pub fn check_segment(path: &std::path::Path, s: &SegmentScan, out: &mut Vec<Find
     // reindex needs a segment that reads to its end; past damage, recover
     // (which rebuilds the index too) is the command that works.
     let index_hint = if s.stream_error.is_some() {
-        "the frames are damaged too: `floxlog recover FILE` keeps the events before the damage and rebuilds the index"
+        Hint::new(
+            "the frames are damaged too: {} keeps the events before the damage and rebuilds the index",
+            &[Remedy::Recover],
+        )
     } else {
-        "the events are intact; `floxlog reindex FILE` rebuilds the index"
+        Hint::new(
+            "the events are intact; {} rebuilds the index",
+            &[Remedy::Reindex],
+        )
     };
     if let Some(e) = &s.index.error {
-        out.push(Finding::from_error(Severity::Error, path, e).hint(index_hint));
+        out.push(Finding::from_error(Severity::Error, path, e).hint(index_hint.clone()));
     }
     for (off, msg) in &s.index.problems {
         out.push(
             Finding::new(Severity::Error, "bad_index", Some(path), msg.clone())
                 .at(*off)
-                .hint(index_hint),
+                .hint(index_hint.clone()),
         );
     }
     if let Some(off) = s.block_flags_nonzero {
@@ -339,7 +349,7 @@ pub fn check_segment(path: &std::path::Path, s: &SegmentScan, out: &mut Vec<Find
                 ),
             )
             .at(0)
-            .hint("if no writer is running, `floxlog recover FILE` writes the final header and index"),
+            .hint(Hint::new("if no writer is running, {} writes the final header and index", &[Remedy::Recover])),
         );
     } else if !count_ok {
         out.push(
@@ -353,7 +363,10 @@ pub fn check_segment(path: &std::path::Path, s: &SegmentScan, out: &mut Vec<Find
                 ),
             )
             .at(0)
-            .hint("`floxlog recover FILE` rewrites the header from the frames"),
+            .hint(Hint::new(
+                "{} rewrites the header from the frames",
+                &[Remedy::Recover],
+            )),
         );
     } else if s.events > 0 && !(s.unfinished && h.event_count == 0) {
         let (min, max) = (s.min_ts.unwrap_or(0), s.max_ts.unwrap_or(0));
@@ -448,7 +461,10 @@ fn check_listed(
     }
     let mut mismatch = |message: String| {
         let f = Finding::new(Severity::Error, "manifest_mismatch", Some(path), message);
-        out.push(f.hint("`floxlog manifest DIR` rebuilds manifest.json from the files"));
+        out.push(f.hint(Hint::new(
+            "{} brings manifest.json up to date",
+            &[Remedy::RebuildManifest],
+        )));
     };
     if l.event_count != s.events {
         mismatch(format!(

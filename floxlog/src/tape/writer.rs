@@ -41,6 +41,7 @@
 
 use super::dir::{series_of, Layout, MIXED, SERIES};
 use super::error::TapeError;
+use super::hint::{Hint, Remedy};
 use super::lock::TapeLock;
 use super::manifest::{sync_dir, write_atomic, Manifest, ManifestSegment, MANIFEST_FILE};
 use floxlog_core::{Compression, Event, FrameHeader, WriterConfig, DEFAULT_MAX_SEGMENT_BYTES};
@@ -392,6 +393,7 @@ impl TapeWriter {
     /// Fails, accepting nothing, once an earlier write or fsync failed
     /// (with that error, every time).
     pub fn append(&mut self, ev: &Event<'_>) -> Result<(), TapeError> {
+        self.check_event(ev)?;
         let si = self.slot(ev.frame_type());
         self.before(si, ev)?;
         let Some(seg) = self.open[si].as_mut() else {
@@ -437,6 +439,7 @@ impl TapeWriter {
     /// one event) through the encoder's batch append; how many went in.
     fn append_run(&mut self, evs: &[Event<'_>]) -> Result<usize, (usize, TapeError)> {
         let first = &evs[0];
+        self.check_event(first).map_err(|e| (0, e))?;
         let si = self.slot(first.frame_type());
         self.before(si, first).map_err(|e| (0, e))?;
         let max = self.cfg.max_segment_bytes;
@@ -499,6 +502,7 @@ impl TapeWriter {
                 format!("frame of type {frame_type} does not decode: {}", e.what),
             )
         })?;
+        self.check_event(&ev)?;
         let si = self.slot(frame_type);
         self.before(si, &ev)?;
         let Some(seg) = self.open[si].as_mut() else {
@@ -602,6 +606,14 @@ impl TapeWriter {
             seg.synced = seg.io.synced.load(Ordering::Acquire);
             seg.written = seg.io.written.load(Ordering::Acquire);
         }
+    }
+
+    /// Refuses an event the encoder would refuse, before anything rotates
+    /// or opens: an input error (no file, no offset), and no segment left
+    /// holding only its header.
+    fn check_event(&self, ev: &Event<'_>) -> Result<(), TapeError> {
+        ev.validate(self.cfg.segment.profile)
+            .map_err(|what| TapeError::input(None, what))
     }
 
     fn before(&mut self, si: usize, ev: &Event<'_>) -> Result<(), TapeError> {
@@ -723,16 +735,16 @@ impl TapeWriter {
             Layout::Flox => MIXED,
             Layout::Spec => series_of(frame_type),
         };
-        // created_ns names flox-layout segments and orders them: strictly
-        // increasing across the tape's segments, never saturating (a name
-        // that cannot change would make the collision loop below spin).
-        let exhausted = || {
-            TapeError::usage(
-                "created_ns would pass i64::MAX: no later segment name is left (use a smaller --created-ns)",
-            )
-        };
-        let after_last = self.last_created.checked_add(1).ok_or_else(exhausted)?;
         let clocked = self.clock.is_some();
+        // What set the value, for the hint: the clock hook or the fixed
+        // created_ns (the wall clock is never negative nor i64::MAX).
+        let source = if clocked {
+            Hint::new("{} gave it", &[Remedy::SegmentClock])
+        } else {
+            Hint::new("{}", &[Remedy::SmallerCreatedNs])
+        };
+        let exhausted = || created_ns_exhausted(source.clone());
+        let after_last = self.last_created.checked_add(1).ok_or_else(exhausted)?;
         let wanted = match (&mut self.clock, self.cfg.created_ns) {
             (Some(clock), _) => (clock.get_mut().unwrap_or_else(|e| e.into_inner()))(),
             (None, Some(base)) => i64::try_from(self.seq)
@@ -741,6 +753,16 @@ impl TapeWriter {
                 .ok_or_else(exhausted)?,
             (None, None) => now_ns(),
         };
+        if wanted < 0 {
+            return Err(TapeError::usage(format!(
+                "segment created_ns {wanted} is negative: it names and orders the tape's segments, so it must be 0 or more; no segment was opened"
+            ))
+            .with_hint(if clocked {
+                source
+            } else {
+                Hint::from("the fixed created_ns must be 0 or more")
+            }));
+        }
         let mut created = wanted.max(after_last);
         // The placeholder header is written under a hidden temporary name
         // and the file renamed into place, so that no segment file is ever
@@ -753,6 +775,9 @@ impl TapeWriter {
                 Layout::Spec => format!("{series}-{:06}.bin", self.numbers[si]),
             };
             let path = self.dir.join(&name);
+            if created == i64::MAX {
+                return Err(exhausted());
+            }
             match std::fs::symlink_metadata(&path) {
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => break path,
                 Ok(_) if self.cfg.layout == Layout::Flox => {
@@ -1014,6 +1039,18 @@ fn hand_over(
     }
     seg.handed = events;
     Ok(())
+}
+
+/// created_ns reached i64::MAX: the segment would leave no strictly larger
+/// name (or created_ns) for the next one, so it is not opened. Nothing
+/// else changes: the writer's closed segments stay valid and a later
+/// append tries again (with a new value from the clock, if it has one).
+#[cold]
+fn created_ns_exhausted(source: Hint) -> TapeError {
+    TapeError::usage(
+        "segment created_ns would reach i64::MAX: no later segment name is left; no segment was opened",
+    )
+    .with_hint(source)
 }
 
 #[cfg(test)]

@@ -379,5 +379,11 @@ fn overflow(c: &Cursor<'_>, budget: usize) -> TapeError {
             format!("{budget} bytes")
         },
     ))
-    .with_hint("raise --reorder-bytes (reorder_bytes), or read with --file-order")
+    .with_hint(crate::tape::hint::Hint::new(
+        "{}, or {}",
+        &[
+            crate::tape::hint::Remedy::RaiseReorderBytes,
+            crate::tape::hint::Remedy::FileOrder,
+        ],
+    ))
 }
