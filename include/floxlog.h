@@ -2811,7 +2811,9 @@ floxlog_result floxlog_tape_read_options_default(struct floxlog_tape_read_option
  * a `SIGBUS`: the first map installs a `SIGBUS` handler that acts only on
  * faults inside floxlog's own maps and hands any other to the handler
  * installed before it (or the default action). A host that installs its
- * own `SIGBUS` handler later should chain to the one it replaces.
+ * own `SIGBUS` handler later should chain to the one it replaces; one that
+ * wants no handler of ours sets `FLOXLOG_SIGBUS_GUARD=0` in the
+ * environment (a truncation then kills the process, as with any map).
  *
  * Fails only when the tape cannot be listed (missing path, unreadable or
  * out-of-tape manifest: `FLOXLOG_BAD_MANIFEST`) or the options are wrong.

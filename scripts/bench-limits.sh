@@ -140,6 +140,12 @@ step "floxlog_bench, $TRADES trades (a few minutes)"
 TMPDIR=$DATA FLOXLOG_BENCH_TAPE_EVENTS=$TRADES FLOXLOG_BENCH_RAM_EVENTS=$TRADES \
   FLOXLOG_BENCH_KEEP=1 "$C_BENCH" | tee "$WORK/c-bench.log"
 
+# The same C bench with the SIGBUS guard off (plain mmap): what the guard
+# against files truncated under a reader costs (issue 23, item 1).
+step "floxlog_bench again, FLOXLOG_SIGBUS_GUARD=0 (plain mmap)"
+TMPDIR=$DATA FLOXLOG_BENCH_TAPE_EVENTS=$TRADES FLOXLOG_BENCH_RAM_EVENTS=$TRADES \
+  FLOXLOG_SIGBUS_GUARD=0 "$C_BENCH" | tee "$WORK/c-bench-plain.log"
+
 # --- 3. codec ------------------------------------------------------------
 step "cargo bench -p floxlog-core --bench codec --features std, $TRADES trades"
 FLOXLOG_BENCH_TRADES=$TRADES cargo bench -q -p floxlog-core --bench codec --features std |
@@ -194,11 +200,11 @@ done
 
 # --- summary ---------------------------------------------------------------
 step "summary"
-python3 - "$WORK/c-bench.log" "$WORK/codec-bench.log" "$CLI" "$TRADES" "$JOBS" <<'PY'
+python3 - "$WORK/c-bench.log" "$WORK/codec-bench.log" "$CLI" "$TRADES" "$JOBS" "$WORK/c-bench-plain.log" <<'PY'
 import re
 import sys
 
-c_log, codec_log, cli_log, trades, jobs = sys.argv[1:]
+c_log, codec_log, cli_log, trades, jobs, plain_log = sys.argv[1:]
 LINE = re.compile(r"^(?P<name>\S.*?)\s+(?P<mev>[0-9.]+) M ev/s")
 
 
@@ -238,6 +244,7 @@ def get(secs, sec, name, prefix=False):
 
 C = sections(c_log)
 R = sections(codec_log)
+P = sections(plain_log)
 cli = {}
 for raw in open(cli_log):
     f = raw.split()
@@ -335,6 +342,11 @@ for comp in ("none", "lz4"):
             "verify -j 1", cli_mev(f"verify_{comp}_j1"), 1.80)
     row(f"export -j {jobs} (zstd parquet), {tag}, {segs} seg", cli_mev(f"export_{comp}_j{jobs}"),
         "export -j 1", cli_mev(f"export_{comp}_j1"), 1.80)
+
+rows.append("8. SIGBUS guard (default) vs plain mmap (FLOXLOG_SIGBUS_GUARD=0), same reads (ratio = cost)")
+for name in ("tape read next_trades 1024, file order", "tape read next, file order",
+             "LZ4 tape read next_trades 1024, file order"):
+    row(name, T(name), "plain mmap", get(P, "tape", name)[1], 0.97)
 
 rows.append("CRC32 of every 48-byte trade payload vs the fastest CRC32 here")
 cname, clim = get(R, "crc", "limit: fastest CRC", prefix=True)

@@ -7,7 +7,9 @@
 //! the segment is cut (at a point the input picks) while a reader is in it,
 //! and a follower polls it as it grows to its full size and shrinks again.
 //! No signal, no panic; a cut read returns a prefix of the events or says
-//! the file shrank.
+//! the file shrank. And the splitter's ranges (what parallel reads use),
+//! read one after another, return exactly what one read from the start
+//! returns, up to its first error.
 #![no_main]
 
 use floxlog::core::ReadOptions;
@@ -75,6 +77,43 @@ fn cut_read(path: &PathBuf, order: Order, after: usize, cut: u64, uncut: &[Strin
     assert!(prefix || error.contains("shrank"), "{order:?}: {error}");
 }
 
+/// The events of a core read from `at` (not past `end`): texts, and
+/// whether it ended without an error.
+fn read_range(seg: &floxlog::core::Segment<'_>, at: u64, end: u64, scratch: &mut [u8]) -> (Vec<String>, bool) {
+    let Ok(mut r) = seg.reader_at(at, ReadOptions::default(), scratch) else {
+        return (Vec::new(), false);
+    };
+    let mut v = Vec::new();
+    loop {
+        match r.next_item() {
+            Ok(Some(it)) if it.position.offset < end => v.push(format!("{:?}", it.event)),
+            Ok(_) => return (v, true),
+            Err(_) => return (v, false),
+        }
+    }
+}
+
+fn ranges_agree(data: &[u8]) {
+    let Ok(seg) = floxlog::core::Segment::parse(data) else {
+        return;
+    };
+    if seg.scratch_len() > 64 << 20 {
+        return;
+    }
+    let mut scratch = vec![0u8; seg.scratch_len()];
+    let (whole, _) = read_range(&seg, 64, u64::MAX, &mut scratch);
+    let starts = floxlog::tape::split::range_starts(&seg, ReadOptions::default(), 64);
+    let mut parts = Vec::new();
+    for (a, b) in floxlog::tape::split::ranges(&starts) {
+        let (v, clean) = read_range(&seg, a, b, &mut scratch);
+        parts.extend(v);
+        if !clean {
+            break;
+        }
+    }
+    assert!(parts == whole, "ranges {starts:?}: {} events, whole read {}", parts.len(), whole.len());
+}
+
 fuzz_target!(|data: &[u8]| {
     let dir = std::env::temp_dir().join(format!("floxlog-fuzz-tape-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -82,6 +121,7 @@ fuzz_target!(|data: &[u8]| {
     let seg = dir.join("1.floxlog");
     std::fs::write(&seg, data).unwrap();
 
+    ranges_agree(data);
     let (file_order, _) = events(&seg, Order::File);
     let _ = events(&seg, Order::Time);
     let _ = scan_segment(data, ReadOptions::default(), &mut |_| {});

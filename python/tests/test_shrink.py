@@ -43,3 +43,18 @@ def test_a_segment_cut_under_a_read_is_an_error_not_a_signal(tmp: Path, compress
     assert 0 < rows < N
     assert [type(x) for x in stream.errors] == [floxlog.FloxlogError]
     assert "shrank" in str(stream.errors[0])
+
+
+@pytest.mark.parametrize("size", [0, 64])
+def test_a_finished_segment_cut_short_is_an_error_when_no_writer_holds_the_tape(tmp: Path, size: int):
+    """Issue 23 item 2: a closed segment cut to 0 or 64 bytes was read with a
+    warning (its trades dropped); with no writer holding the tape it is
+    damage."""
+    tape = tmp / "t"
+    floxlog.write(tape, MAKERS["trade"](60_000, seed=5), max_segment_bytes=1 << 20)
+    segs = sorted(p for p in tape.iterdir() if p.suffix == ".floxlog")
+    assert len(segs) > 2
+    os.truncate(segs[1], size)
+    with pytest.raises(floxlog.FloxlogError) as e:
+        floxlog.open(tape).trades()
+    assert segs[1].name in str(e.value)

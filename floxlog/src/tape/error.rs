@@ -164,13 +164,11 @@ pub fn hint_for(e: &floxlog_core::Error) -> Hint {
             "the file is shorter than a segment header, so it holds no events \
              (a writer killed before its first write leaves this); there is nothing to recover"
         }
-        ErrorKind::Truncated => {
-            return Hint::new(
-                "the segment ends inside a record (it was cut short, or its writer died mid-write); \
+        ErrorKind::Truncated => return Hint::new(
+            "the segment ends inside a record (it was cut short, or its writer died mid-write); \
                  {} keeps every complete event",
-                &[Remedy::Recover],
-            )
-        }
+            &[Remedy::Recover],
+        ),
         ErrorKind::CrcMismatch
         | ErrorKind::MalformedRecord
         | ErrorKind::BadBlockMagic

@@ -53,7 +53,7 @@ impl Guard {
     /// Registers `[start, start + len)`; `None` if the handler could not be
     /// installed (the map is then as unguarded as any other).
     pub fn register(start: *const u8, len: usize) -> Option<Guard> {
-        if !*INSTALLED.get_or_init(|| install().is_some()) {
+        if !*INSTALLED.get_or_init(|| enabled() && install().is_some()) {
             return None;
         }
         let start = start as usize;
@@ -80,6 +80,12 @@ impl Drop for Guard {
         self.slot.len.store(0, Ordering::Release);
         self.slot.used.store(false, Ordering::Release);
     }
+}
+
+/// `FLOXLOG_SIGBUS_GUARD=0` leaves `SIGBUS` alone (plain maps): for hosts
+/// that want no handler of ours, and to measure what the guard costs.
+fn enabled() -> bool {
+    std::env::var_os("FLOXLOG_SIGBUS_GUARD").is_none_or(|v| v != "0")
 }
 
 /// A free node, or a new one pushed on the list.
