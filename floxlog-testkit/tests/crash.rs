@@ -596,7 +596,11 @@ fn writer_killed_between_index_trailer_and_final_header() {
             "{rep:?}"
         );
         let b = read_tape(&dir, Order::File);
-        assert!(b.problems.is_empty() && b.events == a.events);
+        assert!(
+            b.problems.is_empty() && b.events == a.events,
+            "{:?}",
+            b.problems
+        );
     }
 }
 

@@ -150,11 +150,11 @@ impl Problem {
         match &self.short {
             Some(s) => TapeError {
                 message: format!("{}; {}", e.message, s.describe()),
-                hint: Some(
+                hint: Some(crate::tape::hint::Hint::new(
                     "no writer holds the tape, so the missing bytes are lost, not still being written: \
-                     restore the file from a copy (recovery keeps the events it still holds)"
-                        .into(),
-                ),
+                     restore the file from a copy ({} keeps the events it still holds)",
+                    &[crate::tape::hint::Remedy::Recover],
+                )),
                 ..e
             },
             None => e,

@@ -18,8 +18,12 @@ use floxlog_core::SegmentHeader;
 /// What says the segment should be longer than it is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ShortBy {
-    /// The manifest lists it with more bytes.
-    Listing,
+    /// The manifest lists it with more bytes and this many events; the
+    /// second field is the event count of its header if that is finished.
+    /// Cut short only if fewer events are read than listed, and the header
+    /// does not account for exactly those read (a segment rewritten by
+    /// recovery is complete in itself: its listing is stale, not a cut).
+    Listing(u64, Option<u64>),
     /// Its finished header puts the index trailer past the end, and counts
     /// this many events: cut short only if fewer are read (the frames can
     /// be intact and the offset alone wrong: a bad index, not a cut).
@@ -43,7 +47,7 @@ impl Short {
     /// One line on what was found, for messages.
     pub fn describe(&self) -> String {
         match self.by {
-            ShortBy::Listing => format!(
+            ShortBy::Listing(..) => format!(
                 "the file has {} bytes but the manifest lists {}: the segment was cut short after its writer closed it",
                 self.len, self.expected
             ),
@@ -78,17 +82,21 @@ pub fn check(listed: Option<&ManifestSegment>, data: &[u8], writer_live: bool) -
         return c;
     }
     let len = data.len() as u64;
+    let header = SegmentHeader::parse(data).ok();
     if let Some(l) = listed.filter(|l| l.size_bytes > len) {
+        let finished = header
+            .filter(|h| !header_is_unfinished(h))
+            .map(|h| u64::from(h.event_count));
         c.short = Some(Short {
             len,
             expected: l.size_bytes,
-            by: ShortBy::Listing,
+            by: ShortBy::Listing(l.event_count, finished),
         });
         return c;
     }
     // A damaged header is the reader's to report; only a readable one
     // makes a claim.
-    let Ok(h) = SegmentHeader::parse(data) else {
+    let Some(h) = header else {
         return c;
     };
     if !header_is_unfinished(&h) && h.has(flags::HAS_INDEX) && h.index_offset > len {
@@ -115,7 +123,8 @@ impl Short {
     pub fn lost_events(&self, events: u64) -> bool {
         match self.by {
             ShortBy::IndexOffset(n) => events < u64::from(n),
-            ShortBy::Listing | ShortBy::EventCount(_) => true,
+            ShortBy::Listing(n, finished) => events < n && finished != Some(events),
+            ShortBy::EventCount(_) => true,
         }
     }
 }
