@@ -787,7 +787,10 @@ fn time_order_of_deep_lz4_books_holds_an_ordering_not_the_books() {
         // the file's size plus the ordering and one block (well under the
         // 1 GB it was), and the 200 MB on request.
         let file_kib = std::fs::metadata(&p).unwrap().len() >> 10;
-        assert!(kib < file_kib + (64 << 10), "peak RSS {kib} KiB, file {file_kib} KiB");
+        assert!(
+            kib < file_kib + (64 << 10),
+            "peak RSS {kib} KiB, file {file_kib} KiB"
+        );
         if std::env::var_os("FLOXLOG_CHECK_RSS").is_some() {
             assert!(kib < 200 << 10, "peak RSS {kib} KiB");
         }
