@@ -52,17 +52,24 @@ fn mkfifo(p: &Path) {
     assert!(st.success());
 }
 
+/// The kit's report (exit 1) over a small corpus whose file `rel` is
+/// replaced by a FIFO.
+#[cfg(unix)]
+fn kit_with_fifo(rel: &str) -> String {
+    let t = tempfile::tempdir().unwrap();
+    let root = small_corpus(t.path());
+    let f = root.join(rel);
+    std::fs::remove_file(&f).unwrap();
+    mkfifo(&f);
+    let a = kit(&root, &["--reader", &good_reader(), "--timeout", "5"]).code(1);
+    stdout(&a)
+}
+
 /// A FIFO as `case.json` blocked the corpus load for ever.
 #[cfg(unix)]
 #[test]
 fn a_fifo_as_case_json_is_a_broken_case_not_a_hang() {
-    let t = tempfile::tempdir().unwrap();
-    let root = small_corpus(t.path());
-    let cj = root.join("cases/trades-7/case.json");
-    std::fs::remove_file(&cj).unwrap();
-    mkfifo(&cj);
-    let a = kit(&root, &["--reader", &good_reader(), "--timeout", "5"]).code(1);
-    let out = stdout(&a);
+    let out = kit_with_fifo("cases/trades-7/case.json");
     assert!(
         out.contains("FAIL read/cases/trades-7") && out.contains("FIFO"),
         "{out}"
@@ -74,13 +81,7 @@ fn a_fifo_as_case_json_is_a_broken_case_not_a_hang() {
 #[cfg(unix)]
 #[test]
 fn a_fifo_as_expected_jsonl_fails_its_case() {
-    let t = tempfile::tempdir().unwrap();
-    let root = small_corpus(t.path());
-    let ex = root.join("cases/trades-7/expected.jsonl");
-    std::fs::remove_file(&ex).unwrap();
-    mkfifo(&ex);
-    let a = kit(&root, &["--reader", &good_reader(), "--timeout", "5"]).code(1);
-    let out = stdout(&a);
+    let out = kit_with_fifo("cases/trades-7/expected.jsonl");
     assert!(
         out.contains("FAIL read/cases/trades-7") && out.contains("FIFO"),
         "{out}"
@@ -91,13 +92,7 @@ fn a_fifo_as_expected_jsonl_fails_its_case() {
 #[cfg(unix)]
 #[test]
 fn a_fifo_in_place_of_a_segment_is_named_as_such() {
-    let t = tempfile::tempdir().unwrap();
-    let root = small_corpus(t.path());
-    let seg = root.join("cases/trades-7/segments/segment-000.floxlog");
-    std::fs::remove_file(&seg).unwrap();
-    mkfifo(&seg);
-    let a = kit(&root, &["--reader", &good_reader(), "--timeout", "5"]).code(1);
-    let out = stdout(&a);
+    let out = kit_with_fifo("cases/trades-7/segments/segment-000.floxlog");
     assert!(out.contains("is a FIFO"), "{out}");
     assert!(!out.contains("missing"), "{out}");
 }

@@ -22,30 +22,13 @@ use floxlog::tape::{OpenOptions, Tape};
 use libfuzzer_sys::fuzz_target;
 use std::path::PathBuf;
 
-fn events(path: &PathBuf, order: Order) -> (Vec<String>, bool) {
+/// Reads `path` in `order` (a small reorder budget); with `cut` =
+/// (after, len), cuts the file to `len` bytes once `after` events are read.
+/// The events, the reader's and the problems' error texts, and whether no
+/// problem was recorded.
+fn read(path: &PathBuf, order: Order, cut: Option<(usize, u64)>) -> (Vec<String>, String, bool) {
     let Ok(tape) = Tape::open(std::slice::from_ref(path), OpenOptions::default()) else {
-        return (Vec::new(), false);
-    };
-    let mut opened = OpenedTape::open(tape);
-    let cfg = ReadConfig {
-        order,
-        reorder_bytes: 1 << 20,
-        ..ReadConfig::default()
-    };
-    let mut r = opened.reader(&cfg);
-    let mut v = Vec::new();
-    while let Ok(Some(it)) = r.next_item() {
-        v.push(format!("{:?}", it.event));
-    }
-    let clean = r.problems().is_empty();
-    (v, clean)
-}
-
-/// Reads `path` in `order`, cutting the file to `cut` bytes after `after`
-/// events: a prefix of the uncut read, or an error saying it shrank.
-fn cut_read(path: &PathBuf, order: Order, after: usize, cut: u64, uncut: &[String]) {
-    let Ok(tape) = Tape::open(std::slice::from_ref(path), OpenOptions::default()) else {
-        return;
+        return (Vec::new(), String::new(), false);
     };
     let mut opened = OpenedTape::open(tape);
     let cfg = ReadConfig {
@@ -57,9 +40,9 @@ fn cut_read(path: &PathBuf, order: Order, after: usize, cut: u64, uncut: &[Strin
     let mut v = Vec::new();
     let mut error = String::new();
     loop {
-        if v.len() == after {
+        if let Some((_, len)) = cut.filter(|&(after, _)| v.len() == after) {
             let f = std::fs::OpenOptions::new().write(true).open(path).unwrap();
-            f.set_len(cut).unwrap();
+            f.set_len(len).unwrap();
         }
         match r.next_item() {
             Ok(Some(it)) => v.push(format!("{:?}", it.event)),
@@ -73,6 +56,19 @@ fn cut_read(path: &PathBuf, order: Order, after: usize, cut: u64, uncut: &[Strin
     for p in r.problems() {
         error.push_str(&p.to_error().to_string());
     }
+    let clean = r.problems().is_empty();
+    (v, error, clean)
+}
+
+fn events(path: &PathBuf, order: Order) -> (Vec<String>, bool) {
+    let (v, _, clean) = read(path, order, None);
+    (v, clean)
+}
+
+/// Reads `path` in `order`, cutting the file to `cut` bytes after `after`
+/// events: a prefix of the uncut read, or an error saying it shrank.
+fn cut_read(path: &PathBuf, order: Order, after: usize, cut: u64, uncut: &[String]) {
+    let (v, error, _) = read(path, order, Some((after, cut)));
     let prefix = v.len() <= uncut.len() && v[..] == uncut[..v.len()];
     assert!(prefix || error.contains("shrank"), "{order:?}: {error}");
 }
