@@ -12,7 +12,7 @@ use arrow_array::{
 };
 use arrow_buffer::{ArrowNativeType, Buffer, OffsetBuffer, ScalarBuffer};
 use arrow_schema::ArrowError;
-use floxlog_core::{Book, BookKind, Event, Levels, OptionQuote, PoolState, Trade};
+use floxlog_core::{Book, BookKind, Event, Levels, OptionQuote, PoolState, Trade, TradeSink};
 use std::sync::Arc;
 
 /// When a batch is full.
@@ -365,6 +365,27 @@ impl PoolCols {
     }
 }
 
+/// The trade builders as the sink of the core's batch trade kernel
+/// ([`floxlog::tape::TapeReader::next_trades`]): room for the rows the
+/// current trade batch still has.
+pub struct TradeFill<'c> {
+    cols: &'c mut TradeCols,
+    room: usize,
+}
+
+impl TradeSink for TradeFill<'_> {
+    #[inline(always)]
+    fn capacity(&self) -> usize {
+        self.room
+    }
+
+    /// The kernel stores each trade once, in order (`i` is the next row).
+    #[inline(always)]
+    fn put(&mut self, _i: usize, t: Trade) {
+        self.cols.push(&t);
+    }
+}
+
 /// Builders for every record type.
 pub struct Columns {
     limits: Limits,
@@ -410,6 +431,21 @@ impl Columns {
     /// Whether no rows are held for any type.
     pub fn is_empty(&self) -> bool {
         RecordType::ALL.iter().all(|&rt| self.len(rt) == 0)
+    }
+
+    /// The trade builders as a sink for the batch trade kernel; the trade
+    /// batch is full ([`Columns::trades_full`]) once it has filled it.
+    pub fn trade_fill(&mut self) -> TradeFill<'_> {
+        let room = self.limits.rows.saturating_sub(self.trade.ex.len());
+        TradeFill {
+            cols: &mut self.trade,
+            room,
+        }
+    }
+
+    /// Whether the trade batch is full.
+    pub fn trades_full(&self) -> bool {
+        self.trade.ex.len() >= self.limits.rows
     }
 
     /// Adds an event; returns its table when that batch is now full.

@@ -23,7 +23,7 @@
 //! its end, against the event count its header claims.
 
 use crate::columns::Limits;
-use crate::read::{run_parallel, RangeRead, ReadSpec, Split};
+use crate::read::{read_range, ReadSpec};
 use crate::schema::RecordType;
 use crate::symbols::Symbols;
 use arrow_array::cast::AsArray;
@@ -34,6 +34,7 @@ use floxlog::output::Csv;
 use floxlog::tape::lock::{TapeLock, LOCK_FILE};
 use floxlog::tape::manifest::{dir_and_name, sync_dir};
 use floxlog::tape::merge::Problem;
+use floxlog::tape::read::{run_parallel, RangeRead, Split};
 use floxlog::tape::source::header_is_unfinished;
 use floxlog::tape::time::civil_from_days;
 use floxlog::tape::{Filter, Hint, OpenedTape, Order, Remedy, Tape, TapeError};
@@ -394,7 +395,7 @@ fn export_range(
     let mut dirs = Vec::new();
     let mut parts: BTreeMap<Key, (Part, u64)> = BTreeMap::new();
     let mut made = 0usize;
-    let read = split.read(i, rspec, symbols, &mut |rt, b| {
+    let read = read_range(split, i, rspec.limits, symbols, &mut |rt, b| {
         let keys = row_keys(rt, &b, spec.by_symbol);
         let uniform = keys
             .first()
@@ -459,7 +460,7 @@ fn export_range(
             }
         }
     }
-    out.read = read?;
+    out.read = read?.0;
     if let Some(e) = finish_err {
         return Err(e);
     }
@@ -561,7 +562,7 @@ pub fn export(
         min_chunk_bytes: spec.min_chunk_bytes,
         ..ReadSpec::default()
     };
-    let split = Split::new(&opened, &rspec, jobs);
+    let split = Split::new(&opened, &rspec.config(), jobs, rspec.min_chunk_bytes);
     // Progress by the bytes of each range's segment, shared out.
     let per_range: Vec<u64> = (0..split.len())
         .map(|i| {

@@ -1,7 +1,9 @@
 //! `read_batches` returns exactly what the general tape reader returns,
-//! type by type, for every order, filter and kind of tape (and takes the
-//! direct path where it should); the conformance corpus read as batches
-//! equals `expected.jsonl`.
+//! type by type, for every order, filter and kind of tape, and
+//! `read_table` on two threads (the engine's ranges) exactly what
+//! `read_batches` returns (concatenating its ranges in time order where
+//! they do not overlap); the conformance corpus read as batches equals
+//! `expected.jsonl`.
 
 use arrow_array::RecordBatch;
 use floxlog::core::{Compression, Event, Profile, ReadOptions, WriterConfig};
@@ -79,11 +81,13 @@ fn general(inputs: &[PathBuf], cfg: &ReadConfig) -> (Vec<OwnedEvent>, Vec<Proble
     (out, r.problems().to_vec(), r.late_events())
 }
 
-/// What `read_batches` returns, events per type in row order.
+/// What `read_batches` returns, events per type in row order (checked
+/// equal to `read_table` on two threads), and whether `read_table`
+/// concatenated its ranges.
 fn batches(
     inputs: &[PathBuf],
     spec: &ReadSpec,
-) -> ([Vec<OwnedEvent>; 4], floxlog_arrow::ReadSummary) {
+) -> ([Vec<OwnedEvent>; 4], floxlog_arrow::ReadSummary, bool) {
     let tape = Tape::open(inputs, OpenOptions::default()).unwrap();
     let symbols = Symbols::from_tape(&tape);
     let mut opened = OpenedTape::open(tape);
@@ -120,7 +124,7 @@ fn batches(
     assert!(again == got, "read_table differs from read_batches");
     assert_eq!(tsum.rows, summary.rows);
     same_problems(&tsum.problems, &summary.problems);
-    (got, summary)
+    (got, summary, tsum.direct)
 }
 
 fn same_problems(a: &[Problem], b: &[Problem]) {
@@ -133,7 +137,8 @@ fn same_problems(a: &[Problem], b: &[Problem]) {
 }
 
 /// Compares both readers over every order and a set of filters; returns
-/// whether the direct path was taken for the unfiltered time-order read.
+/// whether `read_table` concatenated its ranges for the unfiltered
+/// time-order read (rather than reading again on one thread).
 fn check_equal(inputs: &[PathBuf], rows: usize) -> bool {
     let filters = [
         Filter::default(),
@@ -168,7 +173,7 @@ fn check_equal(inputs: &[PathBuf], rows: usize) -> bool {
                 limits: Limits::rows(rows),
                 ..ReadSpec::default()
             };
-            let (got, summary) = batches(inputs, &spec);
+            let (got, summary, concatenated) = batches(inputs, &spec);
             for rt in RecordType::ALL {
                 let want_rt: Vec<_> = want
                     .iter()
@@ -191,7 +196,7 @@ fn check_equal(inputs: &[PathBuf], rows: usize) -> bool {
             same_problems(&summary.problems, &want_problems);
             assert_eq!(summary.late_events, want_late, "{order:?} filter {fi}");
             if order == Order::Time && fi == 0 {
-                direct = summary.direct;
+                direct = concatenated;
             }
         }
     }
@@ -199,7 +204,7 @@ fn check_equal(inputs: &[PathBuf], rows: usize) -> bool {
 }
 
 #[test]
-fn in_order_uncompressed_reference_tape_is_read_directly() {
+fn in_order_uncompressed_reference_tape_is_read_in_concatenated_ranges() {
     // The reference never sets Sorted on uncompressed segments: the
     // timestamps-only pass proves them in order. Rotation gives several.
     let t = tempfile::tempdir().unwrap();
@@ -219,11 +224,11 @@ fn in_order_uncompressed_reference_tape_is_read_directly() {
             .len()
             > 3
     );
-    assert!(check_equal(&[d], 100), "expected the direct path");
+    assert!(check_equal(&[d], 100), "expected the ranges concatenated");
 }
 
 #[test]
-fn out_of_order_uncompressed_tape_goes_through_the_merge() {
+fn out_of_order_uncompressed_tape_is_read_again_in_time_order() {
     let t = tempfile::tempdir().unwrap();
     let d = t.path().join("tape");
     write_tape(
@@ -241,7 +246,7 @@ fn out_of_order_uncompressed_tape_goes_through_the_merge() {
 }
 
 #[test]
-fn overlapping_sorted_lz4_tapes_merge_directly() {
+fn overlapping_sorted_lz4_tapes_are_merged() {
     // Two tapes interleaved in time: even and odd events.
     let t = tempfile::tempdir().unwrap();
     let a = t.path().join("a");
@@ -262,7 +267,10 @@ fn overlapping_sorted_lz4_tapes_merge_directly() {
         false,
         8 << 10,
     );
-    assert!(check_equal(&[a, b], 64), "expected the direct merge");
+    assert!(
+        !check_equal(&[a, b], 64),
+        "interleaved tapes cannot be concatenated in time order"
+    );
 }
 
 #[test]
@@ -313,7 +321,7 @@ fn damaged_and_torn_segments_report_the_same_problems() {
     let bytes = std::fs::read(last).unwrap();
     std::fs::write(last, &bytes[..bytes.len() - 30]).unwrap();
     check_equal(std::slice::from_ref(&d), 77);
-    let (_, summary) = batches(&[d], &ReadSpec::default());
+    let (_, summary, _) = batches(&[d], &ReadSpec::default());
     assert!(summary.error(false).is_some(), "the CRC error is an error");
 }
 
@@ -370,7 +378,7 @@ fn conformance_corpus_as_batches_equals_expected() {
             read: ReadOptions::default(),
             ..ReadSpec::default()
         };
-        let (got, summary) = batches(&inputs, &spec);
+        let (got, summary, _) = batches(&inputs, &spec);
         assert!(
             summary.problems.is_empty(),
             "{}: {:?}",
@@ -397,7 +405,7 @@ fn conformance_corpus_as_batches_equals_expected() {
 
 fn check_time_order_against_general(inputs: &[PathBuf], name: &str) {
     let (want, _, _) = general(inputs, &ReadConfig::default());
-    let (got, _) = batches(inputs, &ReadSpec::default());
+    let (got, _, _) = batches(inputs, &ReadSpec::default());
     for rt in RecordType::ALL {
         let want_rt: Vec<_> = want
             .iter()
@@ -442,7 +450,7 @@ fn read_table_splits_a_segment_at_its_index() {
     assert!(summary.direct);
     assert!(table.len() > 3, "one batch per range: {}", table.len());
     // And the rows are those of the general reader, in order.
-    let (got, _) = batches(&inputs, &spec);
+    let (got, _, _) = batches(&inputs, &spec);
     let mut again = Vec::new();
     for (rt, b) in &table {
         for_each_event(*rt, b, &mut |ev| {

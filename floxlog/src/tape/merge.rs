@@ -101,7 +101,12 @@ pub const UNSORTED: &str =
 /// The error a segment flagged Sorted gives when its timestamps go back
 /// at `at` (checked only when the read relies on the flag: `check`);
 /// `last` is the last timestamp seen.
-fn unsorted(check: bool, last: &mut i64, ts: i64, at: Position) -> Option<floxlog_core::Error> {
+pub(crate) fn unsorted(
+    check: bool,
+    last: &mut i64,
+    ts: i64,
+    at: Position,
+) -> Option<floxlog_core::Error> {
     if !check {
         return None;
     }

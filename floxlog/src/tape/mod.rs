@@ -15,6 +15,7 @@ pub mod inspect;
 pub mod lock;
 pub mod manifest;
 pub mod merge;
+pub mod read;
 pub mod read_ahead;
 pub mod rebuild;
 pub mod recover;

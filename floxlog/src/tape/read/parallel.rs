@@ -1,0 +1,108 @@
+//! Ranges on several threads, results in order, and the check that lets
+//! time order be had by concatenating them.
+
+use super::ranges::Track;
+use crate::tape::error::TapeError;
+
+/// Runs `work(i)` for every `i < n` on up to `jobs` threads (0: one per
+/// core); the results in order. A worker that fails stops the others
+/// taking new work; the first error in order is returned (a worker's panic
+/// is one too).
+pub fn run_parallel<T: Send>(
+    n: usize,
+    jobs: usize,
+    work: &(dyn Fn(usize) -> Result<T, TapeError> + Sync),
+) -> Result<Vec<T>, TapeError> {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let failed = AtomicBool::new(false);
+    let mut out = Vec::with_capacity(n);
+    // Every result is kept, so nothing is gained by holding workers back:
+    // the window is the whole input.
+    let jobs = crate::par::threads(jobs);
+    let pool = crate::par::Pool::new(jobs.clamp(1, n.max(1))).with_window(n);
+    pool.run(
+        0..n,
+        |i| {
+            if failed.load(Ordering::Relaxed) {
+                // Never delivered: an earlier item's error ends the run.
+                return Err(TapeError::input(
+                    None,
+                    "internal error: a worker thread stopped",
+                ));
+            }
+            let r = work(i);
+            if r.is_err() {
+                failed.store(true, Ordering::Relaxed);
+            }
+            r
+        },
+        |r| -> Result<(), TapeError> {
+            out.push(r?);
+            Ok(())
+        },
+    )?;
+    Ok(out)
+}
+
+/// Whether pieces whose emitted timestamps are `tracks` (in tape order),
+/// taken in order of their first timestamp (ties by place in the tape),
+/// are exactly the stable time-order merge: each in order, and each ending
+/// at or before the next one starts (at a tie, only before a later piece).
+/// Returns that order (pieces with no events left out).
+pub fn concat_order(tracks: &[Track]) -> Option<Vec<usize>> {
+    if tracks.iter().any(|t| !t.in_order) {
+        return None;
+    }
+    let mut order: Vec<usize> = (0..tracks.len())
+        .filter(|&i| tracks[i].first.is_some())
+        .collect();
+    order.sort_by_key(|&i| (tracks[i].first, i));
+    for w in order.windows(2) {
+        let (a, b) = (&tracks[w[0]], &tracks[w[1]]);
+        let next = b.first?;
+        if a.last > next || (a.last == next && w[0] > w[1]) {
+            return None;
+        }
+    }
+    Some(order)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn track(ts: &[i64]) -> Track {
+        let mut t = Track::default();
+        ts.iter().for_each(|&x| t.see(x));
+        t
+    }
+
+    #[test]
+    fn pieces_that_follow_one_another_concatenate_in_time_order() {
+        let t = [track(&[5, 6]), track(&[]), track(&[1, 2]), track(&[6, 9])];
+        assert_eq!(concat_order(&t), Some(vec![2, 0, 3]));
+    }
+
+    #[test]
+    fn overlapping_or_unordered_pieces_do_not() {
+        assert_eq!(concat_order(&[track(&[1, 5]), track(&[3, 9])]), None);
+        assert_eq!(concat_order(&[track(&[2, 1])]), None);
+        // A tie goes to the earlier piece: a later piece ending at the
+        // earlier one's first timestamp would have to come after it.
+        assert_eq!(concat_order(&[track(&[3, 4]), track(&[1, 3])]), None);
+    }
+
+    #[test]
+    fn results_come_back_in_order() {
+        let v = run_parallel(50, 2, &|i| Ok(i * 2)).unwrap();
+        assert_eq!(v, (0..50).map(|i| i * 2).collect::<Vec<_>>());
+        let e = run_parallel(5, 2, &|i| {
+            if i == 3 {
+                Err(TapeError::usage("three"))
+            } else {
+                Ok(i)
+            }
+        });
+        assert!(e.unwrap_err().message.contains("three"));
+    }
+}

@@ -1,0 +1,377 @@
+//! A tape cut into byte ranges that threads read independently.
+//!
+//! Every segment is one range, and a large one is cut further where
+//! [`crate::tape::split::range_starts`] proves a frame (or LZ4 block)
+//! boundary, about four ranges per thread. A Sorted segment read from a
+//! time is one range (its index seek skips what comes before). Reading
+//! every range in tape order gives what a [`crate::tape::TapeReader`] in
+//! file order gives once [`Split::settle`] has dropped the ranges a
+//! sequential read never reaches (those after a range that ended on an
+//! error, or at a Sorted segment's `to`), with the same problems: the same
+//! errors, offsets and event counts.
+
+use crate::tape::error::TapeError;
+use crate::tape::merge::{unsorted, OpenedTape, Order, Problem, ReadConfig};
+use crate::tape::shortfall::SegmentCheck;
+use crate::tape::source::{is_torn_tail, SegmentFile};
+use floxlog_core::segment_header::flags;
+use floxlog_core::{Event, Position, Reader, Segment, SegmentHeader};
+use std::path::Path;
+
+/// One segment of a [`Split`].
+struct Input<'a> {
+    segment: usize,
+    path: &'a Path,
+    file: &'a SegmentFile,
+    seg: Segment<'a>,
+    header: SegmentHeader,
+    /// Sorted flag: seek with the index, stop at `to`.
+    sorted: bool,
+    /// The read relies on the Sorted flag, so checks it (as the
+    /// sequential reader does: time order, or a time filter).
+    check_sorted: bool,
+    /// Cut short? A live writer?
+    check: SegmentCheck,
+}
+
+/// A byte range of one input: frames (or LZ4 blocks) starting in
+/// `[start, end)`; `start` `None`: from the first frame, with the index
+/// seek of a Sorted segment.
+#[derive(Clone, Copy, Debug)]
+struct Range {
+    input: usize,
+    start: Option<u64>,
+    end: u64,
+}
+
+/// The timestamps a read handed to its sink: first, last, and whether they
+/// never went back.
+#[derive(Clone, Copy, Debug)]
+pub struct Track {
+    /// First timestamp (`None`: no event).
+    pub first: Option<i64>,
+    /// Last timestamp.
+    pub last: i64,
+    /// Whether they never went back.
+    pub in_order: bool,
+}
+
+impl Default for Track {
+    fn default() -> Self {
+        Track {
+            first: None,
+            last: i64::MIN,
+            in_order: true,
+        }
+    }
+}
+
+impl Track {
+    /// Notes the next timestamp.
+    #[inline]
+    pub fn see(&mut self, ts: i64) {
+        self.first.get_or_insert(ts);
+        self.in_order &= ts >= self.last;
+        self.last = ts;
+    }
+}
+
+/// How the read of a range ended.
+#[derive(Clone, Copy, Debug, Default)]
+pub enum RangeEnd {
+    /// At the end of the range (or of the segment).
+    #[default]
+    Done,
+    /// At the first event at or past the filter's `to` (Sorted segment).
+    Stopped,
+    /// On an error, after this many events of the segment (whole-segment
+    /// range) or of the range.
+    Failed(floxlog_core::Error, u64),
+}
+
+/// How the read of one range of a [`Split`] went.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RangeRead {
+    /// How it ended.
+    pub end: RangeEnd,
+    /// Events read (decoded) in it, filtered or not.
+    pub events: u64,
+    /// Timestamps of the events handed to the sink.
+    pub track: Track,
+    /// When the read relies on the Sorted flag: the first event's
+    /// timestamp and position, and the last event's timestamp (every
+    /// event, filtered or not), to check the flag across ranges.
+    raw_first: Option<(i64, Position)>,
+    raw_last: i64,
+}
+
+/// A tape cut into ranges; see the module docs.
+pub struct Split<'a> {
+    inputs: Vec<Input<'a>>,
+    problems: Vec<Problem>,
+    ranges: Vec<Range>,
+    cfg: ReadConfig,
+    /// One scratch size for the tape, as the sequential reader shares
+    /// one: whether a damaged block is `BufferTooSmall` depends on it.
+    scratch_len: usize,
+}
+
+impl<'a> Split<'a> {
+    /// Cuts `opened` for `jobs` threads (0: one per core) into ranges of
+    /// at least `min_range_bytes`, to be read with `cfg` (its order only
+    /// decides whether the Sorted flag is checked; the ranges are read in
+    /// file order).
+    pub fn new(
+        opened: &'a OpenedTape,
+        cfg: &ReadConfig,
+        jobs: usize,
+        min_range_bytes: u64,
+    ) -> Split<'a> {
+        let mut inputs = Vec::new();
+        let mut problems = Vec::new();
+        let mut scratch_len = 0;
+        let f = &cfg.filter;
+        for (i, file) in opened.files.iter().enumerate() {
+            let Some(file) = file else { continue };
+            let data = file.bytes();
+            let seg = match Segment::parse(data) {
+                Ok(s) => s,
+                Err(e) => {
+                    // As the sequential reader records it.
+                    let shrunk = file.shrink_error(Some(&e));
+                    let torn = shrunk.is_none() && data.is_empty();
+                    let c = opened.check(i);
+                    problems.push(Problem::new(i, &file.path, shrunk.unwrap_or(e), 0, torn, c));
+                    continue;
+                }
+            };
+            let header = *seg.header();
+            let sorted = header.has(flags::SORTED);
+            scratch_len = scratch_len.max(seg.scratch_len());
+            inputs.push(Input {
+                segment: i,
+                path: &file.path,
+                file,
+                seg,
+                header,
+                sorted,
+                check_sorted: sorted
+                    && (cfg.order == Order::Time || f.from.is_some() || f.to.is_some()),
+                check: opened.check(i),
+            });
+        }
+        let jobs = crate::par::threads(jobs) as u64;
+        let total: u64 = inputs.iter().map(|i| i.seg.frames_end()).sum();
+        let target = (total / (jobs * 4).max(1)).max(min_range_bytes.max(1));
+        let mut ranges = Vec::new();
+        for (k, input) in inputs.iter().enumerate() {
+            let starts = if input.sorted && f.from.is_some() {
+                Vec::new()
+            } else {
+                crate::tape::split::range_starts(&input.seg, cfg.read, target)
+            };
+            let begins = std::iter::once(None).chain(starts.iter().map(|&s| Some(s)));
+            let ends = starts.iter().copied().chain(std::iter::once(u64::MAX));
+            ranges.extend(begins.zip(ends).map(|(start, end)| Range {
+                input: k,
+                start,
+                end,
+            }));
+        }
+        Split {
+            inputs,
+            problems,
+            ranges,
+            cfg: cfg.clone(),
+            scratch_len,
+        }
+    }
+
+    /// Number of ranges.
+    pub fn len(&self) -> usize {
+        self.ranges.len()
+    }
+
+    /// Whether there are no ranges.
+    pub fn is_empty(&self) -> bool {
+        self.ranges.is_empty()
+    }
+
+    /// The tape segment (index in `tape.segments`) range `i` is part of.
+    pub fn segment(&self, i: usize) -> Option<usize> {
+        self.ranges.get(i).map(|c| self.inputs[c.input].segment)
+    }
+
+    /// The path of the segment range `i` is part of.
+    pub fn path(&self, i: usize) -> Option<&'a Path> {
+        self.ranges.get(i).map(|c| self.inputs[c.input].path)
+    }
+
+    /// Reads range `i`, handing every event that passes the filter to
+    /// `sink` with its frame's (or block's) offset. An error of the sink
+    /// ends the read with it.
+    pub fn read(
+        &self,
+        i: usize,
+        sink: &mut dyn FnMut(&Event<'_>, u64) -> Result<(), TapeError>,
+    ) -> Result<RangeRead, TapeError> {
+        let c = *self
+            .ranges
+            .get(i)
+            .ok_or_else(|| TapeError::usage(format!("no range {i}")))?;
+        let input = &self.inputs[c.input];
+        let mut scratch = vec![
+            0u8;
+            if input.seg.is_compressed() {
+                self.scratch_len
+            } else {
+                0
+            }
+        ];
+        let f = &self.cfg.filter;
+        let opts = self.cfg.read;
+        let stop_at = f.to.filter(|_| input.sorted);
+        let whole = c.start.is_none() && c.end == u64::MAX;
+        let mut out = RangeRead {
+            raw_last: i64::MIN,
+            ..RangeRead::default()
+        };
+        let mut r: Reader<'_, '_> = match c.start {
+            None => {
+                let mut r = input.seg.reader(opts, &mut scratch);
+                if let (true, Some(from)) = (input.sorted, f.from) {
+                    // Segment::index proves every entry is a frame or block
+                    // boundary; an index that fails the proof is not used.
+                    let index = input.seg.index().ok().flatten();
+                    r.seek(index.as_ref(), from);
+                }
+                r
+            }
+            Some(at) => match input.seg.reader_at(at, opts, &mut scratch) {
+                Ok(r) => r,
+                Err(e) => {
+                    out.end = RangeEnd::Failed(e, 0);
+                    return Ok(out);
+                }
+            },
+        };
+        let mut last = i64::MIN;
+        loop {
+            let (ev, at) = match r.next_event_at() {
+                Ok(Some(found)) => found,
+                Ok(None) => break,
+                // Damage where the next range starts is that range's to report.
+                Err(e) if e.offset >= c.end => break,
+                Err(e) => {
+                    let before = if whole { r.events_read() } else { out.events };
+                    out.end = RangeEnd::Failed(e, before);
+                    break;
+                }
+            };
+            if at.offset >= c.end {
+                break;
+            }
+            out.events += 1;
+            let ts = ev.exchange_ts_ns();
+            if input.check_sorted {
+                out.raw_first.get_or_insert((ts, at));
+                out.raw_last = ts;
+                if let Some(e) = unsorted(true, &mut last, ts, at) {
+                    let before = if whole { r.events_read() } else { out.events };
+                    out.end = RangeEnd::Failed(e, before);
+                    break;
+                }
+            }
+            if stop_at.is_some_and(|t| ts >= t) {
+                out.end = RangeEnd::Stopped;
+                break;
+            }
+            if f.accepts(&ev, ev.frame_type()) {
+                out.track.see(ts);
+                sink(&ev, at.offset)?;
+            }
+        }
+        Ok(out)
+    }
+
+    /// Which ranges a sequential read reaches (each segment's ranges up to
+    /// the first that ends early), given every range's read in order; and
+    /// the problems of the tape as a sequential read reports them (an
+    /// error's event count includes the ranges before it).
+    pub fn settle(self, reads: &[RangeRead]) -> (Vec<bool>, Vec<Problem>) {
+        let mut problems = self.problems;
+        let mut kept = Vec::with_capacity(reads.len());
+        let mut stopped: Option<usize> = None;
+        let mut before = 0u64;
+        let mut raw_last = i64::MIN;
+        for (c, r) in self.ranges.iter().zip(reads) {
+            let input = &self.inputs[c.input];
+            if c.start.is_none() {
+                stopped = None;
+                before = 0;
+                raw_last = i64::MIN;
+            }
+            if stopped == Some(c.input) {
+                kept.push(false);
+                continue;
+            }
+            // The Sorted flag checked across the cut: a range whose first
+            // event goes back ends the segment there, as the sequential
+            // read stops at that event.
+            let back = r.raw_first.filter(|&(ts, _)| ts < raw_last);
+            if let (true, Some((ts, at))) = (input.check_sorted, back) {
+                let mut l = raw_last;
+                if let Some(e) = unsorted(true, &mut l, ts, at) {
+                    stopped = Some(c.input);
+                    problems.push(problem(input, e, before + 1));
+                    kept.push(false);
+                    continue;
+                }
+            }
+            if r.raw_first.is_some() {
+                raw_last = r.raw_last;
+            }
+            match r.end {
+                RangeEnd::Done => {}
+                RangeEnd::Stopped => stopped = Some(c.input),
+                RangeEnd::Failed(e, events) => {
+                    stopped = Some(c.input);
+                    let events = if c.start.is_none() && c.end == u64::MAX {
+                        events
+                    } else {
+                        before + events
+                    };
+                    problems.push(problem(input, e, events));
+                }
+            }
+            before += r.events;
+            kept.push(true);
+            // The segment's last range: one cut short is damage even when
+            // what is left reads.
+            let last = self
+                .ranges
+                .get(kept.len())
+                .is_none_or(|n| n.start.is_none());
+            if last && !problems.iter().any(|p| p.segment == input.segment) {
+                let p = Problem::cut_short(input.segment, input.path, input.check, before);
+                problems.extend(p);
+            }
+        }
+        (kept, problems)
+    }
+}
+
+/// The problem that ends a segment's read: `e`, or the file's shrinking
+/// under the map if it shrank (never a torn tail).
+fn problem(input: &Input<'_>, e: floxlog_core::Error, events_before: u64) -> Problem {
+    let shrunk = input.file.shrink_error(Some(&e));
+    let torn = shrunk.is_none() && is_torn_tail(&input.header, &e, events_before, input.seg.data());
+    Problem::new(
+        input.segment,
+        input.path,
+        shrunk.unwrap_or(e),
+        events_before,
+        torn,
+        input.check,
+    )
+}
