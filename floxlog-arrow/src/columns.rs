@@ -12,7 +12,7 @@ use arrow_array::{
 };
 use arrow_buffer::{ArrowNativeType, Buffer, OffsetBuffer, ScalarBuffer};
 use arrow_schema::ArrowError;
-use floxlog_core::{Book, BookKind, Event, Levels, OptionQuote, PoolState, Trade, TradeSink};
+use floxlog_core::{Book, BookKind, Event, Levels, OptionQuote, PoolState, Trade, TradeColumns};
 use std::sync::Arc;
 
 /// When a batch is full.
@@ -91,6 +91,19 @@ struct TradeCols {
 }
 
 impl TradeCols {
+    /// Every column to `len` rows (new ones zero, for the kernel to fill).
+    fn resize(&mut self, len: usize) {
+        self.ex.resize(len, 0);
+        self.recv.resize(len, 0);
+        self.price.resize(len, 0);
+        self.qty.resize(len, 0);
+        self.trade_id.resize(len, 0);
+        self.symbol_id.resize(len, 0);
+        self.side.resize(len, 0);
+        self.instrument.resize(len, 0);
+        self.exchange_id.resize(len, 0);
+    }
+
     #[inline]
     fn push(&mut self, t: &Trade) {
         self.ex.push(t.exchange_ts_ns);
@@ -365,30 +378,11 @@ impl PoolCols {
     }
 }
 
-/// The trade builders as the sink of the core's batch trade kernel
-/// ([`floxlog::tape::TapeReader::next_trades`]): room for the rows the
-/// current trade batch still has.
-pub struct TradeFill<'c> {
-    cols: &'c mut TradeCols,
-    room: usize,
-}
-
-impl TradeSink for TradeFill<'_> {
-    #[inline(always)]
-    fn capacity(&self) -> usize {
-        self.room
-    }
-
-    /// The kernel stores each trade once, in order (`i` is the next row).
-    #[inline(always)]
-    fn put(&mut self, _i: usize, t: Trade) {
-        self.cols.push(&t);
-    }
-}
-
 /// Builders for every record type.
 pub struct Columns {
     limits: Limits,
+    /// Trade rows before the room last given to the kernel.
+    room_base: usize,
     trade: TradeCols,
     book: BookCols,
     option: OptionCols,
@@ -400,6 +394,7 @@ impl Columns {
     pub fn new(limits: Limits) -> Columns {
         let mut c = Columns {
             limits,
+            room_base: 0,
             trade: TradeCols::default(),
             book: BookCols::default(),
             option: OptionCols::default(),
@@ -433,19 +428,34 @@ impl Columns {
         RecordType::ALL.iter().all(|&rt| self.len(rt) == 0)
     }
 
-    /// The trade builders as a sink for the batch trade kernel; the trade
-    /// batch is full ([`Columns::trades_full`]) once it has filled it.
-    pub fn trade_fill(&mut self) -> TradeFill<'_> {
-        let room = self.limits.rows.saturating_sub(self.trade.ex.len());
-        TradeFill {
-            cols: &mut self.trade,
-            room,
+    /// Room for up to `want` more trades of the current batch (never past
+    /// its row bound) as the core's per-field column slices, for the batch
+    /// trade kernel to fill; [`Columns::trades_stored`] then keeps the
+    /// first `n`.
+    pub fn trade_room(&mut self, want: usize) -> TradeColumns<'_> {
+        let t = &mut self.trade;
+        let len = t.ex.len();
+        let room = want.min(self.limits.rows.saturating_sub(len));
+        self.room_base = len;
+        t.resize(len + room);
+        TradeColumns {
+            exchange_ts_ns: &mut t.ex[len..],
+            recv_ts_ns: &mut t.recv[len..],
+            price_raw: &mut t.price[len..],
+            qty_raw: &mut t.qty[len..],
+            trade_id: &mut t.trade_id[len..],
+            symbol_id: &mut t.symbol_id[len..],
+            side: &mut t.side[len..],
+            instrument: &mut t.instrument[len..],
+            exchange_id: &mut t.exchange_id[len..],
         }
     }
 
-    /// Whether the trade batch is full.
-    pub fn trades_full(&self) -> bool {
-        self.trade.ex.len() >= self.limits.rows
+    /// The kernel stored `n` trades in the room [`Columns::trade_room`]
+    /// gave; returns the trade table when its batch is now full.
+    pub fn trades_stored(&mut self, n: usize) -> Option<RecordType> {
+        self.trade.resize(self.room_base + n);
+        (self.trade.ex.len() >= self.limits.rows).then_some(RecordType::Trade)
     }
 
     /// Adds an event; returns its table when that batch is now full.

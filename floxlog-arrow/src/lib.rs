@@ -34,7 +34,7 @@ pub mod schema;
 pub mod symbols;
 
 pub use append::{append_batch, for_each_event};
-pub use columns::{Columns, Limits, TradeFill, DEFAULT_ROWS};
+pub use columns::{Columns, Limits, DEFAULT_ROWS};
 pub use read::{read_batches, read_range, read_table, ReadSpec, ReadSummary, Sink};
 pub use schema::RecordType;
 pub use symbols::Symbols;

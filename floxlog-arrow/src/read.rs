@@ -20,9 +20,9 @@ use crate::symbols::Symbols;
 use arrow_array::RecordBatch;
 use arrow_schema::ArrowError;
 use floxlog::tape::merge::{Problem, DEFAULT_REORDER_BYTES, DEFAULT_REORDER_WINDOW};
-use floxlog::tape::read::{concat_order, run_parallel, RangeRead, Split};
+use floxlog::tape::read::{concat_order, run_parallel, RangeRead, RangeSink, Split};
 use floxlog::tape::{Filter, OpenedTape, Order, ReadConfig, TapeError, TapeReader};
-use floxlog_core::{Event, ReadOptions};
+use floxlog_core::{Event, ReadOptions, TradeColumns, TradeSink};
 use std::path::{Path, PathBuf};
 
 /// What to read and how.
@@ -237,26 +237,34 @@ fn pump(
         if !push_current(r, emit, &path)? || !trades {
             continue;
         }
-        // A run of trades (after the one just pushed) by the kernel.
+        // A run of trades (after the one just pushed) by the kernel,
+        // asked for a few at first (trades may be interleaved with other
+        // types), more while runs fill what was asked.
+        let mut room = MIN_ROOM;
         loop {
-            let mut fill = emit.cols.trade_fill();
-            let room = floxlog_core::TradeSink::capacity(&fill);
-            let (run, res) = r.next_trades(&mut fill);
-            if emit.cols.trades_full() {
-                emit.flush(RecordType::Trade)?;
+            let mut cols = emit.cols.trade_room(room);
+            let cap = TradeSink::capacity(&cols);
+            let (run, res) = r.next_trades(&mut cols);
+            if let Some(rt) = emit.cols.trades_stored(run.count) {
+                emit.flush(rt)?;
             }
             res?;
             if run.declined {
                 push_current(r, emit, &path)?;
                 break;
             }
-            if run.count < room {
+            if run.count < cap {
                 // Neither full nor declined: the events ended.
                 return Ok(());
             }
+            room = (room * 2).min(MAX_ROOM);
         }
     }
 }
+
+/// Trades first asked of the kernel in a run; at most.
+const MIN_ROOM: usize = 64;
+const MAX_ROOM: usize = 1 << 16;
 
 /// Pushes the reader's current event (the one a run declined); whether
 /// it was a trade.
@@ -272,6 +280,30 @@ fn push_current<'p>(
     Ok(matches!(it.event, Event::Trade(_)))
 }
 
+/// The builders as the sink of one range.
+struct RangeEmit<'e, 'x, 's> {
+    emit: &'e mut Emit<'x, 's>,
+    path: &'e Path,
+}
+
+impl RangeSink for RangeEmit<'_, '_, '_> {
+    #[inline]
+    fn event(&mut self, ev: &Event<'_>, at: u64) -> Result<(), TapeError> {
+        self.emit.push(ev, self.path, at)
+    }
+
+    fn trade_room(&mut self, want: usize) -> Option<TradeColumns<'_>> {
+        Some(self.emit.cols.trade_room(want))
+    }
+
+    fn trades_stored(&mut self, n: usize) -> Result<(), TapeError> {
+        match self.emit.cols.trades_stored(n) {
+            Some(rt) => self.emit.flush(rt),
+            None => Ok(()),
+        }
+    }
+}
+
 /// Reads range `i` of `split` (made with [`ReadSpec::config`]) into
 /// batches of its own, of at most `limits`, handed to `sink`; how the
 /// range's read went, and the rows handed over by [`RecordType`].
@@ -284,7 +316,13 @@ pub fn read_range(
 ) -> Result<(RangeRead, [u64; 4]), TapeError> {
     let path = split.path(i).unwrap_or(Path::new(""));
     let mut emit = Emit::new(limits, symbols, sink);
-    let read = split.read(i, &mut |ev, at| emit.push(ev, path, at))?;
+    let read = split.read(
+        i,
+        &mut RangeEmit {
+            emit: &mut emit,
+            path,
+        },
+    )?;
     emit.flush_all()?;
     Ok((read, emit.rows))
 }

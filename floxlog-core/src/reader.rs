@@ -313,6 +313,17 @@ impl<'a, 's> Reader<'a, 's> {
         Ok(true)
     }
 
+    /// Ends the frame area at `end` (when before its end): the read stops
+    /// there as at the end of the segment. `end` must be a frame (or block)
+    /// boundary, as [`Segment::reader_at`] takes, so that a range
+    /// `[start, end)` of a segment read on its own thread gives exactly what
+    /// a read of the whole segment gives there (no frame crosses `end`).
+    pub fn limit(&mut self, end: u64) {
+        if end < self.end as u64 {
+            self.end = end as usize;
+        }
+    }
+
     /// Tail mode: whether the read ended at a frame or block the writer has
     /// not finished yet. Resume at [`Reader::next_offset`] once the data
     /// has grown.

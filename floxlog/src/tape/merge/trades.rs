@@ -38,7 +38,7 @@ impl<S: TradeSink + ?Sized> TradeSink for Tail<'_, S> {
 
 impl Filter {
     /// Whether every trade passes (other types may not).
-    fn keeps_every_trade(&self) -> bool {
+    pub fn keeps_every_trade(&self) -> bool {
         self.from.is_none()
             && self.to.is_none()
             && self.symbols.is_none()

@@ -15,8 +15,41 @@ use crate::tape::merge::{unsorted, OpenedTape, Order, Problem, ReadConfig};
 use crate::tape::shortfall::SegmentCheck;
 use crate::tape::source::{is_torn_tail, SegmentFile};
 use floxlog_core::segment_header::flags;
-use floxlog_core::{Event, Position, Reader, Segment, SegmentHeader};
+use floxlog_core::{Event, Position, Reader, Segment, SegmentHeader, TradeColumns, TradeStop};
 use std::path::Path;
+
+/// Where the events of a range go.
+pub trait RangeSink {
+    /// An event that passes the filter, with its frame's (or, LZ4, its
+    /// block's) offset.
+    fn event(&mut self, ev: &Event<'_>, at: u64) -> Result<(), TapeError>;
+
+    /// Room for up to `want` trades as per-field column slices, filled by
+    /// the core's batch trade kernel; `None` (the default): trades come
+    /// through [`RangeSink::event`].
+    fn trade_room(&mut self, want: usize) -> Option<TradeColumns<'_>> {
+        let _ = want;
+        None
+    }
+
+    /// The kernel stored `n` trades at the start of the room last given.
+    fn trades_stored(&mut self, n: usize) -> Result<(), TapeError> {
+        let _ = n;
+        Ok(())
+    }
+}
+
+impl<F: FnMut(&Event<'_>, u64) -> Result<(), TapeError>> RangeSink for F {
+    fn event(&mut self, ev: &Event<'_>, at: u64) -> Result<(), TapeError> {
+        self(ev, at)
+    }
+}
+
+/// Trades asked of the kernel at first, after an event of another type:
+/// trades interleaved with other types take small runs; long runs double
+/// it up to [`MAX_ROOM`].
+const MIN_ROOM: usize = 64;
+const MAX_ROOM: usize = 1 << 16;
 
 /// One segment of a [`Split`].
 struct Input<'a> {
@@ -208,12 +241,14 @@ impl<'a> Split<'a> {
     }
 
     /// Reads range `i`, handing every event that passes the filter to
-    /// `sink` with its frame's (or block's) offset. An error of the sink
-    /// ends the read with it.
-    pub fn read(
+    /// `sink` with its frame's (or block's) offset; runs of trades go
+    /// through the core's batch trade kernel into the sink's trade columns
+    /// when it offers them ([`RangeSink::trade_room`]) and every trade
+    /// passes the filter. An error of the sink ends the read with it.
+    pub fn read<K: RangeSink + ?Sized>(
         &self,
         i: usize,
-        sink: &mut dyn FnMut(&Event<'_>, u64) -> Result<(), TapeError>,
+        sink: &mut K,
     ) -> Result<RangeRead, TapeError> {
         let c = *self
             .ranges
@@ -255,22 +290,54 @@ impl<'a> Split<'a> {
                 }
             },
         };
+        // A cut point is a proven boundary: no frame crosses it, and damage
+        // from there on is the next range's to report.
+        r.limit(c.end);
+        // The kernel does not look at timestamps, so not where the Sorted
+        // flag is checked; it takes a run of trades after the first one
+        // read event by event.
+        let kernel = f.keeps_every_trade() && !input.check_sorted;
+        let mut trades = false;
+        let mut room = MIN_ROOM;
         let mut last = i64::MIN;
         loop {
+            if kernel && trades {
+                if let Some(mut cols) = sink.trade_room(room) {
+                    let b = r.next_trade_columns(&mut cols);
+                    for &ts in cols.exchange_ts_ns.iter().take(b.count) {
+                        out.track.see(ts);
+                    }
+                    out.events += b.count as u64;
+                    sink.trades_stored(b.count)?;
+                    match b.stop {
+                        // No room at all: the next trade event by event.
+                        TradeStop::Full if b.count == 0 => trades = false,
+                        TradeStop::Full => {
+                            room = (room * 2).min(MAX_ROOM);
+                            continue;
+                        }
+                        TradeStop::End => break,
+                        TradeStop::Error(e) => {
+                            let before = if whole { r.events_read() } else { out.events };
+                            out.end = RangeEnd::Failed(e, before);
+                            break;
+                        }
+                        TradeStop::OtherType => {
+                            trades = false;
+                            room = MIN_ROOM;
+                        }
+                    }
+                }
+            }
             let (ev, at) = match r.next_event_at() {
                 Ok(Some(found)) => found,
                 Ok(None) => break,
-                // Damage where the next range starts is that range's to report.
-                Err(e) if e.offset >= c.end => break,
                 Err(e) => {
                     let before = if whole { r.events_read() } else { out.events };
                     out.end = RangeEnd::Failed(e, before);
                     break;
                 }
             };
-            if at.offset >= c.end {
-                break;
-            }
             out.events += 1;
             let ts = ev.exchange_ts_ns();
             if input.check_sorted {
@@ -287,8 +354,9 @@ impl<'a> Split<'a> {
                 break;
             }
             if f.accepts(&ev, ev.frame_type()) {
+                trades = matches!(ev, Event::Trade(_));
                 out.track.see(ts);
-                sink(&ev, at.offset)?;
+                sink.event(&ev, at.offset)?;
             }
         }
         Ok(out)

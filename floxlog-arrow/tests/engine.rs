@@ -1,0 +1,256 @@
+//! The Arrow front ends over the floxlog read engine: `read_batches`
+//! (trade columns by `TapeReader::next_trades`), `read_table` on one
+//! thread and on two (the engine's ranges, trade columns by the core's
+//! column kernel) give exactly what `TapeReader` gives, events and
+//! problems (error kind, offset, events before), in file and time order,
+//! with filters, over long runs of trades, damaged segments and a
+//! segment whose Sorted flag lies.
+
+use floxlog::core::{Compression, Profile, ReadOptions, SegmentHeader, WriterConfig};
+use floxlog::owned::OwnedEvent;
+use floxlog::synth::mixed_event;
+use floxlog::tape::merge::Problem;
+use floxlog::tape::{
+    Filter, Layout, OpenOptions, OpenedTape, Order, ReadConfig, Tape, TapeWriter, TapeWriterConfig,
+};
+use floxlog_arrow::{
+    for_each_event, read_batches, read_table, Limits, ReadSpec, RecordType, Symbols,
+};
+use std::path::{Path, PathBuf};
+
+/// Writes `n` events, mostly trades (every 97th of another type), at
+/// `ts(i)`, in segments of about `seg_bytes`.
+fn write(dir: &Path, n: u64, compression: Compression, seg_bytes: u64, ts: &dyn Fn(u64) -> i64) {
+    let cfg = TapeWriterConfig {
+        layout: Layout::Flox,
+        segment: WriterConfig {
+            compression,
+            index_interval: 64,
+            profile: Profile::Spec,
+            ..WriterConfig::default()
+        },
+        max_segment_bytes: seg_bytes,
+        created_ns: Some(1),
+        ..TapeWriterConfig::default()
+    };
+    let mut w = TapeWriter::create(dir, cfg).unwrap();
+    let mut other = 0;
+    for i in 0..n {
+        let mut ev = if i % 97 == 96 {
+            // The next event of another type than trade.
+            loop {
+                other += 1;
+                let e = mixed_event(3, other);
+                if !matches!(e, OwnedEvent::Trade(_)) {
+                    break e;
+                }
+            }
+        } else {
+            let mut t = floxlog::core::Trade {
+                symbol_id: 1 + (i % 5) as u32,
+                price_raw: 100 + i as i64,
+                qty_raw: 7,
+                trade_id: i,
+                ..Default::default()
+            };
+            t.recv_ts_ns = i as i64;
+            OwnedEvent::Trade(t)
+        };
+        match &mut ev {
+            OwnedEvent::Trade(t) => t.exchange_ts_ns = ts(i),
+            OwnedEvent::Book(b) => b.head.exchange_ts_ns = ts(i),
+            OwnedEvent::OptionQuote(q) => q.exchange_ts_ns = ts(i),
+            OwnedEvent::PoolState(p) => p.head.exchange_ts_ns = ts(i),
+        }
+        w.append(&ev.as_event()).unwrap();
+    }
+    w.close().unwrap();
+}
+
+fn key(p: &Problem) -> (usize, floxlog::core::Error, u64, bool) {
+    (p.segment, p.error, p.events_before, p.tolerated)
+}
+
+fn keys(ps: &[Problem]) -> Vec<(usize, floxlog::core::Error, u64, bool)> {
+    let mut v: Vec<_> = ps.iter().map(key).collect();
+    v.sort_by_key(|k| (k.0, k.2));
+    v
+}
+
+/// Events by type, in order, and problems.
+type Got = (
+    [Vec<OwnedEvent>; 4],
+    Vec<(usize, floxlog::core::Error, u64, bool)>,
+);
+
+fn by_type(events: impl IntoIterator<Item = OwnedEvent>) -> [Vec<OwnedEvent>; 4] {
+    let mut out: [Vec<OwnedEvent>; 4] = Default::default();
+    for e in events {
+        let rt = RecordType::of_frame_type(e.as_event().frame_type()).unwrap();
+        out[rt as usize].push(e);
+    }
+    out
+}
+
+fn tape_reader(inputs: &[PathBuf], spec: &ReadSpec) -> Got {
+    let tape = Tape::open(inputs, OpenOptions::default()).unwrap();
+    let mut opened = OpenedTape::open(tape);
+    let cfg: ReadConfig = spec.config();
+    let mut r = opened.reader(&cfg);
+    let mut out = Vec::new();
+    while let Some(it) = r.next_item().unwrap() {
+        out.push(OwnedEvent::from_event(&it.event));
+    }
+    (by_type(out), keys(r.problems()))
+}
+
+fn arrow(inputs: &[PathBuf], spec: &ReadSpec, jobs: Option<usize>) -> Got {
+    let tape = Tape::open(inputs, OpenOptions::default()).unwrap();
+    let symbols = Symbols::from_tape(&tape);
+    let mut opened = OpenedTape::open(tape);
+    let mut batches = Vec::new();
+    let summary = match jobs {
+        None => read_batches(&mut opened, spec, &symbols, &mut |rt, b| {
+            batches.push((rt, b));
+            Ok(())
+        })
+        .unwrap(),
+        Some(j) => {
+            let (t, s) = read_table(&mut opened, spec, &symbols, j).unwrap();
+            batches = t;
+            s
+        }
+    };
+    let mut out: [Vec<OwnedEvent>; 4] = Default::default();
+    for (rt, b) in &batches {
+        assert!(b.num_rows() <= spec.limits.rows);
+        for_each_event(*rt, b, &mut |ev| {
+            out[*rt as usize].push(OwnedEvent::from_event(ev));
+            Ok(())
+        })
+        .unwrap();
+    }
+    for rt in RecordType::ALL {
+        assert_eq!(summary.rows_of(rt), out[rt as usize].len() as u64);
+    }
+    (out, keys(&summary.problems))
+}
+
+/// Every front end equals `TapeReader` for both orders and a few filters.
+fn check(inputs: &[PathBuf], read: ReadOptions, min_chunk_bytes: u64) {
+    let filters = [
+        Filter::default(),
+        Filter {
+            types: Some(RecordType::Trade.type_mask()),
+            ..Filter::default()
+        },
+        Filter {
+            symbols: Some(vec![2, 4]),
+            ..Filter::default()
+        },
+        Filter {
+            from: Some(3_000),
+            to: Some(40_000),
+            ..Filter::default()
+        },
+        // A time filter without a seek: ranges are cut, and the read
+        // relies on (so checks) the Sorted flag in file order too.
+        Filter {
+            to: Some(150_000),
+            ..Filter::default()
+        },
+    ];
+    for order in [Order::File, Order::Time] {
+        for (fi, filter) in filters.iter().enumerate() {
+            for rows in [1_000, 1 << 16] {
+                let spec = ReadSpec {
+                    order,
+                    filter: filter.clone(),
+                    limits: Limits::rows(rows),
+                    read,
+                    min_chunk_bytes,
+                    ..ReadSpec::default()
+                };
+                let want = tape_reader(inputs, &spec);
+                let what = format!("{order:?} filter {fi} rows {rows} chunk {min_chunk_bytes}");
+                assert!(
+                    want.0.iter().map(Vec::len).sum::<usize>() > 0,
+                    "{what}: empty"
+                );
+                for (name, jobs) in [("read_batches", None), ("-j1", Some(1)), ("-j2", Some(2))] {
+                    let got = arrow(inputs, &spec, jobs);
+                    assert!(
+                        got.0 == want.0,
+                        "{what}: {name} events differ from TapeReader"
+                    );
+                    assert_eq!(got.1, want.1, "{what}: {name} problems differ");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn long_trade_runs_damaged_segments_both_codecs() {
+    let t = tempfile::tempdir().unwrap();
+    let codecs = [
+        ("none", Compression::None, 192 << 10),
+        ("lz4", Compression::Lz4, 24 << 10),
+    ];
+    for (name, comp, seg_bytes) in codecs {
+        let d = t.path().join(name);
+        write(&d, 12_000, comp, seg_bytes, &|i| i as i64 * 10);
+        let tape = Tape::open(std::slice::from_ref(&d), OpenOptions::default()).unwrap();
+        assert!(
+            tape.segments.len() >= 3,
+            "{name}: {} segments",
+            tape.segments.len()
+        );
+        // A flipped byte in the middle of the second segment (a CRC error
+        // inside a run of trades), the last segment cut short.
+        let second = &tape.segments[1].path;
+        let mut bytes = std::fs::read(second).unwrap();
+        let mid = bytes.len() / 2;
+        bytes[mid] ^= 0x55;
+        std::fs::write(second, bytes).unwrap();
+        let last = &tape.segments.last().unwrap().path;
+        let bytes = std::fs::read(last).unwrap();
+        std::fs::write(last, &bytes[..bytes.len() - 30]).unwrap();
+        check(std::slice::from_ref(&d), ReadOptions::default(), 8 << 10);
+        let off = ReadOptions {
+            verify_crc: false,
+            ..ReadOptions::default()
+        };
+        check(&[d], off, 8 << 10);
+    }
+}
+
+#[test]
+fn a_sorted_flag_that_lies_stops_every_front_end_at_the_same_event() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path().join("tape");
+    // In order but for one step back at event 1_024 (an index entry, so a
+    // possible cut point of the ranges); the writer does not flag it
+    // Sorted, the test does.
+    write(&d, 2_000, Compression::None, 1 << 30, &|i| {
+        if i < 1_024 {
+            i as i64 * 100
+        } else {
+            i as i64 * 100 - 5_000
+        }
+    });
+    let tape = Tape::open(std::slice::from_ref(&d), OpenOptions::default()).unwrap();
+    assert_eq!(tape.segments.len(), 1);
+    let path = &tape.segments[0].path;
+    let mut bytes = std::fs::read(path).unwrap();
+    let mut h = SegmentHeader::parse(&bytes).unwrap();
+    h.flags |= floxlog::core::segment_header::flags::SORTED;
+    let mut out = [0u8; 64];
+    h.emit(&mut out);
+    bytes[..64].copy_from_slice(&out);
+    std::fs::write(path, bytes).unwrap();
+    // Ranges cut in many places: some at the step back, some around it.
+    for chunk in (2..=40).map(|k| k << 10) {
+        check(std::slice::from_ref(&d), ReadOptions::default(), chunk);
+    }
+}
