@@ -16,4 +16,4 @@ pub mod parallel;
 pub mod ranges;
 
 pub use parallel::{concat_order, run_parallel};
-pub use ranges::{RangeEnd, RangeRead, RangeSink, Split, Track};
+pub use ranges::{RangeEnd, RangeRead, RangeSink, Settle, Split, Track};

@@ -160,6 +160,24 @@ impl<'a> Split<'a> {
         jobs: usize,
         min_range_bytes: u64,
     ) -> Split<'a> {
+        let jobs = crate::par::threads(jobs) as u64;
+        Split::build(opened, cfg, &|total| {
+            (total / (jobs * 4).max(1)).max(min_range_bytes.max(1))
+        })
+    }
+
+    /// Cuts `opened` into ranges of about `range_bytes` (whatever the
+    /// tape's size: for a pool that holds a bounded window of them).
+    pub fn with_range_bytes(
+        opened: &'a OpenedTape,
+        cfg: &ReadConfig,
+        range_bytes: u64,
+    ) -> Split<'a> {
+        Split::build(opened, cfg, &|_| range_bytes.max(1))
+    }
+
+    /// Cuts at about `target(total frame bytes)` bytes.
+    fn build(opened: &'a OpenedTape, cfg: &ReadConfig, target: &dyn Fn(u64) -> u64) -> Split<'a> {
         let mut inputs = Vec::new();
         let mut problems = Vec::new();
         let mut scratch_len = 0;
@@ -193,9 +211,7 @@ impl<'a> Split<'a> {
                 check: opened.check(i),
             });
         }
-        let jobs = crate::par::threads(jobs) as u64;
-        let total: u64 = inputs.iter().map(|i| i.seg.frames_end()).sum();
-        let target = (total / (jobs * 4).max(1)).max(min_range_bytes.max(1));
+        let target = target(inputs.iter().map(|i| i.seg.frames_end()).sum());
         let mut ranges = Vec::new();
         for (k, input) in inputs.iter().enumerate() {
             let starts = if input.sorted && f.from.is_some() {
@@ -264,35 +280,19 @@ impl<'a> Split<'a> {
             }
         ];
         let f = &self.cfg.filter;
-        let opts = self.cfg.read;
         let stop_at = f.to.filter(|_| input.sorted);
         let whole = c.start.is_none() && c.end == u64::MAX;
         let mut out = RangeRead {
             raw_last: i64::MIN,
             ..RangeRead::default()
         };
-        let mut r: Reader<'_, '_> = match c.start {
-            None => {
-                let mut r = input.seg.reader(opts, &mut scratch);
-                if let (true, Some(from)) = (input.sorted, f.from) {
-                    // Segment::index proves every entry is a frame or block
-                    // boundary; an index that fails the proof is not used.
-                    let index = input.seg.index().ok().flatten();
-                    r.seek(index.as_ref(), from);
-                }
-                r
+        let mut r = match self.reader(c, &mut scratch) {
+            Ok(r) => r,
+            Err(e) => {
+                out.end = RangeEnd::Failed(e, 0);
+                return Ok(out);
             }
-            Some(at) => match input.seg.reader_at(at, opts, &mut scratch) {
-                Ok(r) => r,
-                Err(e) => {
-                    out.end = RangeEnd::Failed(e, 0);
-                    return Ok(out);
-                }
-            },
         };
-        // A cut point is a proven boundary: no frame crosses it, and damage
-        // from there on is the next range's to report.
-        r.limit(c.end);
         // The kernel does not look at timestamps, so not where the Sorted
         // flag is checked; it takes a run of trades after the first one
         // read event by event.
@@ -362,70 +362,179 @@ impl<'a> Split<'a> {
         Ok(out)
     }
 
+    /// A core reader for range `c`: from its start (or the index seek of
+    /// a Sorted segment), ending at its end.
+    fn reader<'s>(
+        &self,
+        c: Range,
+        scratch: &'s mut [u8],
+    ) -> Result<Reader<'a, 's>, floxlog_core::Error> {
+        let input = &self.inputs[c.input];
+        let opts = self.cfg.read;
+        let mut r = match c.start {
+            None => {
+                let mut r = input.seg.reader(opts, scratch);
+                if let (true, Some(from)) = (input.sorted, self.cfg.filter.from) {
+                    // Segment::index proves every entry is a frame or block
+                    // boundary; an index that fails the proof is not used.
+                    let index = input.seg.index().ok().flatten();
+                    r.seek(index.as_ref(), from);
+                }
+                r
+            }
+            Some(at) => input.seg.reader_at(at, opts, scratch)?,
+        };
+        // A cut point is a proven boundary: no frame crosses it, and damage
+        // from there on is the next range's to report.
+        r.limit(c.end);
+        Ok(r)
+    }
+
+    /// Reads range `i` frame by frame, unfiltered (for copying a tape:
+    /// the split's filter is not applied), handing each frame's type and
+    /// payload to `frame`.
+    pub fn read_frames(&self, i: usize, frame: &mut dyn FnMut(u8, &[u8])) -> RangeRead {
+        let mut out = RangeRead {
+            raw_last: i64::MIN,
+            ..RangeRead::default()
+        };
+        let Some(&c) = self.ranges.get(i) else {
+            return out;
+        };
+        let input = &self.inputs[c.input];
+        let mut scratch = vec![
+            0u8;
+            if input.seg.is_compressed() {
+                self.scratch_len
+            } else {
+                0
+            }
+        ];
+        let whole = c.start.is_none() && c.end == u64::MAX;
+        let mut r = match self.reader(c, &mut scratch) {
+            Ok(r) => r,
+            Err(e) => {
+                out.end = RangeEnd::Failed(e, 0);
+                return out;
+            }
+        };
+        loop {
+            match r.next_item() {
+                Ok(Some(it)) => {
+                    out.events += 1;
+                    frame(it.frame.header.frame_type, it.frame.payload);
+                }
+                Ok(None) => break,
+                Err(e) => {
+                    let before = if whole { r.events_read() } else { out.events };
+                    out.end = RangeEnd::Failed(e, before);
+                    break;
+                }
+            }
+        }
+        out
+    }
+
+    /// The problems of segments whose header failed.
+    pub fn header_problems(&self) -> &[Problem] {
+        &self.problems
+    }
+
     /// Which ranges a sequential read reaches (each segment's ranges up to
     /// the first that ends early), given every range's read in order; and
     /// the problems of the tape as a sequential read reports them (an
     /// error's event count includes the ranges before it).
     pub fn settle(self, reads: &[RangeRead]) -> (Vec<bool>, Vec<Problem>) {
-        let mut problems = self.problems;
+        let mut st = Settle::default();
+        let mut problems = self.problems.clone();
         let mut kept = Vec::with_capacity(reads.len());
-        let mut stopped: Option<usize> = None;
-        let mut before = 0u64;
-        let mut raw_last = i64::MIN;
-        for (c, r) in self.ranges.iter().zip(reads) {
-            let input = &self.inputs[c.input];
-            if c.start.is_none() {
-                stopped = None;
-                before = 0;
-                raw_last = i64::MIN;
-            }
-            if stopped == Some(c.input) {
-                kept.push(false);
-                continue;
-            }
-            // The Sorted flag checked across the cut: a range whose first
-            // event goes back ends the segment there, as the sequential
-            // read stops at that event.
-            let back = r.raw_first.filter(|&(ts, _)| ts < raw_last);
-            if let (true, Some((ts, at))) = (input.check_sorted, back) {
-                let mut l = raw_last;
-                if let Some(e) = unsorted(true, &mut l, ts, at) {
-                    stopped = Some(c.input);
-                    problems.push(problem(input, e, before + 1));
-                    kept.push(false);
-                    continue;
-                }
-            }
-            if r.raw_first.is_some() {
-                raw_last = r.raw_last;
-            }
-            match r.end {
-                RangeEnd::Done => {}
-                RangeEnd::Stopped => stopped = Some(c.input),
-                RangeEnd::Failed(e, events) => {
-                    stopped = Some(c.input);
-                    let events = if c.start.is_none() && c.end == u64::MAX {
-                        events
-                    } else {
-                        before + events
-                    };
-                    problems.push(problem(input, e, events));
-                }
-            }
-            before += r.events;
-            kept.push(true);
-            // The segment's last range: one cut short is damage even when
-            // what is left reads.
-            let last = self
-                .ranges
-                .get(kept.len())
-                .is_none_or(|n| n.start.is_none());
-            if last && !problems.iter().any(|p| p.segment == input.segment) {
-                let p = Problem::cut_short(input.segment, input.path, input.check, before);
-                problems.extend(p);
-            }
+        for (i, r) in reads.iter().enumerate() {
+            let (k, failed, short) = self.settle_next(&mut st, i, r);
+            kept.push(k);
+            problems.extend(failed);
+            problems.extend(short);
         }
         (kept, problems)
+    }
+
+    /// [`Split::settle`] one range at a time, in order, for a caller that
+    /// streams them: whether range `i` is kept, the problem that ends its
+    /// segment there, and (its segment's last range) the problem of a
+    /// segment cut short whose read found nothing wrong (which a
+    /// sequential reader records at the end of the read).
+    pub fn settle_next(
+        &self,
+        st: &mut Settle,
+        i: usize,
+        r: &RangeRead,
+    ) -> (bool, Option<Problem>, Option<Problem>) {
+        let Some(c) = self.ranges.get(i) else {
+            return (false, None, None);
+        };
+        let input = &self.inputs[c.input];
+        if c.start.is_none() {
+            *st = Settle::default();
+        }
+        if st.stopped {
+            return (false, None, None);
+        }
+        // The Sorted flag checked across the cut: a range whose first
+        // event goes back ends the segment there, as the sequential read
+        // stops at that event.
+        let back = r.raw_first.filter(|&(ts, _)| ts < st.raw_last);
+        if let (true, Some((ts, at))) = (input.check_sorted, back) {
+            let mut l = st.raw_last;
+            if let Some(e) = unsorted(true, &mut l, ts, at) {
+                st.stopped = true;
+                return (false, Some(problem(input, e, st.before + 1)), None);
+            }
+        }
+        if r.raw_first.is_some() {
+            st.raw_last = r.raw_last;
+        }
+        let mut failed = None;
+        match r.end {
+            RangeEnd::Done => {}
+            RangeEnd::Stopped => st.stopped = true,
+            RangeEnd::Failed(e, events) => {
+                st.stopped = true;
+                let events = if c.start.is_none() && c.end == u64::MAX {
+                    events
+                } else {
+                    st.before + events
+                };
+                failed = Some(problem(input, e, events));
+            }
+        }
+        st.before += r.events;
+        // The segment's last range: one cut short is damage even when what
+        // is left reads.
+        let last = self.ranges.get(i + 1).is_none_or(|n| n.start.is_none());
+        let short = (last && failed.is_none())
+            .then(|| Problem::cut_short(input.segment, input.path, input.check, st.before))
+            .flatten();
+        (true, failed, short)
+    }
+}
+
+/// Where [`Split::settle_next`] is in the current segment.
+#[derive(Clone, Copy, Debug)]
+pub struct Settle {
+    /// A range of the segment ended early: the rest are not reached.
+    stopped: bool,
+    /// Events of the segment's ranges so far.
+    before: u64,
+    /// Last timestamp of the segment so far (Sorted flag checks).
+    raw_last: i64,
+}
+
+impl Default for Settle {
+    fn default() -> Self {
+        Settle {
+            stopped: false,
+            before: 0,
+            raw_last: i64::MIN,
+        }
     }
 }
 
