@@ -1,6 +1,8 @@
 //! The tape writer's settings: durability policy, configuration, clock.
 
 use super::super::dir::Layout;
+#[allow(unused_imports)] // for the doc links
+use super::TapeWriter;
 use floxlog_core::{WriterConfig, DEFAULT_MAX_SEGMENT_BYTES};
 
 /// When written bytes leave the process and when they are fsynced.
@@ -11,7 +13,7 @@ use floxlog_core::{WriterConfig, DEFAULT_MAX_SEGMENT_BYTES};
 /// | `Flush` | written by `append` itself, before it returns, for every event (LZ4: every block) | never |
 /// | `SyncEveryBlock` | to the I/O thread after every LZ4 block (uncompressed: every `index_interval` events) | queued after the write, and at close |
 /// | `SyncEveryN(n)` | to the I/O thread every `n` events | queued after the write, and at close |
-/// | `SyncOnClose` (default) | to the I/O thread in 1 MiB chunks | when a segment is closed (file, then manifest and directory) |
+/// | `SyncOnClose` (default) | to the I/O thread in 1 MiB chunks | when a segment is closed, in the background (file, then manifest and directory) |
 ///
 /// LZ4 events staged in an unfinished block are in memory only, whatever
 /// the policy: they reach the file when their block does.
@@ -19,10 +21,12 @@ use floxlog_core::{WriterConfig, DEFAULT_MAX_SEGMENT_BYTES};
 /// Bytes and fsyncs handed to the I/O thread are carried out in order, in
 /// the background: `append` does not wait for them (unless three chunks
 /// are already waiting). An fsync requested while the previous one still
-/// waits is merged into it (one fsync then covers both). Closing a segment
-/// (rotation, [`TapeWriter::close`]) waits for everything handed over.
-/// [`TapeWriter::flush`] and [`TapeWriter::sync`] hand over and wait on
-/// demand, under any policy.
+/// waits is merged into it (one fsync then covers both). Rotation does not
+/// wait either (except under `Flush`): the closed segment's trailer, final
+/// header, fsyncs and manifest entry are done in the background (see the
+/// [module docs](super::writer)). [`TapeWriter::close`],
+/// [`TapeWriter::flush`] and [`TapeWriter::sync`] hand over and wait for
+/// everything, under any policy.
 ///
 /// [`TapeWriter::written_events`] and [`TapeWriter::durable_events`] say how
 /// many events have been delivered so far: `write(2)` of their bytes

@@ -24,20 +24,35 @@
 //! an empty one taken from a small pool in its place, so nothing is copied
 //! and, once warm, nothing allocated; when three buffers (about a MiB
 //! each) wait to be written, the encoder waits (back-pressure).
-//! Whatever crosses the thread, the order of effects on disk is the
-//! synchronous writer's: the placeholder header is written (by the calling
-//! thread) before the rename that publishes a segment; a segment's final
-//! header, and its fsync, are done before `manifest.json` lists it (closing
-//! a segment waits for the I/O thread). Under the syncing policies a
-//! closing segment's frames and trailer are fsynced before its final
-//! header is written (then fsynced too), so that not even a power loss
-//! leaves a final header whose index is not on disk. The first I/O error of the thread
-//! is kept: the next `append`, `flush`, `sync` or `close` returns it, and
-//! the writer refuses further appends; the thread writes nothing after it.
+//! Rotation does not wait for the disk either. Closing a segment costs
+//! the appending thread the encoder's trailer and a hand-over: its last
+//! bytes go to the I/O thread like any others, then the segment goes to a
+//! second background thread, the finisher ([`finish`]), which (under the
+//! syncing policies) fsyncs frames and trailer, writes the final header and
+//! fsyncs again, so that not even a power loss leaves a final header whose
+//! index is not on disk, and then lists the segment in `manifest.json`.
+//! The next segment's file is created ahead by the I/O thread (a hidden
+//! spare, see [`io_thread`]): at rotation the appending thread only names
+//! it; its placeholder header is written before any frame, and it is
+//! renamed into place (published) only once every segment closed before it
+//! is finished, so no segment file is ever seen without a header and a
+//! kill leaves at most the last segment of each series unfinished. Until
+//! then its events are not counted [written](TapeWriter::written_events).
+//! The first segment (and one opened while no spare is ready) is created
+//! and published by the appending thread itself, as is every segment under
+//! [`Durability::Flush`] (which has no background thread).
 //!
-//! `manifest.json` (spec schema) is rewritten atomically after every closed
-//! segment, listing the closed segments; a segment still open is not listed
-//! yet (readers find it anyway).
+//! The first I/O error of either thread is kept: the next `append`,
+//! `flush`, `sync` or `close` returns it, and the writer refuses further
+//! appends; nothing is written after it.
+//!
+//! `manifest.json` (spec schema) lists the closed segments. The finisher
+//! rewrites it atomically (temporary file, fsync under the syncing
+//! policies, rename, directory fsync) after the segments it finished: those
+//! closed while a rewrite runs are listed together by the next one, so at
+//! most one rewrite is pending, whatever the rate of rotation, and the
+//! appending thread never waits for one. A segment still open is not
+//! listed yet (readers find it anyway). `close` writes it a last time.
 
 use super::dir::{series_of, Layout, SERIES};
 use super::error::TapeError;
@@ -45,12 +60,13 @@ use super::lock::TapeLock;
 use super::manifest::{sync_dir, write_atomic, Manifest, ManifestSegment, MANIFEST_FILE};
 use floxlog_core::{Compression, Event, FrameHeader};
 use io_thread::{IoThread, CHUNK};
-use segment::{hand_over, OpenSeg};
+use segment::{hand_over, ClosingSeg, OpenSeg};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::sync::Mutex;
 
 mod config;
+mod finish;
 mod io_thread;
 mod segment;
 mod swap;
@@ -77,6 +93,8 @@ pub struct TapeWriter {
     /// Closed segments not fsynced (policies `None` and `Flush`) and
     /// their events not yet durable, for [`TapeWriter::sync`].
     closed_unsynced: Vec<(PathBuf, u64)>,
+    /// Closed segments the finisher has not finished.
+    closing: Vec<ClosingSeg>,
     /// Stamps new segments' created_ns (in a Mutex only to keep the writer
     /// `Sync`; only ever reached through `&mut self`).
     clock: Option<Mutex<Clock>>,
@@ -136,6 +154,7 @@ impl TapeWriter {
             closed_written: 0,
             closed_durable: 0,
             closed_unsynced: Vec::new(),
+            closing: Vec::new(),
             clock: None,
             failed: None,
             io: None,
@@ -191,7 +210,8 @@ impl TapeWriter {
     /// calls (durable never above written); [`TapeWriter::flush`] brings
     /// it up to every event handed over.
     pub fn written_events(&self) -> u64 {
-        self.closed_written + self.open.iter().flatten().map(|s| s.written).sum::<u64>()
+        let closing = self.closing.iter().map(|s| s.written).sum::<u64>();
+        self.closed_written + closing + self.open.iter().flatten().map(|s| s.written).sum::<u64>()
     }
 
     /// Events the writer has fsynced, with the directory entries of their
@@ -204,7 +224,8 @@ impl TapeWriter {
     /// policy but `None` and `Flush`, and at [`TapeWriter::sync`] (under
     /// `None` and `Flush` it stays 0 unless `sync` is called).
     pub fn durable_events(&self) -> u64 {
-        self.closed_durable + self.open.iter().flatten().map(|s| s.synced).sum::<u64>()
+        let closing = self.closing.iter().map(|s| s.synced).sum::<u64>();
+        self.closed_durable + closing + self.open.iter().flatten().map(|s| s.synced).sum::<u64>()
     }
 
     /// Segments closed so far (manifest entries).
@@ -395,6 +416,17 @@ impl TapeWriter {
             self.sync_seg(si, false, true)?;
         }
         self.wait_io()?;
+        // A segment renamed into place after its fsync ran has its
+        // directory entry synced here.
+        let unsynced_entry = |s: &OpenSeg| !s.io.dir_synced.load(Ordering::Acquire);
+        if self.open.iter().flatten().any(unsynced_entry) {
+            sync_dir(&self.dir)?;
+            for s in self.open.iter().flatten() {
+                s.io.dir_synced.store(true, Ordering::Release);
+            }
+        }
+        // Segments closed before are finished now: their counts move.
+        self.harvest();
         if !self.closed_unsynced.is_empty() {
             // Closed segments are counted durable once their directory
             // entries are synced too.
@@ -453,8 +485,10 @@ impl TapeWriter {
     /// segment's fsync after its writes, so durable never passes written.
     fn harvest(&mut self) {
         for seg in self.open.iter_mut().flatten() {
-            seg.synced = seg.io.synced.load(Ordering::Acquire);
-            seg.written = seg.io.written.load(Ordering::Acquire);
+            (seg.written, seg.synced) = segment::progress(&seg.io);
+        }
+        if !self.closing.is_empty() {
+            self.harvest_closing();
         }
     }
 
@@ -608,6 +642,14 @@ impl TapeWriter {
         order.sort();
         for (_, si) in order {
             self.close_segment(si)?;
+        }
+        // Every segment finished (the finisher wrote the manifest of all
+        // but an empty tape; it is written once more here, the same bytes,
+        // with the tape's last word on `created_ns`).
+        self.wait_io()?;
+        self.harvest();
+        if let Some(io) = &self.io {
+            io.discard_spare();
         }
         self.save_manifest()?;
         if let Some(md) = &self.metadata {

@@ -1,12 +1,13 @@
 //! Opening and closing the segments of a tape writer.
 
+use super::finish::{Closing, ManifestCtx};
 use super::io_thread::{self, Header, IoThread, SegIo};
 use super::swap::{take_pending, Exchange, SwapStorage, SwapWriter};
 use super::{now_ns, Durability, TapeWriter};
 use crate::tape::dir::{series_of, Layout, MIXED};
 use crate::tape::error::TapeError;
 use crate::tape::hint::{Hint, Remedy};
-use crate::tape::manifest::{sync_dir, ManifestSegment};
+use crate::tape::manifest::ManifestSegment;
 use floxlog_core::{Compression, WriterConfig};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -107,15 +108,26 @@ impl TapeWriter {
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
         if self.io.is_none() && self.cfg.durability != Durability::Flush {
-            self.io = Some(IoThread::start(&self.dir)?);
+            self.io = Some(IoThread::start(&self.dir, self.closed.clone())?);
         }
-        let tmp = self.dir.join(format!(".{name}.tmp"));
-        let file = std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(&tmp)
-            .map_err(|e| TapeError::io(&tmp, "creating the segment", e))?;
+        // The I/O thread creates the next segment's file ahead (a spare);
+        // without one (the first segment, a rotation right after another),
+        // it is created here.
+        let spare = self.io.as_ref().and_then(IoThread::take_spare);
+        let from_spare = spare.is_some();
+        let (file, tmp) = match spare {
+            Some(s) => s,
+            None => {
+                let tmp = self.dir.join(format!(".{name}.tmp"));
+                let file = std::fs::OpenOptions::new()
+                    .write(true)
+                    .create(true)
+                    .truncate(true)
+                    .open(&tmp)
+                    .map_err(|e| TapeError::io(&tmp, "creating the segment", e))?;
+                (file, tmp)
+            }
+        };
         self.last_created = created;
         self.numbers[si] += 1;
         let (store, xchg) = SwapStorage::new();
@@ -127,17 +139,43 @@ impl TapeWriter {
             store,
         )
         .map_err(|e| TapeError::input(Some(&path), format!("cannot start the segment: {e}")))?;
-        // The placeholder header goes out at once, as the reference does,
-        // written here (the I/O thread only gets published segments).
-        let published = io_thread::write_all_at(&file, w.pending(), 0)
-            .map_err(|e| TapeError::io(&tmp, "writing the segment", e))
-            .and_then(|()| {
-                std::fs::rename(&tmp, &path)
-                    .map_err(|e| TapeError::io(&path, "moving the new segment into place", e))
-            });
-        if let Err(e) = published {
-            let _ = std::fs::remove_file(&tmp);
-            return Err(e);
+        let seg_io = Arc::new(SegIo::new(file, path));
+        // The placeholder header goes out first, as the reference does.
+        // From a spare, the I/O thread writes it (before any other write of
+        // the segment: its queue is FIFO). While an earlier segment is
+        // being finished, the rename waits for it on the finisher (a kill
+        // leaves only the last segment of a series unfinished). Otherwise
+        // all is done here; the I/O thread then makes a spare for the next
+        // rotation.
+        let write_header = || {
+            io_thread::write_all_at(&seg_io.file, w.pending(), 0)
+                .map_err(|e| TapeError::io(&tmp, "writing the segment", e))
+        };
+        match &self.io {
+            Some(io) if from_spare => io.push_publish(&seg_io, tmp, Some(w.pending().to_vec())),
+            Some(io) if !self.closing.is_empty() => {
+                if let Err(e) = write_header() {
+                    let _ = std::fs::remove_file(&tmp);
+                    return Err(e);
+                }
+                io.push_publish(&seg_io, tmp, None);
+                io.push_spare();
+            }
+            _ => {
+                let path = &seg_io.path;
+                let published = write_header().and_then(|()| {
+                    std::fs::rename(&tmp, path)
+                        .map_err(|e| TapeError::io(path, "moving the new segment into place", e))
+                });
+                if let Err(e) = published {
+                    let _ = std::fs::remove_file(&tmp);
+                    return Err(e);
+                }
+                seg_io.published.store(true, Ordering::Release);
+                if let Some(io) = &self.io {
+                    io.push_spare();
+                }
+            }
         }
         let n = w.pending().len();
         w.consume(n);
@@ -145,7 +183,7 @@ impl TapeWriter {
             self.tape_created = created;
         }
         self.open[si] = Some(OpenSeg {
-            io: Arc::new(SegIo::new(file, path)),
+            io: seg_io,
             xchg,
             name,
             series,
@@ -178,59 +216,142 @@ impl TapeWriter {
             .at(e.offset)
         })?;
         let syncs = self.cfg.durability.syncs();
-        // Trailer, final header, fsync: in that order, then wait for them
-        // (the manifest must not list a segment before its bytes are out).
+        if self.io.is_none() {
+            return self.close_segment_here(si, header);
+        }
         // Under the syncing policies the frames and trailer are fsynced
-        // before the final header is written (and fsynced in turn), so that
-        // no crash, even of the machine, leaves a final header whose index
-        // is not on disk.
-        if syncs {
+        // before the final header is written (and fsynced in turn), so
+        // that no crash, even of the machine, leaves a final header whose
+        // index is not on disk: the finisher does that. Otherwise the final
+        // header is just the segment's last write.
+        let last = if syncs {
             self.hand_over(si, None)?;
-            self.sync_seg(si, false, false)?;
-        }
-        self.hand_over(si, Some(header))?;
-        if syncs {
-            self.sync_seg(si, true, false)?;
-        }
-        let waited = self.wait_io();
+            Some(header)
+        } else {
+            self.hand_over(si, Some(header))?;
+            None
+        };
         let Some(seg) = self.open[si].take() else {
             return Ok(());
         };
-        waited?;
-        let size = seg.w.pending_offset();
-        self.closed_written += seg.events;
+        let entry = self.record_closed(&seg);
+        let manifest = self.cfg.write_manifest.then_some(ManifestCtx {
+            exchange_id: self.cfg.segment.exchange_id,
+            created_ns: self.tape_created,
+        });
+        if let Some(io) = &self.io {
+            io.push_finish(Closing {
+                seg: Arc::clone(&seg.io),
+                header: last,
+                events: seg.events,
+                entry,
+                manifest,
+                syncs,
+            });
+        }
+        // Counted written and durable as the I/O thread and the finisher
+        // get there (see `harvest`); nothing here waits for them.
+        self.closing.push(ClosingSeg {
+            io: seg.io,
+            events: seg.events,
+            syncs,
+            written: seg.written,
+            synced: seg.synced,
+        });
+        Ok(())
+    }
+
+    /// The manifest entry of a segment being closed, recorded.
+    fn record_closed(&mut self, seg: &OpenSeg) -> (u64, ManifestSegment) {
         let empty = seg.events == 0;
-        self.closed.push((
+        let entry = (
             seg.seq,
             ManifestSegment {
                 name: seg.name.clone(),
                 kind: seg.series.to_string(),
-                size_bytes: size,
+                size_bytes: seg.w.pending_offset(),
                 first_event_ns: if empty { 0 } else { seg.min_ts },
                 last_event_ns: if empty { 0 } else { seg.max_ts },
                 event_count: seg.events,
             },
-        ));
+        );
+        self.closed.push(entry.clone());
         self.stats.segments += 1;
-        // Under None and Flush, what an earlier sync() made durable; the
-        // rest waits for the next sync().
-        let durable = if syncs {
-            seg.events
-        } else {
-            seg.io.synced.load(Ordering::Acquire).min(seg.events)
+        entry
+    }
+
+    /// Closes segment `si` on this thread (`Durability::Flush`, which has
+    /// no I/O thread): trailer and final header written, then listed.
+    fn close_segment_here(&mut self, si: usize, header: [u8; 64]) -> Result<(), TapeError> {
+        self.hand_over(si, Some(header))?;
+        let Some(seg) = self.open[si].take() else {
+            return Ok(());
         };
+        self.closed_written += seg.events;
+        self.record_closed(&seg);
+        // What an earlier sync() made durable; the rest waits for the
+        // next sync().
+        let durable = seg.io.synced.load(Ordering::Acquire).min(seg.events);
         if durable < seg.events {
             self.closed_unsynced
                 .push((seg.io.path.clone(), seg.events - durable));
-        }
-        // With a manifest, saving it fsyncs the directory.
-        if syncs && !seg.io.dir_synced.load(Ordering::Acquire) && !self.cfg.write_manifest {
-            sync_dir(&self.dir)?;
         }
         self.save_manifest()?;
         self.closed_durable += durable;
         Ok(())
     }
+
+    /// Takes the progress of closing segments into the counts; those the
+    /// finisher is done with move to the closed counts.
+    pub(super) fn harvest_closing(&mut self) {
+        let mut i = 0;
+        while i < self.closing.len() {
+            let c = &mut self.closing[i];
+            let finished = c.io.finished.load(Ordering::Acquire);
+            (c.written, c.synced) = progress(&c.io);
+            if !finished {
+                i += 1;
+                continue;
+            }
+            let c = self.closing.swap_remove(i);
+            self.closed_written += c.events;
+            // Under None, what an earlier sync() made durable; the rest
+            // waits for the next sync().
+            let durable = if c.syncs { c.events } else { c.synced };
+            if durable < c.events {
+                self.closed_unsynced
+                    .push((c.io.path.clone(), c.events - durable));
+            }
+            self.closed_durable += durable;
+        }
+    }
+}
+
+/// What of a segment is written and durable: written once it is renamed
+/// into place (readers see it), durable once its directory entry is
+/// synced too. `synced` is read before `written`, and the threads publish
+/// a segment's fsync after its writes, so durable never passes written.
+pub(super) fn progress(io: &SegIo) -> (u64, u64) {
+    let dir = io.dir_synced.load(Ordering::Acquire);
+    let synced = io.synced.load(Ordering::Acquire);
+    let published = io.published.load(Ordering::Acquire);
+    let written = io.written.load(Ordering::Acquire);
+    (
+        if published { written } else { 0 },
+        if dir { synced } else { 0 },
+    )
+}
+
+/// A closed segment the finisher has not finished yet.
+pub(super) struct ClosingSeg {
+    pub(super) io: Arc<SegIo>,
+    pub(super) events: u64,
+    pub(super) syncs: bool,
+    /// `io.written` as of the writer's last call.
+    pub(super) written: u64,
+    /// `io.synced` as of the writer's last call (0 until its directory
+    /// entry is synced).
+    pub(super) synced: u64,
 }
 
 /// See [`TapeWriter::hand_over`].

@@ -225,3 +225,55 @@ fn batches_write_the_tape_single_appends_write() {
         }
     }
 }
+
+/// Rotation hands the closed segment to the background: once `flush` has
+/// waited for it, `manifest.json` lists every closed segment in order,
+/// each with its final header and index on disk; `close` leaves nothing
+/// else behind (no spare file).
+#[test]
+fn closed_segments_are_finished_and_listed_in_the_background() {
+    use crate::tape::manifest::Manifest;
+    use crate::tape::source::header_is_unfinished;
+    let t = tempfile::tempdir().unwrap();
+    for dur in [
+        Durability::None,
+        Durability::SyncOnClose,
+        Durability::SyncEveryN(7),
+    ] {
+        for lz4 in [false, true] {
+            let dir = t.path().join(format!("{dur:?}-{lz4}"));
+            let c = TapeWriterConfig {
+                max_segment_bytes: 16_000,
+                ..cfg(dur, lz4)
+            };
+            let mut w = TapeWriter::create(&dir, c).unwrap();
+            for i in 0..6000 {
+                w.append(&trade(i)).unwrap();
+            }
+            w.flush().unwrap();
+            let ctx = format!("{dur:?} lz4 {lz4}");
+            let closed = w.closed_segments();
+            assert!(closed.len() >= 3, "{ctx}: {} closed", closed.len());
+            let m = Manifest::load(&dir).unwrap().expect("a manifest");
+            assert_eq!(m.segments, closed, "{ctx}");
+            for s in &closed {
+                let bytes = std::fs::read(dir.join(&s.name)).unwrap();
+                assert_eq!(bytes.len() as u64, s.size_bytes, "{ctx}: {}", s.name);
+                let h = floxlog_core::SegmentHeader::parse(&bytes).unwrap();
+                assert!(!header_is_unfinished(&h), "{ctx}: {} unfinished", s.name);
+                assert_eq!(u64::from(h.event_count), s.event_count, "{ctx}");
+            }
+            let listed: u64 = closed.iter().map(|s| s.event_count).sum();
+            assert!(w.written_events() >= listed, "{ctx}");
+            if dur.syncs() {
+                assert!(w.durable_events() >= listed, "{ctx}");
+            }
+            w.close().unwrap();
+            for (name, _) in files(&dir) {
+                let ok =
+                    name == MANIFEST_FILE || name.ends_with(".floxlog") || name == ".floxlog.lock";
+                assert!(ok, "{ctx}: {name} left behind");
+            }
+        }
+    }
+}
