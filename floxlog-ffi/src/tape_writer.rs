@@ -76,6 +76,21 @@ pub struct floxlog_tape_writer_config {
     pub clock_ns: floxlog_clock_fn,
     /// Passed to `clock_ns`.
     pub clock_ctx: *mut c_void,
+    /// Non-zero: continue the tape already in `dir`, if any, after its last
+    /// segment, instead of refusing it (default 0). A recorder restarted
+    /// after a crash keeps one tape: before anything is appended, the
+    /// segments the killed writer left open are recovered, as
+    /// `floxlog_tape_recover` would (every complete event kept, the torn
+    /// tail dropped, the original kept as `<name>.damaged` when bytes are
+    /// dropped), and `manifest.json` lists every segment; new segments
+    /// follow the last one. A segment that cannot be recovered (its header
+    /// itself is invalid) makes `floxlog_tape_writer_open` fail with the
+    /// code of the damage (e.g. `FLOXLOG_BAD_MAGIC`), `err` naming the
+    /// file and byte offset; a tape of the other layout fails with
+    /// `FLOXLOG_INVALID_INPUT`. On an empty or missing
+    /// directory it starts a new tape. The writer's counts are of its own
+    /// events.
+    pub resume: u8,
 }
 
 /// Opaque tape writer handle (see `floxlog_tape_writer_open`). Use one
@@ -146,6 +161,7 @@ impl Default for floxlog_tape_writer_config {
             rotate_every_ns: 0,
             clock_ns: None,
             clock_ctx: core::ptr::null_mut(),
+            resume: 0,
         }
     }
 }
@@ -185,12 +201,13 @@ fn tape_config_in(c: &floxlog_tape_writer_config) -> Result<TapeWriterConfig, Fa
         durability,
         created_ns: None,
         write_manifest: c.write_manifest != 0,
+        resume: c.resume != 0,
     })
 }
 
 /// Fills `*cfg` with the defaults: flox layout, uncompressed, index every
 /// 1000 events, reference profile, 256 MiB segments, fsync at segment
-/// close, manifest on, wall clock.
+/// close, manifest on, wall clock, no resume.
 ///
 /// # Safety
 /// `cfg` must be writable.
@@ -207,7 +224,8 @@ pub unsafe extern "C" fn floxlog_tape_writer_config_default(
 }
 
 /// Starts a tape in directory `dir` (created if missing; it must not hold a
-/// tape already) and sets `*writer`. `cfg` NULL means the defaults.
+/// tape already, unless `cfg->resume`: then the tape there is continued)
+/// and sets `*writer`. `cfg` NULL means the defaults.
 ///
 /// The writer takes the tape's lock (`.floxlog.lock`, flock): a second
 /// writer, `recover` or `reindex` on the same directory is refused with

@@ -102,6 +102,13 @@ pub struct TapeWriterConfig {
     pub created_ns: Option<i64>,
     /// Write `manifest.json`.
     pub write_manifest: bool,
+    /// Continue the tape already in the directory, if any, after its last
+    /// segment (recovering first any segment a killed writer left open;
+    /// refusing a tape whose segment cannot be recovered, or of the other
+    /// layout), instead of refusing a directory that holds a tape: a
+    /// recorder restarted after a crash keeps one tape. See
+    /// [`TapeWriter::create`].
+    pub resume: bool,
 }
 
 impl Default for TapeWriterConfig {
@@ -114,6 +121,7 @@ impl Default for TapeWriterConfig {
             durability: Durability::default(),
             created_ns: None,
             write_manifest: true,
+            resume: false,
         }
     }
 }

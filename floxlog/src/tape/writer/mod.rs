@@ -68,6 +68,7 @@ use std::sync::Mutex;
 mod config;
 mod finish;
 mod io_thread;
+mod resume;
 mod segment;
 mod swap;
 
@@ -110,7 +111,17 @@ pub struct TapeWriter {
 
 impl TapeWriter {
     /// Starts a tape in `dir` (created if needed). Refuses a directory that
-    /// already holds segments or a manifest.
+    /// already holds segments or a manifest, unless `cfg.resume`: the tape
+    /// there is then continued (see [`TapeWriterConfig::resume`]). Before
+    /// anything is appended, the segments a killed writer left open are
+    /// recovered (a backup `<name>.damaged` is kept when bytes are
+    /// dropped), `manifest.json` lists every segment, and the new segments
+    /// follow the last one (flox layout: created_ns, and so names, after
+    /// the largest; spec layout: the next number of each series). A
+    /// segment that cannot be recovered is refused with an error naming it
+    /// and the offset of the damage; so is a tape of the other layout.
+    /// Counts ([`TapeWriter::stats`], [`TapeWriter::written_events`]...)
+    /// are of this writer's events only.
     pub fn create(dir: &Path, cfg: TapeWriterConfig) -> Result<TapeWriter, TapeError> {
         cfg.segment
             .check()
@@ -123,9 +134,14 @@ impl TapeWriter {
         // Held until the writer is closed or dropped (or its process dies):
         // recover, reindex and a second writer refuse meanwhile.
         let lock = TapeLock::acquire(dir, "writing")?;
+        let resumed = if cfg.resume {
+            resume::resume(dir, cfg.layout)?
+        } else {
+            None
+        };
         let rd = std::fs::read_dir(dir)
             .map_err(|e| TapeError::io(dir, "listing the tape directory", e))?;
-        for e in rd.flatten() {
+        for e in rd.flatten().filter(|_| !cfg.resume) {
             let name = e.file_name().to_string_lossy().into_owned();
             if name == MANIFEST_FILE || super::dir::segment_series(&name).is_some() {
                 return Err(
@@ -138,15 +154,23 @@ impl TapeWriter {
             Layout::Flox => 1,
             Layout::Spec => SERIES.len(),
         };
-        let tape_created = cfg.created_ns.unwrap_or_else(now_ns);
-        Ok(TapeWriter {
+        let mut tape_created = cfg.created_ns.unwrap_or_else(now_ns);
+        let (mut closed, mut numbers, mut last_created) = (Vec::new(), vec![0; series], i64::MIN);
+        if let Some(r) = resumed {
+            tape_created = r.tape_created.unwrap_or(tape_created);
+            if cfg.layout == Layout::Spec {
+                numbers = r.numbers.to_vec();
+            }
+            (closed, last_created) = (r.closed, r.last_created);
+        }
+        let w = TapeWriter {
             dir: dir.to_path_buf(),
             cfg,
+            seq: closed.len() as u64,
             open: (0..series).map(|_| None).collect(),
-            numbers: vec![0; series],
-            closed: Vec::new(),
-            seq: 0,
-            last_created: i64::MIN,
+            numbers,
+            closed,
+            last_created,
             tape_created,
             metadata: None,
             finished: false,
@@ -159,7 +183,12 @@ impl TapeWriter {
             failed: None,
             io: None,
             _lock: lock,
-        })
+        };
+        if cfg.resume && !w.closed.is_empty() {
+            // The manifest lists the recovered segments from now on.
+            w.save_manifest()?;
+        }
+        Ok(w)
     }
 
     /// The tape directory.
