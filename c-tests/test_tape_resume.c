@@ -56,7 +56,7 @@ static int record(const char *dir, uint8_t resume, uint64_t from, uint64_t to, i
   if (fd >= 0) {
     uint64_t written = 0;
     if (floxlog_tape_writer_flush(w, &err) != FLOXLOG_OK ||
-        floxlog_tape_writer_written_events(w, &written, &err) != FLOXLOG_OK)
+        floxlog_tape_writer_written_events(w, &written) != FLOXLOG_OK)
       return 1;
     if (write(fd, &written, sizeof written) != (ssize_t)sizeof written) return 1;
     for (;;) pause(); /* killed here, the writer open */

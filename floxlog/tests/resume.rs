@@ -216,4 +216,22 @@ fn resume_refuses_a_tape_it_cannot_recover() {
         .err()
         .expect("refused");
     assert!(e.message.contains("not of the writer's layout"), "{e}");
+
+    // A closed tape whose manifest lists a segment the header of which was
+    // damaged since: the header is checked, not the listing trusted.
+    let dir = t.path().join("closed");
+    let mut w = TapeWriter::create(&dir, cfg(Layout::Flox, Durability::None, false)).unwrap();
+    for i in 0..3_000 {
+        w.append(&trade(i)).unwrap();
+    }
+    w.close().unwrap();
+    let first = dir.join(&segment_names(&dir)[0]);
+    let mut bytes = std::fs::read(&first).unwrap();
+    bytes[..4].copy_from_slice(b"JUNK");
+    std::fs::write(&first, &bytes).unwrap();
+    let e = TapeWriter::create(&dir, cfg(Layout::Flox, Durability::None, true))
+        .err()
+        .expect("refused");
+    assert_eq!(e.path.as_deref(), Some(first.as_path()), "{e}");
+    assert_eq!(e.offset, Some(0), "{e}");
 }

@@ -3,8 +3,9 @@
 //! its last segment instead of refusing it.
 //!
 //! The segment files are listed (the manifest is not trusted for which
-//! files exist); each the manifest lists with its size is taken as it is
-//! listed (the writer lists a segment only once it is finished); any other
+//! files exist); each the manifest lists with its size and a final header
+//! that agrees is taken as it is listed (the writer lists a segment only
+//! once it is finished); any other
 //! (the segments a killed writer left open) is recovered first, as
 //! `floxlog recover` would: every complete event kept, the torn tail
 //! dropped (the original kept as `<name>.damaged` when bytes are dropped),
@@ -68,10 +69,12 @@ pub(super) fn resume(dir: &Path, layout: Layout) -> Result<Option<Resumed>, Tape
         let len = std::fs::symlink_metadata(&s.path)
             .map_err(|e| TapeError::io(&s.path, "reading the segment to resume", e))?
             .len();
+        // Listed with its size and a final header that agrees: finished.
         let listed = old
             .as_ref()
             .and_then(|m| m.segments.iter().find(|e| e.name == s.name))
-            .filter(|e| e.size_bytes == len && e.kind == s.series);
+            .filter(|e| e.size_bytes == len && e.kind == s.series)
+            .filter(|e| header_is_final(&s.path, e.event_count));
         let entry = match listed {
             Some(e) => e.clone(),
             None => recovered_entry(&s.path, &s.name, &s.series)?,
@@ -97,6 +100,18 @@ pub(super) fn resume(dir: &Path, layout: Layout) -> Result<Option<Resumed>, Tape
         out.closed.push((seq as u64, entry));
     }
     Ok(Some(out))
+}
+
+/// Whether the segment at `path` starts with a valid final header counting
+/// `events` (one 64-byte read).
+fn header_is_final(path: &Path, events: u64) -> bool {
+    use std::io::Read;
+    let mut head = [0u8; 64];
+    let read = std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut head));
+    read.is_ok()
+        && floxlog_core::SegmentHeader::parse(&head).is_ok_and(|h| {
+            !super::super::source::header_is_unfinished(&h) && u64::from(h.event_count) == events
+        })
 }
 
 /// Refuses a segment of the other layout (or of an unknown series).
