@@ -39,6 +39,7 @@ int floxlog_header_hpp_probe(bool run) {
       .write_manifest(true)
       .max_segment_bytes(1 << 20)
       .rotate_every_ns(0)
+      .resume(false)
       .with_clock([] { return std::int64_t{1}; });
   floxlog::TapeWriter w = floxlog::TapeWriter::open("t", cfg);
   floxlog::TapeWriter w2(std::move(w));

@@ -598,8 +598,27 @@ void test_replay_tools() {
 }
 }  // namespace
 
+// TapeWriterConfig::resume: a second and third writer continue the tape
+// after its last segment; without resume the directory is refused.
+void test_resume() {
+  TempDir tmp;
+  const fs::path dir = tmp.path() / "resumed";
+  for (int run = 0; run < 3; run++) {
+    floxlog::TapeWriterConfig cfg;
+    cfg.durability(FLOXLOG_DURABILITY_NONE).max_segment_bytes(16 << 10).resume(true);
+    floxlog::TapeWriter w(dir.string(), cfg);
+    for (int i = 0; i < 1000; i++) w.append(trade(1000 * run + i, 1));
+    w.close();
+  }
+  expect(count_events(dir) == 3000, "three runs, one tape");
+  floxlog::TapeWriterConfig plain;
+  expect_error(FLOXLOG_INVALID_INPUT, [&] { floxlog::TapeWriter w(dir.string(), plain); },
+               "a tape is refused without resume");
+}
+
 int main() {
   Runner run;
+  run.run("resume", test_resume);
   run.run("writer moves", test_writer_moves);
   run.run("reader moves", test_reader_moves);
   run.run("errors", test_errors);

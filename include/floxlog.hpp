@@ -616,6 +616,13 @@ struct TapeWriterConfig {
   TapeWriterConfig& max_segment_bytes(std::uint64_t v) noexcept { c.max_segment_bytes = v; return *this; }
   /** @brief Also rotate when an event enters a new epoch-aligned span of this many ns (0: never). */
   TapeWriterConfig& rotate_every_ns(std::int64_t v) noexcept { c.rotate_every_ns = v; return *this; }
+  /**
+   * @brief Continue the tape already in the directory (recovering the
+   * segments a killed writer left open first) instead of refusing it: a
+   * recorder restarted after a crash keeps one tape. See
+   * `floxlog_tape_writer_config.resume`.
+   */
+  TapeWriterConfig& resume(bool v) noexcept { c.resume = v ? 1 : 0; return *this; }
   /** @brief Sets `clock` (see there). */
   TapeWriterConfig& with_clock(std::function<std::int64_t()> f) {
     clock = std::move(f);
@@ -638,10 +645,12 @@ class TapeWriter {
 
   /**
    * @brief Starts a tape in directory `dir` (created if missing; it must
-   * not hold a tape already) and takes its lock.
+   * not hold a tape already, unless `config.resume(true)`: the tape there
+   * is then continued) and takes its lock.
    * @throws Error e.g. FLOXLOG_TAPE_LOCKED (file() names the lock file)
    * while another writer holds the directory, FLOXLOG_IO_ERROR,
-   * FLOXLOG_INVALID_INPUT for a bad setting.
+   * FLOXLOG_INVALID_INPUT for a bad setting; resuming, the code of a
+   * segment that cannot be recovered (file() and offset() name it).
    */
   explicit TapeWriter(const std::string& dir, TapeWriterConfig config = TapeWriterConfig()) {
     floxlog_tape_writer_config c = config.c;

@@ -23,18 +23,31 @@ pub const FLOXLOG_LAYOUT_FLOX: u8 = 0;
 /// (`trades-000000.bin`, `book-000000.bin`...).
 pub const FLOXLOG_LAYOUT_SPEC: u8 = 1;
 
-/// Durability: never fsync; write in 1 MiB chunks.
+/// Durability: never fsync; write in 1 MiB chunks, in the background.
+/// When an append returns, its event is in the writer's memory (an
+/// encoder buffer, or queued for the I/O thread): a kill loses what is not
+/// yet `written_events` (at most about 4 MiB: the chunk being filled and
+/// three queued), a power loss anything not `durable_events` (0 unless
+/// `floxlog_tape_writer_sync` is called). See `floxlog_tape_writer_config`.
 pub const FLOXLOG_DURABILITY_NONE: u8 = 0;
 /// Durability: hand every event (LZ4: every block) to the OS at once, so
-/// that followers see it; never fsync.
+/// that followers see it; never fsync. When an append returns, `write(2)`
+/// of its event (LZ4: of every finished block) has returned: a kill loses
+/// nothing appended but an unfinished LZ4 block; a power loss loses what
+/// is not `durable_events`.
 pub const FLOXLOG_DURABILITY_FLUSH: u8 = 1;
 /// Durability: write and fsync after every LZ4 block (uncompressed: every
-/// `index_interval` events).
+/// `index_interval` events), in the background: when an append returns
+/// the write and fsync are queued, not done; `written_events` and
+/// `durable_events` say what they covered so far.
 pub const FLOXLOG_DURABILITY_SYNC_EVERY_BLOCK: u8 = 2;
-/// Durability: write and fsync every `sync_every_n` events.
+/// Durability: write and fsync every `sync_every_n` events, in the
+/// background (as `SYNC_EVERY_BLOCK`).
 pub const FLOXLOG_DURABILITY_SYNC_EVERY_N: u8 = 3;
-/// Durability: write in chunks, fsync each segment when it is closed
-/// (default).
+/// Durability: write in 1 MiB chunks in the background, fsync each
+/// segment when it is closed (default), also in the background: a kill
+/// loses what is not `written_events`, a power loss what is not
+/// `durable_events` (the events of the segments closed and fsynced).
 pub const FLOXLOG_DURABILITY_SYNC_ON_CLOSE: u8 = 4;
 
 /// A clock for `created_ns`: nanoseconds since the Unix epoch. Called with
@@ -45,6 +58,51 @@ pub type floxlog_clock_fn = Option<unsafe extern "C" fn(ctx: *mut c_void) -> i64
 
 /// Tape writer settings. Get the defaults with
 /// `floxlog_tape_writer_config_default`, then change what you need.
+///
+/// What has happened when an append returns, by durability policy:
+///
+/// | policy | the event, when the append returns | a kill loses | a power loss loses |
+/// |---|---|---|---|
+/// | `NONE` | encoded in memory; written in 1 MiB chunks by the I/O thread | what is not `written_events` | what is not `durable_events` (0 without `floxlog_tape_writer_sync`) |
+/// | `FLUSH` | `write(2)` returned (LZ4: for every finished block) | an unfinished LZ4 block only | what is not `durable_events` |
+/// | `SYNC_EVERY_BLOCK`, `SYNC_EVERY_N` | encoded; write and fsync queued at the block / every n events | what is not `written_events` | what is not `durable_events` |
+/// | `SYNC_ON_CLOSE` (default) | encoded; written in chunks in the background | what is not `written_events` | what is not `durable_events` (closed, fsynced segments) |
+///
+/// LZ4 events staged in an unfinished block are in memory under every
+/// policy. `floxlog_tape_writer_written_events` counts events whose
+/// `write(2)` returned (they survive a kill of the process: readers and
+/// `floxlog_tape_recover` find them), `floxlog_tape_writer_durable_events`
+/// those fsynced with their directory entry (they survive a power loss);
+/// `floxlog_tape_writer_progress` reads both at once. The counts advance at
+/// the writer's own calls.
+///
+/// An append waits only when three 1 MiB chunks are already queued for
+/// the I/O thread (the disk is slower than the appends), and under `FLUSH`
+/// for its own `write(2)`. Rotation does not wait on the appending thread
+/// (except under `FLUSH`, which has no background thread and closes,
+/// opens and renames segments, and rewrites `manifest.json`, in the
+/// append that rotates): the append that rotates encodes the closed
+/// segment's index trailer and hands it over; the next segment's file is
+/// created ahead by the I/O thread (the first segment, and one opened
+/// before the spare file is ready, are created by the append itself);
+/// the closed segment's final header, its fsyncs (syncing policies) and
+/// the `manifest.json` rewrite run on a background finisher thread, the
+/// manifest rewritten once for all the segments closed meanwhile, so its
+/// cost does not grow on the appending thread with the number of
+/// segments. A new segment is renamed into place (visible to readers)
+/// only once the segments closed before it are finished, so a kill leaves
+/// at most the last segment of each series unfinished; its events are
+/// counted written from then on. `floxlog_tape_writer_flush`, `_sync` and
+/// `_close` wait for everything.
+///
+/// File order of an LZ4 segment (the reference profile's, as the flox
+/// reference writes it; this writer does the same under the spec
+/// profile): the events of each block sorted by `exchange_ts_ns` (stable:
+/// ties keep append order), blocks in append order (the `Sorted` header
+/// flag is set only when no block starts before the previous block's
+/// latest event). A file-order read of such a segment is not append order
+/// when events arrive out of time order within a block. Uncompressed
+/// segments keep append order.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct floxlog_tape_writer_config {
@@ -76,6 +134,21 @@ pub struct floxlog_tape_writer_config {
     pub clock_ns: floxlog_clock_fn,
     /// Passed to `clock_ns`.
     pub clock_ctx: *mut c_void,
+    /// Non-zero: continue the tape already in `dir`, if any, after its last
+    /// segment, instead of refusing it (default 0). A recorder restarted
+    /// after a crash keeps one tape: before anything is appended, the
+    /// segments the killed writer left open are recovered, as
+    /// `floxlog_tape_recover` would (every complete event kept, the torn
+    /// tail dropped, the original kept as `<name>.damaged` when bytes are
+    /// dropped), and `manifest.json` lists every segment; new segments
+    /// follow the last one. A segment that cannot be recovered (its header
+    /// itself is invalid) makes `floxlog_tape_writer_open` fail with the
+    /// code of the damage (e.g. `FLOXLOG_BAD_MAGIC`), `err` naming the
+    /// file and byte offset; a tape of the other layout fails with
+    /// `FLOXLOG_INVALID_INPUT`. On an empty or missing
+    /// directory it starts a new tape. The writer's counts are of its own
+    /// events.
+    pub resume: u8,
 }
 
 /// Opaque tape writer handle (see `floxlog_tape_writer_open`). Use one
@@ -146,6 +219,7 @@ impl Default for floxlog_tape_writer_config {
             rotate_every_ns: 0,
             clock_ns: None,
             clock_ctx: core::ptr::null_mut(),
+            resume: 0,
         }
     }
 }
@@ -185,12 +259,13 @@ fn tape_config_in(c: &floxlog_tape_writer_config) -> Result<TapeWriterConfig, Fa
         durability,
         created_ns: None,
         write_manifest: c.write_manifest != 0,
+        resume: c.resume != 0,
     })
 }
 
 /// Fills `*cfg` with the defaults: flox layout, uncompressed, index every
 /// 1000 events, reference profile, 256 MiB segments, fsync at segment
-/// close, manifest on, wall clock.
+/// close, manifest on, wall clock, no resume.
 ///
 /// # Safety
 /// `cfg` must be writable.
@@ -207,7 +282,8 @@ pub unsafe extern "C" fn floxlog_tape_writer_config_default(
 }
 
 /// Starts a tape in directory `dir` (created if missing; it must not hold a
-/// tape already) and sets `*writer`. `cfg` NULL means the defaults.
+/// tape already, unless `cfg->resume`: then the tape there is continued)
+/// and sets `*writer`. `cfg` NULL means the defaults.
 ///
 /// The writer takes the tape's lock (`.floxlog.lock`, flock): a second
 /// writer, `recover` or `reindex` on the same directory is refused with

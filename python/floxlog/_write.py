@@ -130,6 +130,7 @@ def write(
     rotate_every: int | None = None,
     durability: str = "close",
     index: bool = True,
+    resume: bool = False,
 ) -> dict[str, Any]:
     """Writes a new tape directory at ``path`` from Arrow data.
 
@@ -202,6 +203,16 @@ def write(
     The tape is built under a hidden temporary name and moved into place
     when complete; ``path`` must not exist (or be an empty directory). An
     error or ``KeyboardInterrupt`` leaves nothing behind.
+
+    ``resume=True`` instead continues the tape at ``path`` (a recorder
+    restarted after a crash keeps one tape), writing in place: segments a
+    killed writer left open are recovered first (every complete event
+    kept; the original kept as ``<name>.damaged`` when bytes are dropped),
+    then the new events follow in new segments after the last one. A tape
+    whose segment cannot be recovered, or of the other ``layout``, raises
+    an error naming the file and offset; a missing or empty ``path`` starts
+    a new tape. An error while writing leaves what was written, as a crash
+    would: resume again (or ``floxlog recover``) finishes it.
     Returns ``{"path", "events", "segments", "bytes"}``.
     """
     index_interval = _args.opt_count(index_interval, "index_interval", hi=65535)
@@ -213,6 +224,7 @@ def write(
     layout = _args.choice(layout, "layout", ("flox", "spec"))
     profile = _args.choice(profile, "profile", ("reference", "spec"))
     index = _args.flag(index, "index")
+    resume = _args.flag(resume, "resume")
     if not isinstance(durability, str):
         raise TypeError(f"durability: expected a string such as \"close\", not {durability.__class__.__name__}")
     if type is not None and not isinstance(type, str):
@@ -234,6 +246,7 @@ def write(
         exchange_id=exchange_id,
         created_ns=created_ns,
         durability=durability,
+        resume=resume,
     )
     try:
         if len(plans) == 1:

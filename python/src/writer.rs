@@ -42,6 +42,9 @@ pub struct WriteArgs {
     pub durability: String,
     /// flox-style `metadata.json`, as JSON text.
     pub metadata: Option<String>,
+    /// Continue the tape at the output path (written in place) instead of
+    /// refusing an existing one.
+    pub resume: bool,
 }
 
 /// What was written.
@@ -127,21 +130,35 @@ impl WriteArgs {
                 durability: durability(&self.durability)?,
                 created_ns: self.created_ns,
                 write_manifest: true,
+                resume: self.resume,
             },
             metadata,
         ))
     }
 }
 
-/// A tape being written under a temporary name.
+/// A tape being written under a temporary name (or, resumed, in place).
 struct Output {
     out: PathBuf,
     tmp: PathBuf,
     w: Option<TapeWriter>,
+    /// Resumed: written in place (`tmp` is `out`), never removed.
+    in_place: bool,
 }
 
 impl Output {
     fn create(out: &Path, cfg: TapeWriterConfig) -> Result<Output, TapeError> {
+        if cfg.resume {
+            // The tape there (if any) is continued where it is: what was
+            // written before must never be removed.
+            let w = TapeWriter::create(out, cfg)?;
+            return Ok(Output {
+                out: out.to_path_buf(),
+                tmp: out.to_path_buf(),
+                w: Some(w),
+                in_place: true,
+            });
+        }
         let empty_dir = std::fs::read_dir(out).is_ok_and(|mut d| d.next().is_none());
         if out.symlink_metadata().is_ok() && !empty_dir {
             return Err(
@@ -160,6 +177,7 @@ impl Output {
             out: out.to_path_buf(),
             tmp,
             w: Some(w),
+            in_place: false,
         })
     }
 
@@ -177,6 +195,13 @@ impl Output {
             .take()
             .ok_or_else(|| TapeError::input(Some(&self.out), "internal error: writer closed"))?;
         let segs = w.close()?;
+        if self.in_place {
+            return Ok(Written {
+                events,
+                segments: segs.len() as u64,
+                bytes: segs.iter().map(|s| s.size_bytes).sum(),
+            });
+        }
         if self.out.is_dir() {
             // An empty directory given as the output.
             std::fs::remove_dir(&self.out)
@@ -197,9 +222,13 @@ impl Output {
 impl Drop for Output {
     fn drop(&mut self) {
         if let Some(w) = self.w.take() {
-            // Failed or interrupted: remove the partial tape.
+            // Failed or interrupted: remove the partial tape (a resumed
+            // one stays, as a crash would leave it: the next resume or
+            // `floxlog recover` finishes it).
             w.abandon();
-            let _ = std::fs::remove_dir_all(&self.tmp);
+            if !self.in_place {
+                let _ = std::fs::remove_dir_all(&self.tmp);
+            }
         }
     }
 }
@@ -290,11 +319,12 @@ impl NativeWriter {
 
 #[pymethods]
 impl NativeWriter {
-    /// Creates the tape under a temporary name beside `path`.
+    /// Creates the tape under a temporary name beside `path` (`resume`:
+    /// continues the tape at `path`, in place).
     #[new]
     #[pyo3(signature = (path, *, compression="lz4", layout="flox", profile="reference",
         index_interval=None, no_index=false, max_segment_bytes=None, rotate_every_ns=None,
-        exchange_id=0, created_ns=None, durability="close", metadata=None))]
+        exchange_id=0, created_ns=None, durability="close", metadata=None, resume=false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -310,6 +340,7 @@ impl NativeWriter {
         created_ns: Option<i64>,
         durability: &str,
         metadata: Option<String>,
+        resume: bool,
     ) -> PyResult<NativeWriter> {
         let args = WriteArgs {
             compression: compression.into(),
@@ -323,6 +354,7 @@ impl NativeWriter {
             created_ns,
             durability: durability.into(),
             metadata,
+            resume,
         };
         let (cfg, md) = args.config().py_err(py)?;
         let mut o = py.detach(move || Output::create(&path, cfg)).py_err(py)?;

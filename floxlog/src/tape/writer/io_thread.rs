@@ -25,10 +25,9 @@
 //!
 //! [`TapeWriter`]: super::TapeWriter
 
+use super::finish::{Closing, FinJob};
 use crate::tape::error::TapeError;
-use crate::tape::manifest::sync_dir;
-use floxlog_core::writer::{Buffer, Parts, WriterStorage};
-use floxlog_core::{BlockSlot, IndexEntry, SegmentWriter};
+use crate::tape::manifest::{sync_dir, ManifestSegment};
 use std::collections::VecDeque;
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -46,11 +45,7 @@ pub(super) const MAX_IN_FLIGHT: usize = 3;
 /// larger ones always move their buffer.
 pub(super) const COALESCE_MAX: usize = 64 << 10;
 
-/// The output buffer grows by doubling, but not past this while what it
-/// must hold fits (so the chunked policies' buffers stay a chunk and a bit).
-const OUT_TARGET: usize = CHUNK + CHUNK / 8;
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
@@ -106,6 +101,12 @@ pub(super) struct SegIo {
     pub synced: AtomicU64,
     /// The directory entry naming this segment has been fsynced.
     pub dir_synced: AtomicBool,
+    /// Renamed into place: readers see it (until then its writes go to
+    /// a hidden temporary file, and are not counted written).
+    pub published: AtomicBool,
+    /// Closed, and finished by the finisher: final header (and fsyncs)
+    /// done and listed in the manifest (see [`super::finish`]).
+    pub finished: AtomicBool,
 }
 
 impl SegIo {
@@ -116,6 +117,8 @@ impl SegIo {
             written: AtomicU64::new(0),
             synced: AtomicU64::new(0),
             dir_synced: AtomicBool::new(false),
+            published: AtomicBool::new(false),
+            finished: AtomicBool::new(false),
         }
     }
 
@@ -154,7 +157,8 @@ impl SegIo {
             self.file.sync_data()
         }
         .map_err(|e| TapeError::io(&self.path, "syncing the segment", e))?;
-        if let Some(dir) = dir {
+        // An entry not renamed into place yet is synced by a later call.
+        if let Some(dir) = dir.filter(|_| self.published.load(Ordering::Acquire)) {
             if !self.dir_synced.load(Ordering::Acquire) {
                 sync_dir(dir)?;
                 self.dir_synced.store(true, Ordering::Release);
@@ -182,10 +186,33 @@ enum Cmd {
         dir: bool,
         events: u64,
     },
+    /// A new segment: its placeholder header at 0 (unless written
+    /// already), then the finisher renames `tmp` to its name once the
+    /// segments closed before it are finished (so no segment file is ever
+    /// seen without its header, and a kill leaves at most the last segment
+    /// of a series unfinished); then a new spare is made.
+    Publish {
+        seg: Arc<SegIo>,
+        tmp: PathBuf,
+        header: Option<Vec<u8>>,
+    },
+    /// Makes the spare file.
+    Spare,
+    /// Hands a closed segment, all written, to the finisher.
+    Finish(Box<Closing>),
+}
+
+/// The spare files' names: `.next-segment-N.tmp`, the next segment's file,
+/// created ahead by the I/O thread. Hidden, so no reader lists them; a
+/// writer killed before using one leaves it behind, empty (the next writer
+/// truncates and reuses it). Each spare has its own name, so that one
+/// being renamed into place is never opened again as the next.
+fn spare_name(n: u64) -> String {
+    format!(".next-segment-{n}.tmp")
 }
 
 #[derive(Default)]
-struct State {
+pub(super) struct State {
     queue: VecDeque<Cmd>,
     /// Recycled output buffers.
     free: Vec<Vec<u8>>,
@@ -198,20 +225,31 @@ struct State {
     /// The thread waits for commands (so a push must wake it).
     io_waiting: bool,
     /// The writer waits for a buffer or for the queue to drain.
-    writer_waiting: bool,
+    pub(super) writer_waiting: bool,
     /// Run what is queued, then exit.
     stop: bool,
     /// The first error; every later command is dropped.
-    error: Option<TapeError>,
+    pub(super) error: Option<TapeError>,
+    /// Closed segments waiting for the finisher.
+    pub(super) fin_queue: VecDeque<FinJob>,
+    /// The finisher is finishing segments it took off its queue.
+    pub(super) fin_busy: bool,
+    /// Finish what is queued, then exit.
+    pub(super) fin_stop: bool,
+    /// The next segment's file, created ahead (see [`spare_name`]).
+    spare: Option<(File, PathBuf)>,
+    /// Spares made so far.
+    spares: u64,
 }
 
-struct Shared {
-    state: Mutex<State>,
+pub(super) struct Shared {
+    pub(super) state: Mutex<State>,
     wake_io: Condvar,
-    wake_writer: Condvar,
+    pub(super) wake_writer: Condvar,
+    pub(super) wake_fin: Condvar,
     /// `state.error` is set (checked without the lock on every append).
-    failed: AtomicBool,
-    dir: PathBuf,
+    pub(super) failed: AtomicBool,
+    pub(super) dir: PathBuf,
 }
 
 /// The I/O thread of one tape writer. Dropping it runs what is queued,
@@ -219,27 +257,80 @@ struct Shared {
 pub(super) struct IoThread {
     shared: Arc<Shared>,
     handle: Option<JoinHandle<()>>,
+    /// The finisher thread ([`super::finish`]).
+    fin_handle: Option<JoinHandle<()>>,
 }
 
 impl IoThread {
-    /// Starts the thread for the tape in `dir` (directory fsyncs).
-    pub fn start(dir: &Path) -> Result<IoThread, TapeError> {
+    /// Starts the thread for the tape in `dir` (directory fsyncs), and its
+    /// finisher; `listed` is what `manifest.json` lists already.
+    pub fn start(dir: &Path, listed: Vec<(u64, ManifestSegment)>) -> Result<IoThread, TapeError> {
         let shared = Arc::new(Shared {
             state: Mutex::new(State::default()),
             wake_io: Condvar::new(),
             wake_writer: Condvar::new(),
+            wake_fin: Condvar::new(),
             failed: AtomicBool::new(false),
             dir: dir.to_path_buf(),
         });
         let s = Arc::clone(&shared);
-        let handle = std::thread::Builder::new()
-            .name("floxlog-io".into())
-            .spawn(move || run(&s))
-            .map_err(|e| TapeError::io(dir, "starting the writer's I/O thread", e))?;
-        Ok(IoThread {
+        let fin_handle = std::thread::Builder::new()
+            .name("floxlog-finish".into())
+            .spawn(move || super::finish::run(&s, listed))
+            .map_err(|e| TapeError::io(dir, "starting the writer's finisher thread", e))?;
+        let s = Arc::clone(&shared);
+        let mut io = IoThread {
             shared,
-            handle: Some(handle),
-        })
+            handle: None,
+            fin_handle: Some(fin_handle),
+        };
+        // On failure, dropping `io` stops the finisher.
+        io.handle = Some(
+            std::thread::Builder::new()
+                .name("floxlog-io".into())
+                .spawn(move || run(&s))
+                .map_err(|e| TapeError::io(dir, "starting the writer's I/O thread", e))?,
+        );
+        Ok(io)
+    }
+
+    /// The spare file, if the thread has made one: the next segment's
+    /// file, empty, and its temporary path.
+    pub fn take_spare(&self) -> Option<(File, PathBuf)> {
+        lock(&self.shared.state).spare.take()
+    }
+
+    /// Queues the making of a spare file.
+    pub fn push_spare(&self) {
+        self.push(Cmd::Spare);
+    }
+
+    /// Queues the publication of `seg`, whose file is at `tmp` (see
+    /// [`Cmd::Publish`]); `header` if it is not written yet.
+    pub fn push_publish(&self, seg: &Arc<SegIo>, tmp: PathBuf, header: Option<Vec<u8>>) {
+        self.push(Cmd::Publish {
+            seg: Arc::clone(seg),
+            tmp,
+            header,
+        });
+    }
+
+    /// Queues a closed segment for the finisher, after its last write.
+    pub fn push_finish(&self, c: Closing) {
+        self.push(Cmd::Finish(Box::new(c)));
+    }
+
+    fn push(&self, cmd: Cmd) {
+        let mut st = lock(&self.shared.state);
+        st.queue.push_back(cmd);
+        self.wake(&mut st);
+    }
+
+    /// Removes an unused spare file (at close).
+    pub fn discard_spare(&self) {
+        if let Some((_, path)) = lock(&self.shared.state).spare.take() {
+            let _ = std::fs::remove_file(path);
+        }
     }
 
     /// Whether a command failed (one atomic load).
@@ -403,7 +494,9 @@ impl IoThread {
     /// if one failed.
     pub fn wait_idle(&self) -> Result<(), TapeError> {
         let mut st = lock(&self.shared.state);
-        while (st.busy || !st.queue.is_empty()) && st.error.is_none() {
+        while (st.busy || !st.queue.is_empty() || st.fin_busy || !st.fin_queue.is_empty())
+            && st.error.is_none()
+        {
             st.writer_waiting = true;
             st = self
                 .shared
@@ -428,23 +521,33 @@ impl Drop for IoThread {
         if let Some(h) = self.handle.take() {
             let _ = h.join();
         }
+        {
+            let mut st = lock(&self.shared.state);
+            st.fin_stop = true;
+            self.shared.wake_fin.notify_all();
+        }
+        if let Some(h) = self.fin_handle.take() {
+            let _ = h.join();
+        }
+        self.discard_spare();
     }
 }
 
 /// Marks the thread failed if it unwinds, so that the writer never waits
 /// for it forever.
-struct PanicGuard<'a>(&'a Shared);
+pub(super) struct PanicGuard<'a>(pub(super) &'a Shared);
 
 impl Drop for PanicGuard<'_> {
     fn drop(&mut self) {
         if std::thread::panicking() {
             let mut st = lock(&self.0.state);
             st.busy = false;
+            st.fin_busy = false;
             st.stop = true;
             if st.error.is_none() {
                 st.error = Some(TapeError::input(
                     Some(&self.0.dir),
-                    "internal error: the tape writer's I/O thread panicked",
+                    "internal error: a tape writer's background thread panicked",
                 ));
             }
             self.0.failed.store(true, Ordering::Release);
@@ -468,8 +571,21 @@ fn run(shared: &Shared) {
                 .unwrap_or_else(PoisonError::into_inner);
             continue;
         };
+        let cmd = match cmd {
+            // Its writes are done (FIFO): the finisher takes it from here,
+            // while this thread goes on with the next segment.
+            Cmd::Finish(c) => {
+                if st.error.is_none() {
+                    st.fin_queue.push_back(FinJob::Close(*c));
+                    shared.wake_fin.notify_one();
+                }
+                continue;
+            }
+            cmd => cmd,
+        };
         st.busy = true;
         let skip = st.error.is_some();
+        let (has_spare, spare_no) = (st.spare.is_some(), st.spares);
         drop(st);
         let result = if skip {
             Ok(())
@@ -489,14 +605,36 @@ fn run(shared: &Shared) {
                     dir,
                     events,
                 } => seg.sync(dir.then_some(shared.dir.as_path()), *all, *events),
+                Cmd::Publish { seg, tmp, header } => match header {
+                    Some(h) => write_all_at(&seg.file, h, 0)
+                        .map_err(|e| TapeError::io(tmp, "writing the segment", e)),
+                    None => Ok(()),
+                },
+                Cmd::Spare | Cmd::Finish(_) => Ok(()),
             }
         };
-        let buf = match cmd {
-            Cmd::Write { buf, .. } => Some(buf),
-            Cmd::Sync { .. } => None,
+        // Only this thread makes spares: one is made when there is none.
+        let spare = match &cmd {
+            Cmd::Publish { .. } | Cmd::Spare if !skip && !has_spare => {
+                make_spare(&shared.dir, spare_no)
+            }
+            _ => None,
+        };
+        let (buf, publish) = match cmd {
+            Cmd::Write { buf, .. } => (Some(buf), None),
+            Cmd::Publish { seg, tmp, .. } => (None, Some(FinJob::Publish(seg, tmp))),
+            _ => (None, None),
         };
         st = lock(&shared.state);
+        if let Some(job) = publish.filter(|_| result.is_ok() && st.error.is_none()) {
+            st.fin_queue.push_back(job);
+            shared.wake_fin.notify_one();
+        }
         st.busy = false;
+        if spare.is_some() {
+            st.spare = spare;
+            st.spares += 1;
+        }
         if let Err(e) = result {
             if st.error.is_none() {
                 st.error = Some(e);
@@ -516,225 +654,19 @@ fn run(shared: &Shared) {
     }
 }
 
-/// Where the writer and its [`SwapStorage`] exchange output buffers.
-#[derive(Default)]
-pub(super) struct Exchange {
-    armed: AtomicBool,
-    slot: Mutex<Option<Vec<u8>>>,
-}
-
-/// Segment writer storage over growable vectors (like
-/// [`crate::segment::VecStorage`]) whose output buffer can be swapped whole
-/// through an [`Exchange`]: see [`take_pending`].
-pub(super) struct SwapStorage {
-    out: Vec<u8>,
-    block: Vec<u8>,
-    slots: Vec<BlockSlot>,
-    index: Vec<IndexEntry>,
-    xchg: Arc<Exchange>,
-}
-
-/// A segment writer over [`SwapStorage`].
-pub(super) type SwapWriter = SegmentWriter<SwapStorage>;
-
-impl SwapStorage {
-    /// Storage with a 64 KiB output buffer to start with, and its exchange.
-    pub fn new() -> (SwapStorage, Arc<Exchange>) {
-        let xchg = Arc::new(Exchange::default());
-        let s = SwapStorage {
-            out: vec![0; 64 << 10],
-            block: Vec::new(),
-            slots: Vec::new(),
-            index: Vec::new(),
-            xchg: Arc::clone(&xchg),
-        };
-        (s, xchg)
-    }
-
-    #[cold]
-    fn swap_out(&mut self) {
-        let mut slot = lock(&self.xchg.slot);
-        if let Some(mut fresh) = slot.take() {
-            if fresh.len() < self.out.len() {
-                fresh.resize(self.out.len(), 0);
-            }
-            std::mem::swap(&mut self.out, &mut fresh);
-            *slot = Some(fresh);
-        }
-        self.xchg.armed.store(false, Ordering::Relaxed);
-    }
-}
-
-fn grow_to<T: Clone + Default>(v: &mut Vec<T>, needed: usize, cap: usize) {
-    if v.len() < needed {
-        let mut n = needed.max(v.len().saturating_mul(2));
-        if needed <= cap {
-            n = n.min(cap);
-        }
-        v.resize(n, T::default());
-    }
-}
-
-impl WriterStorage for SwapStorage {
-    #[inline]
-    fn parts(&mut self) -> Parts<'_> {
-        // Armed only by take_pending, around its consume (which starts by
-        // borrowing the parts): the output buffer is swapped right there.
-        if self.xchg.armed.load(Ordering::Relaxed) {
-            self.swap_out();
-        }
-        Parts {
-            out: &mut self.out,
-            block: &mut self.block,
-            slots: &mut self.slots,
-            index: &mut self.index,
-        }
-    }
-    #[inline]
-    fn out(&self) -> &[u8] {
-        &self.out
-    }
-    fn grow(&mut self, which: Buffer, needed: usize) -> bool {
-        match which {
-            Buffer::Out => grow_to(&mut self.out, needed, OUT_TARGET),
-            Buffer::Block => grow_to(&mut self.block, needed, usize::MAX),
-            Buffer::Slots => grow_to(&mut self.slots, needed, usize::MAX),
-            Buffer::Index => grow_to(&mut self.index, needed, usize::MAX),
-        }
-        true
-    }
-    #[inline]
-    fn lens(&self) -> (usize, usize, usize, usize) {
-        (
-            self.out.len(),
-            self.block.len(),
-            self.slots.len(),
-            self.index.len(),
-        )
-    }
-}
-
-/// Takes every pending byte of `w` without copying: its output buffer is
-/// swapped for `fresh` (grown to the same length if shorter) while `w`
-/// consumes them. Returns the old buffer and how many bytes of it are the
-/// pending ones (from its start), or `None` if the storage did not swap
-/// (the pending bytes are then lost: a bug, reported as an internal error).
-pub(super) fn take_pending(
-    w: &mut SwapWriter,
-    xchg: &Exchange,
-    fresh: Vec<u8>,
-) -> Option<(Vec<u8>, usize)> {
-    let n = w.pending().len();
-    let at = w.pending().as_ptr();
-    *lock(&xchg.slot) = Some(fresh);
-    xchg.armed.store(true, Ordering::Relaxed);
-    w.consume(n);
-    xchg.armed.store(false, Ordering::Relaxed);
-    let old = lock(&xchg.slot).take()?;
-    (old.as_ptr() == at && n <= old.len()).then_some((old, n))
+/// Creates (or empties) the spare file; `None` if that fails (the writer
+/// then creates the next segment's file itself, and reports the error).
+fn make_spare(dir: &Path, n: u64) -> Option<(File, PathBuf)> {
+    let path = dir.join(spare_name(n));
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&path)
+        .ok()?;
+    Some((f, path))
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use floxlog_core::{Event, Trade, WriterConfig};
-
-    fn trade(i: i64) -> Event<'static> {
-        Event::Trade(Trade {
-            exchange_ts_ns: 1_000 + i,
-            price_raw: 100 + i,
-            trade_id: i as u64,
-            ..Default::default()
-        })
-    }
-
-    #[test]
-    fn take_pending_moves_the_buffer_without_copying() {
-        let (store, xchg) = SwapStorage::new();
-        let mut w = SegmentWriter::new(WriterConfig::default(), store).unwrap();
-        let mut whole = Vec::new();
-        for round in 0..3 {
-            for i in 0..1000 {
-                w.append(&trade(round * 1000 + i)).unwrap();
-            }
-            let expect = w.pending().to_vec();
-            let ptr = w.pending().as_ptr();
-            let at = w.pending_offset();
-            assert_eq!(at, whole.len() as u64);
-            let (buf, n) = take_pending(&mut w, &xchg, Vec::new()).expect("swapped");
-            assert_eq!(buf.as_ptr(), ptr, "the very buffer, not a copy");
-            assert_eq!(&buf[..n], &expect[..]);
-            assert!(w.pending().is_empty());
-            assert_eq!(w.pending_offset(), at + n as u64);
-            whole.extend_from_slice(&buf[..n]);
-        }
-        let h = w.finish().unwrap();
-        whole.extend_from_slice(w.pending());
-        whole[..64].copy_from_slice(&h);
-        let seg = floxlog_core::Segment::parse(&whole).unwrap();
-        let mut r = seg.reader(Default::default(), &mut []);
-        let mut n = 0;
-        while let Some(ev) = r.next_event().unwrap() {
-            assert_eq!(ev.exchange_ts_ns(), 1_000 + n);
-            n += 1;
-        }
-        assert_eq!(n, 3000);
-    }
-
-    #[test]
-    fn queued_small_writes_merge_and_errors_stick() {
-        let t = tempfile::tempdir().unwrap();
-        let path = t.path().join("f");
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(true)
-            .read(true)
-            .write(true)
-            .open(&path)
-            .unwrap();
-        let seg = Arc::new(SegIo::new(file, path.clone()));
-        let io = IoThread::start(t.path()).unwrap();
-        let mut at = 0u64;
-        for i in 0..200u64 {
-            let bytes = [i as u8; 10];
-            if !io.append_to_queued(&seg, at, &bytes, None, i + 1) {
-                let mut buf = io.take_buffer().unwrap();
-                buf.resize(4096, 0);
-                buf[..10].copy_from_slice(&bytes);
-                io.push_write(&seg, at, buf, 10, None, i + 1);
-            }
-            at += 10;
-            if i % 50 == 49 {
-                io.push_sync(&seg, false, true, i + 1);
-            }
-        }
-        io.wait_idle().unwrap();
-        assert_eq!(seg.written.load(Ordering::Acquire), 200);
-        assert_eq!(seg.synced.load(Ordering::Acquire), 200);
-        assert!(seg.dir_synced.load(Ordering::Acquire));
-        let data = std::fs::read(&path).unwrap();
-        assert_eq!(data.len(), 2000);
-        for (i, c) in data.chunks(10).enumerate() {
-            assert!(c.iter().all(|&b| b == i as u8));
-        }
-        assert!(io.failed().is_none());
-        assert!(lock(&io.shared.state).in_flight == 0);
-
-        // A write to a read-only descriptor fails; that error stays, and
-        // later commands are dropped.
-        let ro = Arc::new(SegIo::new(
-            std::fs::File::open(&path).unwrap(),
-            path.clone(),
-        ));
-        io.push_write(&ro, 0, vec![1; 8], 8, None, 1);
-        io.push_write(&seg, 2000, vec![2; 8], 8, None, 201);
-        let e = io.wait_idle().unwrap_err();
-        assert!(e.message.starts_with("writing the segment"), "{e}");
-        assert_eq!(e.path.as_deref(), Some(path.as_path()));
-        assert!(io.failed().is_some());
-        assert!(io.take_buffer().is_err());
-        drop(io);
-        assert_eq!(seg.written.load(Ordering::Acquire), 200);
-        assert_eq!(std::fs::read(&path).unwrap().len(), 2000);
-    }
-}
+#[path = "io_tests.rs"]
+mod tests;

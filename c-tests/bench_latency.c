@@ -1,0 +1,266 @@
+/* Append latency of the tape writer through the C ABI (a benchmark, not a
+ * test; run by scripts/bench-latency.sh).
+ *
+ *   bench_latency DIR [--events N] [--rate PER_S] [--max-segment-bytes B]
+ *                     [--durability none|flush|close] [--journal]
+ *
+ * Appends N trades (default 10 M) to a new tape in DIR, timing each
+ * append with CLOCK_MONOTONIC, into a log-linear histogram (HDR style: 128
+ * sub-buckets per power of two, under 1 % error). With --rate the appends
+ * are paced (a busy-wait to each one's intended start) and each latency
+ * is measured from its intended start, not its actual one, so a stall
+ * counts for every append it delayed (coordinated omission corrected).
+ * Unpaced, it also times write(2) and memcpy of the same bytes (the tape's
+ * segment files) for comparison. The rotation stall: the appends that
+ * opened a new segment (every segment holds the same number of trades).
+ *
+ * --journal sets the config's `journal` field: build with
+ * -DBENCH_HAVE_JOURNAL once the library has it.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "floxlog.h"
+
+#define SUB_BITS 8
+#define SUB (1u << SUB_BITS)  /* exact below this; then SUB/2 sub-buckets per power of two */
+#define HALF (SUB / 2)
+#define NBUCKETS (SUB + 64 * HALF)
+
+typedef struct {
+  uint64_t counts[NBUCKETS];
+  uint64_t total, max, over_50us;
+} hist_t;
+
+static unsigned bucket_of(uint64_t v) {
+  if (v < SUB) return (unsigned)v;
+  unsigned msb = 63u - (unsigned)__builtin_clzll(v);
+  unsigned shift = msb - (SUB_BITS - 1); /* v >> shift is in [HALF, SUB) */
+  return SUB + (shift - 1) * HALF + (unsigned)((v >> shift) - HALF);
+}
+
+/* The largest value of bucket `b` (what a percentile reports). */
+static uint64_t bucket_top(unsigned b) {
+  if (b < SUB) return b;
+  unsigned j = b - SUB, shift = j / HALF + 1;
+  uint64_t m = j % HALF + HALF;
+  return ((m + 1) << shift) - 1;
+}
+
+static void record(hist_t *h, uint64_t v) {
+  h->counts[bucket_of(v)]++;
+  h->total++;
+  if (v > h->max) h->max = v;
+  if (v > 50000) h->over_50us++;
+}
+
+static uint64_t percentile(const hist_t *h, double p) {
+  uint64_t want = (uint64_t)(p / 100.0 * (double)h->total + 0.5);
+  if (want == 0) want = 1;
+  uint64_t seen = 0;
+  for (unsigned b = 0; b < NBUCKETS; b++) {
+    seen += h->counts[b];
+    if (seen >= want) {
+      uint64_t top = bucket_top(b);
+      return top < h->max ? top : h->max;
+    }
+  }
+  return h->max;
+}
+
+static uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static floxlog_trade trade(uint64_t i) {
+  floxlog_trade t;
+  memset(&t, 0, sizeof t);
+  t.exchange_ts_ns = 1700000000000000000LL + (int64_t)i * 1000;
+  t.recv_ts_ns = t.exchange_ts_ns + 250;
+  t.price_raw = 6500000000000LL + (int64_t)(i % 977) * 1000000;
+  t.qty_raw = 1000000 + (int64_t)(i % 13) * 100000;
+  t.trade_id = i;
+  t.symbol_id = (uint32_t)(i % 20);
+  t.side = (uint8_t)(i & 1);
+  t.exchange_id = 1;
+  return t;
+}
+
+/* First `"event_count": N` of DIR/manifest.json: trades per segment. */
+static uint64_t per_segment(const char *dir) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/manifest.json", dir);
+  FILE *f = fopen(path, "rb");
+  if (!f) return 0;
+  static char buf[1 << 16];
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[n] = 0;
+  const char *p = strstr(buf, "\"event_count\":");
+  return p ? strtoull(p + 14, NULL, 10) : 0;
+}
+
+/* Bytes of the tape's segment files (from its manifest). */
+static uint64_t tape_bytes(const char *dir) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/manifest.json", dir);
+  FILE *f = fopen(path, "rb");
+  if (!f) return 0;
+  uint64_t total = 0;
+  char line[512];
+  while (fgets(line, sizeof line, f)) {
+    const char *p = strstr(line, "\"size_bytes\":");
+    if (p) total += strtoull(p + 13, NULL, 10);
+  }
+  fclose(f);
+  return total;
+}
+
+static void print_hist(const char *what, const hist_t *h) {
+  printf("%-34s p50 %6llu  p90 %6llu  p99 %7llu  p99.9 %8llu  p99.99 %9llu  max %10llu ns; "
+         "over 50us: %llu of %llu\n",
+         what, (unsigned long long)percentile(h, 50), (unsigned long long)percentile(h, 90),
+         (unsigned long long)percentile(h, 99), (unsigned long long)percentile(h, 99.9),
+         (unsigned long long)percentile(h, 99.99), (unsigned long long)h->max,
+         (unsigned long long)h->over_50us, (unsigned long long)h->total);
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    fprintf(stderr, "usage: %s DIR [--events N] [--rate PER_S] [--max-segment-bytes B] "
+                    "[--durability none|flush|close] [--journal]\n", argv[0]);
+    return 2;
+  }
+  const char *dir = argv[1];
+  uint64_t events = 10000000, rate = 0, max_bytes = 64u << 20;
+  uint8_t durability = FLOXLOG_DURABILITY_SYNC_ON_CLOSE;
+  int journal = 0;
+  const char *dur_name = "close";
+  for (int i = 2; i < argc; i++) {
+    if (!strcmp(argv[i], "--events") && i + 1 < argc) events = strtoull(argv[++i], NULL, 10);
+    else if (!strcmp(argv[i], "--rate") && i + 1 < argc) rate = strtoull(argv[++i], NULL, 10);
+    else if (!strcmp(argv[i], "--max-segment-bytes") && i + 1 < argc)
+      max_bytes = strtoull(argv[++i], NULL, 10);
+    else if (!strcmp(argv[i], "--durability") && i + 1 < argc) {
+      dur_name = argv[++i];
+      if (!strcmp(dur_name, "none")) durability = FLOXLOG_DURABILITY_NONE;
+      else if (!strcmp(dur_name, "flush")) durability = FLOXLOG_DURABILITY_FLUSH;
+      else if (!strcmp(dur_name, "close")) durability = FLOXLOG_DURABILITY_SYNC_ON_CLOSE;
+      else return fprintf(stderr, "unknown durability %s\n", dur_name), 2;
+    } else if (!strcmp(argv[i], "--journal")) journal = 1;
+    else return fprintf(stderr, "unknown argument %s\n", argv[i]), 2;
+  }
+  floxlog_tape_writer_config cfg;
+  floxlog_tape_writer_config_default(&cfg);
+  cfg.durability = durability;
+  cfg.max_segment_bytes = max_bytes;
+  if (journal) {
+#ifdef BENCH_HAVE_JOURNAL
+    cfg.journal = 1;
+#else
+    fprintf(stderr, "--journal: this build has no journal writer (build with -DBENCH_HAVE_JOURNAL)\n");
+    return 2;
+#endif
+  }
+  floxlog_tape_writer *w = NULL;
+  floxlog_tape_error err;
+  if (floxlog_tape_writer_open(dir, &cfg, &w, &err) != FLOXLOG_OK) {
+    fprintf(stderr, "open: %s\n", err.message);
+    return 1;
+  }
+  uint32_t *lat = malloc(events * sizeof *lat);
+  hist_t *h = calloc(1, sizeof *h);
+  if (!lat || !h) return 1;
+  const uint64_t interval = rate ? 1000000000u / rate : 0;
+  const uint64_t t0 = now_ns();
+  for (uint64_t i = 0; i < events; i++) {
+    floxlog_trade t = trade(i);
+    uint64_t start;
+    if (interval) {
+      const uint64_t intended = t0 + i * interval;
+      while ((start = now_ns()) < intended) {
+      }
+      start = intended; /* coordinated omission: from when it was due */
+    } else {
+      start = now_ns();
+    }
+    if (floxlog_tape_writer_append_trade(w, &t, &err) != FLOXLOG_OK) {
+      fprintf(stderr, "append %llu: %s\n", (unsigned long long)i, err.message);
+      return 1;
+    }
+    const uint64_t d = now_ns() - start;
+    lat[i] = d > UINT32_MAX ? UINT32_MAX : (uint32_t)d;
+    record(h, d);
+  }
+  const uint64_t t1 = now_ns();
+  if (floxlog_tape_writer_close(w, &err) != FLOXLOG_OK) {
+    fprintf(stderr, "close: %s\n", err.message);
+    return 1;
+  }
+  floxlog_tape_writer_free(w);
+
+  char what[128];
+  snprintf(what, sizeof what, "%s %s%s", journal ? "journal" : "default", dur_name,
+           rate ? " paced" : " unpaced");
+  print_hist(what, h);
+  /* The appends that opened a new segment. */
+  const uint64_t k = per_segment(dir);
+  if (k > 0 && k < events) {
+    hist_t *r = calloc(1, sizeof *r);
+    for (uint64_t i = k; i < events; i += k) record(r, lat[i]);
+    printf("%-34s %llu rotations (every %llu trades): median %llu ns, max %llu ns\n", "  rotation appends",
+           (unsigned long long)r->total, (unsigned long long)k,
+           (unsigned long long)percentile(r, 50), (unsigned long long)r->max);
+    free(r);
+  }
+  const double secs = (double)(t1 - t0) / 1e9;
+  const uint64_t bytes = tape_bytes(dir);
+  if (!rate && bytes > 0) {
+    /* write(2) and memcpy of the same bytes, 1 MiB at a time. */
+    const size_t chunk = 1u << 20;
+    char *src = malloc(chunk), *dst = malloc(chunk);
+    memset(src, 0x5a, chunk);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/.bench-write", dir);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    uint64_t a = now_ns();
+    for (uint64_t done = 0; done < bytes; done += chunk) {
+      size_t n = bytes - done < chunk ? (size_t)(bytes - done) : chunk;
+      if (write(fd, src, n) != (ssize_t)n) return 1;
+    }
+    uint64_t b = now_ns();
+    close(fd);
+    unlink(path);
+    uint64_t c = now_ns();
+    for (uint64_t done = 0; done < bytes; done += chunk) {
+      size_t n = bytes - done < chunk ? (size_t)(bytes - done) : chunk;
+      src[done / chunk % chunk] ^= 1;
+      memcpy(dst, src, n);
+    }
+    uint64_t d = now_ns();
+    volatile char sink = dst[chunk / 2];
+    (void)sink;
+    const double per_ev = (double)bytes / (double)events;
+    printf("  unpaced: %.2f M appends/s (%.1f MB/s of tape); write(2) of the same bytes %.2f M events/s "
+           "(%.1f MB/s); memcpy %.2f M events/s (%.1f MB/s)\n",
+           (double)events / secs / 1e6, (double)bytes / secs / 1e6,
+           (double)bytes / per_ev / ((double)(b - a) / 1e9) / 1e6, (double)bytes / ((double)(b - a) / 1e3),
+           (double)bytes / per_ev / ((double)(d - c) / 1e9) / 1e6, (double)bytes / ((double)(d - c) / 1e3));
+    free(src);
+    free(dst);
+  } else {
+    printf("  paced at %llu/s: %.2f s for %llu appends\n", (unsigned long long)rate, secs,
+           (unsigned long long)events);
+  }
+  free(lat);
+  free(h);
+  return 0;
+}

@@ -1,0 +1,719 @@
+//! Writing tapes: the core segment writer over files, with rotation by size
+//! (and optionally by event time), an explicit durability policy, and the
+//! header and index finalised on close.
+//!
+//! A segment file is created on its first event with the writer's 64-byte
+//! placeholder header (written under a hidden temporary name, then renamed
+//! into place, so that no segment file exists without a header), frames
+//! are appended, and on close the index trailer is appended and the final
+//! header written over offset 0, as the flox reference does. LZ4 segments
+//! also get their header rewritten after each write of whole blocks, so a
+//! reader of a live or crashed segment sees the counts of what is on disk.
+//! A writer killed between appending the trailer and writing the final
+//! header leaves the trailer behind a placeholder header; readers take it
+//! as a crashed writer's torn tail and `recover` drops it.
+//!
+//! Except under [`Durability::Flush`] (whose appends write their own bytes
+//! before returning), writing overlaps encoding: the encoded bytes are
+//! handed to a background I/O thread (one per writer, started
+//! with the first segment, joined when the writer is closed, dropped or
+//! abandoned), which writes them in the order they were handed over, with
+//! positional writes at the offsets the encoder reported (the header
+//! rewrites at offset 0 are just more writes in that order), and runs the
+//! policy's fsyncs. The encoder's output buffer is handed over whole and
+//! an empty one taken from a small pool in its place, so nothing is copied
+//! and, once warm, nothing allocated; when three buffers (about a MiB
+//! each) wait to be written, the encoder waits (back-pressure).
+//! Rotation does not wait for the disk either. Closing a segment costs
+//! the appending thread the encoder's trailer and a hand-over: its last
+//! bytes go to the I/O thread like any others, then the segment goes to a
+//! second background thread, the finisher ([`finish`]), which (under the
+//! syncing policies) fsyncs frames and trailer, writes the final header and
+//! fsyncs again, so that not even a power loss leaves a final header whose
+//! index is not on disk, and then lists the segment in `manifest.json`.
+//! The next segment's file is created ahead by the I/O thread (a hidden
+//! spare, see [`io_thread`]): at rotation the appending thread only names
+//! it; its placeholder header is written before any frame, and it is
+//! renamed into place (published) only once every segment closed before it
+//! is finished, so no segment file is ever seen without a header and a
+//! kill leaves at most the last segment of each series unfinished. Until
+//! then its events are not counted [written](TapeWriter::written_events).
+//! The first segment (and one opened while no spare is ready) is created
+//! and published by the appending thread itself, as is every segment under
+//! [`Durability::Flush`] (which has no background thread).
+//!
+//! The first I/O error of either thread is kept: the next `append`,
+//! `flush`, `sync` or `close` returns it, and the writer refuses further
+//! appends; nothing is written after it.
+//!
+//! `manifest.json` (spec schema) lists the closed segments. The finisher
+//! rewrites it atomically (temporary file, fsync under the syncing
+//! policies, rename, directory fsync) after the segments it finished: those
+//! closed while a rewrite runs are listed together by the next one, so at
+//! most one rewrite is pending, whatever the rate of rotation, and the
+//! appending thread never waits for one. A segment still open is not
+//! listed yet (readers find it anyway). `close` writes it a last time.
+
+use super::dir::{series_of, Layout, SERIES};
+use super::error::TapeError;
+use super::lock::TapeLock;
+use super::manifest::{sync_dir, write_atomic, Manifest, ManifestSegment, MANIFEST_FILE};
+use floxlog_core::{Compression, Event, FrameHeader};
+use io_thread::{IoThread, CHUNK};
+use segment::{hand_over, ClosingSeg, OpenSeg};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::sync::Mutex;
+
+mod config;
+mod finish;
+mod io_thread;
+mod resume;
+mod segment;
+mod swap;
+
+pub use config::{now_ns, Clock, Durability, TapeWriterConfig, TapeWriterStats};
+
+/// Writes a tape directory; see the module docs.
+pub struct TapeWriter {
+    dir: PathBuf,
+    cfg: TapeWriterConfig,
+    open: Vec<Option<OpenSeg>>,
+    numbers: Vec<u32>,
+    closed: Vec<(u64, ManifestSegment)>,
+    seq: u64,
+    last_created: i64,
+    tape_created: i64,
+    metadata: Option<serde_json::Value>,
+    finished: bool,
+    stats: TapeWriterStats,
+    /// Events of closed segments handed to the OS.
+    closed_written: u64,
+    /// Events of closed segments fsynced.
+    closed_durable: u64,
+    /// Closed segments not fsynced (policies `None` and `Flush`) and
+    /// their events not yet durable, for [`TapeWriter::sync`].
+    closed_unsynced: Vec<(PathBuf, u64)>,
+    /// Closed segments the finisher has not finished.
+    closing: Vec<ClosingSeg>,
+    /// Stamps new segments' created_ns (in a Mutex only to keep the writer
+    /// `Sync`; only ever reached through `&mut self`).
+    clock: Option<Mutex<Clock>>,
+    /// The first I/O error of a write done by the calling thread
+    /// (`Durability::Flush`); the I/O thread keeps its own.
+    failed: Option<TapeError>,
+    /// The background writer (not under `Durability::Flush`); joined on
+    /// drop, before the lock is released.
+    io: Option<IoThread>,
+    /// The tape lock, held while the writer lives.
+    _lock: TapeLock,
+}
+
+impl TapeWriter {
+    /// Starts a tape in `dir` (created if needed). Refuses a directory that
+    /// already holds segments or a manifest, unless `cfg.resume`: the tape
+    /// there is then continued (see [`TapeWriterConfig::resume`]). Before
+    /// anything is appended, the segments a killed writer left open are
+    /// recovered (a backup `<name>.damaged` is kept when bytes are
+    /// dropped), `manifest.json` lists every segment, and the new segments
+    /// follow the last one (flox layout: created_ns, and so names, after
+    /// the largest; spec layout: the next number of each series). A
+    /// segment that cannot be recovered is refused with an error naming it
+    /// and the offset of the damage; so is a tape of the other layout.
+    /// Counts ([`TapeWriter::stats`], [`TapeWriter::written_events`]...)
+    /// are of this writer's events only.
+    pub fn create(dir: &Path, cfg: TapeWriterConfig) -> Result<TapeWriter, TapeError> {
+        cfg.segment
+            .check()
+            .map_err(|e| TapeError::usage(e.what.to_string()))?;
+        if cfg.rotate_every_ns.is_some_and(|s| s <= 0) {
+            return Err(TapeError::usage("rotation time span must be positive"));
+        }
+        std::fs::create_dir_all(dir)
+            .map_err(|e| TapeError::io(dir, "creating the tape directory", e))?;
+        // Held until the writer is closed or dropped (or its process dies):
+        // recover, reindex and a second writer refuse meanwhile.
+        let lock = TapeLock::acquire(dir, "writing")?;
+        let resumed = if cfg.resume {
+            resume::resume(dir, cfg.layout)?
+        } else {
+            None
+        };
+        let rd = std::fs::read_dir(dir)
+            .map_err(|e| TapeError::io(dir, "listing the tape directory", e))?;
+        for e in rd.flatten().filter(|_| !cfg.resume) {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if name == MANIFEST_FILE || super::dir::segment_series(&name).is_some() {
+                return Err(
+                    TapeError::input(Some(dir), format!("already holds a tape ({name})"))
+                        .with_hint("write to a new or empty directory"),
+                );
+            }
+        }
+        let series = match cfg.layout {
+            Layout::Flox => 1,
+            Layout::Spec => SERIES.len(),
+        };
+        let mut tape_created = cfg.created_ns.unwrap_or_else(now_ns);
+        let (mut closed, mut numbers, mut last_created) = (Vec::new(), vec![0; series], i64::MIN);
+        if let Some(r) = resumed {
+            tape_created = r.tape_created.unwrap_or(tape_created);
+            if cfg.layout == Layout::Spec {
+                numbers = r.numbers.to_vec();
+            }
+            (closed, last_created) = (r.closed, r.last_created);
+        }
+        let w = TapeWriter {
+            dir: dir.to_path_buf(),
+            cfg,
+            seq: closed.len() as u64,
+            open: (0..series).map(|_| None).collect(),
+            numbers,
+            closed,
+            last_created,
+            tape_created,
+            metadata: None,
+            finished: false,
+            stats: TapeWriterStats::default(),
+            closed_written: 0,
+            closed_durable: 0,
+            closed_unsynced: Vec::new(),
+            closing: Vec::new(),
+            clock: None,
+            failed: None,
+            io: None,
+            _lock: lock,
+        };
+        if cfg.resume && !w.closed.is_empty() {
+            // The manifest lists the recovered segments from now on.
+            w.save_manifest()?;
+        }
+        Ok(w)
+    }
+
+    /// The tape directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Counts so far.
+    pub fn stats(&self) -> TapeWriterStats {
+        self.stats
+    }
+
+    /// Stamps each new segment's created_ns with `clock()` instead of the
+    /// wall clock or `cfg.created_ns`: called exactly once per segment
+    /// opened (when its first event arrives), never otherwise.
+    ///
+    /// It is called on the caller's thread, from inside `append` (or
+    /// `append_raw`), never by the I/O thread. A segment that fails to
+    /// open (say the directory is not writable) has still used its call;
+    /// the next attempt calls again. As with the other sources, a value not
+    /// after the previous segment's is raised to the previous + 1 (flox
+    /// segment names must increase), and a flox-layout name that is taken
+    /// is skipped by adding 1.
+    ///
+    /// The clock is not called for the tape's own `created_ns` (in
+    /// `manifest.json`): with a clock set before the tape's first segment
+    /// is opened, it is that segment's created_ns, known from that open
+    /// on; otherwise, and for a tape with no segment, it stays what
+    /// [`TapeWriter::create`] chose (`cfg.created_ns` or the wall clock).
+    pub fn set_clock(&mut self, clock: Clock) {
+        self.clock = Some(Mutex::new(clock));
+    }
+
+    /// Events whose bytes have been handed to the OS (`write(2)` returned,
+    /// on the I/O thread or, under [`Durability::Flush`], in `append`):
+    /// they survive the process being killed, though not a power loss
+    /// unless also [durable](TapeWriter::durable_events).
+    ///
+    /// With [`Layout::Flox`] these are the first `written_events()` events
+    /// appended; with [`Layout::Spec`] the sum over the series, each a
+    /// prefix of the events of its series. Events staged in memory (an
+    /// unfinished LZ4 block, a chunk not yet handed over) or handed to the
+    /// I/O thread and not yet written are not counted.
+    ///
+    /// The I/O thread's progress is read at the writer's own calls
+    /// (`append`, `flush`, `sync`, a segment's close), so that this and
+    /// [`TapeWriter::durable_events`] agree with each other between two
+    /// calls (durable never above written); [`TapeWriter::flush`] brings
+    /// it up to every event handed over.
+    pub fn written_events(&self) -> u64 {
+        let closing = self.closing.iter().map(|s| s.written).sum::<u64>();
+        self.closed_written + closing + self.open.iter().flatten().map(|s| s.written).sum::<u64>()
+    }
+
+    /// Events the writer has fsynced, with the directory entries of their
+    /// segments: they survive a crash of the machine. Counted like
+    /// [`TapeWriter::written_events`] (a prefix of the append order with
+    /// [`Layout::Flox`]; read at the writer's own calls).
+    ///
+    /// It grows as the fsyncs of the [`Durability`] policy return (every n
+    /// events or block, in the background), at segment close for every
+    /// policy but `None` and `Flush`, and at [`TapeWriter::sync`] (under
+    /// `None` and `Flush` it stays 0 unless `sync` is called).
+    pub fn durable_events(&self) -> u64 {
+        let closing = self.closing.iter().map(|s| s.synced).sum::<u64>();
+        self.closed_durable + closing + self.open.iter().flatten().map(|s| s.synced).sum::<u64>()
+    }
+
+    /// Segments closed so far (manifest entries).
+    pub fn closed_segments(&self) -> Vec<ManifestSegment> {
+        let mut v = self.closed.clone();
+        v.sort_by_key(|(s, _)| *s);
+        v.into_iter().map(|(_, m)| m).collect()
+    }
+
+    /// Paths of the segments open now.
+    pub fn open_paths(&self) -> Vec<PathBuf> {
+        self.open
+            .iter()
+            .flatten()
+            .map(|s| s.io.path.clone())
+            .collect()
+    }
+
+    /// flox-style `metadata.json` to write at close.
+    pub fn set_metadata(&mut self, v: serde_json::Value) {
+        self.metadata = Some(v);
+    }
+
+    fn slot(&self, frame_type: u8) -> usize {
+        match self.cfg.layout {
+            Layout::Flox => 0,
+            Layout::Spec => SERIES
+                .iter()
+                .position(|s| *s == series_of(frame_type))
+                .unwrap_or(0),
+        }
+    }
+
+    /// Appends one event.
+    ///
+    /// Fails, accepting nothing, once an earlier write or fsync failed
+    /// (with that error, every time).
+    pub fn append(&mut self, ev: &Event<'_>) -> Result<(), TapeError> {
+        self.check_event(ev)?;
+        let si = self.slot(ev.frame_type());
+        self.before(si, ev)?;
+        let Some(seg) = self.open[si].as_mut() else {
+            return Err(TapeError::input(None, "internal error: no open segment"));
+        };
+        let emitted = seg.w.stats().events_emitted;
+        seg.w.append(ev).map_err(|e| {
+            TapeError::input(Some(&seg.io.path), format!("cannot write the event: {e}"))
+                .at(e.offset)
+        })?;
+        self.after(si, ev.exchange_ts_ns(), emitted)
+    }
+
+    /// Appends events in order, as [`TapeWriter::append`] one by one would
+    /// (the same segments, bytes and errors), faster: where the durability
+    /// asks for nothing per event (`None`, `SyncOnClose`), segments are
+    /// uncompressed and rotate by size only, runs of events that stay in
+    /// one segment go to the encoder together, which seals their frames'
+    /// CRCs several at a time. Returns how many were appended: all, or
+    /// those before the first failure, which is returned with the count.
+    pub fn append_batch(&mut self, evs: &[Event<'_>]) -> (usize, Result<(), TapeError>) {
+        let fast = matches!(
+            self.cfg.durability,
+            Durability::None | Durability::SyncOnClose
+        ) && self.cfg.segment.compression == Compression::None
+            && self.cfg.rotate_every_ns.is_none();
+        let mut i = 0;
+        while i < evs.len() {
+            let r = if fast {
+                self.append_run(&evs[i..])
+            } else {
+                self.append(&evs[i]).map(|()| 1).map_err(|e| (0, e))
+            };
+            match r {
+                Ok(n) => i += n,
+                Err((n, e)) => return (i + n, Err(e)),
+            }
+        }
+        (evs.len(), Ok(()))
+    }
+
+    /// The leading run of `evs` that shares a segment and fits it (at least
+    /// one event) through the encoder's batch append; how many went in.
+    fn append_run(&mut self, evs: &[Event<'_>]) -> Result<usize, (usize, TapeError)> {
+        let first = &evs[0];
+        self.check_event(first).map_err(|e| (0, e))?;
+        let si = self.slot(first.frame_type());
+        self.before(si, first).map_err(|e| (0, e))?;
+        let max = self.cfg.max_segment_bytes;
+        let Some((mut bytes, pending)) = self.open[si]
+            .as_ref()
+            .map(|s| (s.w.segment_bytes(), s.w.pending().len()))
+        else {
+            return Err((0, TapeError::input(None, "internal error: no open segment")));
+        };
+        // The events that stay in this segment (the first always does:
+        // `before` rotated if it had to), up to what one hand-over takes.
+        let room = CHUNK.saturating_sub(pending);
+        let mut run_bytes = 0usize;
+        let mut k = 0;
+        for ev in evs {
+            let len = FrameHeader::LEN + ev.payload_len();
+            let stop = k > 0
+                && (self.slot(ev.frame_type()) != si
+                    || bytes + len as u64 > max
+                    || run_bytes + len > room);
+            if stop {
+                break;
+            }
+            bytes += len as u64;
+            run_bytes += len;
+            k += 1;
+        }
+        let Some(seg) = self.open[si].as_mut() else {
+            return Err((0, TapeError::input(None, "internal error: no open segment")));
+        };
+        let (n, r) = seg.w.append_batch(&evs[..k]);
+        if n > 0 {
+            self.stats.events += n as u64;
+            seg.events += n as u64;
+            for ev in &evs[..n] {
+                let ts = ev.exchange_ts_ns();
+                seg.min_ts = seg.min_ts.min(ts);
+                seg.max_ts = seg.max_ts.max(ts);
+            }
+        }
+        if let Err(e) = r {
+            return Err((
+                n,
+                TapeError::input(Some(&seg.io.path), format!("cannot write the event: {e}"))
+                    .at(e.offset),
+            ));
+        }
+        if seg.w.pending().len() >= CHUNK {
+            self.hand_over(si, None).map_err(|e| (n, e))?;
+        }
+        self.harvest();
+        Ok(n)
+    }
+
+    /// Appends a frame from its type and payload, byte for byte.
+    pub fn append_raw(&mut self, frame_type: u8, payload: &[u8]) -> Result<(), TapeError> {
+        let ev = Event::decode(frame_type, payload, 0).map_err(|e| {
+            TapeError::input(
+                None,
+                format!("frame of type {frame_type} does not decode: {}", e.what),
+            )
+        })?;
+        self.check_event(&ev)?;
+        let si = self.slot(frame_type);
+        self.before(si, &ev)?;
+        let Some(seg) = self.open[si].as_mut() else {
+            return Err(TapeError::input(None, "internal error: no open segment"));
+        };
+        let emitted = seg.w.stats().events_emitted;
+        seg.w.append_raw(frame_type, payload).map_err(|e| {
+            TapeError::input(Some(&seg.io.path), format!("cannot write the frame: {e}"))
+                .at(e.offset)
+        })?;
+        self.after(si, ev.exchange_ts_ns(), emitted)
+    }
+
+    /// Hands every encoded byte to the OS and waits for it: afterwards
+    /// [`TapeWriter::written_events`] counts every event appended, except
+    /// LZ4 events staged in an unfinished block (blocks stay as the
+    /// policy makes them: a flush does not cut one short). Nothing is
+    /// fsynced. Returns the first write error, if any.
+    pub fn flush(&mut self) -> Result<(), TapeError> {
+        self.check_open()?;
+        for si in 0..self.open.len() {
+            self.hand_over(si, None)?;
+        }
+        self.wait_io()?;
+        self.harvest();
+        Ok(())
+    }
+
+    /// [`TapeWriter::flush`], then fsyncs every open segment (and, the
+    /// first time, its directory entry) and every closed segment that the
+    /// policy left unsynced (`None`, `Flush`): afterwards
+    /// [`TapeWriter::durable_events`] equals
+    /// [`TapeWriter::written_events`]. `manifest.json` is not fsynced
+    /// (under `None` and `Flush`; it lists closed segments only, and
+    /// `recover` rebuilds it).
+    pub fn sync(&mut self) -> Result<(), TapeError> {
+        self.check_open()?;
+        for si in 0..self.open.len() {
+            self.hand_over(si, None)?;
+            self.sync_seg(si, false, true)?;
+        }
+        self.wait_io()?;
+        // A segment renamed into place after its fsync ran has its
+        // directory entry synced here.
+        let unsynced_entry = |s: &OpenSeg| !s.io.dir_synced.load(Ordering::Acquire);
+        if self.open.iter().flatten().any(unsynced_entry) {
+            sync_dir(&self.dir)?;
+            for s in self.open.iter().flatten() {
+                s.io.dir_synced.store(true, Ordering::Release);
+            }
+        }
+        // Segments closed before are finished now: their counts move.
+        self.harvest();
+        if !self.closed_unsynced.is_empty() {
+            // Closed segments are counted durable once their directory
+            // entries are synced too.
+            for (path, _) in &self.closed_unsynced {
+                std::fs::File::open(path)
+                    .and_then(|f| f.sync_all())
+                    .map_err(|e| TapeError::io(path, "syncing the segment", e))?;
+            }
+            sync_dir(&self.dir)?;
+            for (_, events) in std::mem::take(&mut self.closed_unsynced) {
+                self.closed_durable += events;
+            }
+        }
+        self.harvest();
+        Ok(())
+    }
+
+    #[inline]
+    fn check_open(&self) -> Result<(), TapeError> {
+        if self.finished {
+            return Err(TapeError::usage("the tape writer is already closed"));
+        }
+        self.check_io()
+    }
+
+    /// The first I/O error, if any: from the I/O thread or from a write
+    /// done by this thread.
+    #[inline]
+    fn check_io(&self) -> Result<(), TapeError> {
+        let failed = self.failed.is_some() || self.io.as_ref().is_some_and(IoThread::has_failed);
+        if failed {
+            return Err(self.io_error());
+        }
+        Ok(())
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn io_error(&self) -> TapeError {
+        self.failed
+            .clone()
+            .or_else(|| self.io.as_ref().and_then(IoThread::failed))
+            .unwrap_or_else(|| TapeError::input(Some(&self.dir), "internal error: no I/O error"))
+    }
+
+    /// Waits until the I/O thread has run everything handed to it.
+    fn wait_io(&self) -> Result<(), TapeError> {
+        match &self.io {
+            Some(io) => io.wait_idle(),
+            None => self.check_io(),
+        }
+    }
+
+    /// Takes the I/O thread's progress into the counts the getters report.
+    /// `synced` is read before `written`, and the thread publishes a
+    /// segment's fsync after its writes, so durable never passes written.
+    fn harvest(&mut self) {
+        for seg in self.open.iter_mut().flatten() {
+            (seg.written, seg.synced) = segment::progress(&seg.io);
+        }
+        if !self.closing.is_empty() {
+            self.harvest_closing();
+        }
+    }
+
+    /// Refuses an event the encoder would refuse, before anything rotates
+    /// or opens: an input error (no file, no offset), and no segment left
+    /// holding only its header.
+    fn check_event(&self, ev: &Event<'_>) -> Result<(), TapeError> {
+        ev.validate(self.cfg.segment.profile)
+            .map_err(|what| TapeError::input(None, what))
+    }
+
+    fn before(&mut self, si: usize, ev: &Event<'_>) -> Result<(), TapeError> {
+        self.check_open()?;
+        if let Some(seg) = &self.open[si] {
+            let by_size = seg.w.would_exceed(ev, self.cfg.max_segment_bytes);
+            let by_time = match (self.cfg.rotate_every_ns, seg.bucket) {
+                (Some(span), Some(b)) => ev.exchange_ts_ns().div_euclid(span) > b,
+                _ => false,
+            };
+            if by_size || by_time {
+                self.close_segment(si)?;
+            }
+        }
+        if self.open[si].is_none() {
+            self.open_segment(si, ev.frame_type())?;
+        }
+        Ok(())
+    }
+
+    fn after(&mut self, si: usize, ts: i64, emitted_before: u32) -> Result<(), TapeError> {
+        let cfg = self.cfg;
+        self.stats.events += 1;
+        let Some(seg) = self.open[si].as_mut() else {
+            return Ok(());
+        };
+        seg.events += 1;
+        seg.min_ts = seg.min_ts.min(ts);
+        seg.max_ts = seg.max_ts.max(ts);
+        if seg.bucket.is_none() {
+            seg.bucket = cfg.rotate_every_ns.map(|s| ts.div_euclid(s));
+        }
+        let lz4 = cfg.segment.compression == Compression::Lz4;
+        // An LZ4 block was just emitted (the `%` below only where needed).
+        let lz4_block = lz4 && seg.w.stats().events_emitted != emitted_before;
+        match cfg.durability {
+            Durability::None | Durability::SyncOnClose => {
+                if seg.w.pending().len() >= CHUNK {
+                    self.hand_over(si, None)?;
+                }
+            }
+            Durability::Flush => self.hand_over(si, None)?,
+            Durability::SyncEveryBlock => {
+                let block_done = if lz4 {
+                    lz4_block
+                } else {
+                    seg.events % cfg.segment.index_interval as u64 == 0
+                };
+                if block_done {
+                    self.hand_over(si, None)?;
+                    self.sync_seg(si, false, true)?;
+                }
+            }
+            Durability::SyncEveryN(n) => {
+                seg.unsynced += 1;
+                if seg.unsynced >= n.max(1) as u64 {
+                    seg.unsynced = 0;
+                    self.hand_over(si, None)?;
+                    self.sync_seg(si, false, true)?;
+                }
+            }
+        }
+        let rotate = lz4_block
+            && self.open[si]
+                .as_ref()
+                .is_some_and(|s| s.w.segment_bytes() >= cfg.max_segment_bytes);
+        if rotate {
+            self.close_segment(si)?;
+        }
+        self.harvest();
+        Ok(())
+    }
+
+    /// Hands segment `si`'s pending bytes over: to the I/O thread, or
+    /// written at once under `Flush`. For LZ4, the header is then rewritten
+    /// with the counts of the blocks now in the file (the reference's
+    /// updateSegmentHeader); `last` is a closed segment's final header,
+    /// written after its last bytes. Any failure here is an I/O failure:
+    /// the writer refuses further appends.
+    fn hand_over(&mut self, si: usize, last: Option<[u8; 64]>) -> Result<(), TapeError> {
+        let Some(seg) = self.open[si].as_mut() else {
+            return Ok(());
+        };
+        let r = hand_over(self.io.as_ref(), seg, last);
+        if let Err(e) = &r {
+            self.failed.get_or_insert_with(|| e.clone());
+        }
+        r
+    }
+
+    /// Requests an fsync of segment `si` covering everything handed over
+    /// (`all`: `sync_all`; `dir`: and its directory entry the first time):
+    /// queued, or done at once under `Flush`.
+    fn sync_seg(&mut self, si: usize, all: bool, dir: bool) -> Result<(), TapeError> {
+        let Some(seg) = self.open[si].as_mut() else {
+            return Ok(());
+        };
+        let r = match &self.io {
+            Some(io) => {
+                io.push_sync(&seg.io, all, dir, seg.handed);
+                Ok(())
+            }
+            None => seg
+                .io
+                .sync(dir.then_some(self.dir.as_path()), all, seg.handed),
+        };
+        if let Err(e) = &r {
+            self.failed.get_or_insert_with(|| e.clone());
+        }
+        r
+    }
+
+    fn save_manifest(&self) -> Result<(), TapeError> {
+        if !self.cfg.write_manifest {
+            return Ok(());
+        }
+        let mut m = Manifest::new(self.cfg.segment.exchange_id, self.tape_created);
+        m.segments = self.closed_segments();
+        m.save(&self.dir, self.cfg.durability.syncs())
+    }
+
+    /// Closes every open segment, writes the manifest (and metadata.json if
+    /// set), and returns the manifest entries. Returns the first write or
+    /// fsync error, if any (also one the I/O thread met earlier).
+    pub fn close(mut self) -> Result<Vec<ManifestSegment>, TapeError> {
+        self.close_all()?;
+        Ok(self.closed_segments())
+    }
+
+    fn close_all(&mut self) -> Result<(), TapeError> {
+        if self.finished {
+            return Ok(());
+        }
+        self.finished = true;
+        self.check_io()?;
+        let mut order: Vec<(u64, usize)> = self
+            .open
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| s.as_ref().map(|s| (s.seq, i)))
+            .collect();
+        order.sort();
+        for (_, si) in order {
+            self.close_segment(si)?;
+        }
+        // Every segment finished (the finisher wrote the manifest of all
+        // but an empty tape; it is written once more here, the same bytes,
+        // with the tape's last word on `created_ns`).
+        self.wait_io()?;
+        self.harvest();
+        if let Some(io) = &self.io {
+            io.discard_spare();
+        }
+        self.save_manifest()?;
+        if let Some(md) = &self.metadata {
+            let text = serde_json::to_string_pretty(md).unwrap_or_default() + "\n";
+            write_atomic(
+                &self.dir,
+                super::flox_manifest::METADATA_FILE,
+                text.as_bytes(),
+                self.cfg.durability.syncs(),
+            )?;
+        }
+        if self.cfg.durability.syncs() {
+            sync_dir(&self.dir)?;
+        }
+        Ok(())
+    }
+
+    /// Stops as if the process died now: nothing is finalised (placeholder
+    /// headers, no index, no manifest entry). Bytes already handed to the
+    /// I/O thread are still written before this returns (a process killed
+    /// instead may lose those [not yet written](TapeWriter::written_events));
+    /// bytes still in the encoder (a chunk not handed over, an unfinished
+    /// LZ4 block) are dropped. For testing recovery.
+    pub fn abandon(mut self) {
+        self.finished = true;
+    }
+}
+
+impl Drop for TapeWriter {
+    fn drop(&mut self) {
+        // Like BufWriter: close on drop, ignoring errors; call close() to see them.
+        let _ = self.close_all();
+        // Then the I/O thread is joined (a field dropped before the lock).
+    }
+}
+
+#[cfg(test)]
+mod tests;
