@@ -42,6 +42,9 @@ pub struct WriteArgs {
     pub durability: String,
     /// flox-style `metadata.json`, as JSON text.
     pub metadata: Option<String>,
+    /// Journal mode (uncompressed only): segments mapped shared, appends
+    /// published with no system call.
+    pub journal: bool,
 }
 
 /// What was written.
@@ -127,6 +130,7 @@ impl WriteArgs {
                 durability: durability(&self.durability)?,
                 created_ns: self.created_ns,
                 write_manifest: true,
+                journal: self.journal,
             },
             metadata,
         ))
@@ -294,7 +298,7 @@ impl NativeWriter {
     #[new]
     #[pyo3(signature = (path, *, compression="lz4", layout="flox", profile="reference",
         index_interval=None, no_index=false, max_segment_bytes=None, rotate_every_ns=None,
-        exchange_id=0, created_ns=None, durability="close", metadata=None))]
+        exchange_id=0, created_ns=None, durability="close", metadata=None, journal=false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -310,6 +314,7 @@ impl NativeWriter {
         created_ns: Option<i64>,
         durability: &str,
         metadata: Option<String>,
+        journal: bool,
     ) -> PyResult<NativeWriter> {
         let args = WriteArgs {
             compression: compression.into(),
@@ -323,6 +328,7 @@ impl NativeWriter {
             created_ns,
             durability: durability.into(),
             metadata,
+            journal,
         };
         let (cfg, md) = args.config().py_err(py)?;
         let mut o = py.detach(move || Output::create(&path, cfg)).py_err(py)?;

@@ -148,6 +148,13 @@ pub struct TapeWriterConfig {
     pub created_ns: Option<i64>,
     /// Write `manifest.json`.
     pub write_manifest: bool,
+    /// Journal mode (uncompressed only): segments are pre-allocated files
+    /// mapped shared, and `append` publishes each frame in the mapping with
+    /// no system call; see the `journal` module docs (in
+    /// `tape/journal/mod.rs`) for what an append has done under each
+    /// durability. The segments are byte for byte the default writer's
+    /// once closed.
+    pub journal: bool,
 }
 
 impl Default for TapeWriterConfig {
@@ -160,6 +167,7 @@ impl Default for TapeWriterConfig {
             durability: Durability::default(),
             created_ns: None,
             write_manifest: true,
+            journal: false,
         }
     }
 }
@@ -228,6 +236,8 @@ pub struct TapeWriter {
     /// The background writer (not under `Durability::Flush`); joined on
     /// drop, before the lock is released.
     io: Option<IoThread>,
+    /// Journal mode: every call goes there (dropped before the lock).
+    journal: Option<Box<super::journal::Journal>>,
     /// The tape lock, held while the writer lives.
     _lock: TapeLock,
 }
@@ -271,6 +281,14 @@ impl TapeWriter {
             Layout::Spec => SERIES.len(),
         };
         let tape_created = cfg.created_ns.unwrap_or_else(now_ns);
+        let journal = match cfg.journal {
+            true => Some(Box::new(super::journal::Journal::create(
+                dir,
+                cfg,
+                tape_created,
+            )?)),
+            false => None,
+        };
         Ok(TapeWriter {
             dir: dir.to_path_buf(),
             cfg,
@@ -289,6 +307,7 @@ impl TapeWriter {
             clock: None,
             failed: None,
             io: None,
+            journal,
             _lock: lock,
         })
     }
@@ -300,6 +319,9 @@ impl TapeWriter {
 
     /// Counts so far.
     pub fn stats(&self) -> TapeWriterStats {
+        if let Some(j) = &self.journal {
+            return j.stats();
+        }
         self.stats
     }
 
@@ -341,6 +363,9 @@ impl TapeWriter {
     /// calls (durable never above written); [`TapeWriter::flush`] brings
     /// it up to every event handed over.
     pub fn written_events(&self) -> u64 {
+        if let Some(j) = &self.journal {
+            return j.written_events();
+        }
         self.closed_written + self.open.iter().flatten().map(|s| s.written).sum::<u64>()
     }
 
@@ -354,11 +379,17 @@ impl TapeWriter {
     /// policy but `None` and `Flush`, and at [`TapeWriter::sync`] (under
     /// `None` and `Flush` it stays 0 unless `sync` is called).
     pub fn durable_events(&self) -> u64 {
+        if let Some(j) = &self.journal {
+            return j.durable_events();
+        }
         self.closed_durable + self.open.iter().flatten().map(|s| s.synced).sum::<u64>()
     }
 
     /// Segments closed so far (manifest entries).
     pub fn closed_segments(&self) -> Vec<ManifestSegment> {
+        if let Some(j) = &self.journal {
+            return j.closed_segments();
+        }
         let mut v = self.closed.clone();
         v.sort_by_key(|(s, _)| *s);
         v.into_iter().map(|(_, m)| m).collect()
@@ -366,6 +397,9 @@ impl TapeWriter {
 
     /// Paths of the segments open now.
     pub fn open_paths(&self) -> Vec<PathBuf> {
+        if let Some(j) = &self.journal {
+            return j.open_paths();
+        }
         self.open
             .iter()
             .flatten()
@@ -375,6 +409,9 @@ impl TapeWriter {
 
     /// flox-style `metadata.json` to write at close.
     pub fn set_metadata(&mut self, v: serde_json::Value) {
+        if let Some(j) = &mut self.journal {
+            return j.set_metadata(v);
+        }
         self.metadata = Some(v);
     }
 
@@ -393,6 +430,9 @@ impl TapeWriter {
     /// Fails, accepting nothing, once an earlier write or fsync failed
     /// (with that error, every time).
     pub fn append(&mut self, ev: &Event<'_>) -> Result<(), TapeError> {
+        if let Some(j) = &mut self.journal {
+            return j.append(ev);
+        }
         self.check_event(ev)?;
         let si = self.slot(ev.frame_type());
         self.before(si, ev)?;
@@ -415,6 +455,14 @@ impl TapeWriter {
     /// CRCs several at a time. Returns how many were appended: all, or
     /// those before the first failure, which is returned with the count.
     pub fn append_batch(&mut self, evs: &[Event<'_>]) -> (usize, Result<(), TapeError>) {
+        if let Some(j) = &mut self.journal {
+            for (i, ev) in evs.iter().enumerate() {
+                if let Err(e) = j.append(ev) {
+                    return (i, Err(e));
+                }
+            }
+            return (evs.len(), Ok(()));
+        }
         let fast = matches!(
             self.cfg.durability,
             Durability::None | Durability::SyncOnClose
@@ -496,6 +544,9 @@ impl TapeWriter {
 
     /// Appends a frame from its type and payload, byte for byte.
     pub fn append_raw(&mut self, frame_type: u8, payload: &[u8]) -> Result<(), TapeError> {
+        if let Some(j) = &mut self.journal {
+            return j.append_raw(frame_type, payload);
+        }
         let ev = Event::decode(frame_type, payload, 0).map_err(|e| {
             TapeError::input(
                 None,
@@ -522,6 +573,9 @@ impl TapeWriter {
     /// policy makes them: a flush does not cut one short). Nothing is
     /// fsynced. Returns the first write error, if any.
     pub fn flush(&mut self) -> Result<(), TapeError> {
+        if let Some(j) = &mut self.journal {
+            return j.flush();
+        }
         self.check_open()?;
         for si in 0..self.open.len() {
             self.hand_over(si, None)?;
@@ -539,6 +593,9 @@ impl TapeWriter {
     /// (under `None` and `Flush`; it lists closed segments only, and
     /// `recover` rebuilds it).
     pub fn sync(&mut self) -> Result<(), TapeError> {
+        if let Some(j) = &mut self.journal {
+            return j.sync();
+        }
         self.check_open()?;
         for si in 0..self.open.len() {
             self.hand_over(si, None)?;
@@ -945,6 +1002,9 @@ impl TapeWriter {
             return Ok(());
         }
         self.finished = true;
+        if let Some(j) = &mut self.journal {
+            return j.close_all();
+        }
         self.check_io()?;
         let mut order: Vec<(u64, usize)> = self
             .open
@@ -980,6 +1040,9 @@ impl TapeWriter {
     /// LZ4 block) are dropped. For testing recovery.
     pub fn abandon(mut self) {
         self.finished = true;
+        if let Some(j) = &mut self.journal {
+            j.abandon();
+        }
     }
 }
 
