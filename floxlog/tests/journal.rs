@@ -158,3 +158,136 @@ fn a_live_segment_is_header_frames_and_zeros() {
     w.close().unwrap();
     assert_eq!(std::fs::read(&path).unwrap(), done);
 }
+
+/// Every event of the tape at `dir` in file order, as frame payload bytes,
+/// and the problems the read met.
+fn read_all(dir: &Path) -> (Vec<Vec<u8>>, Vec<floxlog::tape::merge::Problem>) {
+    use floxlog::tape::merge::{OpenedTape, Order, ReadConfig};
+    use floxlog::tape::{OpenOptions, Tape};
+    let tape = Tape::open(&[dir.to_path_buf()], OpenOptions::default()).unwrap();
+    let mut o = OpenedTape::open(tape);
+    let cfg = ReadConfig {
+        order: Order::File,
+        ..Default::default()
+    };
+    let mut r = o.reader(&cfg);
+    let mut v = Vec::new();
+    while let Some(it) = r.next_item().unwrap() {
+        v.push(it.frame.payload.to_vec());
+    }
+    (v, r.problems().to_vec())
+}
+
+fn verify(dir: &Path) -> floxlog::tape::verify::VerifyReport {
+    use floxlog::tape::{OpenOptions, Tape};
+    let tape = Tape::open(&[dir.to_path_buf()], OpenOptions::default()).unwrap();
+    floxlog::tape::verify::verify_tape(&tape, Default::default(), &mut |_| {})
+}
+
+/// A journal writer that stops as if killed leaves segments that every
+/// reader reads to their last event (the zeros are a torn tail: tolerated,
+/// not damage), that verify passes with warnings only, and that recover
+/// finalises: then the tape is what a closed writer leaves, and verify
+/// finds nothing. Zeros followed by other bytes stay damage.
+#[test]
+fn a_killed_journal_leaves_zero_tails_that_readers_accept_and_recover_cuts() {
+    for layout in [Layout::Flox, Layout::Spec] {
+        let t = tempfile::tempdir().unwrap();
+        let dir = t.path().join("t");
+        let evs = events(3000);
+        let cfg = TapeWriterConfig {
+            layout,
+            created_ns: Some(1),
+            max_segment_bytes: 40_000,
+            journal: true,
+            ..TapeWriterConfig::default()
+        };
+        let mut w = TapeWriter::create(&dir, cfg).unwrap();
+        for e in &evs {
+            w.append(&e.as_event()).unwrap();
+        }
+        w.abandon();
+        let want: Vec<Vec<u8>> = evs
+            .iter()
+            .map(|e| {
+                let ev = e.as_event();
+                let mut b = vec![0u8; 12 + ev.payload_len()];
+                floxlog::core::encode_frame(&ev, Profile::Reference, &mut b).unwrap();
+                b.split_off(12)
+            })
+            .collect();
+        let (got, problems) = read_all(&dir);
+        assert!(
+            !problems.is_empty() && problems.iter().all(|p| p.tolerated),
+            "{layout:?}: {problems:?}"
+        );
+        let sorted = |mut v: Vec<Vec<u8>>| {
+            v.sort();
+            v
+        };
+        assert_eq!(
+            sorted(got),
+            sorted(want.clone()),
+            "{layout:?}: every event read"
+        );
+        let rep = verify(&dir);
+        assert!(rep.passed(false), "{layout:?}: {:?}", rep.findings);
+        assert!(
+            rep.findings.iter().any(|f| f.kind == "zero_tail"),
+            "{layout:?}"
+        );
+
+        // A non-zero byte past the zeros is damage again.
+        let live = std::fs::read_dir(&dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| {
+                let b = std::fs::read(p).unwrap();
+                let unfinished = b.len() > 64
+                    && SegmentHeader::parse(&b[..64]).is_ok_and(|h| h.index_offset == 0);
+                unfinished && b[64..].iter().any(|&x| x != 0)
+            })
+            .unwrap();
+        let keep = std::fs::read(&live).unwrap();
+        let mut bad = keep.clone();
+        let n = bad.len();
+        bad[n - 100] ^= 0xa5;
+        std::fs::write(&live, &bad).unwrap();
+        let rep = verify(&dir);
+        assert!(
+            !rep.passed(false),
+            "{layout:?}: non-zero after the zeros in {live:?}: {:?}",
+            rep.findings
+        );
+        std::fs::write(&live, &keep).unwrap();
+
+        let sum = floxlog::tape::recover::recover_tape(
+            std::slice::from_ref(&dir),
+            &Default::default(),
+            &mut |_| {},
+        )
+        .unwrap();
+        assert_eq!(sum.failed, 0, "{layout:?}");
+        assert!(sum.rewritten > 0, "{layout:?}");
+        let rep = verify(&dir);
+        let left: Vec<_> = rep
+            .findings
+            .iter()
+            .filter(|f| f.kind != "timestamps_backwards")
+            .collect();
+        assert!(rep.passed(false) && left.is_empty(), "{layout:?}: {left:?}");
+        let (got, problems) = read_all(&dir);
+        assert!(problems.is_empty(), "{layout:?}: {problems:?}");
+        assert_eq!(
+            sorted(got),
+            sorted(want),
+            "{layout:?}: every event after recover"
+        );
+        // No backup of bytes that were only zeros.
+        assert!(std::fs::read_dir(&dir)
+            .unwrap()
+            .flatten()
+            .all(|e| !e.file_name().to_string_lossy().contains("damaged")));
+    }
+}
