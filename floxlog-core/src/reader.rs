@@ -40,8 +40,9 @@ const UNPUBLISHED_MAX: usize = 1 << 20;
 /// At a frame position `at` (bytes `rest` to the end of the frame area)
 /// where the read stopped: the error that says the frames end there in a
 /// journal's zero tail, if they do. The `size` field must be 0 and what
-/// follows zeros, but for one frame written all but its size (rec_version
-/// 1, flags 0, a known type) in the first [`UNPUBLISHED_MAX`] bytes. When
+/// follows zeros, but for one frame written all but its size in the first
+/// [`UNPUBLISHED_MAX`] bytes (its other header fields as the encoder
+/// writes them, or still zero). When
 /// tailing, a 0 size alone is the writer not being done yet (the rest is
 /// not scanned).
 #[cold]
@@ -56,10 +57,12 @@ fn zero_tail(rest: &[u8], at: u64, tail: bool) -> Option<Error> {
     match rest.iter().rposition(|&b| b != 0) {
         None => truncated(),
         Some(last) => {
+            // The encoder writes the payload, then the rest of the header:
+            // a writer killed in between leaves those fields still zero.
             let h = FrameHeader::parse(rest, at).ok()?;
-            let unpublished = h.rec_version == crate::consts::RECORD_VERSION
+            let unpublished = matches!(h.rec_version, 0 | crate::consts::RECORD_VERSION)
                 && h.flags == 0
-                && crate::frame::is_known_type(h.frame_type)
+                && (h.frame_type == 0 || crate::frame::is_known_type(h.frame_type))
                 && last < FrameHeader::LEN + UNPUBLISHED_MAX;
             unpublished.then(|| Error::new(ErrorKind::Truncated, at, ZERO_TAIL))
         }
