@@ -33,9 +33,11 @@ pub use trades::{TradeBatch, TradeColumns, TradeSink, TradeStop};
 pub const ZERO_TAIL: &str =
     "the frames end in zero bytes to the end of the data (a journal writer's pre-allocated tail)";
 
-/// Most bytes a frame left unpublished by a killed journal writer spans
-/// before the zeros (its payload was written, its size not).
-const UNPUBLISHED_MAX: usize = 1 << 20;
+/// Most bytes a frame left unpublished by a killed journal writer may span
+/// before the zeros (its payload was written, its size not): non-zero
+/// bytes further on are damage. 64 KiB covers every trade, quote and pool
+/// state and books of up to 2000 levels a side.
+const UNPUBLISHED_MAX: usize = 64 << 10;
 
 /// At a frame position `at` (bytes `rest` to the end of the frame area)
 /// where the read stopped: the error that says the frames end there in a
