@@ -59,7 +59,7 @@ pub struct floxlog_tape_writer_config {
     /// Non-zero: keep `manifest.json` up to date (default 1).
     pub write_manifest: u8,
     /// Non-zero: journal mode (default 0; uncompressed segments only, LZ4
-    /// is refused with `FLOXLOG_INVALID_ARGUMENT`). Each segment is a
+    /// is refused with `FLOXLOG_INVALID_INPUT`). Each segment is a
     /// pre-allocated file mapped shared; an append encodes its frame
     /// straight into the mapping and publishes it by writing the frame's
     /// size field last (release ordering), with no system call, lock or

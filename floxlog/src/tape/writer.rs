@@ -342,7 +342,14 @@ impl TapeWriter {
     /// is opened, it is that segment's created_ns, known from that open
     /// on; otherwise, and for a tape with no segment, it stays what
     /// [`TapeWriter::create`] chose (`cfg.created_ns` or the wall clock).
+    ///
+    /// In journal mode, which prepares segments ahead, the clock is called
+    /// (still once per segment, on the caller's thread, inside `append`)
+    /// when the previous segment of the series opens.
     pub fn set_clock(&mut self, clock: Clock) {
+        if let Some(j) = &mut self.journal {
+            return j.set_clock(clock);
+        }
         self.clock = Some(Mutex::new(clock));
     }
 

@@ -18,7 +18,7 @@ use crate::tape::manifest::{sync_dir, Manifest, ManifestSegment};
 use floxlog_core::{SegmentWriter, WriterConfig};
 use std::collections::VecDeque;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -57,7 +57,9 @@ pub(super) struct Settings {
     pub(super) frames_cap: u64,
     pub(super) syncs: bool,
     pub(super) write_manifest: bool,
-    pub(super) tape_created: i64,
+    /// The tape's created_ns (manifest.json): set again when a clock
+    /// stamps the first segment.
+    pub(super) tape_created: AtomicI64,
 }
 
 #[derive(Default)]
@@ -119,6 +121,17 @@ impl Background {
 
     pub(super) fn settings(&self) -> &Settings {
         &self.shared.settings
+    }
+
+    pub(super) fn tape_created(&self) -> i64 {
+        self.shared.settings.tape_created.load(Ordering::Acquire)
+    }
+
+    pub(super) fn set_tape_created(&self, ns: i64) {
+        self.shared
+            .settings
+            .tape_created
+            .store(ns, Ordering::Release);
     }
 
     /// Queues jobs (no wake-up: the thread looks every tick).
@@ -369,7 +382,10 @@ fn finish(s: &Shared, f: Finishing) -> Result<(), TapeError> {
         })
     };
     if let Some(segments) = manifest {
-        let mut m = Manifest::new(set.segment.exchange_id, set.tape_created);
+        let mut m = Manifest::new(
+            set.segment.exchange_id,
+            set.tape_created.load(Ordering::Acquire),
+        );
         m.segments = segments;
         m.save(&set.dir, set.syncs)?;
     } else if set.syncs {

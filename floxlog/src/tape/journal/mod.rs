@@ -29,9 +29,11 @@
 //!
 //! Segments are stamped (`created_ns`, the flox layout's file name) when
 //! prepared: `cfg.created_ns + i` for the `i`-th segment opened, as the
-//! default writer does, or the wall clock at preparation (not at the
-//! segment's first event). [`super::writer::TapeWriter::set_clock`] is
-//! not used. A crash leaves the live segment unfinished (placeholder
+//! default writer does, or the clock's value (`TapeWriter::set_clock`) or
+//! the wall clock when the previous segment of the series opens (not at
+//! the segment's own first event). The first segment of a series is
+//! prepared by the append of its first event, on the appending thread;
+//! every later one in the background. A crash leaves the live segment unfinished (placeholder
 //! header, frames, zeros to the pre-allocated size) and possibly the next,
 //! prepared segment with no frame at all: readers take the zeros as the
 //! end of the data and `recover` cuts them off.
@@ -43,13 +45,13 @@ mod prepare;
 use super::dir::{series_of, Layout, MIXED, SERIES};
 use super::error::TapeError;
 use super::manifest::{sync_dir, write_atomic, Manifest, ManifestSegment};
-use super::writer::{now_ns, Durability, TapeWriterConfig, TapeWriterStats};
+use super::writer::{now_ns, Clock, Durability, TapeWriterConfig, TapeWriterStats};
 use background::{Background, Finishing, Job, Settings};
 use floxlog_core::{Compression, Event, FrameHeader, SegmentWriter, WriterConfig};
 use prepare::{prepare, MapStorage, Prepared, SegShared};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// A segment taking events.
 struct Live {
@@ -80,6 +82,9 @@ pub(crate) struct Journal {
     events: u64,
     metadata: Option<serde_json::Value>,
     finished: bool,
+    /// Stamps segments instead of `cfg.created_ns` or the wall clock
+    /// (in a Mutex only to keep the writer `Sync`).
+    clock: Option<Mutex<Clock>>,
     bg: Background,
 }
 
@@ -108,9 +113,9 @@ impl Journal {
             frames_cap: cfg.max_segment_bytes.max(FrameHeader::LEN as u64 + 64),
             syncs: !matches!(cfg.durability, Durability::None | Durability::Flush),
             write_manifest: cfg.write_manifest,
-            tape_created,
+            tape_created: std::sync::atomic::AtomicI64::new(tape_created),
         };
-        let mut j = Journal {
+        let j = Journal {
             cfg,
             open: (0..slots).map(|_| None).collect(),
             numbers: vec![0; slots],
@@ -119,11 +124,9 @@ impl Journal {
             events: 0,
             metadata: None,
             finished: false,
+            clock: None,
             bg: Background::start(settings, slots)?,
         };
-        if cfg.layout == Layout::Flox {
-            j.open_first(0, MIXED, 0)?;
-        }
         Ok(j)
     }
 
@@ -137,15 +140,25 @@ impl Journal {
         }
     }
 
+    /// Stamps segments with `clock()` (see `TapeWriter::set_clock`): it is
+    /// called on the appending thread once per segment, when the previous
+    /// segment of its series opens (the journal prepares segments ahead),
+    /// or when the first one of the series opens.
+    pub(crate) fn set_clock(&mut self, clock: Clock) {
+        self.clock = Some(Mutex::new(clock));
+    }
+
     /// The created_ns the next segment gets (the default writer's rule):
-    /// `cfg.created_ns + seq` or the wall clock, after the last one.
-    fn created_for(&self, seq: u64, after: i64) -> Result<i64, TapeError> {
-        let wanted = match self.cfg.created_ns {
-            Some(base) => i64::try_from(seq)
+    /// the clock's, `cfg.created_ns + seq` or the wall clock, after the
+    /// last one.
+    fn created_for(&mut self, seq: u64, after: i64) -> Result<i64, TapeError> {
+        let wanted = match (&mut self.clock, self.cfg.created_ns) {
+            (Some(c), _) => (c.get_mut().unwrap_or_else(|e| e.into_inner()))(),
+            (None, Some(base)) => i64::try_from(seq)
                 .ok()
                 .and_then(|s| base.checked_add(s))
                 .ok_or_else(|| TapeError::usage("segment created_ns would overflow"))?,
-            None => now_ns(),
+            (None, None) => now_ns(),
         };
         if wanted < 0 {
             return Err(TapeError::usage(format!(
@@ -204,6 +217,9 @@ impl Journal {
             p.w = Box::new(w);
         }
         self.last_created = created;
+        if self.seq == 0 && self.clock.is_some() {
+            self.bg.set_tape_created(created);
+        }
         let next_created = self.created_for(self.seq + 1, created)?;
         let shared = p.shared.clone();
         self.open[si] = Some(Live {
@@ -361,9 +377,9 @@ impl Journal {
         let p = self.bg.take_ready(si)?;
         let created = match self.cfg.layout {
             Layout::Flox => p.created,
-            Layout::Spec => match self.cfg.created_ns {
-                Some(_) => self.created_for(self.seq, self.last_created)?,
-                None => p.created.max(self.last_created.saturating_add(1)),
+            Layout::Spec => match (self.cfg.created_ns, &self.clock) {
+                (Some(_), None) => self.created_for(self.seq, self.last_created)?,
+                _ => p.created.max(self.last_created.saturating_add(1)),
             },
         };
         let series = self.open[si].as_ref().map_or(MIXED, |l| l.series);
@@ -542,7 +558,7 @@ impl Journal {
         }
         let set = self.bg.settings();
         if set.write_manifest {
-            let mut m = Manifest::new(set.segment.exchange_id, set.tape_created);
+            let mut m = Manifest::new(set.segment.exchange_id, self.bg.tape_created());
             m.segments = self.closed_segments();
             m.save(&set.dir, set.syncs)?;
         }
