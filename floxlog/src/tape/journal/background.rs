@@ -45,7 +45,7 @@ pub(super) enum Job {
         created: i64,
         number: u32,
     },
-    Finish(Box<Finishing>),
+    Finish(Finishing),
     Discard(Box<Prepared>),
 }
 
@@ -97,8 +97,10 @@ pub(super) struct Background {
 
 impl Background {
     pub(super) fn start(settings: Settings, slots: usize) -> Result<Background, TapeError> {
-        let mut state = State::default();
-        state.ready = (0..slots).map(|_| None).collect();
+        let mut state = State {
+            ready: (0..slots).map(|_| None).collect(),
+            ..State::default()
+        };
         state.jobs.reserve(64);
         state.live.reserve(64);
         let dir = settings.dir.clone();
@@ -295,7 +297,7 @@ fn do_job(s: &Shared, job: Job) -> Result<(), TapeError> {
             Ok(())
         }
         Job::Discard(p) => discard(*p),
-        Job::Finish(f) => finish(s, *f),
+        Job::Finish(f) => finish(s, f),
     }
 }
 

@@ -189,7 +189,7 @@ impl Journal {
             cap,
         ))?;
         self.numbers[si] += 1;
-        self.install(si, series, Box::new(p), created)
+        self.install(si, series, p, created)
     }
 
     /// Makes `p` slot `si`'s live segment and asks for the next one.
@@ -197,10 +197,9 @@ impl Journal {
         &mut self,
         si: usize,
         series: &'static str,
-        p: Box<Prepared>,
+        mut p: Prepared,
         created: i64,
     ) -> Result<(), TapeError> {
-        let mut p = *p;
         if p.created != created {
             // Spec layout with a fixed created_ns: which series opens next
             // was not known when this one was prepared. Same file, header
@@ -384,9 +383,9 @@ impl Journal {
         };
         let series = self.open[si].as_ref().map_or(MIXED, |l| l.series);
         if let Some(old) = self.open[si].take() {
-            self.bg.push([Job::Finish(Box::new(finishing(old)))]);
+            self.bg.push([Job::Finish(finishing(old))]);
         }
-        self.install(si, series, p, created)
+        self.install(si, series, *p, created)
     }
 
     /// An event too big for the live segment, which has no event yet
@@ -548,7 +547,7 @@ impl Journal {
                     frames_cap: live.frames_cap,
                 })));
             } else {
-                self.bg.push_now(Job::Finish(Box::new(finishing(live))));
+                self.bg.push_now(Job::Finish(finishing(live)));
             }
         }
         self.bg.wait_idle()?;
