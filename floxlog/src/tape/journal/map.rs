@@ -152,3 +152,34 @@ pub(super) fn reserve(file: &File, len: u64) -> std::io::Result<()> {
     }
     file.set_len(len)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every offset modulo 8 and sizes whose bytes fall on both sides of a
+    /// word boundary: the 4 size bytes land LE at the offset, the bytes
+    /// around them keep their values.
+    #[test]
+    fn publish_writes_the_size_and_nothing_else() {
+        let f = tempfile::tempfile().unwrap();
+        reserve(&f, 4096).unwrap();
+        let mut m = SegMap::new(&f, 4096).unwrap();
+        for at in 8..24usize {
+            for size in [0x01u32, 0x0100, 0x0001_0100, 0x0102_0304, 0xff00_0000] {
+                let b = m.bytes_mut();
+                for (i, x) in b[..64].iter_mut().enumerate() {
+                    *x = 0x40 + i as u8;
+                }
+                b[at..at + 4].fill(0);
+                let want: Vec<u8> = {
+                    let mut w = b[..64].to_vec();
+                    w[at..at + 4].copy_from_slice(&size.to_le_bytes());
+                    w
+                };
+                m.publisher().publish(at, size);
+                assert_eq!(&m.bytes()[..64], &want[..], "at {at} size {size:#x}");
+            }
+        }
+    }
+}
