@@ -70,6 +70,9 @@ pub(super) struct State {
     pub(super) live: Vec<Arc<SegShared>>,
     pub(super) closed: Vec<(u64, ManifestSegment)>,
     pub(super) closed_durable: u64,
+    /// Segments handed over and not yet closed, with their events: what
+    /// their fsyncs covered still counts as durable meanwhile.
+    pub(super) finishing: Vec<(Arc<SegShared>, u64)>,
     /// Closed segments not fsynced (policies `None`, `Flush`) and their
     /// events, for `sync`.
     pub(super) closed_unsynced: Vec<(PathBuf, u64)>,
@@ -103,6 +106,7 @@ impl Background {
         };
         state.jobs.reserve(64);
         state.live.reserve(64);
+        state.finishing.reserve(64);
         let dir = settings.dir.clone();
         let shared = Arc::new(Shared {
             state: Mutex::new(state),
@@ -140,6 +144,17 @@ impl Background {
     pub(super) fn push(&self, jobs: impl IntoIterator<Item = Job>) {
         let mut g = lock(&self.shared);
         g.jobs.extend(jobs);
+    }
+
+    /// Queues a segment to finish (no wake-up).
+    pub(super) fn push_finish(&self, f: Finishing, wake: bool) {
+        let mut g = lock(&self.shared);
+        g.finishing.push((f.shared.clone(), f.events));
+        g.jobs.push_back(Job::Finish(f));
+        drop(g);
+        if wake {
+            self.shared.cv.notify_all();
+        }
     }
 
     /// Queues and wakes the thread.
@@ -393,7 +408,9 @@ fn finish(s: &Shared, f: Finishing) -> Result<(), TapeError> {
     } else if set.syncs {
         sync_dir(&set.dir)?;
     }
-    lock(s).closed_durable += durable;
+    let mut g = lock(s);
+    g.finishing.retain(|(l, _)| !Arc::ptr_eq(l, &shared));
+    g.closed_durable += durable;
     Ok(())
 }
 

@@ -383,7 +383,7 @@ impl Journal {
         };
         let series = self.open[si].as_ref().map_or(MIXED, |l| l.series);
         if let Some(old) = self.open[si].take() {
-            self.bg.push([Job::Finish(finishing(old))]);
+            self.bg.push_finish(finishing(old), false);
         }
         self.install(si, series, *p, created)
     }
@@ -478,7 +478,14 @@ impl Journal {
 
     /// Events an fsync covered.
     pub(crate) fn durable_events(&self) -> u64 {
-        let closed = background::lock(&self.bg.shared).closed_durable;
+        let closed = {
+            let g = background::lock(&self.bg.shared);
+            g.closed_durable
+                + g.finishing
+                    .iter()
+                    .map(|(l, events)| l.synced().min(*events))
+                    .sum::<u64>()
+        };
         closed
             + self
                 .open
@@ -547,7 +554,7 @@ impl Journal {
                     frames_cap: live.frames_cap,
                 })));
             } else {
-                self.bg.push_now(Job::Finish(finishing(live)));
+                self.bg.push_finish(finishing(live), true);
             }
         }
         self.bg.wait_idle()?;
