@@ -153,6 +153,16 @@ impl Output {
                     .with_hint("choose a new output path (or an empty directory)"),
             );
         }
+        if cfg.journal {
+            // A recorder's tape: written in place, so that readers follow
+            // it live; an interrupted one is left for `recover`.
+            let w = TapeWriter::create(out, cfg)?;
+            return Ok(Output {
+                out: out.to_path_buf(),
+                tmp: out.to_path_buf(),
+                w: Some(w),
+            });
+        }
         let (parent, name) = dir_and_name(out)?;
         floxlog::tape::lock::remove_stale_partials(parent, &name);
         let tmp = parent.join(format!(".{name}.partial-{}", std::process::id()));
@@ -181,6 +191,13 @@ impl Output {
             .take()
             .ok_or_else(|| TapeError::input(Some(&self.out), "internal error: writer closed"))?;
         let segs = w.close()?;
+        if self.tmp == self.out {
+            return Ok(Written {
+                events,
+                segments: segs.len() as u64,
+                bytes: segs.iter().map(|s| s.size_bytes).sum(),
+            });
+        }
         if self.out.is_dir() {
             // An empty directory given as the output.
             std::fs::remove_dir(&self.out)
@@ -201,9 +218,12 @@ impl Output {
 impl Drop for Output {
     fn drop(&mut self) {
         if let Some(w) = self.w.take() {
-            // Failed or interrupted: remove the partial tape.
+            // Failed or interrupted: remove the partial tape (a journal's,
+            // written in place, keeps every event appended).
             w.abandon();
-            let _ = std::fs::remove_dir_all(&self.tmp);
+            if self.tmp != self.out {
+                let _ = std::fs::remove_dir_all(&self.tmp);
+            }
         }
     }
 }
