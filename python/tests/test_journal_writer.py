@@ -43,12 +43,14 @@ def test_journal_writer_is_live_and_keeps_its_events_when_interrupted(tmp: Path)
             w.append(src)
             # Written in place: readers see every appended event already,
             # the live segment's zero tail taken as a torn tail.
-            with pytest.warns(floxlog.FloxlogWarning, match="torn record"):
+            with pytest.warns(floxlog.FloxlogWarning) as rec:
                 assert floxlog.open(out).read("trade", order="file").num_rows == 2000
+            assert any("torn record" in str(r.message) for r in rec)
             raise RuntimeError("stop")
     # Left for recover, every event kept.
-    with pytest.warns(floxlog.FloxlogWarning, match="torn record"):
+    with pytest.warns(floxlog.FloxlogWarning) as rec:
         assert floxlog.open(out).read("trade", order="file").num_rows == 2000
+    assert any("torn record" in str(r.message) for r in rec)
 
 
 def test_journal_refuses_lz4_and_a_closed_writer_refuses_appends(tmp: Path):
