@@ -249,7 +249,14 @@ fn fail(s: &Shared, e: TapeError) {
 fn run(s: &Shared) {
     let mut g = lock(s);
     loop {
-        if let Some(job) = g.jobs.pop_front() {
+        // Preparing the next segment goes first: the appending thread may
+        // need it before a finalisation (an fsync of a whole segment) ends.
+        let first = g
+            .jobs
+            .iter()
+            .position(|j| matches!(j, Job::Prepare { .. }))
+            .unwrap_or(0);
+        if let Some(job) = g.jobs.remove(first) {
             g.busy = true;
             let failed = g.failed.is_some();
             drop(g);
