@@ -1232,6 +1232,32 @@ typedef struct floxlog_tape_writer_config {
    */
   uint8_t write_manifest;
   /**
+   * Non-zero: journal mode (default 0; uncompressed segments only, LZ4
+   * is refused with `FLOXLOG_INVALID_INPUT`). Each segment is a
+   * pre-allocated file mapped shared; an append encodes its frame
+   * straight into the mapping and publishes it by writing the frame's
+   * size field last (release ordering), with no system call, lock or
+   * allocation; a background thread prepares the next segment and
+   * finalises the previous one, so a rotation does not wait on I/O.
+   * When an append returns, under every durability, its event is in the
+   * page cache, visible to readers of the file, and survives the process
+   * being killed (`written_events` counts it); `NONE` and `FLUSH` do
+   * nothing more (a power loss may lose what `floxlog_tape_writer_sync`
+   * did not cover); `SYNC_EVERY_N` and `SYNC_EVERY_BLOCK` ask the
+   * background thread for an fsync every n (every `index_interval`)
+   * events, run within about a millisecond (`durable_events` counts
+   * what it covered); `SYNC_ON_CLOSE` fsyncs each segment when it is
+   * finalised. A killed writer leaves its live segment unfinished, ending
+   * in zeros up to the pre-allocated size (readers take them as the end
+   * of the data; `floxlog recover` cuts them off), and maybe the next,
+   * prepared segment with no event. `clock_ns` is not used: segments
+   * are stamped with the wall clock when prepared. After close each
+   * segment is byte for byte what the default writer writes. Set it after
+   * `floxlog_tape_writer_config_default` (it sits in what was padding,
+   * so the struct's size is unchanged).
+   */
+  uint8_t journal;
+  /**
    * Events between fsyncs for `FLOXLOG_DURABILITY_SYNC_EVERY_N` (at
    * least 1).
    */

@@ -612,6 +612,12 @@ struct TapeWriterConfig {
   TapeWriterConfig& sync_every_n(std::uint32_t v) noexcept { c.sync_every_n = v; return *this; }
   /** @brief Whether to keep `manifest.json` up to date. */
   TapeWriterConfig& write_manifest(bool v) noexcept { c.write_manifest = v ? 1 : 0; return *this; }
+  /**
+   * @brief Journal mode (uncompressed only; see `floxlog_tape_writer_config::journal`):
+   * segments pre-allocated and mapped shared, each append published in the
+   * mapping with no system call, rotation done by a background thread.
+   */
+  TapeWriterConfig& journal(bool v) noexcept { c.journal = v ? 1 : 0; return *this; }
   /** @brief Rotate before a segment would grow past this many bytes. */
   TapeWriterConfig& max_segment_bytes(std::uint64_t v) noexcept { c.max_segment_bytes = v; return *this; }
   /** @brief Also rotate when an event enters a new epoch-aligned span of this many ns (0: never). */

@@ -141,6 +141,20 @@ impl<'a> RawFrame<'a> {
 /// with other frames' in one [`seal_frames`] call.
 #[inline(always)]
 pub(crate) fn emit_frame(frame_type: u8, dst: &mut [u8], seal: bool, fill: impl FnOnce(&mut [u8])) {
+    emit_frame_sized(frame_type, dst, seal, true, fill)
+}
+
+/// [`emit_frame`], leaving the `size` field as it is when `size` is false:
+/// a journal publishes a frame by writing that field last (see
+/// [`crate::SegmentWriter::defer_size`]).
+#[inline(always)]
+pub(crate) fn emit_frame_sized(
+    frame_type: u8,
+    dst: &mut [u8],
+    seal: bool,
+    size: bool,
+    fill: impl FnOnce(&mut [u8]),
+) {
     let (head, payload) = dst.split_at_mut(FrameHeader::LEN);
     fill(payload);
     let mut hb = [0u8; FrameHeader::LEN];
@@ -155,7 +169,11 @@ pub(crate) fn emit_frame(frame_type: u8, dst: &mut [u8], seal: bool, fill: impl 
         h.crc32 = crc32(payload);
     }
     h.emit(&mut hb);
-    head.copy_from_slice(&hb);
+    if size {
+        head.copy_from_slice(&hb);
+    } else {
+        head[field::CRC32..].copy_from_slice(&hb[field::CRC32..]);
+    }
 }
 
 /// Fills in the CRC32 of frames that [`emit_frame`] left unsealed, at

@@ -25,6 +25,52 @@ use crate::segment_header::{flags, SegmentHeader};
 mod trades;
 pub use trades::{TradeBatch, TradeColumns, TradeSink, TradeStop};
 
+/// The `what` of the `Truncated` error that ends the frames of a segment
+/// at a frame position whose `size` field is 0 followed by zeros to the end
+/// of the data: the pre-allocated tail of a journal writer's unfinished
+/// segment (where a writer killed while appending may have left one frame
+/// written but for its size, which is dropped with the zeros).
+pub const ZERO_TAIL: &str =
+    "the frames end in zero bytes to the end of the data (a journal writer's pre-allocated tail)";
+
+/// Most bytes a frame left unpublished by a killed journal writer may span
+/// before the zeros (its payload was written, its size not): non-zero
+/// bytes further on are damage. 64 KiB covers every trade, quote and pool
+/// state and books of up to 2000 levels a side.
+const UNPUBLISHED_MAX: usize = 64 << 10;
+
+/// At a frame position `at` (bytes `rest` to the end of the frame area)
+/// where the read stopped: the error that says the frames end there in a
+/// journal's zero tail, if they do. The `size` field must be 0 and what
+/// follows zeros, but for one frame written all but its size in the first
+/// [`UNPUBLISHED_MAX`] bytes (its other header fields as the encoder
+/// writes them, or still zero). When
+/// tailing, a 0 size alone is the writer not being done yet (the rest is
+/// not scanned).
+#[cold]
+fn zero_tail(rest: &[u8], at: u64, tail: bool) -> Option<Error> {
+    if rest.len() < 4 || rest[..4] != [0; 4] {
+        return None;
+    }
+    let truncated = || Some(Error::new(ErrorKind::Truncated, at, ZERO_TAIL));
+    if tail {
+        return truncated();
+    }
+    match rest.iter().rposition(|&b| b != 0) {
+        None => truncated(),
+        Some(last) => {
+            // The encoder writes the payload, then the rest of the header:
+            // a writer killed in between leaves those fields still zero.
+            let h = FrameHeader::parse(rest, at).ok()?;
+            let unpublished = matches!(h.rec_version, 0 | crate::consts::RECORD_VERSION)
+                && h.flags == 0
+                && (h.frame_type == 0 || crate::frame::is_known_type(h.frame_type))
+                && last < FrameHeader::LEN + UNPUBLISHED_MAX;
+            unpublished.then(|| Error::new(ErrorKind::Truncated, at, ZERO_TAIL))
+        }
+    }
+}
+
 /// Reader settings.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ReadOptions {
@@ -595,6 +641,10 @@ impl<'a, 's> Reader<'a, 's> {
     #[cold]
     fn stop<T>(&mut self, e: Error) -> Result<Option<T>> {
         let at = self.next_offset();
+        let e = match self.blk.is_none() && !self.compressed && e.offset == at {
+            true => zero_tail(&self.data[at as usize..self.end], at, self.opts.tail).unwrap_or(e),
+            false => e,
+        };
         let unfinished = e.kind == ErrorKind::Truncated && e.offset == at
             || starts_trailer(&self.data[at as usize..self.end]);
         if self.opts.tail && self.blk.is_none() && unfinished {

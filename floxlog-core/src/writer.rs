@@ -17,7 +17,7 @@ use crate::consts::FORMAT_VERSION;
 use crate::crc32::LANES;
 use crate::error::{Error, ErrorKind, Result};
 use crate::event::{Event, Profile};
-use crate::frame::{emit_frame, is_known_type, seal_frames, FrameHeader};
+use crate::frame::{emit_frame_sized, is_known_type, seal_frames, FrameHeader};
 use crate::index::{emit_trailer, trailer_len, IndexEntry};
 use crate::segment_header::{flags, Compression, SegmentHeader};
 
@@ -241,6 +241,7 @@ pub struct SegmentWriter<S: WriterStorage> {
     emitted_last_ts: i64,
     symbols: heapless::Vec<u32, SYMBOL_CAPACITY>,
     finished: bool,
+    defer_size: bool,
 }
 
 /// A frame to append: an event to encode, or a validated raw payload.
@@ -278,8 +279,8 @@ impl Source<'_> {
     /// Writes header + payload into `dst` (exactly 12 + payload_len bytes);
     /// the CRC only if `seal` (see [`seal_frames`]).
     #[inline]
-    fn emit(&self, profile: Profile, dst: &mut [u8], seal: bool) {
-        emit_frame(self.frame_type(), dst, seal, |payload| match self {
+    fn emit(&self, profile: Profile, dst: &mut [u8], seal: bool, size: bool) {
+        emit_frame_sized(self.frame_type(), dst, seal, size, |payload| match self {
             Source::Event(e) => e.emit_payload(profile, payload),
             Source::Raw(_, p, _, _) => payload.copy_from_slice(p),
         });
@@ -323,6 +324,7 @@ impl<S: WriterStorage> SegmentWriter<S> {
             emitted_last_ts: 0,
             symbols: heapless::Vec::new(),
             finished: false,
+            defer_size: false,
         };
         cfg.check()?;
         let slots = cfg.index_interval as usize;
@@ -369,6 +371,29 @@ impl<S: WriterStorage> SegmentWriter<S> {
             Buffer::Slots => s,
             Buffer::Index => i,
         }
+    }
+
+    /// From now on, leaves the `size` field (frame offset 0) of each
+    /// uncompressed frame's header untouched (the output buffer's bytes
+    /// there, zero in a pre-zeroed one) and writes the rest of the frame:
+    /// the caller then publishes each frame by writing its size last, at
+    /// the frame's offset `segment_bytes()` before the append, the value
+    /// being the growth of `segment_bytes()` minus 12. For journals whose
+    /// output buffer is the live, pre-zeroed file, where a reader takes a
+    /// zero size as "nothing yet". LZ4 blocks are not affected.
+    pub fn defer_size(&mut self, on: bool) {
+        self.defer_size = on;
+    }
+
+    /// The storage, for a caller that must reach its buffers between
+    /// calls (to grow them, say).
+    pub fn storage_mut(&mut self) -> &mut S {
+        &mut self.store
+    }
+
+    /// Ends the writer (finished or not) and gives its storage back.
+    pub fn into_storage(self) -> S {
+        self.store
     }
 
     /// The configuration.
@@ -584,8 +609,9 @@ impl<S: WriterStorage> SegmentWriter<S> {
                 }
                 let at = self.out_len;
                 let profile = self.cfg.profile;
+                let size = !self.defer_size;
                 let parts = self.store.parts();
-                src.emit(profile, &mut parts.out[at..at + frame_len], seal);
+                src.emit(profile, &mut parts.out[at..at + frame_len], seal, size);
                 if index_due {
                     parts.index[self.index_len] = IndexEntry {
                         timestamp_ns: ts,
@@ -639,7 +665,7 @@ impl<S: WriterStorage> SegmentWriter<S> {
         let at = self.block_len;
         let profile = self.cfg.profile;
         let parts = self.store.parts();
-        src.emit(profile, &mut parts.block[at..at + frame_len], true);
+        src.emit(profile, &mut parts.block[at..at + frame_len], true, true);
         parts.slots[self.block_events] = BlockSlot {
             ts,
             offset: at as u32,

@@ -648,3 +648,83 @@ fn trade_batches_keep_other_events_and_end_with_the_damage() {
     assert_eq!((err.has_offset, err.offset), (1, at as u64));
     assert_eq!(text(&err.file), seg.to_str().unwrap());
 }
+
+/// Writes `n` trades through the C writer, journal mode or not, with the
+/// test clock; returns the tape's files (but the lock) with their bytes.
+fn write_trades_c(dir: &Path, n: u64, journal: bool) -> Vec<(String, Vec<u8>)> {
+    let mut calls = 0i64;
+    let mut cfg = floxlog_tape_writer_config::default();
+    cfg.max_segment_bytes = 4096;
+    cfg.segment.index_interval = 16;
+    cfg.journal = u8::from(journal);
+    cfg.clock_ns = Some(fixed_clock);
+    cfg.clock_ctx = &mut calls as *mut i64 as *mut c_void;
+    let mut w = core::ptr::null_mut();
+    let mut err = zeroed_error();
+    let d = cpath(dir);
+    // SAFETY: valid pointers throughout.
+    unsafe {
+        assert_eq!(
+            floxlog_tape_writer_open(d.as_ptr(), &cfg, &mut w, &mut err),
+            FLOXLOG_OK,
+            "{}",
+            text(&err.message)
+        );
+        for i in 0..n {
+            assert_eq!(
+                floxlog_tape_writer_append_trade(w, &trade(i), &mut err),
+                FLOXLOG_OK
+            );
+        }
+        if journal {
+            // Every returned append is in the page cache.
+            let mut written = 0u64;
+            assert_eq!(
+                floxlog_tape_writer_written_events(w, &mut written),
+                FLOXLOG_OK
+            );
+            assert_eq!(written, n);
+        }
+        assert_eq!(floxlog_tape_writer_close(w, &mut err), FLOXLOG_OK);
+        floxlog_tape_writer_free(w);
+    }
+    let mut v: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().into_string().unwrap())
+        .filter(|n| !n.contains("lock"))
+        .map(|name| {
+            let b = std::fs::read(dir.join(&name)).unwrap();
+            (name, b)
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// `journal` in the C config: the same segments, byte for byte, as the
+/// default writer's (the clock stamps them alike); LZ4 is refused as an
+/// invalid input.
+#[test]
+fn the_c_journal_writes_the_default_writers_bytes() {
+    let t = tempfile::tempdir().unwrap();
+    let a = write_trades_c(&t.path().join("a"), 1000, false);
+    let b = write_trades_c(&t.path().join("b"), 1000, true);
+    assert!(a.len() > 5, "rotated: {}", a.len());
+    assert!(a == b, "the journal's files differ");
+
+    let mut cfg = floxlog_tape_writer_config::default();
+    cfg.journal = 1;
+    cfg.segment.compression = FLOXLOG_COMPRESSION_LZ4;
+    let (mut w, mut err) = (core::ptr::null_mut(), zeroed_error());
+    let d = cpath(&t.path().join("lz4"));
+    // SAFETY: valid pointers.
+    let r = unsafe { floxlog_tape_writer_open(d.as_ptr(), &cfg, &mut w, &mut err) };
+    assert_eq!(r, FLOXLOG_INVALID_INPUT, "{}", text(&err.message));
+    assert!(
+        text(&err.message).contains("journal mode"),
+        "{}",
+        text(&err.message)
+    );
+    assert!(w.is_null());
+}

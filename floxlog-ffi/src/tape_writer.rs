@@ -116,6 +116,30 @@ pub struct floxlog_tape_writer_config {
     pub durability: u8,
     /// Non-zero: keep `manifest.json` up to date (default 1).
     pub write_manifest: u8,
+    /// Non-zero: journal mode (default 0; uncompressed segments only, LZ4
+    /// is refused with `FLOXLOG_INVALID_INPUT`). Each segment is a
+    /// pre-allocated file mapped shared; an append encodes its frame
+    /// straight into the mapping and publishes it by writing the frame's
+    /// size field last (release ordering), with no system call, lock or
+    /// allocation; a background thread prepares the next segment and
+    /// finalises the previous one, so a rotation does not wait on I/O.
+    /// When an append returns, under every durability, its event is in the
+    /// page cache, visible to readers of the file, and survives the process
+    /// being killed (`written_events` counts it); `NONE` and `FLUSH` do
+    /// nothing more (a power loss may lose what `floxlog_tape_writer_sync`
+    /// did not cover); `SYNC_EVERY_N` and `SYNC_EVERY_BLOCK` ask the
+    /// background thread for an fsync every n (every `index_interval`)
+    /// events, run within about a millisecond (`durable_events` counts
+    /// what it covered); `SYNC_ON_CLOSE` fsyncs each segment when it is
+    /// finalised. A killed writer leaves its live segment unfinished, ending
+    /// in zeros up to the pre-allocated size (readers take them as the end
+    /// of the data; `floxlog recover` cuts them off), and maybe the next,
+    /// prepared segment with no event. `clock_ns` is not used: segments
+    /// are stamped with the wall clock when prepared. After close each
+    /// segment is byte for byte what the default writer writes. Set it after
+    /// `floxlog_tape_writer_config_default` (it sits in what was padding,
+    /// so the struct's size is unchanged).
+    pub journal: u8,
     /// Events between fsyncs for `FLOXLOG_DURABILITY_SYNC_EVERY_N` (at
     /// least 1).
     pub sync_every_n: u32,
@@ -150,6 +174,20 @@ pub struct floxlog_tape_writer_config {
     /// events.
     pub resume: u8,
 }
+
+// `journal` took the byte of padding after `write_manifest`: the fields
+// after it, and the struct's size, are where they were.
+const _: () = {
+    use core::mem::offset_of;
+    assert!(
+        offset_of!(floxlog_tape_writer_config, journal)
+            == offset_of!(floxlog_tape_writer_config, write_manifest) + 1
+    );
+    assert!(
+        offset_of!(floxlog_tape_writer_config, sync_every_n)
+            == offset_of!(floxlog_tape_writer_config, journal) + 1
+    );
+};
 
 /// Opaque tape writer handle (see `floxlog_tape_writer_open`). Use one
 /// handle from one thread at a time; it may move between threads.
@@ -214,6 +252,7 @@ impl Default for floxlog_tape_writer_config {
             layout: FLOXLOG_LAYOUT_FLOX,
             durability: FLOXLOG_DURABILITY_SYNC_ON_CLOSE,
             write_manifest: u8::from(d.write_manifest),
+            journal: u8::from(d.journal),
             sync_every_n: 1,
             max_segment_bytes: d.max_segment_bytes,
             rotate_every_ns: 0,
@@ -260,6 +299,7 @@ fn tape_config_in(c: &floxlog_tape_writer_config) -> Result<TapeWriterConfig, Fa
         created_ns: None,
         write_manifest: c.write_manifest != 0,
         resume: c.resume != 0,
+        journal: c.journal != 0,
     })
 }
 

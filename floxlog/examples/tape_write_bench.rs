@@ -2,7 +2,8 @@
 //!
 //! Records EVENTS trades (default 5,000,000) through [`TapeWriter`] into a
 //! temporary directory (uncompressed and LZ4, `Durability::None` and
-//! `SyncOnClose`; the time includes `close`), and beside it the two halves
+//! `SyncOnClose`, uncompressed also in journal mode; the time includes
+//! `close`), and beside it the two halves
 //! of that work alone: (a) encoding with the core segment writer, draining
 //! its output every 1 MiB without any I/O, (b) `write(2)` of the finished
 //! segment bytes to a new file in 1 MiB chunks (and with an fsync at the
@@ -98,7 +99,19 @@ fn write_only(dir: &std::path::Path, bytes: &[u8], fsync: bool) {
 
 /// (c) Through the tape writer; returns the segment bytes written.
 fn tape(dir: &std::path::Path, events: &[Trade], lz4: bool, durability: Durability) -> u64 {
+    tape_in(dir, events, lz4, durability, false)
+}
+
+/// (c) with the journal mode on or off.
+fn tape_in(
+    dir: &std::path::Path,
+    events: &[Trade],
+    lz4: bool,
+    durability: Durability,
+    journal: bool,
+) -> u64 {
     let cfg = TapeWriterConfig {
+        journal,
         layout: Layout::Flox,
         segment: seg_cfg(lz4),
         durability,
@@ -162,6 +175,14 @@ fn main() {
         (
             "tape none SyncOnClose",
             Box::new(|d| tape(d, ev, false, Durability::SyncOnClose)),
+        ),
+        (
+            "tape none None journal",
+            Box::new(|d| tape_in(d, ev, false, Durability::None, true)),
+        ),
+        (
+            "tape none SyncOnClose journal",
+            Box::new(|d| tape_in(d, ev, false, Durability::SyncOnClose, true)),
         ),
         (
             "tape lz4 None",

@@ -67,6 +67,7 @@ __all__ = [
     "BatchStream",
     "open",
     "write",
+    "Writer",
     "schema",
     "RECORD_TYPES",
     "TRADE_DTYPE",
@@ -605,4 +606,4 @@ def schema(type: str, prices: str = "decimal") -> pa.Schema:
 
 # -- writing ----------------------------------------------------------------
 
-from ._write import _raw_fields, write  # noqa: E402  (needs BatchStream above)
+from ._write import Writer, _raw_fields, write  # noqa: E402  (needs BatchStream above)

@@ -140,6 +140,7 @@ class NativeWriter:
         created_ns: Optional[int] = None,
         durability: str = "close",
         metadata: Optional[str] = None,
+        journal: bool = False,
     ) -> None: ...
     def append(self, rtype: str, batch: pa.RecordBatch) -> int:
         """Appends a batch of raw columns (exact types); checks for a

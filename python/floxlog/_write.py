@@ -264,3 +264,124 @@ def write(
         w.abandon()
         raise
     return {"path": os.fspath(path), "events": events, "segments": segments, "bytes": nbytes}
+
+
+class Writer:
+    """A tape written as data arrives: :meth:`append` tables or batches,
+    then :meth:`close` (or use it as a context manager)::
+
+        with floxlog.Writer("tape", journal=True, compression="none") as w:
+            for batch in feed:
+                w.append(batch)
+
+    Settings as :func:`write` takes them, plus ``journal``: the tape
+    writer's journal mode (uncompressed only, so ``compression`` defaults
+    to ``"none"`` with it): segments are pre-allocated files mapped shared,
+    each event is in them, visible to readers and safe from the process
+    being killed, when ``append`` returns, and a background thread rotates
+    segments. A journal tape is written in place at ``path`` (readers can
+    follow it); an error or interrupt leaves what was appended there for
+    ``floxlog recover``. Otherwise the tape is built under a hidden
+    temporary name and moved into place by :meth:`close` (an error removes
+    it).
+
+    Each :meth:`append` takes what :func:`write` takes as ``data`` (the
+    record type told from the columns, or ``type``) and returns the events
+    it appended.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        journal: bool = False,
+        compression: str | None = None,
+        layout: str = "flox",
+        profile: str = "reference",
+        index_interval: int | None = None,
+        max_segment_bytes: int | None = None,
+        type: str | None = None,
+        metadata: Mapping[Any, Any] | str | None = None,
+        symbols: Mapping[str, int] | None = None,
+        exchange_id: int = 0,
+        created_ns: int | None = None,
+        rotate_every: int | None = None,
+        durability: str = "close",
+        index: bool = True,
+    ) -> None:
+        journal = _args.flag(journal, "journal")
+        if compression is None:
+            compression = "none" if journal else "lz4"
+        index_interval = _args.opt_count(index_interval, "index_interval", hi=65535)
+        max_segment_bytes = _args.opt_count(max_segment_bytes, "max_segment_bytes")
+        rotate_every = _args.opt_count(rotate_every, "rotate_every")
+        self._exchange_id = _args.count(exchange_id, "exchange_id", lo=0, hi=255)
+        created_ns = _args.opt_count(created_ns, "created_ns", lo=0)
+        compression = _args.choice(compression, "compression", ("lz4", "none"))
+        layout = _args.choice(layout, "layout", ("flox", "spec"))
+        profile = _args.choice(profile, "profile", ("reference", "spec"))
+        index = _args.flag(index, "index")
+        if not isinstance(durability, str):
+            raise TypeError(f"durability: expected a string such as \"close\", not {durability.__class__.__name__}")
+        if type is not None and not isinstance(type, str):
+            raise TypeError(f"type: expected a record type name, not {type!r}")
+        self._type = type
+        self._names = _symbols.parse(metadata, symbols)
+        self._path = os.fspath(path)
+        self._w: Any = _floxlog.NativeWriter(
+            self._path,
+            compression=compression,
+            layout=layout,
+            profile=profile,
+            index_interval=index_interval,
+            no_index=not index,
+            max_segment_bytes=max_segment_bytes,
+            rotate_every_ns=rotate_every,
+            exchange_id=self._exchange_id,
+            created_ns=created_ns,
+            durability=durability,
+            journal=journal,
+        )
+
+    def append(self, data: Any) -> int:
+        """Appends every row of ``data``; returns how many events."""
+        if self._w is None:
+            raise usage("the writer is closed")
+        plans = []
+        for rtype, reader in _parts(data, self._type):
+            plan = _convert.Plan(rtype, _raw_fields(rtype), list(reader.schema.names), self._names, self._exchange_id)
+            plans.append((rtype, plan, reader))
+        n = 0
+        if len(plans) == 1:
+            for rtype, batch in _raw_batches(plans):
+                n += self._w.append(rtype, batch)
+        else:
+            n += self._w.append_merged([(rtype, list(_convert.batches(plan, reader, WRITE_ROWS))) for rtype, plan, reader in plans])
+        return n
+
+    def close(self) -> dict[str, Any]:
+        """Finishes the tape; returns ``{"path", "events", "segments", "bytes"}``."""
+        if self._w is None:
+            raise usage("the writer is closed")
+        w, self._w = self._w, None
+        try:
+            md = self._names.metadata_json()
+            if md is not None:
+                w.set_metadata(md)
+            events, segments, nbytes = w.close()
+        except BaseException:
+            w.abandon()
+            raise
+        return {"path": self._path, "events": events, "segments": segments, "bytes": nbytes}
+
+    def __enter__(self) -> "Writer":
+        return self
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        if self._w is None:
+            return
+        if exc_type is None:
+            self.close()
+        else:
+            w, self._w = self._w, None
+            w.abandon()

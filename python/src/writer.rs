@@ -45,6 +45,9 @@ pub struct WriteArgs {
     /// Continue the tape at the output path (written in place) instead of
     /// refusing an existing one.
     pub resume: bool,
+    /// Journal mode (uncompressed only): segments mapped shared, appends
+    /// published with no system call.
+    pub journal: bool,
 }
 
 /// What was written.
@@ -131,6 +134,7 @@ impl WriteArgs {
                 created_ns: self.created_ns,
                 write_manifest: true,
                 resume: self.resume,
+                journal: self.journal,
             },
             metadata,
         ))
@@ -165,6 +169,17 @@ impl Output {
                 TapeError::usage(format!("{} already exists", out.display()))
                     .with_hint("choose a new output path (or an empty directory)"),
             );
+        }
+        if cfg.journal {
+            // A recorder's tape: written in place, so that readers follow
+            // it live; an interrupted one is left for `recover`.
+            let w = TapeWriter::create(out, cfg)?;
+            return Ok(Output {
+                out: out.to_path_buf(),
+                tmp: out.to_path_buf(),
+                w: Some(w),
+                in_place: true,
+            });
         }
         let (parent, name) = dir_and_name(out)?;
         floxlog::tape::lock::remove_stale_partials(parent, &name);
@@ -223,8 +238,9 @@ impl Drop for Output {
     fn drop(&mut self) {
         if let Some(w) = self.w.take() {
             // Failed or interrupted: remove the partial tape (a resumed
-            // one stays, as a crash would leave it: the next resume or
-            // `floxlog recover` finishes it).
+            // one stays, as a crash would leave it, and a journal's keeps
+            // every event appended: the next resume or `floxlog recover`
+            // finishes it).
             w.abandon();
             if !self.in_place {
                 let _ = std::fs::remove_dir_all(&self.tmp);
@@ -324,7 +340,8 @@ impl NativeWriter {
     #[new]
     #[pyo3(signature = (path, *, compression="lz4", layout="flox", profile="reference",
         index_interval=None, no_index=false, max_segment_bytes=None, rotate_every_ns=None,
-        exchange_id=0, created_ns=None, durability="close", metadata=None, resume=false))]
+        exchange_id=0, created_ns=None, durability="close", metadata=None, resume=false,
+        journal=false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -341,6 +358,7 @@ impl NativeWriter {
         durability: &str,
         metadata: Option<String>,
         resume: bool,
+        journal: bool,
     ) -> PyResult<NativeWriter> {
         let args = WriteArgs {
             compression: compression.into(),
@@ -355,6 +373,7 @@ impl NativeWriter {
             durability: durability.into(),
             metadata,
             resume,
+            journal,
         };
         let (cfg, md) = args.config().py_err(py)?;
         let mut o = py.detach(move || Output::create(&path, cfg)).py_err(py)?;

@@ -269,6 +269,7 @@ impl Sink {
             durability: o.durability,
             created_ns: o.created_ns,
             write_manifest: true,
+            journal: false,
         };
         let mut sink = Sink {
             inner: None,

@@ -12,6 +12,7 @@ pub mod flox_manifest;
 pub mod follow;
 pub mod hint;
 pub mod inspect;
+mod journal;
 pub mod lock;
 pub mod manifest;
 pub mod merge;

@@ -399,7 +399,9 @@ pub fn recover_file(path: &Path, opts: &RecoverOptions) -> Result<RecoverReport,
     }
     let mut problems = Vec::new();
     check_segment(path, &scan, &mut problems);
-    problems.retain(|f| f.severity == Severity::Error || f.kind == "stale_header");
+    problems.retain(|f| {
+        f.severity == Severity::Error || f.kind == "stale_header" || f.kind == "zero_tail"
+    });
     let claimed = scan.header.map_or(0, |h| h.event_count);
     let mut rep = RecoverReport {
         path: path.to_path_buf(),
@@ -444,9 +446,21 @@ pub fn recover_file(path: &Path, opts: &RecoverOptions) -> Result<RecoverReport,
     // prefix but for its header (rewritten from the frames anyway), and a
     // full copy of a large segment would be kept for nothing.
     let h = SegmentHeader::LEN;
+    // Nor when all it dropped is a journal's zero tail.
+    let kept_len = match &out.stopped {
+        Some(e)
+            if super::source::is_zero_tail(e)
+                && data
+                    .get(e.offset as usize..)
+                    .is_some_and(|z| z.iter().all(|&b| b == 0)) =>
+        {
+            e.offset as usize
+        }
+        _ => data.len(),
+    };
     let body_kept = data.len() >= h
-        && out.bytes.len() >= data.len()
-        && out.bytes.get(h..data.len()) == data.get(h..);
+        && out.bytes.len() >= kept_len
+        && out.bytes.get(h..kept_len) == data.get(h..kept_len);
     drop(file);
     match &opts.output {
         Some(o) => {

@@ -197,6 +197,13 @@ pub fn header_is_unfinished(h: &SegmentHeader) -> bool {
     }
 }
 
+/// Whether the read stopped at an unfinished journal segment's zero tail
+/// (see [`floxlog_core::reader::ZERO_TAIL`]): a torn tail for every reader
+/// (its error is `Truncated`), which `recover` cuts off.
+pub fn is_zero_tail(e: &floxlog_core::Error) -> bool {
+    e.kind == floxlog_core::ErrorKind::Truncated && e.what == floxlog_core::reader::ZERO_TAIL
+}
+
 /// Whether a read of a segment (header `h`, bytes `data`) that stopped on
 /// `e` after `events_before` events is the torn tail of a writer that is
 /// still running or died while appending, rather than damage: the header

@@ -255,6 +255,27 @@ pub fn check_segment(path: &std::path::Path, s: &SegmentScan, out: &mut Vec<Find
     }
     let Some(h) = s.header else { return };
     if let Some(e) = &s.stream_error {
+        if s.unfinished && super::source::is_zero_tail(e) {
+            // An unfinished journal segment's pre-allocated tail: the end
+            // of its data, not damage.
+            out.push(
+                Finding::new(
+                    Severity::Warning,
+                    "zero_tail",
+                    Some(path),
+                    format!(
+                        "the segment is unfinished and its frames end in zeros to the end of the file after {} events: a journal writer is still running or died",
+                        s.events
+                    ),
+                )
+                .at(e.offset)
+                .hint(Hint::new(
+                    "if no writer is running, {} cuts the zeros off and writes the final header and index",
+                    &[Remedy::Recover],
+                )),
+            );
+            return;
+        }
         let mut f = Finding::from_error(Severity::Error, path, e);
         f.message = format!("{} (after {} good events)", f.message, s.events);
         out.push(f);

@@ -109,6 +109,13 @@ pub struct TapeWriterConfig {
     /// recorder restarted after a crash keeps one tape. See
     /// [`TapeWriter::create`].
     pub resume: bool,
+    /// Journal mode (uncompressed only): segments are pre-allocated files
+    /// mapped shared, and `append` publishes each frame in the mapping with
+    /// no system call; see the `journal` module docs (in
+    /// `tape/journal/mod.rs`) for what an append has done under each
+    /// durability. The segments are byte for byte the default writer's
+    /// once closed.
+    pub journal: bool,
 }
 
 impl Default for TapeWriterConfig {
@@ -122,6 +129,7 @@ impl Default for TapeWriterConfig {
             created_ns: None,
             write_manifest: true,
             resume: false,
+            journal: false,
         }
     }
 }

@@ -105,6 +105,8 @@ pub struct TapeWriter {
     /// The background writer (not under `Durability::Flush`); joined on
     /// drop, before the lock is released.
     io: Option<IoThread>,
+    /// Journal mode: every call goes there (dropped before the lock).
+    journal: Option<Box<super::journal::Journal>>,
     /// The tape lock, held while the writer lives.
     _lock: TapeLock,
 }
@@ -163,6 +165,19 @@ impl TapeWriter {
             }
             (closed, last_created) = (r.closed, r.last_created);
         }
+        let journal = match cfg.journal {
+            true if cfg.resume => {
+                return Err(TapeError::usage(
+                    "journal mode cannot resume a tape yet: resume it with the default writer",
+                ))
+            }
+            true => Some(Box::new(super::journal::Journal::create(
+                dir,
+                cfg,
+                tape_created,
+            )?)),
+            false => None,
+        };
         let w = TapeWriter {
             dir: dir.to_path_buf(),
             cfg,
@@ -182,6 +197,7 @@ impl TapeWriter {
             clock: None,
             failed: None,
             io: None,
+            journal,
             _lock: lock,
         };
         if cfg.resume && !w.closed.is_empty() {
@@ -198,6 +214,9 @@ impl TapeWriter {
 
     /// Counts so far.
     pub fn stats(&self) -> TapeWriterStats {
+        if let Some(j) = &self.journal {
+            return j.stats();
+        }
         self.stats
     }
 
@@ -218,7 +237,14 @@ impl TapeWriter {
     /// is opened, it is that segment's created_ns, known from that open
     /// on; otherwise, and for a tape with no segment, it stays what
     /// [`TapeWriter::create`] chose (`cfg.created_ns` or the wall clock).
+    ///
+    /// In journal mode, which prepares segments ahead, the clock is called
+    /// (still once per segment, on the caller's thread, inside `append`)
+    /// when the previous segment of the series opens.
     pub fn set_clock(&mut self, clock: Clock) {
+        if let Some(j) = &mut self.journal {
+            return j.set_clock(clock);
+        }
         self.clock = Some(Mutex::new(clock));
     }
 
@@ -239,6 +265,9 @@ impl TapeWriter {
     /// calls (durable never above written); [`TapeWriter::flush`] brings
     /// it up to every event handed over.
     pub fn written_events(&self) -> u64 {
+        if let Some(j) = &self.journal {
+            return j.written_events();
+        }
         let closing = self.closing.iter().map(|s| s.written).sum::<u64>();
         self.closed_written + closing + self.open.iter().flatten().map(|s| s.written).sum::<u64>()
     }
@@ -253,12 +282,18 @@ impl TapeWriter {
     /// policy but `None` and `Flush`, and at [`TapeWriter::sync`] (under
     /// `None` and `Flush` it stays 0 unless `sync` is called).
     pub fn durable_events(&self) -> u64 {
+        if let Some(j) = &self.journal {
+            return j.durable_events();
+        }
         let closing = self.closing.iter().map(|s| s.synced).sum::<u64>();
         self.closed_durable + closing + self.open.iter().flatten().map(|s| s.synced).sum::<u64>()
     }
 
     /// Segments closed so far (manifest entries).
     pub fn closed_segments(&self) -> Vec<ManifestSegment> {
+        if let Some(j) = &self.journal {
+            return j.closed_segments();
+        }
         let mut v = self.closed.clone();
         v.sort_by_key(|(s, _)| *s);
         v.into_iter().map(|(_, m)| m).collect()
@@ -266,6 +301,9 @@ impl TapeWriter {
 
     /// Paths of the segments open now.
     pub fn open_paths(&self) -> Vec<PathBuf> {
+        if let Some(j) = &self.journal {
+            return j.open_paths();
+        }
         self.open
             .iter()
             .flatten()
@@ -275,6 +313,9 @@ impl TapeWriter {
 
     /// flox-style `metadata.json` to write at close.
     pub fn set_metadata(&mut self, v: serde_json::Value) {
+        if let Some(j) = &mut self.journal {
+            return j.set_metadata(v);
+        }
         self.metadata = Some(v);
     }
 
@@ -293,6 +334,9 @@ impl TapeWriter {
     /// Fails, accepting nothing, once an earlier write or fsync failed
     /// (with that error, every time).
     pub fn append(&mut self, ev: &Event<'_>) -> Result<(), TapeError> {
+        if let Some(j) = &mut self.journal {
+            return j.append(ev);
+        }
         self.check_event(ev)?;
         let si = self.slot(ev.frame_type());
         self.before(si, ev)?;
@@ -315,6 +359,14 @@ impl TapeWriter {
     /// CRCs several at a time. Returns how many were appended: all, or
     /// those before the first failure, which is returned with the count.
     pub fn append_batch(&mut self, evs: &[Event<'_>]) -> (usize, Result<(), TapeError>) {
+        if let Some(j) = &mut self.journal {
+            for (i, ev) in evs.iter().enumerate() {
+                if let Err(e) = j.append(ev) {
+                    return (i, Err(e));
+                }
+            }
+            return (evs.len(), Ok(()));
+        }
         let fast = matches!(
             self.cfg.durability,
             Durability::None | Durability::SyncOnClose
@@ -396,6 +448,9 @@ impl TapeWriter {
 
     /// Appends a frame from its type and payload, byte for byte.
     pub fn append_raw(&mut self, frame_type: u8, payload: &[u8]) -> Result<(), TapeError> {
+        if let Some(j) = &mut self.journal {
+            return j.append_raw(frame_type, payload);
+        }
         let ev = Event::decode(frame_type, payload, 0).map_err(|e| {
             TapeError::input(
                 None,
@@ -422,6 +477,9 @@ impl TapeWriter {
     /// policy makes them: a flush does not cut one short). Nothing is
     /// fsynced. Returns the first write error, if any.
     pub fn flush(&mut self) -> Result<(), TapeError> {
+        if let Some(j) = &mut self.journal {
+            return j.flush();
+        }
         self.check_open()?;
         for si in 0..self.open.len() {
             self.hand_over(si, None)?;
@@ -439,6 +497,9 @@ impl TapeWriter {
     /// (under `None` and `Flush`; it lists closed segments only, and
     /// `recover` rebuilds it).
     pub fn sync(&mut self) -> Result<(), TapeError> {
+        if let Some(j) = &mut self.journal {
+            return j.sync();
+        }
         self.check_open()?;
         for si in 0..self.open.len() {
             self.hand_over(si, None)?;
@@ -661,6 +722,9 @@ impl TapeWriter {
             return Ok(());
         }
         self.finished = true;
+        if let Some(j) = &mut self.journal {
+            return j.close_all();
+        }
         self.check_io()?;
         let mut order: Vec<(u64, usize)> = self
             .open
@@ -704,6 +768,9 @@ impl TapeWriter {
     /// LZ4 block) are dropped. For testing recovery.
     pub fn abandon(mut self) {
         self.finished = true;
+        if let Some(j) = &mut self.journal {
+            j.abandon();
+        }
     }
 }
 

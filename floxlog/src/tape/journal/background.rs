@@ -1,0 +1,446 @@
+//! The journal's background thread: prepares each series' next segment
+//! before it is needed, finalises segments the appending thread is done
+//! with (index trailer, truncation, fsync per the policy, final header,
+//! manifest) and runs the fsyncs the policy asks for while a segment is
+//! live.
+//!
+//! The appending thread never notifies it: it takes jobs from a queue
+//! (pushed under a mutex that is uncontended but for the instants the
+//! thread takes a job) and looks for work every millisecond, so a
+//! rotation costs the appending thread a queue push and a pointer swap,
+//! no system call. It waits (and wakes this thread) only when the next
+//! segment is not prepared yet, or to close, flush or sync.
+
+use super::prepare::{discard, prepare, MapStorage, Plan, Prepared, SegShared};
+use crate::tape::dir::Layout;
+use crate::tape::error::TapeError;
+use crate::tape::manifest::{sync_dir, Manifest, ManifestSegment};
+use floxlog_core::{SegmentWriter, WriterConfig};
+use std::collections::VecDeque;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::Duration;
+
+/// How often the thread looks for work it was not woken for.
+const TICK: Duration = Duration::from_millis(1);
+
+/// A segment the appending thread is done with.
+pub(super) struct Finishing {
+    pub(super) w: Box<SegmentWriter<MapStorage>>,
+    pub(super) shared: Arc<SegShared>,
+    pub(super) seq: u64,
+    pub(super) name: String,
+    pub(super) series: &'static str,
+    pub(super) min_ts: i64,
+    pub(super) max_ts: i64,
+    pub(super) events: u64,
+}
+
+pub(super) enum Job {
+    /// Prepare the next segment of series slot `si`.
+    Prepare {
+        si: usize,
+        series: &'static str,
+        created: i64,
+        number: u32,
+    },
+    Finish(Finishing),
+    Discard(Box<Prepared>),
+}
+
+/// Settings the thread needs.
+pub(super) struct Settings {
+    pub(super) dir: PathBuf,
+    pub(super) layout: Layout,
+    pub(super) segment: WriterConfig,
+    pub(super) frames_cap: u64,
+    pub(super) syncs: bool,
+    pub(super) write_manifest: bool,
+    /// The tape's created_ns (manifest.json): set again when a clock
+    /// stamps the first segment.
+    pub(super) tape_created: AtomicI64,
+}
+
+#[derive(Default)]
+pub(super) struct State {
+    jobs: VecDeque<Job>,
+    pub(super) ready: Vec<Option<Box<Prepared>>>,
+    /// Live segments, for the fsyncs their policy asks for.
+    pub(super) live: Vec<Arc<SegShared>>,
+    pub(super) closed: Vec<(u64, ManifestSegment)>,
+    pub(super) closed_durable: u64,
+    /// Segments handed over and not yet closed, with their events: what
+    /// their fsyncs covered still counts as durable meanwhile.
+    pub(super) finishing: Vec<(Arc<SegShared>, u64)>,
+    /// Closed segments not fsynced (policies `None`, `Flush`) and their
+    /// events, for `sync`.
+    pub(super) closed_unsynced: Vec<(PathBuf, u64)>,
+    pub(super) failed: Option<TapeError>,
+    busy: bool,
+    stop: bool,
+}
+
+pub(super) struct Shared {
+    pub(super) state: Mutex<State>,
+    cv: Condvar,
+    /// Set with `state.failed`: the appending thread checks it without the lock.
+    pub(super) has_failed: AtomicBool,
+    settings: Settings,
+}
+
+pub(super) fn lock(s: &Shared) -> MutexGuard<'_, State> {
+    s.state.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+pub(super) struct Background {
+    pub(super) shared: Arc<Shared>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Background {
+    pub(super) fn start(settings: Settings, slots: usize) -> Result<Background, TapeError> {
+        let mut state = State {
+            ready: (0..slots).map(|_| None).collect(),
+            ..State::default()
+        };
+        state.jobs.reserve(64);
+        state.live.reserve(64);
+        state.finishing.reserve(64);
+        let dir = settings.dir.clone();
+        let shared = Arc::new(Shared {
+            state: Mutex::new(state),
+            cv: Condvar::new(),
+            has_failed: AtomicBool::new(false),
+            settings,
+        });
+        let s2 = shared.clone();
+        let thread = std::thread::Builder::new()
+            .name("floxlog-journal".into())
+            .spawn(move || run(&s2))
+            .map_err(|e| TapeError::io(&dir, "starting the journal thread", e))?;
+        Ok(Background {
+            shared,
+            thread: Some(thread),
+        })
+    }
+
+    pub(super) fn settings(&self) -> &Settings {
+        &self.shared.settings
+    }
+
+    pub(super) fn tape_created(&self) -> i64 {
+        self.shared.settings.tape_created.load(Ordering::Acquire)
+    }
+
+    pub(super) fn set_tape_created(&self, ns: i64) {
+        self.shared
+            .settings
+            .tape_created
+            .store(ns, Ordering::Release);
+    }
+
+    /// Queues jobs (no wake-up: the thread looks every tick).
+    pub(super) fn push(&self, jobs: impl IntoIterator<Item = Job>) {
+        let mut g = lock(&self.shared);
+        g.jobs.extend(jobs);
+    }
+
+    /// Queues a segment to finish (no wake-up).
+    pub(super) fn push_finish(&self, f: Finishing, wake: bool) {
+        let mut g = lock(&self.shared);
+        g.finishing.push((f.shared.clone(), f.events));
+        g.jobs.push_back(Job::Finish(f));
+        drop(g);
+        if wake {
+            self.shared.cv.notify_all();
+        }
+    }
+
+    /// Queues and wakes the thread.
+    pub(super) fn push_now(&self, job: Job) {
+        lock(&self.shared).jobs.push_back(job);
+        self.shared.cv.notify_all();
+    }
+
+    /// The prepared segment of slot `si`, waiting for it if needed (one
+    /// was requested before).
+    pub(super) fn take_ready(&self, si: usize) -> Result<Box<Prepared>, TapeError> {
+        let mut g = lock(&self.shared);
+        loop {
+            if let Some(p) = g.ready[si].take() {
+                return Ok(p);
+            }
+            if let Some(e) = &g.failed {
+                return Err(e.clone());
+            }
+            self.shared.cv.notify_all();
+            g = self
+                .shared
+                .cv
+                .wait_timeout(g, TICK)
+                .map(|(g, _)| g)
+                .unwrap_or_else(|e| e.into_inner().0);
+        }
+    }
+
+    pub(super) fn register_live(&self, seg: Arc<SegShared>) {
+        lock(&self.shared).live.push(seg);
+    }
+
+    /// Waits until every queued job is done; the first failure, if any.
+    pub(super) fn wait_idle(&self) -> Result<(), TapeError> {
+        let mut g = lock(&self.shared);
+        self.shared.cv.notify_all();
+        while !g.jobs.is_empty() || g.busy {
+            g = self
+                .shared
+                .cv
+                .wait_timeout(g, TICK)
+                .map(|(g, _)| g)
+                .unwrap_or_else(|e| e.into_inner().0);
+        }
+        g.failed.clone().map_or(Ok(()), Err)
+    }
+
+    pub(super) fn failed(&self) -> Option<TapeError> {
+        lock(&self.shared).failed.clone()
+    }
+
+    /// Runs what is queued, removes unused prepared segments, stops the
+    /// thread.
+    pub(super) fn stop(&mut self, discard_ready: bool) {
+        {
+            let mut g = lock(&self.shared);
+            g.stop = true;
+        }
+        self.shared.cv.notify_all();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+        if discard_ready {
+            let ready: Vec<_> = lock(&self.shared)
+                .ready
+                .iter_mut()
+                .flat_map(|r| r.take())
+                .collect();
+            for p in ready {
+                if let Err(e) = discard(*p) {
+                    fail(&self.shared, e);
+                }
+            }
+        }
+    }
+}
+
+impl Drop for Background {
+    fn drop(&mut self) {
+        self.stop(false);
+    }
+}
+
+fn fail(s: &Shared, e: TapeError) {
+    let mut g = lock(s);
+    g.failed.get_or_insert(e);
+    s.has_failed.store(true, Ordering::Release);
+    s.cv.notify_all();
+}
+
+fn run(s: &Shared) {
+    let mut g = lock(s);
+    loop {
+        // Preparing the next segment goes first: the appending thread may
+        // need it before a finalisation (an fsync of a whole segment) ends.
+        let first = g
+            .jobs
+            .iter()
+            .position(|j| matches!(j, Job::Prepare { .. }))
+            .unwrap_or(0);
+        if let Some(job) = g.jobs.remove(first) {
+            g.busy = true;
+            let failed = g.failed.is_some();
+            drop(g);
+            // After a failure nothing more is written; unused files stay
+            // for `recover`.
+            if !failed {
+                if let Err(e) = do_job(s, job) {
+                    fail(s, e);
+                }
+            }
+            g = lock(s);
+            g.busy = false;
+            s.cv.notify_all();
+            continue;
+        }
+        if g.stop {
+            return;
+        }
+        // The fsyncs live segments asked for.
+        let due: Vec<_> = g
+            .live
+            .iter()
+            .filter(|l| l.sync_wanted.load(Ordering::Acquire) > l.synced())
+            .cloned()
+            .collect();
+        if !due.is_empty() && g.failed.is_none() {
+            drop(g);
+            for l in due {
+                let want = l.sync_wanted.load(Ordering::Acquire);
+                match l.file.sync_data() {
+                    Ok(()) => l.synced.fetch_max(want, Ordering::AcqRel),
+                    Err(e) => {
+                        fail(s, TapeError::io(&l.path, "syncing the segment", e));
+                        break;
+                    }
+                };
+            }
+            g = lock(s);
+            continue;
+        }
+        g =
+            s.cv.wait_timeout(g, TICK)
+                .map(|(g, _)| g)
+                .unwrap_or_else(|e| e.into_inner().0);
+    }
+}
+
+fn do_job(s: &Shared, job: Job) -> Result<(), TapeError> {
+    let set = &s.settings;
+    match job {
+        Job::Prepare {
+            si,
+            series,
+            created,
+            number,
+        } => {
+            let p = prepare(&plan(set, series, created, number, set.frames_cap))?;
+            lock(s).ready[si] = Some(Box::new(p));
+            s.cv.notify_all();
+            Ok(())
+        }
+        Job::Discard(p) => discard(*p),
+        Job::Finish(f) => finish(s, f),
+    }
+}
+
+/// What to prepare for a segment of `series` numbered `number` (spec
+/// layout) or created at `created` (flox layout, its name).
+pub(super) fn plan(set: &Settings, series: &str, created: i64, number: u32, cap: u64) -> Plan {
+    let name = match set.layout {
+        Layout::Flox => format!("{created}.floxlog"),
+        Layout::Spec => format!("{series}-{number:06}.bin"),
+    };
+    Plan {
+        dir: set.dir.clone(),
+        name,
+        created,
+        segment: set.segment,
+        frames_cap: cap,
+    }
+}
+
+/// Finalises a segment as the default writer's close does, ending with the
+/// same bytes: the trailer (into the mapping, which may grow for it), the
+/// pre-allocated tail cut off, the frames and trailer fsynced under the
+/// syncing policies, the final header over offset 0 (and fsynced), then
+/// the manifest.
+fn finish(s: &Shared, f: Finishing) -> Result<(), TapeError> {
+    let set = &s.settings;
+    let Finishing {
+        mut w,
+        shared,
+        seq,
+        name,
+        series,
+        min_ts,
+        max_ts,
+        events,
+    } = f;
+    let path = &shared.path;
+    w.storage_mut().may_grow = true;
+    let header = w.finish().map_err(|e| {
+        TapeError::input(Some(path), format!("cannot finish the segment: {e}")).at(e.offset)
+    })?;
+    let size = w.segment_bytes();
+    // Unmapped before the file shrinks (see map.rs).
+    drop(w);
+    let file = &shared.file;
+    // Cut first: a crash before the final header leaves what a default
+    // writer's crash leaves (placeholder header, frames, trailer).
+    file.set_len(size)
+        .map_err(|e| TapeError::io(path, "truncating the segment", e))?;
+    if set.syncs {
+        file.sync_all()
+            .map_err(|e| TapeError::io(path, "syncing the segment", e))?;
+    }
+    write_all_at(file, &header, 0).map_err(|e| TapeError::io(path, "writing the segment", e))?;
+    if set.syncs {
+        file.sync_data()
+            .map_err(|e| TapeError::io(path, "syncing the segment", e))?;
+    }
+    let empty = events == 0;
+    let entry = ManifestSegment {
+        name,
+        kind: series.to_string(),
+        size_bytes: size,
+        first_event_ns: if empty { 0 } else { min_ts },
+        last_event_ns: if empty { 0 } else { max_ts },
+        event_count: events,
+    };
+    let durable = if set.syncs {
+        events
+    } else {
+        shared.synced().min(events)
+    };
+    let manifest = {
+        let mut g = lock(s);
+        g.live.retain(|l| !Arc::ptr_eq(l, &shared));
+        g.closed.push((seq, entry));
+        if durable < events {
+            g.closed_unsynced.push((path.clone(), events - durable));
+        }
+        set.write_manifest.then(|| {
+            let mut v = g.closed.clone();
+            v.sort_by_key(|(s, _)| *s);
+            v.into_iter().map(|(_, m)| m).collect::<Vec<_>>()
+        })
+    };
+    if let Some(segments) = manifest {
+        let mut m = Manifest::new(
+            set.segment.exchange_id,
+            set.tape_created.load(Ordering::Acquire),
+        );
+        m.segments = segments;
+        m.save(&set.dir, set.syncs)?;
+    } else if set.syncs {
+        sync_dir(&set.dir)?;
+    }
+    let mut g = lock(s);
+    g.finishing.retain(|(l, _)| !Arc::ptr_eq(l, &shared));
+    g.closed_durable += durable;
+    Ok(())
+}
+
+fn write_all_at(file: &std::fs::File, buf: &[u8], offset: u64) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::FileExt::write_all_at(file, buf, offset)
+    }
+    #[cfg(windows)]
+    {
+        use std::os::windows::fs::FileExt;
+        let (mut buf, mut offset) = (buf, offset);
+        while !buf.is_empty() {
+            match file.seek_write(buf, offset) {
+                Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
+                Ok(n) => {
+                    buf = &buf[n..];
+                    offset += n as u64;
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,621 @@
+//! Journal mode of the tape writer (`TapeWriterConfig::journal`): each
+//! uncompressed segment is a pre-allocated, pre-faulted file mapped shared,
+//! and `append` encodes the frame straight into the mapping (the core
+//! encoder, told to leave the `size` field alone) and publishes it by
+//! writing that field last, with release ordering (see [`map`]). A reader
+//! of the file (another process, through the page cache) that sees a
+//! non-zero size sees the frame; past the last published frame the file
+//! holds zeros up to its pre-allocated size.
+//!
+//! No system call, lock or allocation on the append path: a background
+//! thread ([`background`]) prepares each series' next segment ahead of
+//! need and finalises the previous one (index trailer, the zero tail cut
+//! off, fsync per the policy, final header, manifest), so a rotation
+//! costs the appending thread a queue push and a pointer swap (and a wait
+//! only when the thread is behind). After close every segment is byte
+//! for byte what the default writer writes for the same events and the
+//! same `created_ns` per segment.
+//!
+//! What an append has done when it returns, by durability:
+//! - every policy: the frame is in the page cache, published; it
+//!   survives the process being killed (`written_events` counts it);
+//! - `None`, `Flush`: nothing more (`Flush` means nothing extra here:
+//!   the frame is visible to readers already); `durable_events` grows at
+//!   `sync` only;
+//! - `SyncEveryN(n)`, `SyncEveryBlock` (every `index_interval` events):
+//!   every n-th append asks the background thread for an fsync, run
+//!   within about a millisecond; `durable_events` counts what it covered;
+//! - `SyncOnClose`: each segment is fsynced when finalised.
+//!
+//! Segments are stamped (`created_ns`, the flox layout's file name) when
+//! prepared: `cfg.created_ns + i` for the `i`-th segment opened, as the
+//! default writer does, or the clock's value (`TapeWriter::set_clock`) or
+//! the wall clock when the previous segment of the series opens (not at
+//! the segment's own first event). The first segment of a series is
+//! prepared by the append of its first event, on the appending thread;
+//! every later one in the background. A crash leaves the live segment unfinished (placeholder
+//! header, frames, zeros to the pre-allocated size) and possibly the next,
+//! prepared segment with no frame at all: readers take the zeros as the
+//! end of the data and `recover` cuts them off.
+
+mod background;
+mod map;
+mod prepare;
+
+use super::dir::{series_of, Layout, MIXED, SERIES};
+use super::error::TapeError;
+use super::manifest::{sync_dir, write_atomic, Manifest, ManifestSegment};
+use super::writer::{now_ns, Clock, Durability, TapeWriterConfig, TapeWriterStats};
+use background::{Background, Finishing, Job, Settings};
+use floxlog_core::{Compression, Event, FrameHeader, SegmentWriter, WriterConfig};
+use prepare::{prepare, MapStorage, Prepared, SegShared};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+
+/// A segment taking events.
+struct Live {
+    w: Box<SegmentWriter<MapStorage>>,
+    publisher: map::Publisher,
+    shared: Arc<SegShared>,
+    name: String,
+    series: &'static str,
+    seq: u64,
+    created: i64,
+    frames_cap: u64,
+    min_ts: i64,
+    max_ts: i64,
+    events: u64,
+    bucket: Option<i64>,
+    unsynced: u64,
+}
+
+/// The journal writer behind a `TapeWriter` in journal mode.
+pub(crate) struct Journal {
+    cfg: TapeWriterConfig,
+    open: Vec<Option<Live>>,
+    /// Spec layout: the next file number of each series.
+    numbers: Vec<u32>,
+    /// Segments opened so far (the next one's `seq`).
+    seq: u64,
+    last_created: i64,
+    events: u64,
+    metadata: Option<serde_json::Value>,
+    finished: bool,
+    /// Stamps segments instead of `cfg.created_ns` or the wall clock
+    /// (in a Mutex only to keep the writer `Sync`).
+    clock: Option<Mutex<Clock>>,
+    bg: Background,
+}
+
+impl Journal {
+    /// Checks the settings, starts the background thread and, for the flox
+    /// layout, prepares the first segment and its successor.
+    pub(crate) fn create(
+        dir: &Path,
+        cfg: TapeWriterConfig,
+        tape_created: i64,
+    ) -> Result<Journal, TapeError> {
+        if cfg.segment.compression != Compression::None {
+            return Err(TapeError::usage(
+                "journal mode writes uncompressed segments only: LZ4 blocks are compressed when whole, so a block cannot be published frame by frame",
+            )
+            .with_hint("use compression none with journal mode, or the default writer for LZ4"));
+        }
+        let slots = match cfg.layout {
+            Layout::Flox => 1,
+            Layout::Spec => SERIES.len(),
+        };
+        let settings = Settings {
+            dir: dir.to_path_buf(),
+            layout: cfg.layout,
+            segment: cfg.segment,
+            frames_cap: cfg.max_segment_bytes.max(FrameHeader::LEN as u64 + 64),
+            syncs: !matches!(cfg.durability, Durability::None | Durability::Flush),
+            write_manifest: cfg.write_manifest,
+            tape_created: std::sync::atomic::AtomicI64::new(tape_created),
+        };
+        let j = Journal {
+            cfg,
+            open: (0..slots).map(|_| None).collect(),
+            numbers: vec![0; slots],
+            seq: 0,
+            last_created: i64::MIN,
+            events: 0,
+            metadata: None,
+            finished: false,
+            clock: None,
+            bg: Background::start(settings, slots)?,
+        };
+        Ok(j)
+    }
+
+    fn slot(&self, frame_type: u8) -> usize {
+        match self.cfg.layout {
+            Layout::Flox => 0,
+            Layout::Spec => SERIES
+                .iter()
+                .position(|s| *s == series_of(frame_type))
+                .unwrap_or(0),
+        }
+    }
+
+    /// Stamps segments with `clock()` (see `TapeWriter::set_clock`): it is
+    /// called on the appending thread once per segment, when the previous
+    /// segment of its series opens (the journal prepares segments ahead),
+    /// or when the first one of the series opens.
+    pub(crate) fn set_clock(&mut self, clock: Clock) {
+        self.clock = Some(Mutex::new(clock));
+    }
+
+    /// The created_ns the next segment gets (the default writer's rule):
+    /// the clock's, `cfg.created_ns + seq` or the wall clock, after the
+    /// last one.
+    fn created_for(&mut self, seq: u64, after: i64) -> Result<i64, TapeError> {
+        let wanted = match (&mut self.clock, self.cfg.created_ns) {
+            (Some(c), _) => (c.get_mut().unwrap_or_else(|e| e.into_inner()))(),
+            (None, Some(base)) => i64::try_from(seq)
+                .ok()
+                .and_then(|s| base.checked_add(s))
+                .ok_or_else(|| TapeError::usage("segment created_ns would overflow"))?,
+            (None, None) => now_ns(),
+        };
+        if wanted < 0 {
+            return Err(TapeError::usage(format!(
+                "segment created_ns {wanted} is negative: it names and orders the tape's segments; no segment was opened"
+            )));
+        }
+        Ok(wanted.max(after.saturating_add(1)))
+    }
+
+    /// Opens the first segment of slot `si` on this thread (cold: once per
+    /// series), big enough for a frame of `frame_len`, and asks for its
+    /// successor.
+    #[cold]
+    fn open_first(
+        &mut self,
+        si: usize,
+        series: &'static str,
+        frame_len: u64,
+    ) -> Result<(), TapeError> {
+        let created = self.created_for(self.seq, self.last_created)?;
+        let set = self.bg.settings();
+        let cap = set.frames_cap.max(64 + frame_len);
+        let p = prepare(&background::plan(
+            set,
+            series,
+            created,
+            self.numbers[si],
+            cap,
+        ))?;
+        self.numbers[si] += 1;
+        self.install(si, series, p, created)
+    }
+
+    /// Makes `p` slot `si`'s live segment and asks for the next one.
+    fn install(
+        &mut self,
+        si: usize,
+        series: &'static str,
+        mut p: Prepared,
+        created: i64,
+    ) -> Result<(), TapeError> {
+        if p.created != created {
+            // Spec layout with a fixed created_ns: which series opens next
+            // was not known when this one was prepared. Same file, header
+            // written again by the encoder with the right value.
+            let cfg = WriterConfig {
+                created_ns: created,
+                ..self.cfg.segment
+            };
+            let path = p.shared.path.clone();
+            let mut w = SegmentWriter::new(cfg, p.w.into_storage()).map_err(|e| {
+                TapeError::input(Some(&path), format!("cannot start the segment: {e}"))
+            })?;
+            w.defer_size(true);
+            p.w = Box::new(w);
+        }
+        self.last_created = created;
+        if self.seq == 0 && self.clock.is_some() {
+            self.bg.set_tape_created(created);
+        }
+        let next_created = self.created_for(self.seq + 1, created)?;
+        let shared = p.shared.clone();
+        self.open[si] = Some(Live {
+            w: p.w,
+            publisher: p.publisher,
+            shared: p.shared,
+            name: p.name,
+            series,
+            seq: self.seq,
+            created,
+            frames_cap: p.frames_cap,
+            min_ts: i64::MAX,
+            max_ts: i64::MIN,
+            events: 0,
+            bucket: None,
+            unsynced: 0,
+        });
+        self.seq += 1;
+        self.bg.register_live(shared);
+        let number = self.numbers[si];
+        self.numbers[si] += 1;
+        self.bg.push([Job::Prepare {
+            si,
+            series,
+            created: next_created,
+            number,
+        }]);
+        Ok(())
+    }
+
+    #[inline]
+    fn check_open(&self) -> Result<(), TapeError> {
+        if self.finished {
+            return Err(TapeError::usage("the tape writer is already closed"));
+        }
+        if self.bg.shared.has_failed.load(Ordering::Acquire) {
+            return Err(self.io_error());
+        }
+        Ok(())
+    }
+
+    #[cold]
+    fn io_error(&self) -> TapeError {
+        self.bg
+            .failed()
+            .unwrap_or_else(|| TapeError::input(None, "internal error: no journal error"))
+    }
+
+    /// Appends one event (see the module docs).
+    #[inline]
+    pub(crate) fn append(&mut self, ev: &Event<'_>) -> Result<(), TapeError> {
+        ev.validate(self.cfg.segment.profile)
+            .map_err(|what| TapeError::input(None, what))?;
+        self.append_with(ev, |w| w.append(ev))
+    }
+
+    /// Appends a frame from its type and payload, byte for byte.
+    pub(crate) fn append_raw(&mut self, frame_type: u8, payload: &[u8]) -> Result<(), TapeError> {
+        let ev = Event::decode(frame_type, payload, 0).map_err(|e| {
+            TapeError::input(
+                None,
+                format!("frame of type {frame_type} does not decode: {}", e.what),
+            )
+        })?;
+        ev.validate(self.cfg.segment.profile)
+            .map_err(|what| TapeError::input(None, what))?;
+        self.append_with(&ev, |w| w.append_raw(frame_type, payload))
+    }
+
+    #[inline(always)]
+    fn append_with(
+        &mut self,
+        ev: &Event<'_>,
+        put: impl FnOnce(&mut SegmentWriter<MapStorage>) -> floxlog_core::error::Result<()>,
+    ) -> Result<(), TapeError> {
+        self.check_open()?;
+        let si = self.slot(ev.frame_type());
+        self.before(si, ev)?;
+        let Some(live) = self.open[si].as_mut() else {
+            return Err(TapeError::input(None, "internal error: no open segment"));
+        };
+        let at = live.w.segment_bytes();
+        put(&mut live.w).map_err(|e| {
+            TapeError::input(
+                Some(&live.shared.path),
+                format!("cannot write the event: {e}"),
+            )
+            .at(e.offset)
+        })?;
+        let size = live.w.segment_bytes() - at - FrameHeader::LEN as u64;
+        live.publisher.publish(at as usize, size as u32);
+        self.events += 1;
+        let ts = ev.exchange_ts_ns();
+        live.events += 1;
+        live.min_ts = live.min_ts.min(ts);
+        live.max_ts = live.max_ts.max(ts);
+        if live.bucket.is_none() {
+            live.bucket = self.cfg.rotate_every_ns.map(|s| ts.div_euclid(s));
+        }
+        let every = match self.cfg.durability {
+            Durability::SyncEveryN(n) => n.max(1) as u64,
+            Durability::SyncEveryBlock => self.cfg.segment.index_interval as u64,
+            _ => 0,
+        };
+        if every > 0 {
+            live.unsynced += 1;
+            if live.unsynced >= every {
+                live.unsynced = 0;
+                live.shared
+                    .sync_wanted
+                    .store(live.events, Ordering::Release);
+            }
+        }
+        Ok(())
+    }
+
+    /// Rotates slot `si` if `ev` does not belong in its live segment, and
+    /// opens one if there is none.
+    #[inline(always)]
+    fn before(&mut self, si: usize, ev: &Event<'_>) -> Result<(), TapeError> {
+        let frame_len = (FrameHeader::LEN + ev.payload_len()) as u64;
+        match &self.open[si] {
+            Some(live) => {
+                let by_size = live.w.would_exceed(ev, self.cfg.max_segment_bytes);
+                let by_time = match (self.cfg.rotate_every_ns, live.bucket) {
+                    (Some(span), Some(b)) => ev.exchange_ts_ns().div_euclid(span) > b,
+                    _ => false,
+                };
+                if by_size || by_time {
+                    self.rotate(si)?;
+                }
+            }
+            None => {
+                let series = match self.cfg.layout {
+                    Layout::Flox => MIXED,
+                    Layout::Spec => series_of(ev.frame_type()),
+                };
+                self.open_first(si, series, frame_len)?;
+            }
+        }
+        let fits = self.open[si]
+            .as_ref()
+            .is_some_and(|l| l.w.segment_bytes() + frame_len <= l.frames_cap);
+        if !fits {
+            self.make_room(si, frame_len)?;
+        }
+        Ok(())
+    }
+
+    /// Hands slot `si`'s live segment to the background thread and takes
+    /// the prepared one.
+    #[cold]
+    #[inline(never)]
+    fn rotate(&mut self, si: usize) -> Result<(), TapeError> {
+        let p = self.bg.take_ready(si)?;
+        let created = match self.cfg.layout {
+            Layout::Flox => p.created,
+            Layout::Spec => match (self.cfg.created_ns, &self.clock) {
+                (Some(_), None) => self.created_for(self.seq, self.last_created)?,
+                _ => p.created.max(self.last_created.saturating_add(1)),
+            },
+        };
+        let series = self.open[si].as_ref().map_or(MIXED, |l| l.series);
+        if let Some(old) = self.open[si].take() {
+            self.bg.push_finish(finishing(old), false);
+        }
+        self.install(si, series, *p, created)
+    }
+
+    /// An event too big for the live segment, which has no event yet
+    /// (the first of a segment always goes in, as with the default
+    /// writer): the segment is replaced by a big enough one.
+    #[cold]
+    #[inline(never)]
+    fn make_room(&mut self, si: usize, frame_len: u64) -> Result<(), TapeError> {
+        let Some(live) = self.open[si].take() else {
+            return Err(TapeError::input(None, "internal error: no open segment"));
+        };
+        let path = live.shared.path.clone();
+        let shared = live.shared.clone();
+        let (series, created, seq) = (live.series, live.created, live.seq);
+        drop(live);
+        lock_live_remove(&self.bg, &shared);
+        std::fs::remove_file(&path)
+            .map_err(|e| TapeError::io(&path, "removing a segment too small", e))?;
+        let set = self.bg.settings();
+        let cap = set.frames_cap.max(64 + frame_len);
+        let number = match self.cfg.layout {
+            Layout::Flox => 0,
+            // The replaced file's number: it was taken from the counter
+            // when it was opened, and the successor's after it.
+            Layout::Spec => path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .and_then(|n| n.rsplit('-').next())
+                .and_then(|n| n.strip_suffix(".bin"))
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(0),
+        };
+        let p = prepare(&background::plan(set, series, created, number, cap))?;
+        let shared = p.shared.clone();
+        self.open[si] = Some(Live {
+            w: p.w,
+            publisher: p.publisher,
+            shared: p.shared,
+            name: p.name,
+            series,
+            seq,
+            created,
+            frames_cap: p.frames_cap,
+            min_ts: i64::MAX,
+            max_ts: i64::MIN,
+            events: 0,
+            bucket: None,
+            unsynced: 0,
+        });
+        self.bg.register_live(shared);
+        Ok(())
+    }
+
+    /// Nothing to hand over: every appended frame is in the page cache.
+    /// Returns the first background failure, if any.
+    pub(crate) fn flush(&mut self) -> Result<(), TapeError> {
+        self.check_open()
+    }
+
+    /// Fsyncs every live segment and every closed one the policy left
+    /// unsynced, and the directory: afterwards `durable_events` equals
+    /// `written_events`.
+    pub(crate) fn sync(&mut self) -> Result<(), TapeError> {
+        self.check_open()?;
+        self.bg.wait_idle()?;
+        for live in self.open.iter().flatten() {
+            live.shared
+                .file
+                .sync_data()
+                .map_err(|e| TapeError::io(&live.shared.path, "syncing the segment", e))?;
+            live.shared.synced.fetch_max(live.events, Ordering::AcqRel);
+        }
+        let unsynced = std::mem::take(&mut background::lock(&self.bg.shared).closed_unsynced);
+        let mut gained = 0;
+        for (path, events) in &unsynced {
+            std::fs::File::open(path)
+                .and_then(|f| f.sync_all())
+                .map_err(|e| TapeError::io(path, "syncing the segment", e))?;
+            gained += events;
+        }
+        sync_dir(&self.bg.settings().dir)?;
+        background::lock(&self.bg.shared).closed_durable += gained;
+        Ok(())
+    }
+
+    /// Every event appended (in the page cache once `append` returned).
+    pub(crate) fn written_events(&self) -> u64 {
+        self.events
+    }
+
+    /// Events an fsync covered.
+    pub(crate) fn durable_events(&self) -> u64 {
+        let closed = {
+            let g = background::lock(&self.bg.shared);
+            g.closed_durable
+                + g.finishing
+                    .iter()
+                    .map(|(l, events)| l.synced().min(*events))
+                    .sum::<u64>()
+        };
+        closed
+            + self
+                .open
+                .iter()
+                .flatten()
+                .map(|l| l.shared.synced().min(l.events))
+                .sum::<u64>()
+    }
+
+    pub(crate) fn stats(&self) -> TapeWriterStats {
+        TapeWriterStats {
+            events: self.events,
+            segments: background::lock(&self.bg.shared).closed.len() as u64,
+        }
+    }
+
+    pub(crate) fn closed_segments(&self) -> Vec<ManifestSegment> {
+        let mut v = background::lock(&self.bg.shared).closed.clone();
+        v.sort_by_key(|(s, _)| *s);
+        v.into_iter().map(|(_, m)| m).collect()
+    }
+
+    pub(crate) fn open_paths(&self) -> Vec<PathBuf> {
+        self.open
+            .iter()
+            .flatten()
+            .filter(|l| l.events > 0)
+            .map(|l| l.shared.path.clone())
+            .collect()
+    }
+
+    pub(crate) fn set_metadata(&mut self, v: serde_json::Value) {
+        self.metadata = Some(v);
+    }
+
+    /// Finalises every live segment, removes the prepared ones, writes the
+    /// manifest (and metadata.json).
+    pub(crate) fn close_all(&mut self) -> Result<(), TapeError> {
+        if self.finished {
+            return Ok(());
+        }
+        self.finished = true;
+        if let Some(e) = self.bg.failed() {
+            return Err(e);
+        }
+        let mut order: Vec<(u64, usize)> = self
+            .open
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| s.as_ref().map(|s| (s.seq, i)))
+            .collect();
+        order.sort();
+        for (_, si) in order {
+            let Some(live) = self.open[si].take() else {
+                continue;
+            };
+            if live.events == 0 {
+                let shared = live.shared.clone();
+                lock_live_remove(&self.bg, &shared);
+                self.bg.push_now(Job::Discard(Box::new(Prepared {
+                    w: live.w,
+                    publisher: live.publisher,
+                    shared: live.shared,
+                    name: live.name,
+                    created: live.created,
+                    frames_cap: live.frames_cap,
+                })));
+            } else {
+                self.bg.push_finish(finishing(live), true);
+            }
+        }
+        self.bg.wait_idle()?;
+        self.bg.stop(true);
+        if let Some(e) = self.bg.failed() {
+            return Err(e);
+        }
+        let set = self.bg.settings();
+        if set.write_manifest {
+            let mut m = Manifest::new(set.segment.exchange_id, self.bg.tape_created());
+            m.segments = self.closed_segments();
+            m.save(&set.dir, set.syncs)?;
+        }
+        if let Some(md) = &self.metadata {
+            let text = serde_json::to_string_pretty(md).unwrap_or_default() + "\n";
+            write_atomic(
+                &set.dir,
+                super::flox_manifest::METADATA_FILE,
+                text.as_bytes(),
+                set.syncs,
+            )?;
+        }
+        if set.syncs {
+            sync_dir(&set.dir)?;
+        }
+        Ok(())
+    }
+
+    /// Stops as if the process died now: nothing is finalised that was not
+    /// handed to the background thread already; prepared segments stay.
+    pub(crate) fn abandon(&mut self) {
+        self.finished = true;
+        // Unmapped as the process's death would.
+        for s in self.open.iter_mut() {
+            s.take();
+        }
+        self.bg.stop(false);
+    }
+}
+
+fn finishing(l: Live) -> Finishing {
+    Finishing {
+        w: l.w,
+        shared: l.shared,
+        seq: l.seq,
+        name: l.name,
+        series: l.series,
+        min_ts: l.min_ts,
+        max_ts: l.max_ts,
+        events: l.events,
+    }
+}
+
+fn lock_live_remove(bg: &Background, shared: &Arc<SegShared>) {
+    background::lock(&bg.shared)
+        .live
+        .retain(|l| !Arc::ptr_eq(l, shared));
+}
+
+impl Drop for Journal {
+    fn drop(&mut self) {
+        let _ = self.close_all();
+    }
+}

@@ -1,0 +1,296 @@
+//! Journal mode of the tape writer (issue 22 item 1): once closed, its
+//! tape is byte for byte the default writer's; while live, a segment is
+//! the placeholder header, the published frames and zeros.
+
+use floxlog::core::{Compression, Profile, SegmentHeader, WriterConfig};
+use floxlog::owned::OwnedEvent;
+use floxlog::synth::mixed_event;
+use floxlog::tape::{Durability, Layout, TapeWriter, TapeWriterConfig};
+use std::path::Path;
+
+/// Every file of `dir` but the lock, by name, with its bytes.
+fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut v: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().into_string().unwrap())
+        .filter(|n| !n.contains("lock"))
+        .map(|n| {
+            let bytes = std::fs::read(dir.join(&n)).unwrap();
+            (n, bytes)
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+fn events(n: u64) -> Vec<OwnedEvent> {
+    (0..n).map(|i| mixed_event(7, i)).collect()
+}
+
+fn write(dir: &Path, cfg: TapeWriterConfig, evs: &[OwnedEvent]) {
+    let mut w = TapeWriter::create(dir, cfg).unwrap();
+    for e in evs {
+        w.append(&e.as_event()).unwrap();
+    }
+    if cfg.journal {
+        // Every appended frame is in the page cache.
+        assert_eq!(w.written_events(), evs.len() as u64);
+    }
+    w.close().unwrap();
+}
+
+/// Both layouts, both profiles, rotation by size and by time, several
+/// durabilities: the journal's files equal the default writer's.
+#[test]
+fn closed_journal_segments_are_the_default_writers_bytes() {
+    let evs = events(6000);
+    for layout in [Layout::Flox, Layout::Spec] {
+        for profile in [Profile::Reference, Profile::Spec] {
+            for (max, every) in [(20_000u64, None), (1 << 20, Some(700_000i64))] {
+                for durability in [
+                    Durability::None,
+                    Durability::SyncOnClose,
+                    Durability::SyncEveryN(100),
+                ] {
+                    let cfg = TapeWriterConfig {
+                        layout,
+                        segment: WriterConfig {
+                            profile,
+                            index_interval: 50,
+                            ..WriterConfig::default()
+                        },
+                        max_segment_bytes: max,
+                        rotate_every_ns: every,
+                        durability,
+                        created_ns: Some(1_000),
+                        ..TapeWriterConfig::default()
+                    };
+                    let ctx = format!("{layout:?} {profile:?} {max} {every:?} {durability:?}");
+                    let t = tempfile::tempdir().unwrap();
+                    let (a, b) = (t.path().join("default"), t.path().join("journal"));
+                    write(&a, cfg, &evs);
+                    write(
+                        &b,
+                        TapeWriterConfig {
+                            journal: true,
+                            ..cfg
+                        },
+                        &evs,
+                    );
+                    let (want, got) = (files(&a), files(&b));
+                    assert!(want.len() > 4, "{ctx}: rotated into {}", want.len());
+                    let names =
+                        |v: &[(String, Vec<u8>)]| v.iter().map(|f| f.0.clone()).collect::<Vec<_>>();
+                    assert_eq!(names(&got), names(&want), "{ctx}");
+                    for ((n, g), (_, w)) in got.iter().zip(&want) {
+                        assert!(
+                            g == w,
+                            "{ctx}: {n} differs ({} vs {} bytes)",
+                            g.len(),
+                            w.len()
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// LZ4 is refused up front, naming the reason.
+#[test]
+fn journal_mode_refuses_lz4() {
+    let t = tempfile::tempdir().unwrap();
+    let cfg = TapeWriterConfig {
+        segment: WriterConfig {
+            compression: Compression::Lz4,
+            ..WriterConfig::default()
+        },
+        journal: true,
+        ..TapeWriterConfig::default()
+    };
+    let Err(e) = TapeWriter::create(t.path(), cfg) else {
+        panic!("LZ4 accepted");
+    };
+    assert!(
+        e.message.contains("journal mode") && e.message.contains("uncompressed"),
+        "{e}"
+    );
+}
+
+/// While the writer lives, its segment file holds the placeholder header,
+/// every appended frame (published) and zeros to the pre-allocated size;
+/// the first frame's size field is set.
+#[test]
+fn a_live_segment_is_header_frames_and_zeros() {
+    let t = tempfile::tempdir().unwrap();
+    let cfg = TapeWriterConfig {
+        created_ns: Some(5),
+        max_segment_bytes: 1 << 20,
+        journal: true,
+        ..TapeWriterConfig::default()
+    };
+    let evs = events(500);
+    let mut w = TapeWriter::create(t.path(), cfg).unwrap();
+    for e in &evs {
+        w.append(&e.as_event()).unwrap();
+    }
+    let path = w.open_paths()[0].clone();
+    let live = std::fs::read(&path).unwrap();
+    // The default writer's bytes of the same events, for comparison.
+    let d = t.path().join("d");
+    write(
+        &d,
+        TapeWriterConfig {
+            journal: false,
+            ..cfg
+        },
+        &evs,
+    );
+    let done = std::fs::read(d.join("5.floxlog")).unwrap();
+    let h = SegmentHeader::parse(&done[..64]).unwrap();
+    let frames_end = h.index_offset as usize;
+    assert!(live.len() >= 1 << 20, "pre-allocated: {}", live.len());
+    assert_eq!(live[64..frames_end], done[64..frames_end]);
+    assert!(live[frames_end..].iter().all(|&b| b == 0));
+    let ph = SegmentHeader::parse(&live[..64]).unwrap();
+    assert_eq!((ph.event_count, ph.index_offset, ph.created_ns), (0, 0, 5));
+    w.close().unwrap();
+    assert_eq!(std::fs::read(&path).unwrap(), done);
+}
+
+/// Every event of the tape at `dir` in file order, as frame payload bytes,
+/// and the problems the read met.
+fn read_all(dir: &Path) -> (Vec<Vec<u8>>, Vec<floxlog::tape::merge::Problem>) {
+    use floxlog::tape::merge::{OpenedTape, Order, ReadConfig};
+    use floxlog::tape::{OpenOptions, Tape};
+    let tape = Tape::open(&[dir.to_path_buf()], OpenOptions::default()).unwrap();
+    let mut o = OpenedTape::open(tape);
+    let cfg = ReadConfig {
+        order: Order::File,
+        ..Default::default()
+    };
+    let mut r = o.reader(&cfg);
+    let mut v = Vec::new();
+    while let Some(it) = r.next_item().unwrap() {
+        v.push(it.frame.payload.to_vec());
+    }
+    (v, r.problems().to_vec())
+}
+
+fn verify(dir: &Path) -> floxlog::tape::verify::VerifyReport {
+    use floxlog::tape::{OpenOptions, Tape};
+    let tape = Tape::open(&[dir.to_path_buf()], OpenOptions::default()).unwrap();
+    floxlog::tape::verify::verify_tape(&tape, Default::default(), &mut |_| {})
+}
+
+/// A journal writer that stops as if killed leaves segments that every
+/// reader reads to their last event (the zeros are a torn tail: tolerated,
+/// not damage), that verify passes with warnings only, and that recover
+/// finalises: then the tape is what a closed writer leaves, and verify
+/// finds nothing. Zeros followed by other bytes stay damage.
+#[test]
+fn a_killed_journal_leaves_zero_tails_that_readers_accept_and_recover_cuts() {
+    for layout in [Layout::Flox, Layout::Spec] {
+        let t = tempfile::tempdir().unwrap();
+        let dir = t.path().join("t");
+        let evs = events(3000);
+        let cfg = TapeWriterConfig {
+            layout,
+            created_ns: Some(1),
+            // Rotates in the spec layout only; the flox one keeps a long
+            // zero tail to put a stray byte in.
+            max_segment_bytes: 200_000,
+            journal: true,
+            ..TapeWriterConfig::default()
+        };
+        let mut w = TapeWriter::create(&dir, cfg).unwrap();
+        for e in &evs {
+            w.append(&e.as_event()).unwrap();
+        }
+        w.abandon();
+        let want: Vec<Vec<u8>> = evs
+            .iter()
+            .map(|e| {
+                let ev = e.as_event();
+                let mut b = vec![0u8; 12 + ev.payload_len()];
+                floxlog::core::encode_frame(&ev, Profile::Reference, &mut b).unwrap();
+                b.split_off(12)
+            })
+            .collect();
+        let (got, problems) = read_all(&dir);
+        assert!(
+            !problems.is_empty() && problems.iter().all(|p| p.tolerated),
+            "{layout:?}: {problems:?}"
+        );
+        let sorted = |mut v: Vec<Vec<u8>>| {
+            v.sort();
+            v
+        };
+        assert_eq!(
+            sorted(got),
+            sorted(want.clone()),
+            "{layout:?}: every event read"
+        );
+        let rep = verify(&dir);
+        assert!(rep.passed(false), "{layout:?}: {:?}", rep.findings);
+        assert!(
+            rep.findings.iter().any(|f| f.kind == "zero_tail"),
+            "{layout:?}"
+        );
+
+        // A non-zero byte past the zeros (more than a frame left
+        // unpublished could span) is damage again.
+        let live = std::fs::read_dir(&dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| {
+                let b = std::fs::read(p).unwrap();
+                let unfinished = b.len() > 64
+                    && SegmentHeader::parse(&b[..64]).is_ok_and(|h| h.index_offset == 0);
+                unfinished && b[64..].iter().any(|&x| x != 0)
+            })
+            .unwrap();
+        let keep = std::fs::read(&live).unwrap();
+        let mut bad = keep.clone();
+        let n = bad.len();
+        bad[n - 1] ^= 0xa5;
+        std::fs::write(&live, &bad).unwrap();
+        let rep = verify(&dir);
+        assert!(
+            !rep.passed(false),
+            "{layout:?}: non-zero after the zeros in {live:?}: {:?}",
+            rep.findings
+        );
+        std::fs::write(&live, &keep).unwrap();
+
+        let sum = floxlog::tape::recover::recover_tape(
+            std::slice::from_ref(&dir),
+            &Default::default(),
+            &mut |_| {},
+        )
+        .unwrap();
+        assert_eq!(sum.failed, 0, "{layout:?}");
+        assert!(sum.rewritten > 0, "{layout:?}");
+        let rep = verify(&dir);
+        let left: Vec<_> = rep
+            .findings
+            .iter()
+            .filter(|f| f.kind != "timestamps_backwards")
+            .collect();
+        assert!(rep.passed(false) && left.is_empty(), "{layout:?}: {left:?}");
+        let (got, problems) = read_all(&dir);
+        assert!(problems.is_empty(), "{layout:?}: {problems:?}");
+        assert_eq!(
+            sorted(got),
+            sorted(want),
+            "{layout:?}: every event after recover"
+        );
+        // No backup of bytes that were only zeros.
+        assert!(std::fs::read_dir(&dir)
+            .unwrap()
+            .flatten()
+            .all(|e| !e.file_name().to_string_lossy().contains("damaged")));
+    }
+}
