@@ -375,3 +375,66 @@ fn a_damaged_frame_is_an_error_naming_file_and_offset_unless_crcs_are_off() {
     .unwrap();
     assert_eq!(drain(&mut t, NOW).0.len(), 30);
 }
+
+#[test]
+fn lz4_tapes_are_followed_and_resumed_inside_a_block() {
+    use floxlog::core::{Compression, WriterConfig};
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().join("tape");
+    let cfg = TapeWriterConfig {
+        segment: WriterConfig {
+            compression: Compression::Lz4,
+            index_interval: 64,
+            ..WriterConfig::default()
+        },
+        max_segment_bytes: 16 * 1024,
+        durability: Durability::Flush,
+        created_ns: Some(1_000),
+        ..TapeWriterConfig::default()
+    };
+    let mut w = TapeWriter::create(&dir, cfg).unwrap();
+    let mut t = Tail::open(&dir, TailOptions::default()).unwrap();
+    let mut ids = Vec::new();
+    for i in 0..3_000 {
+        w.append(&trade(i)).unwrap();
+        if i % 500 == 0 {
+            ids.extend(drain(&mut t, NOW).0);
+        }
+    }
+    w.close().unwrap();
+    let (more, what) = drain(&mut t, NOW);
+    ids.extend(more);
+    assert_eq!(what, "End");
+    assert_eq!(ids, (0..3_000).collect::<Vec<_>>());
+    assert!(segments(&dir).len() > 2, "the writer rotated");
+
+    // 100 events in: inside the second 64-event block.
+    let mut t = Tail::open(&dir, TailOptions::default()).unwrap();
+    for _ in 0..100 {
+        assert!(matches!(t.next(NOW).unwrap(), TailNext::Event(_)));
+    }
+    let p = t.position().unwrap();
+    let mut again = Tail::open(&dir, opts(TailStart::At(p))).unwrap();
+    assert_eq!(
+        drain(&mut again, NOW),
+        ((100..3_000).collect(), "End".into())
+    );
+}
+
+#[test]
+fn a_writer_killed_between_segments_is_gone_not_ended() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().join("tape");
+    write_tape(&dir, 100, 1_000);
+    // Every segment finished, but the lock still names its holder: what a
+    // writer killed between closing a segment and opening the next leaves.
+    std::fs::write(dir.join(".floxlog.lock"), "4242").unwrap();
+    let mut t = Tail::open(&dir, TailOptions::default()).unwrap();
+    assert_eq!(
+        drain(&mut t, None),
+        ((0..100).collect(), "WriterGone".into())
+    );
+    // Once the lock is let go properly (a restarted writer closed), the end.
+    std::fs::write(dir.join(".floxlog.lock"), "").unwrap();
+    assert_eq!(drain(&mut t, None), (vec![], "End".into()));
+}

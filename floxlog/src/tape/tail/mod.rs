@@ -18,8 +18,10 @@
 //!
 //! When nothing new arrives, [`Tail::next`] asks the tape lock
 //! ([`crate::tape::lock::writer_is_live`]): with no writer holding it, it
-//! returns [`TailNext::End`] if every segment is finished and read (the
-//! writer closed the tape), else [`TailNext::WriterGone`], instead of
+//! returns [`TailNext::End`] if every segment is finished and read and the
+//! lock was let go (the writer closed the tape), else
+//! [`TailNext::WriterGone`] (a writer killed between two segments leaves
+//! only finished ones, but its pid in the lock file), instead of
 //! waiting for events that cannot come. Neither is final: a later call
 //! carries on if a writer has since appended.
 
@@ -30,7 +32,7 @@ mod wait;
 
 use super::dir::file_order;
 use super::error::TapeError;
-use super::lock::writer_is_live;
+use super::lock::{holder_died, writer_is_live};
 use cursor::{Cursor, Polled};
 use floxlog_core::{Event, ReadOptions, Trade, UnknownTypes};
 use listing::Listed;
@@ -90,7 +92,8 @@ pub enum TailNext<'a> {
     /// segment is finished and was read).
     End,
     /// No writer holds the tape's lock, and its last segment was never
-    /// finished: the writer died (or was killed) while writing. Every
+    /// finished or the lock still names its holder: the writer died (or
+    /// was killed) while writing. Every
     /// event it published was returned. `floxlog recover` finishes the
     /// segment; a restarted writer's events are returned by later calls.
     WriterGone,
@@ -327,7 +330,9 @@ impl Tail {
                     if self.fill()? > 0 || self.rescan()? {
                         continue;
                     }
-                    let done = !self.lanes.is_empty() && self.lanes.iter().all(|l| l.finished);
+                    let done = !self.lanes.is_empty()
+                        && self.lanes.iter().all(|l| l.finished)
+                        && !holder_died(&self.lock_dir);
                     return Ok(Some(if done { Quiet::End } else { Quiet::WriterGone }));
                 }
             }
