@@ -145,12 +145,12 @@ impl Cursor {
         if self.file.is_none() {
             self.open()?;
         }
-        let first = self.poll_mapped(opts, sink)?;
-        // Finished or not, an idle poll of a stale map proves nothing: the
-        // final header is seen through the map before the last frames
-        // written past its end.
-        if matches!(first, Polled::Got(_)) || !self.stale() {
-            return Ok(first);
+        let first = self.poll_mapped(opts, sink);
+        // An idle poll, or an error, on a stale map proves nothing: the
+        // final header is seen through the map before the frames written
+        // past its end.
+        if matches!(first, Ok(Polled::Got(_))) || !self.stale() {
+            return first;
         }
         self.open()?;
         self.poll_mapped(opts, sink)
