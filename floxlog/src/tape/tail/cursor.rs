@@ -98,7 +98,7 @@ impl Cursor {
         let mut sink = Pending::default();
         // Dropped events are never queued: one poll reads them all.
         let r = loop {
-            match self.poll(opts, &mut sink) {
+            match self.poll(opts, &mut sink, true) {
                 Ok(Polled::Idle { .. }) => break Ok(()),
                 Ok(Polled::Got(_)) => {}
                 Err(e) => break Err(e),
@@ -137,19 +137,31 @@ impl Cursor {
     }
 
     /// Queues the complete events added since the last poll into `sink`.
+    /// `look`: also check that the map still shows the file (a `stat`),
+    /// which a poll does anyway when it stops at the map's end, errs, or
+    /// finds the segment finished; a journal segment's zero tail lies
+    /// inside the map, and polling it costs no system call.
     pub(crate) fn poll(
         &mut self,
         opts: ReadOptions,
         sink: &mut Pending,
+        look: bool,
     ) -> Result<Polled, TapeError> {
         if self.file.is_none() {
             self.open()?;
         }
         let first = self.poll_mapped(opts, sink);
+        let mapped = self.file.as_ref().map_or(0, SegmentFile::len);
+        let at_end = self.pos + floxlog_core::FrameHeader::LEN as u64 > mapped;
+        let sure = match &first {
+            Ok(Polled::Got(_)) => true,
+            Ok(Polled::Idle { finished }) => !look && !at_end && !finished,
+            Err(_) => false,
+        };
         // An idle poll, or an error, on a stale map proves nothing: the
         // final header is seen through the map before the frames written
         // past its end.
-        if matches!(first, Ok(Polled::Got(_))) || !self.stale() {
+        if sure || !self.stale() {
             return first;
         }
         self.open()?;

@@ -281,7 +281,7 @@ impl Tail {
         }
         let mut n = 0;
         while n < cap {
-            if self.pending.is_empty() && self.fill()? == 0 {
+            if self.pending.is_empty() && self.fill(false)? == 0 {
                 break;
             }
             if self.pending.peek_type() != Some(floxlog_core::frame_type::TRADE) {
@@ -313,7 +313,7 @@ impl Tail {
         let mut backoff = wait::Backoff::new(self.wait);
         let mut looked = None::<Instant>;
         loop {
-            if !self.pending.is_empty() || self.fill()? > 0 {
+            if !self.pending.is_empty() || self.fill(false)? > 0 {
                 return Ok(None);
             }
             let now = Instant::now();
@@ -321,13 +321,13 @@ impl Tail {
             let look = due || backoff.sleeps() || looked.is_none_or(|t| now - t >= LOOK_EVERY);
             if look {
                 looked = Some(now);
-                if self.rescan()? {
+                if self.fill(true)? > 0 || self.rescan()? {
                     continue;
                 }
                 // The lock first, then one more look: a writer releases it
                 // only after its last byte is in the file.
                 if !writer_is_live(&self.lock_dir) {
-                    if self.fill()? > 0 || self.rescan()? {
+                    if self.fill(true)? > 0 || self.rescan()? {
                         continue;
                     }
                     let done = !self.lanes.is_empty()
@@ -343,14 +343,15 @@ impl Tail {
         }
     }
 
-    /// Polls every lane once, round robin; the events queued.
-    fn fill(&mut self) -> Result<usize, TapeError> {
+    /// Polls every lane once, round robin; the events queued. `look`: see
+    /// [`Cursor::poll`].
+    fn fill(&mut self, look: bool) -> Result<usize, TapeError> {
         let n = self.lanes.len();
         let mut total = 0;
         for k in 0..n {
             let i = (self.next_lane + k) % n;
             let lane = &mut self.lanes[i];
-            match lane.cursor.poll(self.read, &mut self.pending)? {
+            match lane.cursor.poll(self.read, &mut self.pending, look)? {
                 Polled::Got(g) => {
                     lane.finished = false;
                     total += g;
@@ -388,7 +389,10 @@ impl Tail {
             } else if later.iter().any(|l| has_events(l, self.read)) {
                 // Read the current one again first: its last events were
                 // appended before the later segment's first.
-                match self.lanes[i].cursor.poll(self.read, &mut self.pending)? {
+                match self.lanes[i]
+                    .cursor
+                    .poll(self.read, &mut self.pending, true)?
+                {
                     Polled::Got(_) => return Ok(true),
                     Polled::Idle { .. } => true,
                 }
@@ -434,7 +438,7 @@ fn has_events(l: &Listed, read: ReadOptions) -> bool {
     let mut c = Cursor::new(l.clone());
     let mut sink = Pending::default();
     matches!(
-        c.poll(read, &mut sink),
+        c.poll(read, &mut sink, true),
         Ok(Polled::Got(_) | Polled::Idle { finished: true })
     )
 }
