@@ -67,6 +67,8 @@ __all__ = [
     "BatchStream",
     "open",
     "write",
+    "follow",
+    "Follow",
     "schema",
     "RECORD_TYPES",
     "TRADE_DTYPE",
@@ -606,3 +608,4 @@ def schema(type: str, prices: str = "decimal") -> pa.Schema:
 # -- writing ----------------------------------------------------------------
 
 from ._write import _raw_fields, write  # noqa: E402  (needs BatchStream above)
+from ._follow import Follow, follow  # noqa: E402
