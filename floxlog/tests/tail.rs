@@ -438,3 +438,44 @@ fn a_writer_killed_between_segments_is_gone_not_ended() {
     std::fs::write(dir.join(".floxlog.lock"), "").unwrap();
     assert_eq!(drain(&mut t, None), (vec![], "End".into()));
 }
+
+#[test]
+fn a_spec_layout_tape_is_followed_series_by_series() {
+    use floxlog::owned::OwnedEvent;
+    use floxlog::synth::mixed_event;
+    use floxlog::tape::dir::series_of;
+    use floxlog::tape::Layout;
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().join("tape");
+    let cfg = TapeWriterConfig {
+        layout: Layout::Spec,
+        ..config(Durability::Flush, 1_000)
+    };
+    let mut w = TapeWriter::create(&dir, cfg).unwrap();
+    let mut t = Tail::open(&dir, TailOptions::default()).unwrap();
+    let n = 2_000u64;
+    let writer = std::thread::spawn(move || {
+        for i in 0..n {
+            w.append(&mixed_event(7, i).as_event()).unwrap();
+        }
+        w.close().unwrap();
+    });
+    let mut got = Vec::new();
+    let end = loop {
+        match t.next(PATIENCE).unwrap() {
+            TailNext::Event(ev) => got.push(OwnedEvent::from_event(&ev)),
+            other => break format!("{other:?}"),
+        }
+    };
+    writer.join().unwrap();
+    assert_eq!(end, "End");
+    assert_eq!(got.len() as u64, n);
+    // Each series in the order written (series interleave as they arrive).
+    for s in ["trades", "book", "options", "pools"] {
+        let of = |e: &OwnedEvent| series_of(e.as_event().frame_type()) == s;
+        let want: Vec<OwnedEvent> = (0..n).map(|i| mixed_event(7, i)).filter(of).collect();
+        let have: Vec<OwnedEvent> = got.iter().filter(|e| of(e)).cloned().collect();
+        assert_eq!(have.len(), want.len(), "{s}");
+        assert!(have == want, "{s}: order differs");
+    }
+}
