@@ -290,6 +290,42 @@
 #define FLOXLOG_SEVERITY_ERROR 2
 
 /**
+ * `floxlog_tail_options.start`: from the tape's first event.
+ */
+#define FLOXLOG_TAIL_START_BEGINNING 0
+
+/**
+ * `floxlog_tail_options.start`: after the events the tape holds at open
+ * (new events only).
+ */
+#define FLOXLOG_TAIL_START_END 1
+
+/**
+ * `floxlog_tail_options.start`: at `floxlog_tail_options.position`, a
+ * position `floxlog_tape_tail_position` returned (for a tape of one
+ * series: the flox layout, or one spec-layout series).
+ */
+#define FLOXLOG_TAIL_START_POSITION 2
+
+/**
+ * `floxlog_tail_options.wait`: sleep between polls, from 10 us doubling
+ * up to 10 ms (the default).
+ */
+#define FLOXLOG_TAIL_WAIT_BLOCKING 0
+
+/**
+ * `floxlog_tail_options.wait`: spin a while, then yield the CPU between
+ * polls.
+ */
+#define FLOXLOG_TAIL_WAIT_SPIN_YIELD 1
+
+/**
+ * `floxlog_tail_options.wait`: poll without pause (lowest latency; keeps
+ * a core busy while waiting).
+ */
+#define FLOXLOG_TAIL_WAIT_BUSY_SPIN 2
+
+/**
  * `side` argument of `floxlog_book_best` and `floxlog_book_side`: bids.
  */
 #define FLOXLOG_BOOK_BID 0
@@ -336,6 +372,19 @@ enum floxlog_result
    * `floxlog_tape_diff`: the tapes differ (see its `floxlog_diff_result`).
    */
   FLOXLOG_DIFFERENT = 4,
+  /**
+   * `floxlog_tape_tail_next` (and `_next_trades`): nothing arrived
+   * within the timeout; a writer holds the tape. Call again.
+   */
+  FLOXLOG_TIMEOUT = 5,
+  /**
+   * `floxlog_tape_tail_next` (and `_next_trades`): no writer holds the
+   * tape's lock and its last segment was never finished: the writer died
+   * while writing. Every event it published was returned; a later call
+   * returns a restarted writer's events (`floxlog_tape_recover` finishes
+   * the segment).
+   */
+  FLOXLOG_WRITER_GONE = 6,
   /**
    * `bad_magic`: segment magic is not `FLOX`.
    */
@@ -494,6 +543,12 @@ typedef struct floxlog_reader floxlog_reader;
  * handle from one thread at a time; it may move between threads.
  */
 typedef struct floxlog_tape_reader floxlog_tape_reader;
+
+/**
+ * Opaque live tailer handle (see `floxlog_tape_tail_open`). Use one
+ * handle from one thread at a time; it may move between threads.
+ */
+typedef struct floxlog_tape_tail floxlog_tape_tail;
 
 /**
  * Opaque tape writer handle (see `floxlog_tape_writer_open`). Use one
@@ -1795,6 +1850,58 @@ typedef struct floxlog_tape_summary {
    */
   uint8_t quick;
 } floxlog_tape_summary;
+
+/**
+ * A place in a tape (`floxlog_tape_tail_position`): the segment named by
+ * its header's `created_ns` (not its place in the listing, which changes
+ * as segments are added), the byte offset of the next frame in it (LZ4:
+ * of the block holding it), and the events of that segment before it.
+ * Plain data: save it anywhere and pass it back in
+ * `floxlog_tail_options.position`.
+ */
+typedef struct floxlog_tail_position {
+  /**
+   * The segment's `created_ns`.
+   */
+  int64_t created_ns;
+  /**
+   * Byte offset of the next frame (LZ4: its block) in the segment.
+   */
+  uint64_t offset;
+  /**
+   * Events of the segment before that point.
+   */
+  uint64_t events;
+} floxlog_tail_position;
+
+/**
+ * How a tailer reads and waits. Get the defaults with
+ * `floxlog_tail_options_default` (what a NULL `opts` means: from the
+ * beginning, CRCs checked, blocking wait).
+ */
+typedef struct floxlog_tail_options {
+  /**
+   * `FLOXLOG_TAIL_START_*` (default beginning).
+   */
+  uint8_t start;
+  /**
+   * Non-zero: check every frame's CRC32 (default 1).
+   */
+  uint8_t verify_crc;
+  /**
+   * Non-zero: skip frames of types 1.0 does not define; zero (default):
+   * such a frame is an error.
+   */
+  uint8_t skip_unknown_types;
+  /**
+   * `FLOXLOG_TAIL_WAIT_*` (default blocking).
+   */
+  uint8_t wait;
+  /**
+   * With `FLOXLOG_TAIL_START_POSITION`: where to start.
+   */
+  struct floxlog_tail_position position;
+} floxlog_tail_options;
 
 /**
  * One symbol's order book over level arrays the caller owns. Plain data:
@@ -3178,6 +3285,113 @@ floxlog_result floxlog_inspection_symbols(struct floxlog_inspection *i,
  * `i` NULL or a live handle, not used afterwards.
  */
 void floxlog_inspection_free(struct floxlog_inspection *i);
+
+/**
+ * Fills `*opts` with the defaults: from the beginning, CRCs checked,
+ * blocking wait. Returns `FLOXLOG_NULL_POINTER` if `opts` is NULL.
+ *
+ * # Safety
+ * `opts` must be NULL or point at a writable `floxlog_tail_options`.
+ */
+floxlog_result floxlog_tail_options_default(struct floxlog_tail_options *opts);
+
+/**
+ * Opens a tailer on `path`: a tape directory (either layout; it may hold
+ * no segment yet, but must exist) or one segment file. `opts` may be NULL
+ * (the defaults). On success `*out` is a handle to release with
+ * `floxlog_tape_tail_free`.
+ *
+ * The tailer returns events in file order (segment after segment, each
+ * as written), not merged by time. It reads what the writer has
+ * published: a half-written frame, or the zero-filled tail of a
+ * pre-allocated journal segment, is "nothing yet", never damage.
+ *
+ * Errors: `FLOXLOG_IO_ERROR` (no such directory...), `FLOXLOG_INVALID_INPUT`
+ * (a bad option; a saved position whose segment is gone or whose offset is
+ * outside it; a saved position on a tape of several series), data errors
+ * of the starting segment.
+ *
+ * # Safety
+ * `path` must be NULL or a NUL-terminated string; `opts` NULL or a valid
+ * `floxlog_tail_options`; `out` NULL or writable; `err` NULL or writable.
+ */
+floxlog_result floxlog_tape_tail_open(const char *path,
+                                      const struct floxlog_tail_options *opts,
+                                      struct floxlog_tape_tail **out,
+                                      struct floxlog_tape_error *err);
+
+/**
+ * Reads the next event into `*ev`, waiting at most `timeout_ns`
+ * nanoseconds for it (0: do not wait; negative: no limit).
+ *
+ * Returns `FLOXLOG_OK` with the event; `FLOXLOG_TIMEOUT` if nothing
+ * arrived in time while a writer holds the tape; `FLOXLOG_END` once the
+ * writer closed the tape cleanly (no writer holds its lock and every
+ * segment is finished) and everything was read; `FLOXLOG_WRITER_GONE` if
+ * no writer holds the lock and the last segment was never finished (the
+ * writer died: every event it published was returned); or an error
+ * (damage, naming the segment file and byte offset). Neither
+ * `FLOXLOG_END` nor `FLOXLOG_WRITER_GONE` is final: a later call returns
+ * the events of a writer restarted on the tape. Without a writer these
+ * return at once, whatever the timeout: a tailer never waits forever on a
+ * dead tape.
+ *
+ * A book's `bids`/`asks` and a pool state's `payload` point into the
+ * handle: valid until the next call on it.
+ *
+ * # Safety
+ * `t` must be a live handle or NULL; `ev` NULL or writable; `err` NULL or
+ * writable.
+ */
+floxlog_result floxlog_tape_tail_next(struct floxlog_tape_tail *t,
+                                      struct floxlog_event *ev,
+                                      int64_t timeout_ns,
+                                      struct floxlog_tape_error *err);
+
+/**
+ * Reads up to `cap` trades into `out[0..*count]`: waits at most
+ * `timeout_ns` for the first (as `floxlog_tape_tail_next`), then takes
+ * the trades that have arrived, without waiting, stopping before an event
+ * of another type.
+ *
+ * Returns `FLOXLOG_OK` with `*count` >= 1; `FLOXLOG_NOT_TRADE` (count 0)
+ * when the next event is not a trade (read it with
+ * `floxlog_tape_tail_next`); `FLOXLOG_TIMEOUT`, `FLOXLOG_END`,
+ * `FLOXLOG_WRITER_GONE` (count 0) as `floxlog_tape_tail_next`; or an
+ * error. `*count` is written on every return when `count` is usable.
+ *
+ * # Safety
+ * `t` a live handle or NULL; `out` NULL or `cap` writable trades; `count`
+ * NULL or writable; `err` NULL or writable.
+ */
+floxlog_result floxlog_tape_tail_next_trades(struct floxlog_tape_tail *t,
+                                             struct floxlog_trade *out,
+                                             size_t cap,
+                                             size_t *count,
+                                             int64_t timeout_ns,
+                                             struct floxlog_tape_error *err);
+
+/**
+ * Writes where the tailer stands to `*pos`: after the last event returned
+ * (before the first, where it started). Pass it back in
+ * `floxlog_tail_options.position` (with `FLOXLOG_TAIL_START_POSITION`) to
+ * resume after that event. Returns `FLOXLOG_END` (nothing written) while
+ * the tape has no segment with a header yet.
+ *
+ * # Safety
+ * `t` a live handle or NULL; `pos` NULL or writable.
+ */
+floxlog_result floxlog_tape_tail_position(struct floxlog_tape_tail *t,
+                                          struct floxlog_tail_position *pos);
+
+/**
+ * Releases a tailer (NULL is a no-op).
+ *
+ * # Safety
+ * `t` must be NULL or a handle from `floxlog_tape_tail_open` not yet
+ * freed.
+ */
+void floxlog_tape_tail_free(struct floxlog_tape_tail *t);
 
 /**
  * Sets up `*book` over `bids` (`bid_capacity` levels) and `asks`

@@ -42,6 +42,7 @@
 #define FLOXLOG_HPP
 
 #include <algorithm>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
@@ -1150,6 +1151,248 @@ class TapeReader::iterator {
 
 inline TapeReader::iterator TapeReader::begin() { return iterator(this); }
 inline TapeReader::iterator TapeReader::end() noexcept { return iterator(); }
+
+// ---------------------------------------------------------------------------
+// Following a live tape
+
+/** @brief What Tail::next() found. */
+enum class TailStatus {
+  Event,       ///< An event.
+  Timeout,     ///< Nothing arrived in time; a writer holds the tape (`FLOXLOG_TIMEOUT`).
+  End,         ///< The writer closed the tape and everything was read (`FLOXLOG_END`).
+  WriterGone,  ///< No writer holds the tape and it was never closed: the writer died (`FLOXLOG_WRITER_GONE`).
+};
+
+/** @brief A place in a tape (`floxlog_tail_position`): the segment's created_ns, offset, events. */
+using TailPosition = floxlog_tail_position;
+
+/**
+ * @brief How a Tail starts and waits: starts from
+ * `floxlog_tail_options_default` (from the beginning, CRCs checked,
+ * blocking wait).
+ */
+struct TailOptions {
+  /** @brief The C options. */
+  floxlog_tail_options c;
+  /** @brief The library's defaults. */
+  TailOptions() : c() { detail::check_code(floxlog_tail_options_default(&c)); }
+  /** @brief New events only (after what the tape holds at open). */
+  TailOptions& from_end() noexcept { c.start = FLOXLOG_TAIL_START_END; return *this; }
+  /** @brief Resume at a position Tail::position() returned. */
+  TailOptions& from(const TailPosition& p) noexcept {
+    c.start = FLOXLOG_TAIL_START_POSITION;
+    c.position = p;
+    return *this;
+  }
+  /** @brief Whether to check every frame's CRC32. */
+  TailOptions& verify_crc(bool v) noexcept { c.verify_crc = v ? 1 : 0; return *this; }
+  /** @brief Whether to skip frames of types 1.0 does not define. */
+  TailOptions& skip_unknown_types(bool v = true) noexcept { c.skip_unknown_types = v ? 1 : 0; return *this; }
+  /** @brief Poll without pause while waiting (lowest latency; a core kept busy). */
+  TailOptions& busy_spin() noexcept { c.wait = FLOXLOG_TAIL_WAIT_BUSY_SPIN; return *this; }
+  /** @brief Spin a while, then yield the CPU between polls. */
+  TailOptions& spin_then_yield() noexcept { c.wait = FLOXLOG_TAIL_WAIT_SPIN_YIELD; return *this; }
+  /** @brief Sleep between polls, 10 us doubling up to 10 ms (the default). */
+  TailOptions& blocking() noexcept { c.wait = FLOXLOG_TAIL_WAIT_BLOCKING; return *this; }
+};
+
+/**
+ * @brief Follows a tape as its writer appends to it (`floxlog_tape_tail`),
+ * across rotations and writer restarts, in file order (not merged by time).
+ *
+ * Range-for with a timeout: the loop ends when nothing arrived in time, at
+ * the end, or when the writer is gone; status() says which. Damage throws
+ * Error (file() and offset() say where).
+ *
+ * @code
+ *   auto tail = floxlog::Tail::open(dir);
+ *   for (;;) {
+ *     for (const floxlog::Event& ev : tail.events(std::chrono::milliseconds(100))) { ... }
+ *     if (tail.status() != floxlog::TailStatus::Timeout) break;  // End or WriterGone
+ *   }
+ * @endcode
+ *
+ * Move-only; iterators refer to the object (moving it invalidates them).
+ */
+class Tail {
+ public:
+  class iterator;
+  class Events;
+
+  /** @brief An empty tailer (valid() is false). */
+  Tail() noexcept = default;
+
+  /**
+   * @brief Opens a tailer on a tape directory (it may hold no segment yet)
+   * or a segment file.
+   * @throws Error (FLOXLOG_IO_ERROR for a missing path, FLOXLOG_INVALID_INPUT
+   * for a saved position whose segment is gone...).
+   */
+  static Tail open(const std::string& path, const TailOptions& options = TailOptions()) {
+    Tail t;
+    floxlog_tape_error err;
+    err.code = 0;
+    const floxlog_result rc = floxlog_tape_tail_open(path.c_str(), &options.c, &t.t_, &err);
+    if (rc != FLOXLOG_OK) {
+      t.t_ = nullptr;
+      detail::throw_tape(rc, err);
+    }
+    return t;
+  }
+
+  Tail(const Tail&) = delete;
+  Tail& operator=(const Tail&) = delete;
+  /** @brief Takes over `other`'s tailer; `other` is left empty. */
+  Tail(Tail&& other) noexcept : t_(std::exchange(other.t_, nullptr)), status_(other.status_) {}
+  /** @brief Frees this tailer, then takes over `other`'s. */
+  Tail& operator=(Tail&& other) noexcept {
+    if (this != &other) {
+      floxlog_tape_tail_free(t_);
+      t_ = std::exchange(other.t_, nullptr);
+      status_ = other.status_;
+    }
+    return *this;
+  }
+  /** @brief Frees the tailer. */
+  ~Tail() { floxlog_tape_tail_free(t_); }
+
+  /** @brief Whether this object holds a tailer. */
+  bool valid() const noexcept { return t_ != nullptr; }
+  /** @brief As valid(). */
+  explicit operator bool() const noexcept { return valid(); }
+  /** @brief The C handle (still owned by this object). */
+  floxlog_tape_tail* get() const noexcept { return t_; }
+
+  /**
+   * @brief Reads the next event into `out`, waiting at most `timeout`
+   * (zero: do not wait; negative: no limit). Without a writer it returns
+   * at once (End or WriterGone), whatever the timeout.
+   * @throws Error on damage.
+   */
+  TailStatus next(Event& out, std::chrono::nanoseconds timeout = std::chrono::nanoseconds(-1)) {
+    floxlog_tape_error err;
+    err.code = 0;
+    const floxlog_result rc = floxlog_tape_tail_next(t_, &out.raw(), timeout.count(), &err);
+    status_ = status_of(rc, err);
+    return status_;
+  }
+
+  /**
+   * @brief Reads up to `out.size()` trades into `out`, waiting at most
+   * `timeout` for the first; `n` receives how many. TailStatus::Event with
+   * n == 0 means the next event is not a trade: read it with next().
+   * @throws Error on damage.
+   */
+  TailStatus next_trades(Span<floxlog_trade> out, std::size_t& n,
+                         std::chrono::nanoseconds timeout = std::chrono::nanoseconds(-1)) {
+    n = 0;
+    if (out.empty()) return TailStatus::Event;
+    floxlog_tape_error err;
+    err.code = 0;
+    const floxlog_result rc = floxlog_tape_tail_next_trades(t_, out.data(), out.size(), &n, timeout.count(), &err);
+    if (rc == FLOXLOG_NOT_TRADE) return status_ = TailStatus::Event;
+    status_ = status_of(rc, err);
+    return status_;
+  }
+
+  /** @brief What the last call (or iteration) found. */
+  TailStatus status() const noexcept { return status_; }
+
+  /**
+   * @brief Where the tailer stands (after the last event returned), or
+   * nothing while the tape has no segment yet.
+   * @throws Error
+   */
+  std::optional<TailPosition> position() const {
+    TailPosition p{};
+    const floxlog_result rc = floxlog_tape_tail_position(t_, &p);
+    if (rc == FLOXLOG_END) return std::nullopt;
+    detail::check_code(rc);
+    return p;
+  }
+
+  /**
+   * @brief The events that arrive with at most `timeout` between them (no
+   * limit by default), for a range-for; status() says what ended it.
+   */
+  Events events(std::chrono::nanoseconds timeout = std::chrono::nanoseconds(-1)) noexcept;
+
+ private:
+  static TailStatus status_of(floxlog_result rc, const floxlog_tape_error& err) {
+    switch (rc) {
+      case FLOXLOG_OK: return TailStatus::Event;
+      case FLOXLOG_TIMEOUT: return TailStatus::Timeout;
+      case FLOXLOG_END: return TailStatus::End;
+      case FLOXLOG_WRITER_GONE: return TailStatus::WriterGone;
+      default: detail::throw_tape(rc, err);
+    }
+  }
+
+  floxlog_tape_tail* t_ = nullptr;
+  TailStatus status_ = TailStatus::Event;
+};
+
+/**
+ * @brief Input iterator over the events a Tail returns: each increment
+ * reads the next event (waiting at most the range's timeout); the current
+ * event is valid until then.
+ */
+class Tail::iterator {
+ public:
+  using iterator_category = std::input_iterator_tag;  ///< Single pass.
+  using value_type = Event;                           ///< Events.
+  using difference_type = std::ptrdiff_t;             ///< Unused.
+  using pointer = const Event*;                       ///< Pointer to the current event.
+  using reference = const Event&;                     ///< The current event.
+
+  /** @brief An end iterator. */
+  iterator() noexcept = default;
+  /** @brief The current event. */
+  reference operator*() const noexcept { return current_; }
+  /** @brief The current event. */
+  pointer operator->() const noexcept { return &current_; }
+  /** @brief Reads the next event. @throws Error */
+  iterator& operator++() {
+    advance();
+    return *this;
+  }
+  /** @brief Whether both are at the end, or both iterate the same tailer. */
+  friend bool operator==(const iterator& a, const iterator& b) noexcept { return a.tail_ == b.tail_; }
+  /** @brief Negation of ==. */
+  friend bool operator!=(const iterator& a, const iterator& b) noexcept { return a.tail_ != b.tail_; }
+
+ private:
+  friend class Tail::Events;
+  iterator(Tail* tail, std::chrono::nanoseconds timeout) : tail_(tail), timeout_(timeout) { advance(); }
+
+  void advance() {
+    if (tail_ == nullptr) return;
+    Tail* t = tail_;
+    tail_ = nullptr;  // at the end if next() throws or finds no event
+    if (t->next(current_, timeout_) == TailStatus::Event) tail_ = t;
+  }
+
+  Tail* tail_ = nullptr;
+  std::chrono::nanoseconds timeout_{-1};
+  Event current_;
+};
+
+/** @brief The range Tail::events() returns. */
+class Tail::Events {
+ public:
+  /** @brief Reads the first event. @throws Error */
+  iterator begin() { return iterator(tail_, timeout_); }
+  /** @brief The end. */
+  iterator end() noexcept { return iterator(); }
+
+ private:
+  friend class Tail;
+  Events(Tail* tail, std::chrono::nanoseconds timeout) noexcept : tail_(tail), timeout_(timeout) {}
+  Tail* tail_;
+  std::chrono::nanoseconds timeout_;
+};
+
+inline Tail::Events Tail::events(std::chrono::nanoseconds timeout) noexcept { return Events(this, timeout); }
 
 // ---------------------------------------------------------------------------
 // Whole-tape operations

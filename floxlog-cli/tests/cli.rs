@@ -648,6 +648,8 @@ fn follow_reads_a_segment_while_it_is_written() {
     let seg = t.path().join("live.floxlog");
     let half = 64 + 5000 * 60 + 30;
     std::fs::write(&seg, placeholder(&src[..half])).unwrap();
+    // The writer holds the tape lock while it writes.
+    let lock = floxlog::tape::lock::TapeLock::acquire(t.path(), "writing").unwrap();
     let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("floxlog"))
         .args(["cat", "--follow", "--poll-ms", "20", "--idle-timeout", "20"])
         .arg(&seg)
@@ -663,9 +665,34 @@ fn follow_reads_a_segment_while_it_is_written() {
         f.seek(SeekFrom::Start(0)).unwrap();
         f.write_all(&src[..64]).unwrap(); // the final header: the writer closed it
     }
+    drop(lock);
     let out = child.wait_with_output().unwrap();
     assert!(out.status.success());
     assert_eq!(jsonl(&out.stdout), expected);
+}
+
+#[test]
+fn follow_says_file_order_and_fails_when_the_writer_is_gone() {
+    let t = tempfile::tempdir().unwrap();
+    let src =
+        std::fs::read(corpus().join("cases/trades-10k/segments/segment-000.floxlog")).unwrap();
+    let expected = read_jsonl(&corpus().join("cases/trades-10k/expected.jsonl"));
+    // A writer killed mid-frame: no lock holder, a placeholder header.
+    let seg = t.path().join("1.floxlog");
+    let half = 64 + 5000 * 60 + 30;
+    std::fs::write(&seg, placeholder(&src[..half])).unwrap();
+    let out = bin()
+        .args(["cat", "--follow"])
+        .arg(t.path())
+        .timeout(std::time::Duration::from_secs(60))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("in file order"), "{err}");
+    assert!(err.contains("writer") && err.contains("is gone"), "{err}");
+    assert!(err.contains("floxlog recover"), "{err}");
+    assert_eq!(jsonl(&out.stdout), expected[..5000].to_vec());
 }
 
 #[test]

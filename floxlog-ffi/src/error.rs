@@ -23,6 +23,15 @@ pub enum floxlog_result {
     FLOXLOG_NOT_TRADE = 3,
     /// `floxlog_tape_diff`: the tapes differ (see its `floxlog_diff_result`).
     FLOXLOG_DIFFERENT = 4,
+    /// `floxlog_tape_tail_next` (and `_next_trades`): nothing arrived
+    /// within the timeout; a writer holds the tape. Call again.
+    FLOXLOG_TIMEOUT = 5,
+    /// `floxlog_tape_tail_next` (and `_next_trades`): no writer holds the
+    /// tape's lock and its last segment was never finished: the writer died
+    /// while writing. Every event it published was returned; a later call
+    /// returns a restarted writer's events (`floxlog_tape_recover` finishes
+    /// the segment).
+    FLOXLOG_WRITER_GONE = 6,
     /// `bad_magic`: segment magic is not `FLOX`.
     FLOXLOG_BAD_MAGIC = 100,
     /// `unsupported_version`: segment version is not 1.
@@ -110,12 +119,14 @@ use Text::{Core, Own};
 
 impl floxlog_result {
     /// Every code, for tables and exhaustive tests.
-    pub(crate) const ALL: [floxlog_result; 36] = [
+    pub(crate) const ALL: [floxlog_result; 38] = [
         FLOXLOG_OK,
         FLOXLOG_END,
         FLOXLOG_NO_INDEX,
         FLOXLOG_NOT_TRADE,
         FLOXLOG_DIFFERENT,
+        FLOXLOG_TIMEOUT,
+        FLOXLOG_WRITER_GONE,
         FLOXLOG_BAD_MAGIC,
         FLOXLOG_UNSUPPORTED_VERSION,
         FLOXLOG_UNKNOWN_FLAGS,
@@ -182,6 +193,11 @@ impl floxlog_result {
             ),
             FLOXLOG_VERIFY_FAILED => Own("verify_failed", "verification found errors"),
             FLOXLOG_DIFFERENT => Own("different", "the tapes differ"),
+            FLOXLOG_TIMEOUT => Own("timeout", "nothing arrived within the timeout"),
+            FLOXLOG_WRITER_GONE => Own(
+                "writer_gone",
+                "no writer holds the tape and its last segment was never finished",
+            ),
             FLOXLOG_NULL_POINTER => Own("null_pointer", "a required pointer is NULL"),
             FLOXLOG_BUFFER_TOO_SMALL => Core(ErrorKind::BufferTooSmall),
             FLOXLOG_INDEX_FULL => Core(ErrorKind::IndexFull),

@@ -74,6 +74,9 @@ mod tape_reader;
 // Verify, recover and inspect a tape.
 mod tape_ops;
 
+// Follow a tape as it is written.
+mod tape_tail;
+
 // Order books over caller storage, and a tape's book at a time.
 mod book;
 
@@ -100,6 +103,7 @@ pub use tape_diff::*;
 pub use tape_error::*;
 pub use tape_ops::*;
 pub use tape_reader::*;
+pub use tape_tail::*;
 pub use tape_writer::*;
 pub use types::*;
 pub use writer::*;

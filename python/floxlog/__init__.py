@@ -68,6 +68,8 @@ __all__ = [
     "open",
     "write",
     "Writer",
+    "follow",
+    "Follow",
     "schema",
     "RECORD_TYPES",
     "TRADE_DTYPE",
@@ -607,3 +609,4 @@ def schema(type: str, prices: str = "decimal") -> pa.Schema:
 # -- writing ----------------------------------------------------------------
 
 from ._write import Writer, _raw_fields, write  # noqa: E402  (needs BatchStream above)
+from ._follow import Follow, follow  # noqa: E402

@@ -154,3 +154,23 @@ class NativeWriter:
         """Finishes and moves the tape into place: (events, segments, bytes)."""
     def abandon(self) -> None:
         """Removes the partial tape."""
+
+class NativeFollow:
+    """A live tape followed: batches of one record type as they arrive
+    (``floxlog.follow`` wraps it)."""
+
+    def __init__(
+        self,
+        path: Union[str, PathLike[str]],
+        rtype: str,
+        start: str = "beginning",
+        position: Optional[tuple[int, int, int]] = None,
+        verify_crc: bool = True,
+        wait: str = "blocking",
+        rows: int = 65536,
+    ) -> None: ...
+    def next_batch(self, timeout: Optional[float] = None) -> tuple[str, Optional[pa.RecordBatch]]:
+        """``("batch", batch)``, or ``(status, None)``: ``"timeout"``,
+        ``"end"`` or ``"writer_gone"``."""
+    def position(self) -> Optional[tuple[int, int, int]]:
+        """``(created_ns, offset, events)`` after the last row read."""

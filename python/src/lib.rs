@@ -11,6 +11,7 @@
 //! (`wait::interruptible`).
 
 mod errors;
+mod follow;
 mod read;
 mod samples;
 mod stream;
@@ -388,6 +389,7 @@ fn _floxlog(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(record_type_name, m)?)?;
     m.add_function(wrap_pyfunction!(record_type_of, m)?)?;
     m.add_class::<NativeWriter>()?;
+    m.add_class::<follow::NativeFollow>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

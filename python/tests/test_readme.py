@@ -37,3 +37,15 @@ def test_readme_python_example_and_duckdb_query(tmp_path, monkeypatch):
         by_type[t] = by_type.get(t, 0) + n
     assert by_type["trade"] == 5000
     assert by_type["book_delta"] == 3000
+
+
+def test_readme_follow_example(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    subprocess.run([floxlog_bin(), "demo", "tape", "--trades", "3000", "--book-deltas", "100"],
+                   check=True, capture_output=True)
+    py = [b for b in blocks("python") if "floxlog.follow" in b]
+    assert len(py) == 1, "the README's follow example"
+    scope: dict = {}
+    exec(compile(py[0], "README.md", "exec"), scope)
+    assert scope["f"].status == "end"
+    assert scope["f"].position is not None

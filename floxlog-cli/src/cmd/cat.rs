@@ -3,11 +3,11 @@
 use super::common::{parse_size, report_listing, CmdResult, ErrorFormat, FilterArgs, TapeArgs};
 use floxlog::json::PriceStyle;
 use floxlog::output::{write_json_line, Csv};
-use floxlog::tape::follow::{Follower, PollOutcome};
 use floxlog::tape::merge::DEFAULT_REORDER_WINDOW;
-use floxlog::tape::{Filter, OpenOptions, OpenedTape, Order, ReadConfig, Tape, TapeError};
+use floxlog::tape::{
+    Filter, OpenedTape, Order, ReadConfig, Tail, TailNext, TailOptions, TapeError,
+};
 use std::io::Write;
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 /// Output formats.
@@ -60,13 +60,17 @@ pub struct Args {
     /// needs more fails, naming this option and --file-order.
     #[arg(long, value_name = "SIZE", value_parser = parse_size, default_value = "256M")]
     pub reorder_bytes: u64,
-    /// Keep reading a segment (or the newest segment of a directory) as it grows.
+    /// Print the tape as its writer appends to it, across rotations, in FILE
+    /// order (not merged by time); exit 0 when the writer closes it, 1 with
+    /// a message if the writer dies.
     #[arg(long)]
     pub follow: bool,
-    /// With --follow: stop after this many seconds without new events.
+    /// With --follow: stop (exit 0, with a message) after this many seconds
+    /// without new events while the writer runs.
     #[arg(long, value_name = "SECS")]
     pub idle_timeout: Option<f64>,
-    /// With --follow: poll interval in milliseconds.
+    /// Accepted and ignored: --follow polls with its own bounded back-off
+    /// (10 µs up to 10 ms).
     #[arg(long, default_value_t = 200, value_name = "MS")]
     pub poll_ms: u64,
     /// Fail (exit 1) on the torn tail of an unfinished segment too.
@@ -143,7 +147,7 @@ pub fn run(a: Args) -> CmdResult {
         out.flush_if(false)
     };
     if a.follow {
-        return follow(&a, &tape, &filter, &mut out, &mut write);
+        return follow(&a, &filter, &mut out, &mut write);
     }
     let cfg = ReadConfig {
         order: if a.file_order {
@@ -222,77 +226,74 @@ pub fn run(a: Args) -> CmdResult {
 
 fn follow(
     a: &Args,
-    tape: &Tape,
     filter: &Filter,
     out: &mut Out,
     write: &mut dyn FnMut(&mut Out, &floxlog::core::Event<'_>) -> Result<(), TapeError>,
 ) -> CmdResult {
-    let single = a.tape.inputs.len() == 1 && a.tape.inputs[0].is_file();
-    let opts = super::common::read_options(a.skip_unknown);
-    let mut paths: Vec<PathBuf> = tape.segments.iter().map(|s| s.path.clone()).collect();
-    let mut idx = 0usize;
-    let mut cur: Option<Follower> = None;
-    let mut last_event = Instant::now();
-    let poll = Duration::from_millis(a.poll_ms.max(1));
+    let [path] = a.tape.inputs.as_slice() else {
+        return Err(TapeError::usage(
+            "--follow follows one tape: give one tape directory or segment file",
+        ));
+    };
+    let opts = TailOptions {
+        skip_unknown: a.skip_unknown,
+        ..TailOptions::default()
+    };
+    let mut tail = Tail::open(path, opts)?;
+    // Plain `cat` merges by time; a live tape can only be printed as it is
+    // written. Said on stderr so that the output stays the events.
+    eprintln!(
+        "floxlog: following {} in file order (segment after segment, as written; not merged by time)",
+        path.display()
+    );
+    let idle = a.idle_timeout.map(Duration::from_secs_f64);
     loop {
-        if cur.is_none() {
-            if let Some(p) = paths.get(idx) {
-                cur = Some(Follower::new(p, opts));
-            }
-        }
-        let mut got = 0u64;
-        let mut finished = false;
-        if let Some(f) = cur.as_mut() {
-            let mut emit = |ev: &floxlog::core::Event<'_>, fr: &floxlog::core::RawFrame<'_>| {
-                if filter.accepts(ev, fr.header.frame_type) {
-                    write(out, ev)?;
+        // Wait at most a quarter second with output pending, so that a
+        // slow writer's events are not held back in the buffer.
+        let wait = if out.buf.is_empty() {
+            idle
+        } else {
+            Some(Duration::from_millis(250).min(idle.unwrap_or(Duration::MAX)))
+        };
+        let started = Instant::now();
+        match tail.next(wait)? {
+            TailNext::Event(ev) => {
+                let ft = ev.frame_type();
+                if filter.accepts(&ev, ft) {
+                    write(out, &ev)?;
                 }
-                Ok(())
-            };
-            match f.poll(&mut emit)? {
-                PollOutcome::Events(n) => got = n,
-                PollOutcome::Finished => finished = true,
+            }
+            TailNext::Timeout if !out.buf.is_empty() && wait != idle => {
+                out.flush_if(true)?;
+            }
+            TailNext::Timeout => {
+                out.flush_if(true)?;
+                eprintln!(
+                    "floxlog: stopped following {}: no new event for {:.1} s (--idle-timeout); its writer is still running",
+                    path.display(),
+                    started.elapsed().as_secs_f64()
+                );
+                return Ok(0);
+            }
+            TailNext::End => {
+                out.flush_if(true)?;
+                return Ok(0);
+            }
+            TailNext::WriterGone => {
+                out.flush_if(true)?;
+                eprintln!(
+                    "floxlog: error: the writer of {} is gone: no process holds the tape and it was not closed (killed or crashed); every event it wrote was printed",
+                    path.display()
+                );
+                eprintln!(
+                    "  hint: `floxlog recover {}` finishes its last segment; a restarted writer can be followed again",
+                    path.display()
+                );
+                return Ok(1);
             }
         }
-        out.flush_if(true)?;
         if out.closed {
             return Ok(0);
         }
-        if got > 0 {
-            last_event = Instant::now();
-            continue;
-        }
-        // Look for newer segments in the followed directories.
-        if !single {
-            if let Ok(t) = Tape::open(
-                &a.tape.inputs,
-                OpenOptions {
-                    ignore_manifest: true,
-                },
-            ) {
-                for s in t.segments {
-                    if !paths.contains(&s.path) {
-                        paths.push(s.path);
-                    }
-                }
-            }
-        }
-        let has_next = idx + 1 < paths.len();
-        if finished || (has_next && got == 0 && cur.is_some()) {
-            if finished && !has_next && single {
-                return Ok(0);
-            }
-            if has_next {
-                idx += 1;
-                cur = None;
-                continue;
-            }
-        }
-        if a.idle_timeout
-            .is_some_and(|t| last_event.elapsed().as_secs_f64() >= t)
-        {
-            return Ok(0);
-        }
-        std::thread::sleep(poll);
     }
 }

@@ -152,7 +152,7 @@ pub fn is_plain_file_name(name: &str) -> bool {
 /// Sort key of a segment file in a directory: flox's `<created_ns>.floxlog`
 /// names by their number (`998` before `1000`), then everything else by
 /// name.
-fn file_order(name: &str) -> (u8, i64, &str) {
+pub(crate) fn file_order(name: &str) -> (u8, i64, &str) {
     match name
         .strip_suffix(".floxlog")
         .and_then(|n| n.parse::<i64>().ok())

@@ -115,6 +115,19 @@ pub fn writer_is_live(dir: &Path) -> bool {
     }
 }
 
+/// Whether the lock of tape directory `dir` was left by a holder that died
+/// holding it: no process holds it, yet it still names a pid (a holder
+/// empties it before letting go). A writer killed between two segments
+/// leaves only finished segments; this tells its tape from a closed one.
+pub fn holder_died(dir: &Path) -> bool {
+    let Ok(mut file) = super::files::open_regular(&dir.join(LOCK_FILE), false) else {
+        return false;
+    };
+    let mut pid = String::new();
+    let _ = file.read_to_string(&mut pid);
+    !pid.trim().is_empty() && !writer_is_live(dir)
+}
+
 /// Takes the tape lock of every directory that holds one of `paths`
 /// (each once), for commands that rewrite segments in place. Bare segment
 /// files lock the directory they are in.

@@ -1,0 +1,360 @@
+//! `floxlog_tape_tail`: the events of a tape as its writer appends them,
+//! in file order, across rotations and writer restarts (the `floxlog`
+//! crate's `Tail`, which `floxlog cat --follow` runs too).
+
+use crate::boundary::{batch_slots, check_out, in_ref, put, put_if_usable};
+use crate::error::{floxlog_result, Fail};
+use crate::event::{write_event, LevelScratch};
+use crate::handle::{free, handle, into_c, Opaque};
+use crate::tape_error::{floxlog_tape_error, path_in, tape_boundary, TapeResult};
+use crate::types::*;
+use core::ffi::c_char;
+use core::mem::MaybeUninit;
+use floxlog::tape::{
+    Tail, TailNext, TailOptions, TailPosition, TailStart, TailTrades, WaitStrategy,
+};
+use floxlog_core::{Event, Trade};
+use floxlog_result::*;
+use std::time::Duration;
+
+/// `floxlog_tail_options.start`: from the tape's first event.
+pub const FLOXLOG_TAIL_START_BEGINNING: u8 = 0;
+/// `floxlog_tail_options.start`: after the events the tape holds at open
+/// (new events only).
+pub const FLOXLOG_TAIL_START_END: u8 = 1;
+/// `floxlog_tail_options.start`: at `floxlog_tail_options.position`, a
+/// position `floxlog_tape_tail_position` returned (for a tape of one
+/// series: the flox layout, or one spec-layout series).
+pub const FLOXLOG_TAIL_START_POSITION: u8 = 2;
+
+/// `floxlog_tail_options.wait`: sleep between polls, from 10 us doubling
+/// up to 10 ms (the default).
+pub const FLOXLOG_TAIL_WAIT_BLOCKING: u8 = 0;
+/// `floxlog_tail_options.wait`: spin a while, then yield the CPU between
+/// polls.
+pub const FLOXLOG_TAIL_WAIT_SPIN_YIELD: u8 = 1;
+/// `floxlog_tail_options.wait`: poll without pause (lowest latency; keeps
+/// a core busy while waiting).
+pub const FLOXLOG_TAIL_WAIT_BUSY_SPIN: u8 = 2;
+
+/// A place in a tape (`floxlog_tape_tail_position`): the segment named by
+/// its header's `created_ns` (not its place in the listing, which changes
+/// as segments are added), the byte offset of the next frame in it (LZ4:
+/// of the block holding it), and the events of that segment before it.
+/// Plain data: save it anywhere and pass it back in
+/// `floxlog_tail_options.position`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct floxlog_tail_position {
+    /// The segment's `created_ns`.
+    pub created_ns: i64,
+    /// Byte offset of the next frame (LZ4: its block) in the segment.
+    pub offset: u64,
+    /// Events of the segment before that point.
+    pub events: u64,
+}
+
+/// How a tailer reads and waits. Get the defaults with
+/// `floxlog_tail_options_default` (what a NULL `opts` means: from the
+/// beginning, CRCs checked, blocking wait).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct floxlog_tail_options {
+    /// `FLOXLOG_TAIL_START_*` (default beginning).
+    pub start: u8,
+    /// Non-zero: check every frame's CRC32 (default 1).
+    pub verify_crc: u8,
+    /// Non-zero: skip frames of types 1.0 does not define; zero (default):
+    /// such a frame is an error.
+    pub skip_unknown_types: u8,
+    /// `FLOXLOG_TAIL_WAIT_*` (default blocking).
+    pub wait: u8,
+    /// With `FLOXLOG_TAIL_START_POSITION`: where to start.
+    pub position: floxlog_tail_position,
+}
+
+impl Default for floxlog_tail_options {
+    fn default() -> Self {
+        floxlog_tail_options {
+            start: FLOXLOG_TAIL_START_BEGINNING,
+            verify_crc: 1,
+            skip_unknown_types: 0,
+            wait: FLOXLOG_TAIL_WAIT_BLOCKING,
+            position: floxlog_tail_position::default(),
+        }
+    }
+}
+
+/// Opaque live tailer handle (see `floxlog_tape_tail_open`). Use one
+/// handle from one thread at a time; it may move between threads.
+pub struct floxlog_tape_tail {
+    _private: [u8; 0],
+}
+
+const TAIL_MAGIC: u64 = 0x4c49_4154_4150_4c46; // "FLPATAIL"
+
+#[repr(C)]
+pub(crate) struct TailHandle {
+    magic: u64,
+    tail: Tail,
+    /// Book levels of the last event returned.
+    levels: Vec<MaybeUninit<floxlog_level>>,
+    trades: Vec<Trade>,
+}
+
+// SAFETY: TailHandle is repr(C) with the u64 magic first.
+unsafe impl Opaque for floxlog_tape_tail {
+    type Handle = TailHandle;
+    const MAGIC: u64 = TAIL_MAGIC;
+    const NULL: &'static str = "t";
+    const WRONG: &'static str = "not a floxlog_tape_tail handle";
+}
+
+fn tail_options(o: &floxlog_tail_options) -> Result<TailOptions, Fail> {
+    let p = &o.position;
+    let start = match o.start {
+        FLOXLOG_TAIL_START_BEGINNING => TailStart::Beginning,
+        FLOXLOG_TAIL_START_END => TailStart::End,
+        FLOXLOG_TAIL_START_POSITION => TailStart::At(TailPosition {
+            created_ns: p.created_ns,
+            offset: p.offset,
+            events: p.events,
+        }),
+        _ => return Err(Fail::invalid("start is not a FLOXLOG_TAIL_START_* value")),
+    };
+    let wait = match o.wait {
+        FLOXLOG_TAIL_WAIT_BLOCKING => WaitStrategy::Blocking,
+        FLOXLOG_TAIL_WAIT_SPIN_YIELD => WaitStrategy::SpinThenYield,
+        FLOXLOG_TAIL_WAIT_BUSY_SPIN => WaitStrategy::BusySpin,
+        _ => return Err(Fail::invalid("wait is not a FLOXLOG_TAIL_WAIT_* value")),
+    };
+    Ok(TailOptions {
+        start,
+        skip_crc: o.verify_crc == 0,
+        skip_unknown: o.skip_unknown_types != 0,
+        wait,
+    })
+}
+
+/// `timeout_ns` in the C sense: 0 do not wait, negative no limit.
+fn timeout(ns: i64) -> Option<Duration> {
+    u64::try_from(ns).ok().map(Duration::from_nanos)
+}
+
+/// Fills `*opts` with the defaults: from the beginning, CRCs checked,
+/// blocking wait. Returns `FLOXLOG_NULL_POINTER` if `opts` is NULL.
+///
+/// # Safety
+/// `opts` must be NULL or point at a writable `floxlog_tail_options`.
+#[no_mangle]
+pub unsafe extern "C" fn floxlog_tail_options_default(
+    opts: *mut floxlog_tail_options,
+) -> floxlog_result {
+    // SAFETY: forwarded caller promise; the pointer is checked.
+    unsafe {
+        crate::boundary::output(core::ptr::null_mut(), opts, "opts", || {
+            Ok(floxlog_tail_options::default())
+        })
+    }
+}
+
+/// Opens a tailer on `path`: a tape directory (either layout; it may hold
+/// no segment yet, but must exist) or one segment file. `opts` may be NULL
+/// (the defaults). On success `*out` is a handle to release with
+/// `floxlog_tape_tail_free`.
+///
+/// The tailer returns events in file order (segment after segment, each
+/// as written), not merged by time. It reads what the writer has
+/// published: a half-written frame, or the zero-filled tail of a
+/// pre-allocated journal segment, is "nothing yet", never damage.
+///
+/// Errors: `FLOXLOG_IO_ERROR` (no such directory...), `FLOXLOG_INVALID_INPUT`
+/// (a bad option; a saved position whose segment is gone or whose offset is
+/// outside it; a saved position on a tape of several series), data errors
+/// of the starting segment.
+///
+/// # Safety
+/// `path` must be NULL or a NUL-terminated string; `opts` NULL or a valid
+/// `floxlog_tail_options`; `out` NULL or writable; `err` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn floxlog_tape_tail_open(
+    path: *const c_char,
+    opts: *const floxlog_tail_options,
+    out: *mut *mut floxlog_tape_tail,
+    err: *mut floxlog_tape_error,
+) -> floxlog_result {
+    tape_boundary(err, || {
+        check_out(out, "out")?;
+        // SAFETY: the caller's promise.
+        let p = unsafe { path_in(path, "path is NULL or empty") }?;
+        let o = if opts.is_null() {
+            floxlog_tail_options::default()
+        } else {
+            // SAFETY: non-NULL; the caller's promise.
+            *unsafe { in_ref(opts, "opts") }?
+        };
+        let tail = Tail::open(&p, tail_options(&o)?)?;
+        let h = TailHandle {
+            magic: TAIL_MAGIC,
+            tail,
+            levels: Vec::new(),
+            trades: Vec::new(),
+        };
+        // SAFETY: checked above.
+        unsafe { put(out, into_c::<floxlog_tape_tail>(h)) };
+        Ok(FLOXLOG_OK)
+    })
+}
+
+/// The code of a quiet result.
+fn quiet(n: TailNext<'_>) -> floxlog_result {
+    match n {
+        TailNext::Timeout => FLOXLOG_TIMEOUT,
+        TailNext::End => FLOXLOG_END,
+        _ => FLOXLOG_WRITER_GONE,
+    }
+}
+
+/// Reads the next event into `*ev`, waiting at most `timeout_ns`
+/// nanoseconds for it (0: do not wait; negative: no limit).
+///
+/// Returns `FLOXLOG_OK` with the event; `FLOXLOG_TIMEOUT` if nothing
+/// arrived in time while a writer holds the tape; `FLOXLOG_END` once the
+/// writer closed the tape cleanly (no writer holds its lock and every
+/// segment is finished) and everything was read; `FLOXLOG_WRITER_GONE` if
+/// no writer holds the lock and the last segment was never finished (the
+/// writer died: every event it published was returned); or an error
+/// (damage, naming the segment file and byte offset). Neither
+/// `FLOXLOG_END` nor `FLOXLOG_WRITER_GONE` is final: a later call returns
+/// the events of a writer restarted on the tape. Without a writer these
+/// return at once, whatever the timeout: a tailer never waits forever on a
+/// dead tape.
+///
+/// A book's `bids`/`asks` and a pool state's `payload` point into the
+/// handle: valid until the next call on it.
+///
+/// # Safety
+/// `t` must be a live handle or NULL; `ev` NULL or writable; `err` NULL or
+/// writable.
+#[no_mangle]
+pub unsafe extern "C" fn floxlog_tape_tail_next(
+    t: *mut floxlog_tape_tail,
+    ev: *mut floxlog_event,
+    timeout_ns: i64,
+    err: *mut floxlog_tape_error,
+) -> floxlog_result {
+    tape_boundary(err, || {
+        check_out(ev, "ev")?;
+        // SAFETY: forwarded caller promise.
+        let h = unsafe { handle(t) }?;
+        let TailHandle { tail, levels, .. } = h;
+        let e = match tail.next(timeout(timeout_ns))? {
+            TailNext::Event(e) => e,
+            other => return Ok(quiet(other)),
+        };
+        if let Event::Book(b) = &e {
+            let total = b.bids.len() + b.asks.len();
+            if levels.len() < total {
+                levels.resize(total, MaybeUninit::uninit());
+            }
+        }
+        let mut scratch = LevelScratch::from_slots(&mut levels[..]);
+        // SAFETY: `ev` checked above; the scratch holds every level.
+        let _ = unsafe { write_event(&e, ev, &mut scratch) };
+        Ok(FLOXLOG_OK)
+    })
+}
+
+/// Reads up to `cap` trades into `out[0..*count]`: waits at most
+/// `timeout_ns` for the first (as `floxlog_tape_tail_next`), then takes
+/// the trades that have arrived, without waiting, stopping before an event
+/// of another type.
+///
+/// Returns `FLOXLOG_OK` with `*count` >= 1; `FLOXLOG_NOT_TRADE` (count 0)
+/// when the next event is not a trade (read it with
+/// `floxlog_tape_tail_next`); `FLOXLOG_TIMEOUT`, `FLOXLOG_END`,
+/// `FLOXLOG_WRITER_GONE` (count 0) as `floxlog_tape_tail_next`; or an
+/// error. `*count` is written on every return when `count` is usable.
+///
+/// # Safety
+/// `t` a live handle or NULL; `out` NULL or `cap` writable trades; `count`
+/// NULL or writable; `err` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn floxlog_tape_tail_next_trades(
+    t: *mut floxlog_tape_tail,
+    out: *mut floxlog_trade,
+    cap: usize,
+    count: *mut usize,
+    timeout_ns: i64,
+    err: *mut floxlog_tape_error,
+) -> floxlog_result {
+    let mut n = 0usize;
+    let rc = tape_boundary(err, || -> TapeResult<floxlog_result> {
+        // SAFETY: the caller promises `cap` writable trades.
+        let slots = unsafe { batch_slots(count, out, cap, "out") }?;
+        // SAFETY: forwarded caller promise.
+        let h = unsafe { handle(t) }?;
+        h.trades.clear();
+        let got = h
+            .tail
+            .next_trades(&mut h.trades, cap, timeout(timeout_ns))?;
+        for (slot, tr) in slots.iter_mut().zip(&h.trades) {
+            slot.write(tr.into());
+        }
+        n = h.trades.len();
+        Ok(match got {
+            TailTrades::Trades(_) => FLOXLOG_OK,
+            TailTrades::NotTrade => FLOXLOG_NOT_TRADE,
+            TailTrades::Timeout => FLOXLOG_TIMEOUT,
+            TailTrades::End => FLOXLOG_END,
+            TailTrades::WriterGone => FLOXLOG_WRITER_GONE,
+        })
+    });
+    // SAFETY: the caller's promise.
+    unsafe { put_if_usable(count, n) };
+    rc
+}
+
+/// Writes where the tailer stands to `*pos`: after the last event returned
+/// (before the first, where it started). Pass it back in
+/// `floxlog_tail_options.position` (with `FLOXLOG_TAIL_START_POSITION`) to
+/// resume after that event. Returns `FLOXLOG_END` (nothing written) while
+/// the tape has no segment with a header yet.
+///
+/// # Safety
+/// `t` a live handle or NULL; `pos` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn floxlog_tape_tail_position(
+    t: *mut floxlog_tape_tail,
+    pos: *mut floxlog_tail_position,
+) -> floxlog_result {
+    crate::boundary::boundary(core::ptr::null_mut(), || {
+        check_out(pos, "pos")?;
+        // SAFETY: forwarded caller promise.
+        let h = unsafe { handle(t) }?;
+        match h.tail.position() {
+            Some(p) => {
+                let c = floxlog_tail_position {
+                    created_ns: p.created_ns,
+                    offset: p.offset,
+                    events: p.events,
+                };
+                // SAFETY: checked above.
+                unsafe { put(pos, c) };
+                Ok(FLOXLOG_OK)
+            }
+            None => Ok(FLOXLOG_END),
+        }
+    })
+}
+
+/// Releases a tailer (NULL is a no-op).
+///
+/// # Safety
+/// `t` must be NULL or a handle from `floxlog_tape_tail_open` not yet
+/// freed.
+#[no_mangle]
+pub unsafe extern "C" fn floxlog_tape_tail_free(t: *mut floxlog_tape_tail) {
+    // SAFETY: forwarded caller promise.
+    unsafe { free(t) }
+}

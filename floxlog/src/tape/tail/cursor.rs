@@ -1,0 +1,320 @@
+//! One segment followed as it grows: mapped through [`SegmentFile`] (so a
+//! truncation under the map is a mark, never `SIGBUS`), read by the core
+//! reader in tail mode from where the last poll stopped.
+//!
+//! What counts as "nothing yet" rather than damage, while the header is
+//! still a writer's placeholder: data ending inside a frame or block (the
+//! core reader's `needs_more`), an index trailer where frames were to go on
+//! (a writer closing the segment), and a zero `size` field (or LZ4 block
+//! magic) where the next frame starts: the pre-allocated zero tail of a
+//! journal segment, whose writer stores a frame's size last.
+
+use super::listing::Listed;
+use super::pending::Pending;
+use super::TailPosition;
+use crate::tape::error::TapeError;
+use crate::tape::source::{header_is_unfinished, SegmentFile, SHRANK};
+use floxlog_core::{Error, ErrorKind, ReadOptions, Segment, SegmentHeader};
+
+/// What a poll found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Polled {
+    /// This many events were queued (more may be waiting).
+    Got(usize),
+    /// Nothing new; `finished`: the segment is closed (final header) and
+    /// every event of it was read.
+    Idle { finished: bool },
+}
+
+/// Most events one poll queues: a caller waiting for the next event gets
+/// it without the whole segment being copied first.
+const POLL_LIMIT: usize = 1024;
+
+pub(crate) struct Cursor {
+    pub(crate) seg: Listed,
+    file: Option<SegmentFile>,
+    /// The segment's `created_ns`, once its header has been read.
+    pub(crate) created_ns: Option<i64>,
+    /// The next frame (LZ4: block) header to read.
+    pos: u64,
+    /// LZ4: events of the block at `pos` already read.
+    in_block: u64,
+    /// Events read from this segment.
+    events: u64,
+    /// Events to read and drop before any is queued (start at the end, or
+    /// resume inside an LZ4 segment).
+    discard: u64,
+    scratch: Vec<u8>,
+}
+
+impl Cursor {
+    /// A cursor at the first frame of `seg`.
+    pub(crate) fn new(seg: Listed) -> Cursor {
+        Cursor {
+            seg,
+            file: None,
+            created_ns: None,
+            pos: SegmentHeader::LEN as u64,
+            in_block: 0,
+            events: 0,
+            discard: 0,
+            scratch: Vec::new(),
+        }
+    }
+
+    /// A cursor at a saved position of `seg`: at `offset` for an
+    /// uncompressed segment, after `events` events for an LZ4 one (read
+    /// again and dropped: a block boundary alone does not say how many of
+    /// the block's events were handed out).
+    pub(crate) fn at(seg: Listed, p: &TailPosition) -> Result<Cursor, TapeError> {
+        let mut c = Cursor::new(seg);
+        c.open()?;
+        let file = c.file.as_ref().expect("opened above");
+        let h = SegmentHeader::parse(file.bytes()).map_err(|e| TapeError::data(&c.seg.path, e))?;
+        c.created_ns = Some(h.created_ns);
+        if h.has(floxlog_core::segment_header::flags::COMPRESSED) {
+            c.discard = p.events;
+        } else {
+            if p.offset < SegmentHeader::LEN as u64 || p.offset > file.len() {
+                return Err(TapeError::input(
+                    Some(&c.seg.path),
+                    format!(
+                        "the saved position's offset {} is outside the segment's frames (it holds {} bytes)",
+                        p.offset,
+                        file.len()
+                    ),
+                )
+                .at(p.offset));
+            }
+            c.pos = p.offset;
+            c.events = p.events;
+        }
+        Ok(c)
+    }
+
+    /// Reads and drops every event the segment holds now.
+    pub(crate) fn skip_to_end(&mut self, opts: ReadOptions) -> Result<(), TapeError> {
+        self.discard = u64::MAX;
+        let mut sink = Pending::default();
+        // Dropped events are never queued: one poll reads them all.
+        let r = loop {
+            match self.poll(opts, &mut sink, true) {
+                Ok(Polled::Idle { .. }) => break Ok(()),
+                Ok(Polled::Got(_)) => {}
+                Err(e) => break Err(e),
+            }
+        };
+        self.discard = 0;
+        r
+    }
+
+    /// Where the cursor stands (after the last event read), once the
+    /// header has been read.
+    pub(crate) fn position(&self) -> Option<TailPosition> {
+        Some(TailPosition {
+            created_ns: self.created_ns?,
+            offset: self.pos,
+            events: self.events,
+        })
+    }
+
+    fn open(&mut self) -> Result<(), TapeError> {
+        self.file = Some(SegmentFile::open_with(&self.seg.path, false)?);
+        Ok(())
+    }
+
+    /// Whether the mapped file is no longer the file's extent: it grew (a
+    /// default writer appends with write(2)) or shrank (`recover` trimmed
+    /// it). One `stat`, asked only when a poll found nothing.
+    fn stale(&self) -> bool {
+        let Some(f) = &self.file else {
+            return true;
+        };
+        if f.shrunk().is_some() {
+            return true;
+        }
+        std::fs::metadata(&self.seg.path).is_ok_and(|m| m.len() != f.len())
+    }
+
+    /// Queues the complete events added since the last poll into `sink`.
+    /// `look`: also check that the map still shows the file (a `stat`),
+    /// which a poll does anyway when it stops at the map's end, errs, or
+    /// finds the segment finished; a journal segment's zero tail lies
+    /// inside the map, and polling it costs no system call.
+    pub(crate) fn poll(
+        &mut self,
+        opts: ReadOptions,
+        sink: &mut Pending,
+        look: bool,
+    ) -> Result<Polled, TapeError> {
+        if self.file.is_none() {
+            self.open()?;
+        }
+        let first = self.poll_mapped(opts, sink);
+        let mapped = self.file.as_ref().map_or(0, SegmentFile::len);
+        let at_end = self.pos + floxlog_core::FrameHeader::LEN as u64 > mapped;
+        let sure = match &first {
+            Ok(Polled::Got(_)) => true,
+            Ok(Polled::Idle { finished }) => !look && !at_end && !finished,
+            Err(_) => false,
+        };
+        // An idle poll, or an error, on a stale map proves nothing: the
+        // final header is seen through the map before the frames written
+        // past its end.
+        if sure || !self.stale() {
+            return first;
+        }
+        self.open()?;
+        self.poll_mapped(opts, sink)
+    }
+
+    fn poll_mapped(&mut self, opts: ReadOptions, sink: &mut Pending) -> Result<Polled, TapeError> {
+        let file = self.file.as_ref().expect("opened by poll");
+        let path = &self.seg.path;
+        let data = file.bytes();
+        if data.len() < SegmentHeader::LEN || data[..4] == [0; 4] {
+            // Created, header not written yet.
+            return Ok(Polled::Idle { finished: false });
+        }
+        let seg = match Segment::parse(data) {
+            Ok(s) => s,
+            Err(e) => {
+                return Err(TapeError::data(
+                    path,
+                    file.shrink_error(Some(&e)).unwrap_or(e),
+                ))
+            }
+        };
+        let header = *seg.header();
+        self.created_ns = Some(header.created_ns);
+        let closed = !header_is_unfinished(&header);
+        if self.pos > seg.frames_end() {
+            let e = Error::new(
+                ErrorKind::Truncated,
+                seg.frames_end(),
+                if closed {
+                    "the segment's frames end before what was already read (was it rewritten?)"
+                } else {
+                    SHRANK
+                },
+            );
+            return Err(TapeError::data(path, e));
+        }
+        let need = seg.scratch_len_from(self.pos);
+        if self.scratch.len() < need {
+            self.scratch.resize(need, 0);
+        }
+        let tail_opts = ReadOptions { tail: true, ..opts };
+        let mut r = seg
+            .reader_at(self.pos, tail_opts, &mut self.scratch)
+            .map_err(|e| TapeError::data(path, e))?;
+        let mut skip = self.in_block;
+        let mut got = 0usize;
+        let mut limited = false;
+        let stopped = loop {
+            if got >= POLL_LIMIT {
+                limited = true;
+                break None;
+            }
+            let it = match r.next_item() {
+                Ok(Some(it)) => it,
+                Ok(None) => break None,
+                Err(e) => break Some(e),
+            };
+            if skip > 0 {
+                // Handed out before: the resumed block's first events.
+                skip -= 1;
+                continue;
+            }
+            match it.position.in_block {
+                Some(_) if it.position.offset == self.pos => self.in_block += 1,
+                Some(_) => {
+                    self.pos = it.position.offset;
+                    self.in_block = 1;
+                }
+                None => {
+                    self.pos = it.position.offset + it.frame.len() as u64;
+                    self.in_block = 0;
+                }
+            }
+            self.events += 1;
+            if self.discard > 0 {
+                self.discard -= 1;
+                continue;
+            }
+            let after = TailPosition {
+                created_ns: header.created_ns,
+                offset: self.pos,
+                events: self.events,
+            };
+            sink.push(&it.frame, after);
+            got += 1;
+        };
+        if limited {
+            return Ok(Polled::Got(got));
+        }
+        let needs_more = r.needs_more();
+        let stop_at = r.next_offset();
+        if stopped.is_none() {
+            // Between blocks: the next poll starts at a block boundary.
+            self.pos = stop_at;
+            self.in_block = 0;
+        }
+        if let Some(e) = stopped {
+            if !closed && e.offset == stop_at && zero_at(data, stop_at) {
+                // A journal segment's zero tail: the next frame is not
+                // published yet.
+                self.pos = stop_at;
+                self.in_block = 0;
+                return Ok(idle_or(got, false));
+            }
+            if file.shrunk().is_some() {
+                // Trimmed under the map (`recover`): read again from a new
+                // map; what was read stays read.
+                self.file = None;
+                return Ok(idle_or(got, false));
+            }
+            if got > 0 {
+                // Hand out what came before; the error comes back on the
+                // next poll, at the same place.
+                return Ok(Polled::Got(got));
+            }
+            return Err(TapeError::data(path, e));
+        }
+        if closed && needs_more {
+            if got > 0 {
+                return Ok(Polled::Got(got));
+            }
+            return Err(TapeError::data(
+                path,
+                Error::new(
+                    ErrorKind::Truncated,
+                    self.pos,
+                    "closed segment ends inside a frame or block",
+                ),
+            ));
+        }
+        // A final header whose index lies past the mapped bytes was seen
+        // before the last bytes written: not the end yet.
+        let whole = !seg.index_lost() || header.index_offset <= data.len() as u64;
+        Ok(idle_or(got, closed && !needs_more && whole))
+    }
+}
+
+/// `Got(got)` if anything was queued, else idle.
+fn idle_or(got: usize, finished: bool) -> Polled {
+    if got > 0 {
+        Polled::Got(got)
+    } else {
+        Polled::Idle { finished }
+    }
+}
+
+/// Whether the 4 bytes at `at` (a frame's size field, or an LZ4 block's
+/// magic) are zero: nothing has been published there yet.
+fn zero_at(data: &[u8], at: u64) -> bool {
+    usize::try_from(at)
+        .ok()
+        .and_then(|a| data.get(a..a.checked_add(4)?))
+        .is_some_and(|b| b == [0; 4])
+}

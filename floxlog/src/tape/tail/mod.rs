@@ -1,0 +1,461 @@
+//! Live tailing: the events of a tape as its writer appends them, across
+//! rotations and writer restarts, in file order.
+//!
+//! A [`Tail`] follows each series of a tape (the flox layout has one; the
+//! spec layout one per record type) segment by segment in file order. It
+//! reads through the read engine's sources ([`crate::tape::source`], the
+//! core reader in tail mode), so CRCs are checked (unless turned off), a
+//! half-written frame or a journal segment's zero tail is "nothing yet",
+//! and a segment trimmed under it by `recover` is mapped again rather than
+//! raising `SIGBUS`.
+//!
+//! A segment is left for the next one of its series when its header is
+//! final and every event was read, or, if it was never finished (a writer
+//! killed, then restarted), once a later segment holds an event: the
+//! writer appends to a later segment only after its last append to the
+//! earlier one, so the earlier one is read again first and nothing is
+//! missed.
+//!
+//! When nothing new arrives, [`Tail::next`] asks the tape lock
+//! ([`crate::tape::lock::writer_is_live`]): with no writer holding it, it
+//! returns [`TailNext::End`] if every segment is finished and read and the
+//! lock was let go (the writer closed the tape), else
+//! [`TailNext::WriterGone`] (a writer killed between two segments leaves
+//! only finished ones, but its pid in the lock file), instead of
+//! waiting for events that cannot come. Neither is final: a later call
+//! carries on if a writer has since appended.
+
+mod cursor;
+mod listing;
+mod pending;
+mod wait;
+
+use super::dir::file_order;
+use super::error::TapeError;
+use super::lock::{holder_died, writer_is_live};
+use cursor::{Cursor, Polled};
+use floxlog_core::{Event, ReadOptions, Trade, UnknownTypes};
+use listing::Listed;
+use pending::Pending;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+pub use wait::WaitStrategy;
+
+/// A place in a tape: the segment (named by its header's `created_ns`,
+/// which survives the listing changing), the byte offset of the next frame
+/// (LZ4: of the block holding it), and the events read from that segment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TailPosition {
+    /// The segment's `created_ns`.
+    pub created_ns: i64,
+    /// Byte offset of the next frame (LZ4: its block) in the segment.
+    pub offset: u64,
+    /// Events of the segment before it.
+    pub events: u64,
+}
+
+/// Where a tailer starts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TailStart {
+    /// The first event of the tape.
+    #[default]
+    Beginning,
+    /// After the events the tape holds at open: new events only.
+    End,
+    /// A position a tailer reported ([`Tail::position`]), for a tailer
+    /// that restarts where another stopped.
+    At(TailPosition),
+}
+
+/// Settings of a [`Tail`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TailOptions {
+    /// Where to start.
+    pub start: TailStart,
+    /// Do not check frame CRCs (they are checked by default).
+    pub skip_crc: bool,
+    /// Skip frames of record types 1.0 does not define instead of
+    /// stopping at them.
+    pub skip_unknown: bool,
+    /// How to wait for the writer.
+    pub wait: WaitStrategy,
+}
+
+/// What [`Tail::next`] returns.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum TailNext<'a> {
+    /// The next event (borrowing the tailer until the next call).
+    Event(Event<'a>),
+    /// Nothing arrived within the timeout; a writer holds the tape.
+    Timeout,
+    /// The writer closed the tape (no writer holds its lock, and every
+    /// segment is finished and was read).
+    End,
+    /// No writer holds the tape's lock, and its last segment was never
+    /// finished or the lock still names its holder: the writer died (or
+    /// was killed) while writing. Every
+    /// event it published was returned. `floxlog recover` finishes the
+    /// segment; a restarted writer's events are returned by later calls.
+    WriterGone,
+}
+
+/// What [`Tail::next_trades`] returns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TailTrades {
+    /// This many trades were appended (at least one).
+    Trades(usize),
+    /// The next event is not a trade: take it with [`Tail::next`].
+    NotTrade,
+    /// As [`TailNext::Timeout`].
+    Timeout,
+    /// As [`TailNext::End`].
+    End,
+    /// As [`TailNext::WriterGone`].
+    WriterGone,
+}
+
+/// Nothing is queued: why.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Quiet {
+    Timeout,
+    End,
+    WriterGone,
+}
+
+/// One series followed.
+struct Lane {
+    cursor: Cursor,
+    finished: bool,
+}
+
+/// Looks at the directory and the lock at most this often while spinning.
+const LOOK_EVERY: Duration = Duration::from_micros(500);
+
+/// A live tailer; see the module docs.
+pub struct Tail {
+    /// The tape directory (for a single segment file: None).
+    dir: Option<PathBuf>,
+    /// Where the tape lock is.
+    lock_dir: PathBuf,
+    lanes: Vec<Lane>,
+    read: ReadOptions,
+    wait: WaitStrategy,
+    pending: Pending,
+    last: Option<TailPosition>,
+    next_lane: usize,
+}
+
+impl Tail {
+    /// Opens a tailer on a tape directory (either layout; it may hold no
+    /// segment yet) or on one segment file.
+    pub fn open(path: &Path, opts: TailOptions) -> Result<Tail, TapeError> {
+        let md = std::fs::metadata(path).map_err(|e| TapeError::io(path, "opening the tape", e))?;
+        let read = ReadOptions {
+            verify_crc: !opts.skip_crc,
+            unknown_types: if opts.skip_unknown {
+                UnknownTypes::Skip
+            } else {
+                UnknownTypes::Reject
+            },
+            tail: true,
+        };
+        let (dir, lock_dir, listed) = if md.is_dir() {
+            (
+                Some(path.to_path_buf()),
+                path.to_path_buf(),
+                listing::list(path)?,
+            )
+        } else {
+            let name = path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let lock_dir = match path.parent() {
+                Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+                _ => PathBuf::from("."),
+            };
+            let one = Listed {
+                path: path.to_path_buf(),
+                series: crate::tape::dir::segment_series(&name)
+                    .unwrap_or_else(|| crate::tape::dir::MIXED.to_string()),
+                name,
+            };
+            (None, lock_dir, vec![one])
+        };
+        let mut t = Tail {
+            dir,
+            lock_dir,
+            lanes: Vec::new(),
+            read,
+            wait: opts.wait,
+            pending: Pending::default(),
+            last: None,
+            next_lane: 0,
+        };
+        match opts.start {
+            TailStart::Beginning => {
+                for s in series_of(&listed) {
+                    let first = listed
+                        .iter()
+                        .find(|l| l.series == s)
+                        .expect("a series listed");
+                    t.lanes.push(Lane {
+                        cursor: Cursor::new(first.clone()),
+                        finished: false,
+                    });
+                }
+            }
+            TailStart::End => {
+                for s in series_of(&listed) {
+                    let last = listed
+                        .iter()
+                        .rfind(|l| l.series == s)
+                        .expect("a series listed");
+                    let mut c = Cursor::new(last.clone());
+                    c.skip_to_end(read)?;
+                    t.lanes.push(Lane {
+                        cursor: c,
+                        finished: false,
+                    });
+                }
+            }
+            TailStart::At(p) => {
+                if series_of(&listed).len() > 1 {
+                    return Err(TapeError::usage(
+                        "a saved position resumes a tape of one series (flox layout, or one spec series); this tape has several",
+                    )
+                    .with_hint("tail it from the beginning or the end"));
+                }
+                let seg = find_created(&listed, p.created_ns)?;
+                t.lanes.push(Lane {
+                    cursor: Cursor::at(seg, &p)?,
+                    finished: false,
+                });
+            }
+        }
+        t.last = t.lanes.first().and_then(|l| l.cursor.position());
+        Ok(t)
+    }
+
+    /// Where the tail stands: after the last event returned (before the
+    /// first, where it started), naming the segment by its `created_ns`.
+    /// `None` before the tape has a segment with a header.
+    pub fn position(&self) -> Option<TailPosition> {
+        self.last.or_else(|| self.lanes.first()?.cursor.position())
+    }
+
+    /// The next event, waiting at most `timeout` for it (`Some(ZERO)`: do
+    /// not wait; `None`: no limit, until an event, the end, or the writer
+    /// gone). Errors name the segment and the byte offset of the damage.
+    pub fn next(&mut self, timeout: Option<Duration>) -> Result<TailNext<'_>, TapeError> {
+        if let Some(q) = self.ready(timeout)? {
+            return Ok(match q {
+                Quiet::Timeout => TailNext::Timeout,
+                Quiet::End => TailNext::End,
+                Quiet::WriterGone => TailNext::WriterGone,
+            });
+        }
+        let (ev, after) = self.pending.pop().expect("ready queued an event");
+        self.last = Some(after);
+        Ok(TailNext::Event(ev))
+    }
+
+    /// Appends up to `cap` trades to `out`: waits at most `timeout` for the
+    /// first as [`Tail::next`] does, then takes what has arrived, stopping
+    /// before an event of another type.
+    pub fn next_trades(
+        &mut self,
+        out: &mut Vec<Trade>,
+        cap: usize,
+        timeout: Option<Duration>,
+    ) -> Result<TailTrades, TapeError> {
+        if cap == 0 {
+            return Ok(TailTrades::Trades(0));
+        }
+        if let Some(q) = self.ready(timeout)? {
+            return Ok(match q {
+                Quiet::Timeout => TailTrades::Timeout,
+                Quiet::End => TailTrades::End,
+                Quiet::WriterGone => TailTrades::WriterGone,
+            });
+        }
+        let mut n = 0;
+        while n < cap {
+            if self.pending.is_empty() && self.fill(false)? == 0 {
+                break;
+            }
+            if self.pending.peek_type() != Some(floxlog_core::frame_type::TRADE) {
+                break;
+            }
+            let Some((Event::Trade(t), after)) = self.pending.pop() else {
+                break;
+            };
+            out.push(t);
+            self.last = Some(after);
+            n += 1;
+        }
+        Ok(if n == 0 {
+            TailTrades::NotTrade
+        } else {
+            TailTrades::Trades(n)
+        })
+    }
+
+    /// Events queued and not yet returned (read from the segments already).
+    pub fn queued(&self) -> usize {
+        self.pending.len()
+    }
+
+    /// Waits until an event is queued (`None`) or says why not.
+    fn ready(&mut self, timeout: Option<Duration>) -> Result<Option<Quiet>, TapeError> {
+        let start = Instant::now();
+        let deadline = timeout.map(|t| start + t);
+        let mut backoff = wait::Backoff::new(self.wait);
+        let mut looked = None::<Instant>;
+        loop {
+            if !self.pending.is_empty() || self.fill(false)? > 0 {
+                return Ok(None);
+            }
+            let now = Instant::now();
+            let due = deadline.is_some_and(|d| now >= d);
+            let look = due || backoff.sleeps() || looked.is_none_or(|t| now - t >= LOOK_EVERY);
+            if look {
+                looked = Some(now);
+                if self.fill(true)? > 0 || self.rescan()? {
+                    continue;
+                }
+                // The lock first, then one more look: a writer releases it
+                // only after its last byte is in the file.
+                if !writer_is_live(&self.lock_dir) {
+                    if self.fill(true)? > 0 || self.rescan()? {
+                        continue;
+                    }
+                    let done = !self.lanes.is_empty()
+                        && self.lanes.iter().all(|l| l.finished)
+                        && !holder_died(&self.lock_dir);
+                    return Ok(Some(if done { Quiet::End } else { Quiet::WriterGone }));
+                }
+            }
+            if due {
+                return Ok(Some(Quiet::Timeout));
+            }
+            backoff.wait(deadline);
+        }
+    }
+
+    /// Polls every lane once, round robin; the events queued. `look`: see
+    /// [`Cursor::poll`].
+    fn fill(&mut self, look: bool) -> Result<usize, TapeError> {
+        let n = self.lanes.len();
+        let mut total = 0;
+        for k in 0..n {
+            let i = (self.next_lane + k) % n;
+            let lane = &mut self.lanes[i];
+            match lane.cursor.poll(self.read, &mut self.pending, look)? {
+                Polled::Got(g) => {
+                    lane.finished = false;
+                    total += g;
+                    // The next fill starts with the lane after this one, so
+                    // a busy series never starves another.
+                    self.next_lane = (i + 1) % n;
+                    break;
+                }
+                Polled::Idle { finished } => lane.finished = finished,
+            }
+        }
+        Ok(total)
+    }
+
+    /// Lists the tape again: moves lanes on to their next segment when the
+    /// current one is done (see the module docs), and adds lanes for new
+    /// series. Whether anything changed.
+    fn rescan(&mut self) -> Result<bool, TapeError> {
+        let Some(dir) = &self.dir else {
+            return Ok(false);
+        };
+        let listed = listing::list(dir)?;
+        let mut changed = false;
+        for i in 0..self.lanes.len() {
+            let cur = &self.lanes[i].cursor.seg;
+            let later: Vec<&Listed> = listed
+                .iter()
+                .filter(|l| l.series == cur.series && file_order(&l.name) > file_order(&cur.name))
+                .collect();
+            let Some(next) = later.first() else {
+                continue;
+            };
+            let move_on = if self.lanes[i].finished {
+                true
+            } else if later.iter().any(|l| has_events(l, self.read)) {
+                // Read the current one again first: its last events were
+                // appended before the later segment's first.
+                match self.lanes[i]
+                    .cursor
+                    .poll(self.read, &mut self.pending, true)?
+                {
+                    Polled::Got(_) => return Ok(true),
+                    Polled::Idle { .. } => true,
+                }
+            } else {
+                false
+            };
+            if move_on {
+                self.lanes[i] = Lane {
+                    cursor: Cursor::new((*next).clone()),
+                    finished: false,
+                };
+                changed = true;
+            }
+        }
+        let known = series_of(&listed);
+        for s in known {
+            if !self.lanes.iter().any(|l| l.cursor.seg.series == s) {
+                let first = listed.iter().find(|l| l.series == s).expect("listed");
+                self.lanes.push(Lane {
+                    cursor: Cursor::new(first.clone()),
+                    finished: false,
+                });
+                changed = true;
+            }
+        }
+        Ok(changed)
+    }
+}
+
+/// The series of a listing, in order of first appearance.
+fn series_of(listed: &[Listed]) -> Vec<String> {
+    let mut v: Vec<String> = Vec::new();
+    for l in listed {
+        if !v.contains(&l.series) {
+            v.push(l.series.clone());
+        }
+    }
+    v
+}
+
+/// Whether a segment holds at least one complete event (or is finished).
+fn has_events(l: &Listed, read: ReadOptions) -> bool {
+    let mut c = Cursor::new(l.clone());
+    let mut sink = Pending::default();
+    matches!(
+        c.poll(read, &mut sink, true),
+        Ok(Polled::Got(_) | Polled::Idle { finished: true })
+    )
+}
+
+/// The listed segment whose header says `created_ns`.
+fn find_created(listed: &[Listed], created_ns: i64) -> Result<Listed, TapeError> {
+    for l in listed {
+        let Ok(f) = crate::tape::source::SegmentFile::open_with(&l.path, false) else {
+            continue;
+        };
+        if floxlog_core::SegmentHeader::parse(f.bytes()).is_ok_and(|h| h.created_ns == created_ns) {
+            return Ok(l.clone());
+        }
+    }
+    Err(TapeError::input(
+        listed.first().map(|l| l.path.as_path()),
+        format!("no segment of the tape was created at {created_ns} (the saved position's segment): removed or rewritten?"),
+    )
+    .with_hint("tail it from the beginning or the end"))
+}

@@ -1,0 +1,129 @@
+"""Following a live tape: ``floxlog.follow``."""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Iterator, Mapping, Union
+
+import pyarrow as pa
+
+from . import _args, _floxlog, _prices
+from ._errors import FloxlogError
+
+#: What ``start=`` takes besides a saved position.
+STARTS = ("beginning", "end")
+#: How a follower waits for the writer.
+WAITS = ("blocking", "spin_yield", "busy_spin")
+
+StartLike = Union[str, Mapping[str, int]]
+
+
+class Follow:
+    """The record batches of one record type of a live tape, as its writer
+    appends them (see :func:`follow`). Iterate it for ``pyarrow.RecordBatch``
+    es; the iteration stops after ``timeout`` seconds without a new event
+    (:attr:`status` ``"timeout"``) or when the writer closed the tape
+    (``"end"``), and raises :class:`FloxlogError` with kind
+    ``"writer_gone"`` when the writer died without closing it. Iterating
+    again carries on where it stopped (a restarted writer's events too)."""
+
+    __slots__ = ("_f", "_path", "type", "prices", "timeout", "status")
+
+    def __init__(self, native: Any, path: str, type: str, prices: str, timeout: float | None) -> None:
+        self._f = native
+        self._path = path
+        #: The record type followed (``"trade"``, ``"book"``, ...).
+        self.type = type
+        #: The ``prices=`` of the batches.
+        self.prices = prices
+        #: Seconds to wait for a new event before the iteration stops (None: no limit).
+        self.timeout = timeout
+        #: What the last step found: ``"batch"``, ``"timeout"``, ``"end"`` or ``"writer_gone"``.
+        self.status = "batch"
+
+    def __iter__(self) -> Iterator[pa.RecordBatch]:
+        return self
+
+    def __next__(self) -> pa.RecordBatch:
+        status, batch = self._f.next_batch(self.timeout)
+        self.status = status
+        if batch is not None:
+            if self.prices == "decimal" and self.type != "book":
+                return batch
+            return _prices.apply(pa.Table.from_batches([batch]), self.prices).combine_chunks().to_batches()[0]
+        if status == "writer_gone":
+            raise FloxlogError(
+                f"{self._path}: the writer is gone: no process holds the tape and it was not closed "
+                "(killed or crashed); every event it wrote was returned",
+                kind="writer_gone",
+                path=self._path,
+                hint="floxlog.recover or `floxlog recover` finishes its last segment; "
+                "iterating again follows a restarted writer",
+            )
+        raise StopIteration
+
+    @property
+    def position(self) -> dict[str, int] | None:
+        """Where the follower stands, after the last batch's last row:
+        ``{"created_ns", "offset", "events"}`` (the segment named by its
+        ``created_ns``), to pass as ``start=`` later; ``None`` before the
+        tape has a segment."""
+        p = self._f.position()
+        if p is None:
+            return None
+        return {"created_ns": p[0], "offset": p[1], "events": p[2]}
+
+    def __repr__(self) -> str:
+        return f"<floxlog.Follow {self._path!r} type={self.type!r} status={self.status!r}>"
+
+
+def follow(
+    path: str | os.PathLike[str],
+    type: str = "trade",
+    start: StartLike = "beginning",
+    timeout: float | None = None,
+    *,
+    rows: int = 65536,
+    prices: str = "decimal",
+    verify_crc: bool = True,
+    wait: str = "blocking",
+) -> Follow:
+    """Follows a tape as its writer appends to it: a :class:`Follow`
+    iterating ``pyarrow.RecordBatch`` es of record type ``type`` (events of
+    other types are skipped), each holding the events that arrived since
+    the previous one (at most ``rows``), in file order (segment after
+    segment, as written; not merged by time), across rotations and writer
+    restarts.
+
+    ``start``: ``"beginning"``, ``"end"`` (new events only) or a position
+    from :attr:`Follow.position`. ``timeout``: seconds without a new event
+    after which the iteration stops (``None``: no limit; a tape whose
+    writer is gone never makes it wait). Half-written frames and a journal
+    segment's zero tail are "nothing yet", never damage; damage raises
+    :class:`FloxlogError` naming the file and byte offset.
+
+    >>> for batch in floxlog.follow("tape", "trade", timeout=5):  # doctest: +SKIP
+    ...     print(batch.num_rows)
+    """
+    p = os.fspath(path)
+    rtype = _floxlog.record_type_name(type)
+    prices = _prices.check(prices)
+    rows = _args.count(rows, "rows")
+    if timeout is not None:
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout >= 0:
+            raise _args.usage(f"timeout: expected seconds >= 0 or None, not {timeout!r}")
+        timeout = float(timeout)
+    if isinstance(start, Mapping):
+        try:
+            pos = (int(start["created_ns"]), int(start["offset"]), int(start["events"]))
+        except (KeyError, TypeError, ValueError) as e:
+            raise _args.usage(f"start: a position has created_ns, offset and events ({e})") from None
+        native = _floxlog.NativeFollow(
+            p, rtype, "position", pos, _args.flag(verify_crc, "verify_crc"), _args.choice(wait, "wait", WAITS), rows
+        )
+    else:
+        kind = _args.choice(start, "start", STARTS)
+        native = _floxlog.NativeFollow(
+            p, rtype, kind, None, _args.flag(verify_crc, "verify_crc"), _args.choice(wait, "wait", WAITS), rows
+        )
+    return Follow(native, p, rtype, prices, timeout)
