@@ -270,6 +270,7 @@ impl Sink {
             created_ns: o.created_ns,
             write_manifest: true,
             journal: false,
+            resume: false,
         };
         let mut sink = Sink {
             inner: None,
