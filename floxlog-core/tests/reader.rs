@@ -568,3 +568,131 @@ fn an_index_entry_with_a_wrong_timestamp_is_not_proven() {
     r.seek(Some(&ix), 30);
     assert_eq!(r.next_event().unwrap().unwrap().exchange_ts_ns(), 30);
 }
+
+/// An unfinished segment (placeholder header, frames) followed by `zeros`.
+fn unfinished_with_zeros(n: i64, zeros: usize) -> (Vec<u8>, usize) {
+    let cfg = WriterConfig {
+        create_index: false,
+        ..WriterConfig::default()
+    };
+    let full = write_all(cfg, &trades(n, 10));
+    // Without the final header: the placeholder the writer starts with.
+    let mut seg = SegmentWriter::new(
+        cfg,
+        WriterBuffers {
+            out: &mut [0u8; 64],
+            block: &mut [],
+            slots: &mut [],
+            index: &mut [],
+        },
+    )
+    .unwrap()
+    .pending()
+    .to_vec();
+    seg.extend_from_slice(&full[64..]);
+    let end = seg.len();
+    seg.resize(end + zeros, 0);
+    (seg, end)
+}
+
+/// A journal's zero tail ends the frames with `Truncated` (the torn-tail
+/// kind) naming it, at the first zero frame position; tailing, it is "not
+/// yet"; a non-zero byte further on than an unpublished frame can reach is
+/// damage again.
+#[test]
+fn a_zero_tail_ends_the_frames() {
+    let (seg, end) = unfinished_with_zeros(50, 200_000);
+    let s = Segment::parse(&seg).unwrap();
+    let mut r = s.reader(ReadOptions::default(), &mut []);
+    let mut n = 0;
+    let e = loop {
+        match r.next_event() {
+            Ok(Some(_)) => n += 1,
+            Ok(None) => panic!("no error"),
+            Err(e) => break e,
+        }
+    };
+    assert_eq!(n, 50);
+    assert_eq!(
+        (e.kind, e.offset, e.what),
+        (ErrorKind::Truncated, end as u64, reader::ZERO_TAIL)
+    );
+    let tail = ReadOptions {
+        tail: true,
+        ..ReadOptions::default()
+    };
+    let mut r = s.reader(tail, &mut []);
+    while r.next_event().unwrap().is_some() {}
+    assert!(r.needs_more());
+    assert_eq!(r.next_offset(), end as u64);
+
+    // A frame the writer left without its size (whole but for it, or
+    // only its payload): still the end.
+    let frame = seg[64..124].to_vec();
+    for from in [4, 12] {
+        let mut half = seg.clone();
+        half[end + from..end + 60].copy_from_slice(&frame[from..]);
+        let s = Segment::parse(&half).unwrap();
+        let mut r = s.reader(ReadOptions::default(), &mut []);
+        let e = loop {
+            match r.next_event() {
+                Ok(Some(_)) => {}
+                Ok(None) => panic!("no error"),
+                Err(e) => break e,
+            }
+        };
+        assert_eq!(
+            (e.offset, e.what),
+            (end as u64, reader::ZERO_TAIL),
+            "from {from}"
+        );
+    }
+
+    // A stray byte far past the zeros' start: damage.
+    let mut bad = seg.clone();
+    let last = bad.len() - 1;
+    bad[last] = 1;
+    let s = Segment::parse(&bad).unwrap();
+    let mut r = s.reader(ReadOptions::default(), &mut []);
+    let e = loop {
+        match r.next_event() {
+            Ok(Some(_)) => {}
+            Ok(None) => panic!("no error"),
+            Err(e) => break e,
+        }
+    };
+    assert_eq!(e.kind, ErrorKind::UnsupportedRecordVersion);
+}
+
+/// `defer_size`: the same bytes but for each frame's size field, left 0.
+#[test]
+fn deferred_sizes_leave_only_the_size_fields_zero() {
+    let cfg = WriterConfig::default();
+    let events = trades(20, 10);
+    let want = write_all(cfg, &events);
+    let mut out = vec![0u8; 1 << 16];
+    let mut index = vec![IndexEntry::default(); 4];
+    let mut w = SegmentWriter::new(
+        cfg,
+        WriterBuffers {
+            out: &mut out,
+            block: &mut [],
+            slots: &mut [],
+            index: &mut index,
+        },
+    )
+    .unwrap();
+    w.defer_size(true);
+    let mut at = Vec::new();
+    for e in &events {
+        at.push(w.segment_bytes() as usize);
+        w.append(e).unwrap();
+    }
+    let end = w.segment_bytes() as usize;
+    let mut got = w.pending()[..end].to_vec();
+    for &a in &at {
+        assert_eq!(got[a..a + 4], [0; 4]);
+        got[a..a + 4].copy_from_slice(&want[a..a + 4]);
+    }
+    assert_eq!(got[64..], want[64..end]);
+}
