@@ -221,6 +221,19 @@ impl Cursor {
                 Ok(None) => break None,
                 Err(e) => break Some(e),
             };
+            if !closed
+                && !opts.verify_crc
+                && it.position.in_block.is_none()
+                && maybe_half_size(data, it.position.offset)
+                && floxlog_core::crc32::crc32(it.frame.payload) != it.frame.header.crc32
+            {
+                // CRCs off, but this size may be half-published (see
+                // `maybe_half_size`): checked anyway, and a mismatch is
+                // "nothing yet", never a frame of the wrong length.
+                self.pos = it.position.offset;
+                self.in_block = 0;
+                return Ok(idle_or(got, false));
+            }
             if skip > 0 {
                 // Handed out before: the resumed block's first events.
                 skip -= 1;
@@ -261,9 +274,13 @@ impl Cursor {
             self.in_block = 0;
         }
         if let Some(e) = stopped {
-            if !closed && e.offset == stop_at && zero_at(data, stop_at) {
-                // A journal segment's zero tail: the next frame is not
-                // published yet.
+            if !closed
+                && e.offset == stop_at
+                && (zero_at(data, stop_at) || maybe_half_size(data, stop_at))
+            {
+                // A journal segment's zero tail, or a size field caught
+                // between its two stores: the next frame is not published
+                // yet.
                 self.pos = stop_at;
                 self.in_block = 0;
                 return Ok(idle_or(got, false));
@@ -310,6 +327,27 @@ fn idle_or(got: usize, finished: bool) -> Polled {
     }
 }
 
+/// Whether the size field at `at` may be one a journal writer has only
+/// half published: its 4 bytes cross an aligned 8-byte word, and the
+/// journal stores the second word first (`tape/journal/map.rs`,
+/// `Publisher::publish`), so until the first word's store lands its bytes
+/// read 0 and the size is wrong. An acknowledged frame never looks like
+/// this unless its true size has those bytes zero; its CRC then matches.
+fn maybe_half_size(data: &[u8], at: u64) -> bool {
+    let k = (at % 8) as usize;
+    if k < 5 {
+        return false;
+    }
+    let Some(b) = usize::try_from(at)
+        .ok()
+        .and_then(|a| data.get(a..a.checked_add(4)?))
+    else {
+        return false;
+    };
+    let low = 8 - k;
+    b[..low].iter().all(|&x| x == 0) && b[low..].iter().any(|&x| x != 0)
+}
+
 /// Whether the 4 bytes at `at` (a frame's size field, or an LZ4 block's
 /// magic) are zero: nothing has been published there yet.
 fn zero_at(data: &[u8], at: u64) -> bool {
@@ -317,4 +355,32 @@ fn zero_at(data: &[u8], at: u64) -> bool {
         .ok()
         .and_then(|a| data.get(a..a.checked_add(4)?))
         .is_some_and(|b| b == [0; 4])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::maybe_half_size;
+
+    /// The journal's two-store publication of a size crossing an 8-byte
+    /// word (its second word first) is recognised at each offset where it
+    /// can happen; a size inside one word, or already whole, is not.
+    #[test]
+    fn a_size_caught_between_its_two_stores_is_recognised() {
+        let size: u32 = 0x0102_0304;
+        for at in 0..16u64 {
+            let k = (at % 8) as usize;
+            let mut data = [0u8; 24];
+            let a = at as usize;
+            data[a..a + 4].copy_from_slice(&size.to_le_bytes());
+            assert!(!maybe_half_size(&data, at), "whole size at {at}");
+            if k >= 5 {
+                // Only the second word's store has landed.
+                data[a..a + 8 - k].fill(0);
+                assert!(maybe_half_size(&data, at), "half size at {at}");
+            }
+        }
+        // Nothing published, or out of bounds: not a half size.
+        assert!(!maybe_half_size(&[0u8; 16], 7));
+        assert!(!maybe_half_size(&[1u8; 8], 7));
+    }
 }
