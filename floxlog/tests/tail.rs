@@ -145,6 +145,78 @@ fn a_dead_writer_is_reported_and_a_restarted_one_followed() {
     assert_eq!(what, "End");
 }
 
+/// The journal writer's real segments (pre-allocated, mapped, published
+/// by their size field) followed live, across rotations, to the end; and
+/// a journal writer that dies leaves a tail that says so.
+#[test]
+fn follows_a_journal_writer_across_rotations() {
+    for kill in [false, true] {
+        let d = tempfile::tempdir().unwrap();
+        let dir = d.path().join("tape");
+        let cfg = TapeWriterConfig {
+            journal: true,
+            max_segment_bytes: 16 << 10,
+            ..config(Durability::None, 2_000)
+        };
+        let mut w = TapeWriter::create(&dir, cfg).unwrap();
+        let mut t = Tail::open(&dir, TailOptions::default()).unwrap();
+        let n = 5_000u64;
+        let writer = std::thread::spawn(move || {
+            for i in 0..n {
+                w.append(&trade(i)).unwrap();
+                if i % 100 == 0 {
+                    std::thread::yield_now();
+                }
+            }
+            match kill {
+                // Dropped without closing, as if killed: the lock is
+                // released, the segment stays unfinished.
+                true => w.abandon(),
+                false => drop(w.close().unwrap()),
+            }
+        });
+        let (ids, end) = drain(&mut t, PATIENCE);
+        writer.join().unwrap();
+        assert_eq!(ids, (0..n).collect::<Vec<_>>(), "killed: {kill}");
+        assert_eq!(end, if kill { "WriterGone" } else { "End" });
+        assert!(segments(&dir).len() > 10, "the writer rotated");
+    }
+}
+
+/// Started at the end of a journal tape whose writer has prepared its
+/// next segment already: the tailer starts in the segment being written,
+/// not in the empty spare after it, and misses nothing appended later.
+#[test]
+fn starts_at_the_end_of_a_journal_tape_before_its_spare() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().join("tape");
+    let cfg = TapeWriterConfig {
+        journal: true,
+        max_segment_bytes: 64 << 10,
+        ..config(Durability::None, 3_000)
+    };
+    let mut w = TapeWriter::create(&dir, cfg).unwrap();
+    for i in 0..100 {
+        w.append(&trade(i)).unwrap();
+    }
+    // The background thread prepares the spare soon after the first
+    // segment opens.
+    let t0 = std::time::Instant::now();
+    while segments(&dir).len() < 2 {
+        assert!(t0.elapsed() < Duration::from_secs(60), "no spare prepared");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let mut t = Tail::open(&dir, opts(TailStart::End)).unwrap();
+    assert_eq!(drain(&mut t, NOW), (vec![], "Timeout".into()));
+    for i in 100..200 {
+        w.append(&trade(i)).unwrap();
+    }
+    drop(w.close().unwrap());
+    let (ids, end) = drain(&mut t, PATIENCE);
+    assert_eq!(ids, (100..200).collect::<Vec<_>>());
+    assert_eq!(end, "End");
+}
+
 /// A finished segment's header and frames.
 fn pieces(seg: &[u8]) -> (SegmentHeader, Vec<Vec<u8>>) {
     let h = SegmentHeader::parse(seg).unwrap();

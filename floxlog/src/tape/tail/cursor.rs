@@ -110,6 +110,11 @@ impl Cursor {
 
     /// Where the cursor stands (after the last event read), once the
     /// header has been read.
+    /// Events of this segment read so far (handed out or skipped).
+    pub(crate) fn events_read(&self) -> u64 {
+        self.events
+    }
+
     pub(crate) fn position(&self) -> Option<TailPosition> {
         Some(TailPosition {
             created_ns: self.created_ns?,

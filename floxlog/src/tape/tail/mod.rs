@@ -126,6 +126,10 @@ enum Quiet {
 struct Lane {
     cursor: Cursor,
     finished: bool,
+    /// Its segment left the directory before any event of it was read:
+    /// a spare the journal writer had prepared and removed at close. Done
+    /// with, until a later segment appears.
+    gone: bool,
 }
 
 /// Looks at the directory and the lock at most this often while spinning.
@@ -202,20 +206,24 @@ impl Tail {
                     t.lanes.push(Lane {
                         cursor: Cursor::new(first.clone()),
                         finished: false,
+                        gone: false,
                     });
                 }
             }
             TailStart::End => {
                 for s in series_of(&listed) {
-                    let last = listed
-                        .iter()
-                        .rfind(|l| l.series == s)
-                        .expect("a series listed");
+                    // The last segment with an event: a journal writer's
+                    // spare after it is empty, and the events still coming
+                    // go to the one before it.
+                    let mut of = listed.iter().filter(|l| l.series == s);
+                    let first = of.clone().next().expect("a series listed");
+                    let last = of.rfind(|l| has_events(l, read)).unwrap_or(first);
                     let mut c = Cursor::new(last.clone());
                     c.skip_to_end(read)?;
                     t.lanes.push(Lane {
                         cursor: c,
                         finished: false,
+                        gone: false,
                     });
                 }
             }
@@ -230,6 +238,7 @@ impl Tail {
                 t.lanes.push(Lane {
                     cursor: Cursor::at(seg, &p)?,
                     finished: false,
+                    gone: false,
                 });
             }
         }
@@ -351,6 +360,10 @@ impl Tail {
         for k in 0..n {
             let i = (self.next_lane + k) % n;
             let lane = &mut self.lanes[i];
+            if lane.gone {
+                lane.finished = true;
+                continue;
+            }
             match lane.cursor.poll(self.read, &mut self.pending, look)? {
                 Polled::Got(g) => {
                     lane.finished = false;
@@ -376,6 +389,20 @@ impl Tail {
         let listed = listing::list(dir)?;
         let mut changed = false;
         for i in 0..self.lanes.len() {
+            let cur = &self.lanes[i].cursor.seg;
+            if !listed.iter().any(|l| l.path == cur.path) && !self.lanes[i].gone {
+                if self.lanes[i].cursor.events_read() > 0 {
+                    return Err(TapeError::input(
+                        Some(&cur.path),
+                        "the segment being followed was removed from the tape",
+                    )
+                    .with_hint("tail the tape again from a saved position"));
+                }
+                // A spare segment the writer prepared and removed unused.
+                self.lanes[i].gone = true;
+                self.lanes[i].finished = true;
+                changed = true;
+            }
             let cur = &self.lanes[i].cursor.seg;
             let later: Vec<&Listed> = listed
                 .iter()
@@ -403,6 +430,7 @@ impl Tail {
                 self.lanes[i] = Lane {
                     cursor: Cursor::new((*next).clone()),
                     finished: false,
+                    gone: false,
                 };
                 changed = true;
             }
@@ -414,6 +442,7 @@ impl Tail {
                 self.lanes.push(Lane {
                     cursor: Cursor::new(first.clone()),
                     finished: false,
+                    gone: false,
                 });
                 changed = true;
             }
