@@ -269,6 +269,8 @@ impl Sink {
             durability: o.durability,
             created_ns: o.created_ns,
             write_manifest: true,
+            // A new tape under a temporary name, moved into place when done.
+            resume: false,
         };
         let mut sink = Sink {
             inner: None,
