@@ -9,8 +9,7 @@
 #
 #   scripts/bench-latency.sh [--events N] [--journal] [WORKDIR]
 #
-# --journal passes --journal to every run (the journal writer; the driver
-# must be built with -DBENCH_HAVE_JOURNAL, which BENCH_CFLAGS can add).
+# --journal passes --journal to every run (the journal writer).
 set -euo pipefail
 EVENTS=10000000
 EXTRA=()

@@ -269,6 +269,7 @@ impl Sink {
             durability: o.durability,
             created_ns: o.created_ns,
             write_manifest: true,
+            // A new tape under a temporary name, moved into place when done.
             journal: false,
             resume: false,
         };
