@@ -7,17 +7,19 @@
 # 50 us, the appends that rotated, and (unpaced) appends/s beside write(2)
 # and memcpy of the same bytes. A benchmark, not a test.
 #
-#   scripts/bench-latency.sh [--events N] [--journal] [WORKDIR]
+#   scripts/bench-latency.sh [--events N] [--journal|--default] [WORKDIR]
 #
-# --journal passes --journal to every run (the journal writer).
+# Each case runs the default writer and the journal writer one after the
+# other (interleaved, in one run); --journal or --default runs only one.
 set -euo pipefail
 EVENTS=10000000
-EXTRA=()
+WRITERS=(default journal)
 WORK=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --events) EVENTS=$2; shift 2 ;;
-    --journal) EXTRA+=(--journal); shift ;;
+    --journal) WRITERS=(journal); shift ;;
+    --default) WRITERS=(default); shift ;;
     *) WORK=$1; shift ;;
   esac
 done
@@ -30,10 +32,14 @@ cc -O2 -std=c11 -Wall -Wextra -Iinclude ${BENCH_CFLAGS:-} -o "$WORK/bench_latenc
   c-tests/bench_latency.c target/release/libfloxlog_ffi.a -lpthread -ldl -lm
 for dur in close none; do
   for pace in "--rate 1000000" ""; do
-    rm -rf "$WORK/tape"
-    # shellcheck disable=SC2086
-    "$WORK/bench_latency" "$WORK/tape" --events "$EVENTS" $pace \
-      --max-segment-bytes $((64 << 20)) --durability "$dur" "${EXTRA[@]}"
+    for writer in "${WRITERS[@]}"; do
+      extra=()
+      [ "$writer" = journal ] && extra=(--journal)
+      rm -rf "$WORK/tape"
+      # shellcheck disable=SC2086
+      "$WORK/bench_latency" "$WORK/tape" --events "$EVENTS" $pace \
+        --max-segment-bytes $((64 << 20)) --durability "$dur" "${extra[@]}"
+    done
   done
 done
 rm -rf "$WORK/tape"
