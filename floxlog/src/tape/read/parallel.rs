@@ -6,15 +6,17 @@ use crate::tape::error::TapeError;
 
 /// Runs `work(i)` for every `i < n` on up to `jobs` threads (0: one per
 /// core); the results in order. A worker that fails stops the others
-/// taking new work; the first error in order is returned (a worker's panic
-/// is one too).
+/// starting items after its own; the first error in order is returned (a
+/// worker's panic is one too).
 pub fn run_parallel<T: Send>(
     n: usize,
     jobs: usize,
     work: &(dyn Fn(usize) -> Result<T, TapeError> + Sync),
 ) -> Result<Vec<T>, TapeError> {
-    use std::sync::atomic::{AtomicBool, Ordering};
-    let failed = AtomicBool::new(false);
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    // The lowest failed index: only items after it may be skipped, since
+    // an earlier item's result (or error) is still delivered first.
+    let failed = AtomicUsize::new(usize::MAX);
     let mut out = Vec::with_capacity(n);
     // Every result is kept, so nothing is gained by holding workers back:
     // the window is the whole input.
@@ -23,7 +25,7 @@ pub fn run_parallel<T: Send>(
     pool.run(
         0..n,
         |i| {
-            if failed.load(Ordering::Relaxed) {
+            if i > failed.load(Ordering::Relaxed) {
                 // Never delivered: an earlier item's error ends the run.
                 return Err(TapeError::input(
                     None,
@@ -32,7 +34,7 @@ pub fn run_parallel<T: Send>(
             }
             let r = work(i);
             if r.is_err() {
-                failed.store(true, Ordering::Relaxed);
+                failed.fetch_min(i, Ordering::Relaxed);
             }
             r
         },
@@ -102,6 +104,27 @@ mod tests {
             } else {
                 Ok(i)
             }
+        });
+        assert!(e.unwrap_err().message.contains("three"));
+    }
+
+    #[test]
+    fn an_item_before_a_failure_is_still_done() {
+        // Item 3 fails before item 2 starts: item 2 must still run, and
+        // the error returned is item 3's, not a skipped item's.
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let three_failed = AtomicBool::new(false);
+        let e = run_parallel(6, 2, &|i| {
+            if i == 3 {
+                three_failed.store(true, Ordering::SeqCst);
+                return Err(TapeError::usage("three"));
+            }
+            if i == 2 {
+                while !three_failed.load(Ordering::SeqCst) {
+                    std::thread::yield_now();
+                }
+            }
+            Ok(i)
         });
         assert!(e.unwrap_err().message.contains("three"));
     }
