@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Tests the Python package (python/):
 #   1. installs what is missing to make a virtual environment (Debian's
-#      python3-venv; python3 itself if there is none);
+#      python3-venv; python3 itself if there is none) and the Java 17
+#      runtime PySpark needs (openjdk-17-jre-headless);
 #   2. creates the virtual environment (default .venv at the repository
 #      root; FLOXLOG_VENV overrides) and installs the pinned build and test
 #      dependencies (python/requirements-test.txt);
@@ -34,9 +35,11 @@ if ! command -v "$PYTHON" >/dev/null; then
 elif ! "$PYTHON" -c 'import venv, ensurepip' 2>/dev/null; then
   missing+=(python3-venv)
 fi
+# PySpark (tests/test_spark.py) runs on a Java 17 runtime.
+command -v java >/dev/null || missing+=(openjdk-17-jre-headless)
 if [ ${#missing[@]} -gt 0 ]; then
   apt_install "${missing[@]}"
-  PYTHON=python3
+  case " ${missing[*]} " in *" python3-venv "*) PYTHON=python3 ;; esac
 fi
 "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 10))' || {
   echo "the Python package needs Python >= 3.10; $PYTHON is $("$PYTHON" --version)" >&2

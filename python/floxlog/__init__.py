@@ -65,6 +65,9 @@ __all__ = [
     "UsageError",
     "Tape",
     "BatchStream",
+    "Dataset",
+    "Fragment",
+    "dataset",
     "open",
     "write",
     "Writer",
@@ -272,6 +275,11 @@ class Tape:
 
     def __fspath__(self) -> str:
         return self.path
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Pickles as its path: unpickling opens the tape again (raising,
+        # naming the path, where it cannot be seen).
+        return (open, (self.path,))
 
     # -- tables ----------------------------------------------------------
 
@@ -610,3 +618,4 @@ def schema(type: str, prices: str = "decimal") -> pa.Schema:
 
 from ._write import Writer, _raw_fields, write  # noqa: E402  (needs BatchStream above)
 from ._follow import Follow, follow  # noqa: E402
+from ._dataset import Dataset, Fragment, dataset  # noqa: E402

@@ -106,6 +106,38 @@ def open(path: Union[str, PathLike[str]]) -> NativeTape:
     """Lists the tape (directory of either layout, or segment file); raises
     ``FloxlogError`` if it is not one."""
 
+def dataset_pieces(
+    path: Union[str, PathLike[str]],
+    rtype: str,
+    start: Union[int, str, None] = None,
+    end: Union[int, str, None] = None,
+    symbols: Optional[Sequence[str]] = None,
+    strict: bool = False,
+    range_bytes: int = ...,
+) -> tuple[
+    list[tuple[str, Optional[int], Optional[int], Optional[int], Optional[int], Optional[int]]],
+    list[str],
+    list[Exception],
+]:
+    """A tape's pieces for ``floxlog.dataset``: ``(segment, first byte,
+    end byte, first_ts, last_ts, events)`` each, the listing's warnings and
+    errors (not raised)."""
+
+def read_dataset_piece(
+    path: Union[str, PathLike[str]],
+    segment: Union[str, PathLike[str]],
+    at: Optional[int],
+    until: Optional[int],
+    rtype: str,
+    start: Union[int, str, None] = None,
+    end: Union[int, str, None] = None,
+    symbols: Optional[Sequence[str]] = None,
+    strict: bool = False,
+    range_bytes: int = ...,
+    rows: int = 65536,
+) -> tuple[ArrowStream, list[str], list[Exception], bool, int]:
+    """Reads one piece: ``(stream, warnings, errors, ends_segment, rank)``."""
+
 def schema(rtype: str) -> pa.Schema:
     """The Arrow schema of a record type's table."""
 

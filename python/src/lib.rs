@@ -10,6 +10,7 @@
 //! Long calls run on a worker thread while the caller polls for Ctrl-C
 //! (`wait::interruptible`).
 
+mod dataset;
 mod errors;
 mod follow;
 mod read;
@@ -388,6 +389,8 @@ fn _floxlog(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_time, m)?)?;
     m.add_function(wrap_pyfunction!(record_type_name, m)?)?;
     m.add_function(wrap_pyfunction!(record_type_of, m)?)?;
+    m.add_function(wrap_pyfunction!(dataset::dataset_pieces, m)?)?;
+    m.add_function(wrap_pyfunction!(dataset::read_dataset_piece, m)?)?;
     m.add_class::<NativeWriter>()?;
     m.add_class::<follow::NativeFollow>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -229,7 +229,7 @@ impl Job {
 }
 
 /// Errors and warnings of a finished read, as `floxlog cat` reports them.
-fn judge(s: &ReadSummary, strict: bool, out: &mut Outcome) {
+pub(crate) fn judge(s: &ReadSummary, strict: bool, out: &mut Outcome) {
     for p in &s.problems {
         if p.tolerated && !strict {
             out.warnings.push(format!(

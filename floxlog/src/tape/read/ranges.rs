@@ -256,6 +256,29 @@ impl<'a> Split<'a> {
         self.ranges.get(i).map(|c| self.inputs[c.input].path)
     }
 
+    /// Range `i`'s bytes: where its first frame (or block) starts (`None`:
+    /// the segment's first frame, or a Sorted segment's index seek) and
+    /// where the next range starts (`u64::MAX`: the end of the frame area).
+    /// A caller that hands ranges to other processes names them by these,
+    /// and finds them again in a split of the same segment made with the
+    /// same settings (the cut points depend on nothing else).
+    pub fn bounds(&self, i: usize) -> Option<(Option<u64>, u64)> {
+        self.ranges.get(i).map(|c| (c.start, c.end))
+    }
+
+    /// The header of the segment range `i` is part of.
+    pub fn header(&self, i: usize) -> Option<&SegmentHeader> {
+        self.ranges.get(i).map(|c| &self.inputs[c.input].header)
+    }
+
+    /// Whether the read of range `i` checks its segment's Sorted flag, so
+    /// that [`Split::settle_next`] judges it against the ranges before it.
+    pub fn checks_sorted(&self, i: usize) -> bool {
+        self.ranges
+            .get(i)
+            .is_some_and(|c| self.inputs[c.input].check_sorted)
+    }
+
     /// Reads range `i`, handing every event that passes the filter to
     /// `sink` with its frame's (or block's) offset; runs of trades go
     /// through the core's batch trade kernel into the sink's trade columns
