@@ -5,6 +5,8 @@ the same result, damage failing the job with the floxlog error."""
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -19,6 +21,8 @@ pyspark = pytest.importorskip("pyspark")
 def spark():
     from pyspark.sql import SparkSession
 
+    # Spark's Python workers: this interpreter, which has floxlog.
+    os.environ["PYSPARK_PYTHON"] = sys.executable
     s = (
         SparkSession.builder.master("local[2]")
         .appName("floxlog-test")
@@ -100,3 +104,19 @@ def test_damage_fails_the_job(spark, tmp: Path):
     with pytest.raises(Exception) as e2:
         _load(spark, tape, fragment_bytes=SMALL).collect()
     assert str(e.value).splitlines()[0] in str(e2.value)
+
+
+def test_pushed_filters_narrow_the_read(tape: Path):
+    from pyspark.sql.datasource import EqualTo, GreaterThan, In, LessThanOrEqual
+
+    import floxlog.spark
+
+    ds = floxlog.dataset(tape, "trade", start=100)
+    f = [GreaterThan(("exchange_ts_ns",), 1000), LessThanOrEqual(("exchange_ts_ns",), 5000),
+         In(("symbol_id",), (1, 2, 3)), EqualTo(("symbol_id",), 2), EqualTo(("symbol",), "AAA")]
+    s = floxlog.spark._pushed(ds, f).settings
+    assert (s.start, s.end, s.symbols) == (1001, 5001, ("2",))
+    # Names are not pushed (each tape resolves its own); an explicit
+    # symbols option is kept as it is.
+    ds = floxlog.dataset(tape, "trade", symbols=["AAA"])
+    assert floxlog.spark._pushed(ds, f[2:]).settings == ds.settings
