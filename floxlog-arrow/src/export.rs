@@ -23,6 +23,7 @@
 //! its end, against the event count its header claims.
 
 use crate::columns::Limits;
+use crate::convert::Conversion;
 use crate::read::{read_range, ReadSpec};
 use crate::schema::RecordType;
 use crate::symbols::Symbols;
@@ -101,6 +102,9 @@ pub struct ExportSpec {
     /// Large segments are exported as byte ranges of at least this many
     /// bytes, on several threads (see [`crate::Split`]).
     pub min_chunk_bytes: u64,
+    /// Timestamp unit and price columns of Parquet and Arrow files (CSV
+    /// holds the raw integers).
+    pub convert: Conversion,
 }
 
 impl Default for ExportSpec {
@@ -115,6 +119,7 @@ impl Default for ExportSpec {
             jobs: 0,
             overwrite: false,
             min_chunk_bytes: ReadSpec::default().min_chunk_bytes,
+            convert: Conversion::default(),
         }
     }
 }
@@ -163,6 +168,7 @@ enum PartWriter {
 struct Part {
     path: PathBuf,
     writer: PartWriter,
+    convert: Conversion,
 }
 
 fn io_err<'p>(path: &'p Path, doing: &str) -> impl FnOnce(std::io::Error) -> TapeError + 'p {
@@ -217,7 +223,7 @@ impl Part {
                 }
                 let props = props.build();
                 PartWriter::Parquet(Box::new(
-                    ArrowWriter::try_new(file, rt.schema(), Some(props))
+                    ArrowWriter::try_new(file, spec.convert.schema(&rt.schema()), Some(props))
                         .map_err(|e| write_err(&path, e))?,
                 ))
             }
@@ -229,8 +235,12 @@ impl Part {
                     })
                     .map_err(|e| write_err(&path, e))?;
                 PartWriter::Arrow(Box::new(
-                    arrow_ipc::writer::FileWriter::try_new_with_options(file, &rt.schema(), opts)
-                        .map_err(|e| write_err(&path, e))?,
+                    arrow_ipc::writer::FileWriter::try_new_with_options(
+                        file,
+                        &spec.convert.schema(&rt.schema()),
+                        opts,
+                    )
+                    .map_err(|e| write_err(&path, e))?,
                 ))
             }
             Format::Csv => {
@@ -244,14 +254,24 @@ impl Part {
                 PartWriter::Csv(w, Box::new(csv), Vec::with_capacity(1 << 16))
             }
         };
-        Ok(Part { path, writer })
+        Ok(Part {
+            path,
+            writer,
+            convert: spec.convert,
+        })
     }
 
     fn write(&mut self, rt: RecordType, b: &RecordBatch) -> Result<(), TapeError> {
         let path = &self.path;
         match &mut self.writer {
-            PartWriter::Parquet(w) => w.write(b).map_err(|e| write_err(path, e)),
-            PartWriter::Arrow(w) => w.write(b).map_err(|e| write_err(path, e)),
+            PartWriter::Parquet(w) => {
+                let b = self.convert.batch(b).map_err(|e| write_err(path, e))?;
+                w.write(&b).map_err(|e| write_err(path, e))
+            }
+            PartWriter::Arrow(w) => {
+                let b = self.convert.batch(b).map_err(|e| write_err(path, e))?;
+                w.write(&b).map_err(|e| write_err(path, e))
+            }
             PartWriter::Csv(w, csv, buf) => {
                 crate::append::for_each_event(rt, b, &mut |ev| {
                     csv.write_row(buf, ev);

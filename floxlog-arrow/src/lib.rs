@@ -29,12 +29,14 @@
 
 pub mod append;
 pub mod columns;
+pub mod convert;
 pub mod read;
 pub mod schema;
 pub mod symbols;
 
 pub use append::{append_batch, for_each_event};
 pub use columns::{Columns, Limits, DEFAULT_ROWS};
+pub use convert::{Conversion, Prices, Timestamps};
 pub use read::{read_batches, read_range, read_table, ReadSpec, ReadSummary, Sink};
 pub use schema::RecordType;
 pub use symbols::Symbols;

@@ -3,6 +3,7 @@
 
 use super::common::{progress, report_listing, CmdResult, FilterArgs, TapeArgs};
 use floxlog_arrow::export::{export, Codec, ExportSpec, Format, PARTITION_TYPES};
+use floxlog_arrow::{Conversion, Prices, Timestamps};
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -26,6 +27,28 @@ pub enum CodecArg {
     None,
 }
 
+/// Unit of the exchange_ts / recv_ts columns.
+#[derive(Clone, Copy, Debug, clap::ValueEnum, PartialEq, Eq)]
+pub enum TimestampsArg {
+    /// Nanoseconds (Spark refuses these in Parquet).
+    Ns,
+    /// Microseconds, floored (Spark, and engines without nanoseconds).
+    Us,
+    /// Milliseconds, floored.
+    Ms,
+}
+
+/// Price and quantity columns.
+#[derive(Clone, Copy, Debug, clap::ValueEnum, PartialEq, Eq)]
+pub enum PricesArg {
+    /// Exact decimal(38, 8).
+    Decimal,
+    /// float64 (raw / 1e8, rounded once).
+    Float,
+    /// Only the raw integer columns.
+    Raw,
+}
+
 /// Export a tape as a Hive-partitioned dataset (Parquet, Arrow IPC or CSV).
 #[derive(clap::Args)]
 #[command(after_help = crate::EXIT_CODES, long_about = "Export a tape as a Hive-partitioned dataset \
@@ -33,8 +56,9 @@ that Spark, Trino, DuckDB and DataFusion read as one table per record type:\n\n 
 OUT/type=trade/date=2024-04-26/part-000000-0000.parquet\n\n\
 type is trade, book_snapshot, book_delta, option_quote or pool_state; date the UTC day of \
 exchange_ts_ns; --by-symbol adds symbol=NAME (or the id where the tape names none). Columns: the \
-raw fields of the conformance corpus, exchange_ts/recv_ts as timestamp[ns, UTC], prices and \
-quantities as decimal(38, 8), symbol names. Segments are exported in parallel (--jobs), rows in \
+raw fields of the conformance corpus (always exact), exchange_ts/recv_ts as timestamp[ns, UTC] \
+(--timestamps us or ms for Spark and engines without nanoseconds: floored), prices and quantities \
+as decimal(38, 8) (--prices float: float64; raw: none besides the raw integers), symbol names. Segments are exported in parallel (--jobs), rows in \
 file order.\n\n\
 The dataset is built beside OUT under a hidden name and moved into place when complete. Every \
 row read is written, and the counts are checked and printed; a damaged segment is exported up to \
@@ -57,6 +81,14 @@ pub struct Args {
     /// Partition by symbol too.
     #[arg(long)]
     pub by_symbol: bool,
+    /// Unit of the exchange_ts / recv_ts columns (Parquet and Arrow; the
+    /// *_ts_ns integers stay exact).
+    #[arg(long, value_enum, default_value = "ns")]
+    pub timestamps: TimestampsArg,
+    /// Price and quantity columns (Parquet and Arrow; the *_raw integers
+    /// stay).
+    #[arg(long, value_enum, default_value = "decimal")]
+    pub prices: PricesArg,
     /// Rows per batch (Parquet row groups hold 8 batches).
     #[arg(long, default_value_t = floxlog_arrow::DEFAULT_ROWS as u32, value_parser = clap::value_parser!(u32).range(1..))]
     pub rows: u32,
@@ -78,6 +110,23 @@ pub struct Args {
 
 /// Runs `export`.
 pub fn run(a: Args) -> CmdResult {
+    let convert = Conversion {
+        timestamps: match a.timestamps {
+            TimestampsArg::Ns => Timestamps::Ns,
+            TimestampsArg::Us => Timestamps::Us,
+            TimestampsArg::Ms => Timestamps::Ms,
+        },
+        prices: match a.prices {
+            PricesArg::Decimal => Prices::Decimal,
+            PricesArg::Float => Prices::Float,
+            PricesArg::Raw => Prices::Raw,
+        },
+    };
+    if a.format == FormatArg::Csv && !convert.is_identity() {
+        return Err(floxlog::tape::TapeError::usage(
+            "--timestamps and --prices apply to Parquet and Arrow: CSV holds the raw integers",
+        ));
+    }
     let tape = a.tape.open()?;
     let filter = a.filter.filter(&tape)?;
     let unread = report_listing(&tape);
@@ -97,6 +146,7 @@ pub fn run(a: Args) -> CmdResult {
         read: super::common::read_options(a.skip_unknown),
         jobs: a.jobs.unwrap_or(0),
         overwrite: a.overwrite,
+        convert,
         ..ExportSpec::default()
     };
     let pb = progress(tape.file_bytes(), "export");
