@@ -238,18 +238,28 @@ fn read_piece(
             }
         }
     }
-    // Judged as a sequential read of the segment judges it: from its first
-    // range, when the piece's judgement depends on the ranges before it.
+    // Judged as a sequential read of the segment judges it, when the
+    // piece's judgement depends on the ranges before it: an end that is a
+    // problem counts the segment's events before it (from its first
+    // range); the Sorted flag checked across the cut needs the range just
+    // before (where earlier ones ended early, a truthful flag leaves this
+    // one empty anyway).
     let first = wanted.first().copied().unwrap_or(0);
     let short = opened.checks.first().is_some_and(|c| c.short.is_some());
-    let depends = reads.iter().any(|(k, r, _)| {
-        !matches!(r.end, RangeEnd::Done)
-            || split.checks_sorted(*k)
-            || (short && *k + 1 == split.len())
+    let counts = reads.iter().any(|(k, r, _)| {
+        !matches!(r.end, RangeEnd::Done | RangeEnd::Stopped) || (short && *k + 1 == split.len())
     });
+    let sorted = reads.iter().any(|(k, _, _)| split.checks_sorted(*k));
+    let replay_from = if counts {
+        0
+    } else if sorted {
+        first.saturating_sub(1)
+    } else {
+        first
+    };
     let mut st = Settle::default();
-    if first > 0 && depends {
-        for k in 0..first {
+    if first > 0 {
+        for k in replay_from..first {
             let r = split.read(k, &mut |_: &Event<'_>, _: u64| Ok(()))?;
             let _ = split.settle_next(&mut st, k, &r);
         }

@@ -86,6 +86,9 @@ def big_tapes(tmp_path_factory) -> dict[str, Path]:
         "lz4": dict(compression="lz4"),
         "plain": dict(compression="none", index_interval=64),
         "noindex": dict(compression="none", index=False),
+        # Sorted segments: a time filter seeks (from) and stops (to) on the
+        # flag, which the reads check across the cuts.
+        "sorted": dict(compression="none", index_interval=64, profile="spec", layout="spec"),
     }.items():
         p = root / name
         floxlog.write(p, parts, max_segment_bytes=200_000, metadata={1: "AAA", 2: "BBB"}, **kw)
@@ -107,7 +110,7 @@ def test_corpus_fragments_equal_file_order(case: Path):
         _same(got, want)
 
 
-@pytest.mark.parametrize("kind", ["lz4", "plain", "noindex"])
+@pytest.mark.parametrize("kind", ["lz4", "plain", "noindex", "sorted"])
 def test_cut_segments_equal_file_order(big_tapes, kind):
     path = big_tapes[kind]
     ds = floxlog.dataset(path, "trade", fragment_bytes=SMALL)
@@ -129,8 +132,9 @@ def test_cut_segments_equal_file_order(big_tapes, kind):
         _same(_read_dataset(path, rtype, fragment_bytes=SMALL)[0], want)
 
 
-def test_filters_equal_tape_filters(big_tapes):
-    path = big_tapes["plain"]
+@pytest.mark.parametrize("kind", ["plain", "sorted"])
+def test_filters_equal_tape_filters(big_tapes, kind):
+    path = big_tapes[kind]
     all_ts = floxlog.open(path).trades(order="file")["exchange_ts_ns"].to_pylist()
     lo, hi = sorted(all_ts)[len(all_ts) // 4], sorted(all_ts)[3 * len(all_ts) // 4]
     for kw in [dict(start=lo), dict(end=hi), dict(start=lo, end=hi, symbols=["AAA", 3]),
@@ -316,3 +320,36 @@ def test_bad_arguments():
     assert e.value.path is not None
     with pytest.raises(floxlog.FloxlogError):
         floxlog.dataset(str(path) + "-none-*", "trade")
+
+
+def test_sorted_flag_checked_across_a_cut(tmp: Path):
+    """A Sorted segment whose timestamps go back exactly at a cut: a
+    time-filtered read relies on the flag, so a sequential read stops
+    there with an error; so does the fragment that starts at the cut
+    (judged against the range before it), and the dataset."""
+    path = tmp / "t"
+    floxlog.write(path, MAKERS["trade"](2000, seed=4), compression="none",
+                  profile="spec", layout="spec", index=False)
+    seg = next(path.glob("*.bin"))
+    header = floxlog.open(path).info()["segments"][0]["header"]
+    assert "Sorted" in header["flags"]
+    frame = (seg.stat().st_size - 64) // header["event_count"]  # fixed-size trade frames
+    frags = floxlog.dataset(path, "trade", end=2**62, fragment_bytes=SMALL).fragments()
+    j = 3
+    cut = frags[j].start_byte
+    data = bytearray(seg.read_bytes())
+    data[cut - frame:cut], data[cut:cut + frame] = data[cut:cut + frame], data[cut - frame:cut]
+    seg.write_bytes(bytes(data))
+    want, err, _ = _read_tape(path, "trade", end=2**62)
+    assert err is not None and (err.kind, err.offset) == ("malformed_record", cut)
+    assert "flagged Sorted" in str(err)
+    with pytest.raises(floxlog.FloxlogError) as e:
+        frags[j].to_table()
+    _same_error(e.value, err)
+    assert e.value.partial.num_rows == 0
+    assert frags[j + 1].to_table().num_rows > 0
+    got, err2, _ = _read_dataset(path, "trade", end=2**62, fragment_bytes=SMALL)
+    _same_error(err2, err)
+    _same(got, want)
+    # Without a time filter nothing relies on the flag: every event reads.
+    assert floxlog.dataset(path, "trade", fragment_bytes=SMALL).to_table().num_rows == 2000
