@@ -6,9 +6,9 @@
 #   2. creates the virtual environment (default .venv at the repository
 #      root; FLOXLOG_VENV overrides) and installs the pinned build and test
 #      dependencies (python/requirements-test.txt);
-#   3. builds the package once, in release mode, into it
-#      (`pip install ./python` through maturin, with cargo's shared target
-#      directory), and the floxlog tool the tests compare against;
+#   3. builds the package's abi3 wheel once, in release mode (`pip wheel
+#      ./python` through maturin, with cargo's shared target directory),
+#      installs it, and builds the floxlog tool the tests compare against;
 #   4. runs pytest over python/tests (the conformance corpus, round trips,
 #      filters, Arrow streams into pyarrow, polars and DuckDB, numpy,
 #      inspect/verify, errors; against the tool's output).
@@ -60,11 +60,22 @@ step "installing the pinned test dependencies"
 "$PY" -m pip install --quiet --disable-pip-version-check -r python/requirements-test.txt
 
 # --- 3. build -----------------------------------------------------------
-step "building the package (release) into $VENV"
-# maturin is in the environment already: no isolated build environment to
-# fetch it again. cargo builds into the shared target directory.
-"$PY" -m pip install --quiet --disable-pip-version-check --no-build-isolation \
-  --no-deps --force-reinstall ./python
+step "building the package's wheel (release) and installing it into $VENV"
+# As a user would: `pip wheel ./python` makes one abi3 wheel (any CPython
+# >= 3.10), built once and installed. maturin is in the environment already:
+# no isolated build environment to fetch it again; cargo builds into the
+# shared target directory.
+WHEELS="$CARGO_TARGET_DIR/python-wheel"
+rm -rf "$WHEELS"
+"$PY" -m pip wheel --quiet --disable-pip-version-check --no-build-isolation \
+  --no-deps --wheel-dir "$WHEELS" ./python
+wheel=("$WHEELS"/floxlog-*.whl)
+if [ ${#wheel[@]} -ne 1 ] || [[ "${wheel[0]}" != *-abi3-* ]]; then
+  echo "expected one abi3 wheel in $WHEELS, found: ${wheel[*]}" >&2
+  exit 1
+fi
+"$PY" -m pip install --quiet --disable-pip-version-check --no-deps \
+  --force-reinstall "${wheel[0]}"
 step "building the floxlog tool (release), which the tests compare against"
 cargo build --release --quiet -p floxlog-cli
 export FLOXLOG_CLI="$CARGO_TARGET_DIR/release/floxlog" FLOXLOG_BIN="$CARGO_TARGET_DIR/release/floxlog"
