@@ -294,3 +294,41 @@ fn a_killed_journal_leaves_zero_tails_that_readers_accept_and_recover_cuts() {
             .all(|e| !e.file_name().to_string_lossy().contains("damaged")));
     }
 }
+
+/// The first segment's file is made (reserved, pre-faulted) by `create`,
+/// under a hidden name, so the first append only names it; a reserved
+/// file never used is removed with the writer.
+#[test]
+fn the_first_segment_is_reserved_at_create_and_named_by_the_first_append() {
+    for layout in [Layout::Flox, Layout::Spec] {
+        let t = tempfile::tempdir().unwrap();
+        let cfg = TapeWriterConfig {
+            layout,
+            created_ns: Some(9),
+            max_segment_bytes: 1 << 20,
+            journal: true,
+            ..TapeWriterConfig::default()
+        };
+        let hidden = |dir: &Path| -> Vec<String> {
+            files(dir)
+                .into_iter()
+                .map(|(n, _)| n)
+                .filter(|n| n.starts_with(".journal-first-"))
+                .collect()
+        };
+        let mut w = TapeWriter::create(t.path(), cfg).unwrap();
+        let reserved = hidden(t.path());
+        assert!(!reserved.is_empty(), "{layout:?}: nothing reserved");
+        assert!(w.open_paths().is_empty());
+        w.append(&events(1)[0].as_event()).unwrap();
+        assert_eq!(w.open_paths().len(), 1);
+        assert_eq!(hidden(t.path()).len(), reserved.len() - 1, "{layout:?}");
+        w.close().unwrap();
+        assert!(hidden(t.path()).is_empty(), "{layout:?}: left behind");
+
+        // A writer closed with no event removes what it reserved.
+        let t = tempfile::tempdir().unwrap();
+        TapeWriter::create(t.path(), cfg).unwrap().close().unwrap();
+        assert!(hidden(t.path()).is_empty(), "{layout:?}: left behind");
+    }
+}
