@@ -1682,12 +1682,13 @@ typedef struct floxlog_recover_options {
 typedef struct floxlog_recover_report {
   /**
    * `"rewritten"`, `"would_rewrite"` (dry run), `"already_valid"`,
-   * `"failed"` (see `error`) or `"rebuilt_manifest"` (`file` is the
-   * manifest).
+   * `"failed"` (see `error`), `"rebuilt_manifest"` (`file` is the
+   * manifest) or `"removed_temp"` (`file` is a hidden temporary file a
+   * killed writer left, such as `.journal-first-0.tmp`, now removed).
    */
   const char *action;
   /**
-   * The segment (or manifest).
+   * The segment (or manifest, or temporary file).
    */
   const char *file;
   /**
