@@ -71,6 +71,18 @@ struct Live {
     unsynced: u64,
 }
 
+/// Where a journal starts on a resumed tape (`TapeWriterConfig::resume`):
+/// after the segments an earlier writer left (recovered already).
+#[derive(Default)]
+pub(crate) struct Start {
+    /// The tape's segments, each with its `seq`, as the manifest lists them.
+    pub(crate) closed: Vec<(u64, ManifestSegment)>,
+    /// Spec layout: the next file number of each series slot.
+    pub(crate) numbers: Vec<u32>,
+    /// The largest flox-layout segment name (created_ns), or `i64::MIN`.
+    pub(crate) last_created: i64,
+}
+
 /// The journal writer behind a `TapeWriter` in journal mode.
 pub(crate) struct Journal {
     cfg: TapeWriterConfig,
@@ -91,15 +103,20 @@ pub(crate) struct Journal {
     /// `create` so that the first append only names it (the name waits
     /// for the clock); removed unused on drop.
     ahead: Vec<Option<Reserved>>,
+    /// Segments of the tape before this writer (resumed): not counted in
+    /// its stats.
+    resumed: u64,
 }
 
 impl Journal {
     /// Checks the settings, starts the background thread and reserves
-    /// each series' first segment file (see `ahead`).
+    /// each series' first segment file (see `ahead`); new segments follow
+    /// `start`'s (whose entries the manifest keeps listing).
     pub(crate) fn create(
         dir: &Path,
         cfg: TapeWriterConfig,
         tape_created: i64,
+        start: Start,
     ) -> Result<Journal, TapeError> {
         if cfg.segment.compression != Compression::None {
             return Err(TapeError::usage(
@@ -130,18 +147,24 @@ impl Journal {
                 reserve_file(dir, &tmp, &cfg.segment, frames_cap).map(Some)
             })
             .collect::<Result<Vec<_>, _>>()?;
+        let mut numbers = start.numbers;
+        numbers.resize(slots, 0);
+        let seq = start.closed.len() as u64;
+        let bg = Background::start(settings, slots)?;
+        background::lock(&bg.shared).closed = start.closed;
         let j = Journal {
             cfg,
             open: (0..slots).map(|_| None).collect(),
-            numbers: vec![0; slots],
-            seq: 0,
-            last_created: i64::MIN,
+            numbers,
+            seq,
+            last_created: start.last_created,
             events: 0,
             metadata: None,
             finished: false,
             clock: None,
-            bg: Background::start(settings, slots)?,
+            bg,
             ahead,
+            resumed: seq,
         };
         Ok(j)
     }
@@ -514,7 +537,7 @@ impl Journal {
     pub(crate) fn stats(&self) -> TapeWriterStats {
         TapeWriterStats {
             events: self.events,
-            segments: background::lock(&self.bg.shared).closed.len() as u64,
+            segments: background::lock(&self.bg.shared).closed.len() as u64 - self.resumed,
         }
     }
 
