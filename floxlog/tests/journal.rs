@@ -369,8 +369,10 @@ fn recover_removes_the_temporary_files_a_killed_writer_left() {
     for e in &trades {
         w.append(&e.as_event()).unwrap();
     }
-    // What the directory holds hidden while the writer lives; a SIGKILL
+    // What the directory holds hidden while the writer lives, its
+    // background thread idle (so that no file is being renamed); a SIGKILL
     // leaves it so (abandon, in-process, removes the reserved files).
+    w.sync().unwrap();
     let left: Vec<(String, Vec<u8>)> = files(&dir)
         .into_iter()
         .filter(|(n, _)| n.starts_with('.'))
