@@ -22,7 +22,9 @@
  * intended start, so a writer stall counts too); a tailer in another
  * process (this executable re-run, started before the first append)
  * follows the tape from its beginning with floxlog_tape_tail_next_trades
- * and subtracts the stamp from the clock when a batch is handed to it:
+ * and subtracts the stamp from the clock when a batch is handed to it
+ * (and, printed below it, the append's actual start, stamped in
+ * recv_ts_ns: the writer's lateness left out):
  * `spin` polls with timeout 0 in a loop (FLOXLOG_TAIL_WAIT_BUSY_SPIN),
  * `block` waits with no time limit (FLOXLOG_TAIL_WAIT_BLOCKING: sleeps
  * from 10 us doubling up to 10 ms while nothing arrives). Both processes
@@ -161,8 +163,8 @@ static int tail_child(const char *dir, const char *mode, int ready_fd) {
     fprintf(stderr, "tail open: %s\n", err.message);
     return 1;
   }
-  hist_t *h = calloc(1, sizeof *h);
-  if (!h) return 1;
+  hist_t *h = calloc(1, sizeof *h), *ha = calloc(1, sizeof *ha);
+  if (!h || !ha) return 1;
   if (write(ready_fd, "r", 1) != 1) return 1;
   close(ready_fd);
   static floxlog_trade buf[256];
@@ -175,7 +177,9 @@ static int tail_child(const char *dir, const char *mode, int ready_fd) {
     const uint64_t now = now_ns();
     for (size_t i = 0; i < n; i++) {
       const uint64_t stamp = (uint64_t)buf[i].exchange_ts_ns;
+      const uint64_t began = (uint64_t)buf[i].recv_ts_ns;
       record(h, now > stamp ? now - stamp : 0);
+      record(ha, now > began ? now - began : 0);
     }
   }
   if (rc != FLOXLOG_END) {
@@ -186,7 +190,12 @@ static int tail_child(const char *dir, const char *mode, int ready_fd) {
   char what[64];
   snprintf(what, sizeof what, "  append-to-tailer (%s)", spin ? "busy-spin" : "blocking");
   print_hist(what, h);
+  /* From when the append actually began: the writer's own lateness (a
+   * paced run's queue) left out. */
+  snprintf(what, sizeof what, "    from the append's actual start");
+  print_hist(what, ha);
   free(h);
+  free(ha);
   return 0;
 }
 
@@ -267,16 +276,20 @@ int main(int argc, char **argv) {
   const uint64_t t0 = now_ns();
   for (uint64_t i = 0; i < events; i++) {
     floxlog_trade t = trade(i);
-    uint64_t start;
+    uint64_t start, actual;
     if (interval) {
       const uint64_t intended = t0 + i * interval;
-      while ((start = now_ns()) < intended) {
+      while ((actual = now_ns()) < intended) {
       }
       start = intended; /* coordinated omission: from when it was due */
     } else {
-      start = now_ns();
+      start = actual = now_ns();
     }
-    if (tail_mode) t.exchange_ts_ns = t.recv_ts_ns = (int64_t)start;
+    if (tail_mode) {
+      /* For the tailer: when the append was due, and when it began. */
+      t.exchange_ts_ns = (int64_t)start;
+      t.recv_ts_ns = (int64_t)actual;
+    }
     if (floxlog_tape_writer_append_trade(w, &t, &err) != FLOXLOG_OK) {
       fprintf(stderr, "append %llu: %s\n", (unsigned long long)i, err.message);
       return 1;
