@@ -3,6 +3,7 @@
  *
  *   bench_latency DIR [--events N] [--rate PER_S] [--max-segment-bytes B]
  *                     [--durability none|flush|close] [--journal]
+ *                     [--tail spin|block]
  *
  * Appends N trades (default 10 M) to a new tape in DIR, timing each
  * append with CLOCK_MONOTONIC, into a log-linear histogram (HDR style: 128
@@ -15,6 +16,19 @@
  * opened a new segment (every segment holds the same number of trades).
  *
  * --journal sets the config's `journal` field (the journal writer).
+ *
+ * --tail spin|block: append-to-tailer latency. The writer stamps each
+ * trade's exchange_ts_ns with CLOCK_MONOTONIC at the append (paced: its
+ * intended start, so a writer stall counts too); a tailer in another
+ * process (this executable re-run, started before the first append)
+ * follows the tape from its beginning with floxlog_tape_tail_next_trades
+ * and subtracts the stamp from the clock when a batch is handed to it
+ * (and, printed below it, the append's actual start, stamped in
+ * recv_ts_ns: the writer's lateness left out):
+ * `spin` polls with timeout 0 in a loop (FLOXLOG_TAIL_WAIT_BUSY_SPIN),
+ * `block` waits with no time limit (FLOXLOG_TAIL_WAIT_BLOCKING: sleeps
+ * from 10 us doubling up to 10 ms while nothing arrives). Both processes
+ * print their histogram (same clock: CLOCK_MONOTONIC is system-wide).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <fcntl.h>
@@ -22,6 +36,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -132,10 +148,83 @@ static void print_hist(const char *what, const hist_t *h) {
          (unsigned long long)h->over_50us, (unsigned long long)h->total);
 }
 
+/* The tailer process: opens a tail on `dir` (mode "spin" or "block"),
+ * says so on `ready_fd`, then records each trade's latency (the clock on
+ * receipt minus its exchange_ts_ns stamp) until the writer closes the
+ * tape. */
+static int tail_child(const char *dir, const char *mode, int ready_fd) {
+  const int spin = strcmp(mode, "spin") == 0;
+  floxlog_tail_options o;
+  floxlog_tail_options_default(&o);
+  o.wait = spin ? FLOXLOG_TAIL_WAIT_BUSY_SPIN : FLOXLOG_TAIL_WAIT_BLOCKING;
+  floxlog_tape_tail *t = NULL;
+  floxlog_tape_error err;
+  if (floxlog_tape_tail_open(dir, &o, &t, &err) != FLOXLOG_OK) {
+    fprintf(stderr, "tail open: %s\n", err.message);
+    return 1;
+  }
+  hist_t *h = calloc(1, sizeof *h), *ha = calloc(1, sizeof *ha);
+  if (!h || !ha) return 1;
+  if (write(ready_fd, "r", 1) != 1) return 1;
+  close(ready_fd);
+  static floxlog_trade buf[256];
+  floxlog_result rc;
+  for (;;) {
+    size_t n = 0;
+    rc = floxlog_tape_tail_next_trades(t, buf, 256, &n, spin ? 0 : -1, &err);
+    if (rc == FLOXLOG_TIMEOUT) continue;
+    if (rc != FLOXLOG_OK) break;
+    const uint64_t now = now_ns();
+    for (size_t i = 0; i < n; i++) {
+      const uint64_t stamp = (uint64_t)buf[i].exchange_ts_ns;
+      const uint64_t began = (uint64_t)buf[i].recv_ts_ns;
+      record(h, now > stamp ? now - stamp : 0);
+      record(ha, now > began ? now - began : 0);
+    }
+  }
+  if (rc != FLOXLOG_END) {
+    fprintf(stderr, "tail: %s: %s\n", floxlog_result_name(rc), err.message);
+    return 1;
+  }
+  floxlog_tape_tail_free(t);
+  char what[64];
+  snprintf(what, sizeof what, "  append-to-tailer (%s)", spin ? "busy-spin" : "blocking");
+  print_hist(what, h);
+  /* From when the append actually began: the writer's own lateness (a
+   * paced run's queue) left out. */
+  snprintf(what, sizeof what, "    from the append's actual start");
+  print_hist(what, ha);
+  free(h);
+  free(ha);
+  return 0;
+}
+
+/* Starts the tailer process (this executable with --tail-child) on `dir`
+ * and waits until its tail is open; returns its pid, or -1. */
+static pid_t start_tailer(const char *self, const char *dir, const char *mode) {
+  int p[2];
+  if (pipe(p) != 0) return -1;
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(p[0]);
+    char fd[16];
+    snprintf(fd, sizeof fd, "%d", p[1]);
+    execl(self, self, "--tail-child", dir, mode, fd, (char *)NULL);
+    _exit(127);
+  }
+  close(p[1]);
+  char c;
+  ssize_t got = read(p[0], &c, 1);
+  close(p[0]);
+  return pid > 0 && got == 1 ? pid : -1;
+}
+
 int main(int argc, char **argv) {
+  if (argc == 5 && !strcmp(argv[1], "--tail-child")) return tail_child(argv[2], argv[3], atoi(argv[4]));
   if (argc < 2) {
     fprintf(stderr, "usage: %s DIR [--events N] [--rate PER_S] [--max-segment-bytes B] "
-                    "[--durability none|flush|close] [--journal]\n", argv[0]);
+                    "[--durability none|flush|close] [--journal] [--tail spin|block]\n", argv[0]);
     return 2;
   }
   const char *dir = argv[1];
@@ -143,6 +232,7 @@ int main(int argc, char **argv) {
   uint8_t durability = FLOXLOG_DURABILITY_SYNC_ON_CLOSE;
   int journal = 0;
   const char *dur_name = "close";
+  const char *tail_mode = NULL;
   for (int i = 2; i < argc; i++) {
     if (!strcmp(argv[i], "--events") && i + 1 < argc) events = strtoull(argv[++i], NULL, 10);
     else if (!strcmp(argv[i], "--rate") && i + 1 < argc) rate = strtoull(argv[++i], NULL, 10);
@@ -155,7 +245,11 @@ int main(int argc, char **argv) {
       else if (!strcmp(dur_name, "close")) durability = FLOXLOG_DURABILITY_SYNC_ON_CLOSE;
       else return fprintf(stderr, "unknown durability %s\n", dur_name), 2;
     } else if (!strcmp(argv[i], "--journal")) journal = 1;
-    else return fprintf(stderr, "unknown argument %s\n", argv[i]), 2;
+    else if (!strcmp(argv[i], "--tail") && i + 1 < argc) {
+      tail_mode = argv[++i];
+      if (strcmp(tail_mode, "spin") && strcmp(tail_mode, "block"))
+        return fprintf(stderr, "--tail takes spin or block\n"), 2;
+    } else return fprintf(stderr, "unknown argument %s\n", argv[i]), 2;
   }
   floxlog_tape_writer_config cfg;
   floxlog_tape_writer_config_default(&cfg);
@@ -170,6 +264,11 @@ int main(int argc, char **argv) {
     fprintf(stderr, "open: %s\n", err.message);
     return 1;
   }
+  pid_t tailer = -1;
+  if (tail_mode && (tailer = start_tailer(argv[0], dir, tail_mode)) < 0) {
+    fprintf(stderr, "the tailer did not start\n");
+    return 1;
+  }
   uint32_t *lat = malloc(events * sizeof *lat);
   hist_t *h = calloc(1, sizeof *h);
   if (!lat || !h) return 1;
@@ -177,14 +276,19 @@ int main(int argc, char **argv) {
   const uint64_t t0 = now_ns();
   for (uint64_t i = 0; i < events; i++) {
     floxlog_trade t = trade(i);
-    uint64_t start;
+    uint64_t start, actual;
     if (interval) {
       const uint64_t intended = t0 + i * interval;
-      while ((start = now_ns()) < intended) {
+      while ((actual = now_ns()) < intended) {
       }
       start = intended; /* coordinated omission: from when it was due */
     } else {
-      start = now_ns();
+      start = actual = now_ns();
+    }
+    if (tail_mode) {
+      /* For the tailer: when the append was due, and when it began. */
+      t.exchange_ts_ns = (int64_t)start;
+      t.recv_ts_ns = (int64_t)actual;
     }
     if (floxlog_tape_writer_append_trade(w, &t, &err) != FLOXLOG_OK) {
       fprintf(stderr, "append %llu: %s\n", (unsigned long long)i, err.message);
@@ -205,6 +309,15 @@ int main(int argc, char **argv) {
   snprintf(what, sizeof what, "%s %s%s", journal ? "journal" : "default", dur_name,
            rate ? " paced" : " unpaced");
   print_hist(what, h);
+  fflush(stdout);
+  if (tailer > 0) {
+    int status = 0;
+    waitpid(tailer, &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      fprintf(stderr, "the tailer failed (status 0x%x)\n", status);
+      return 1;
+    }
+  }
   /* The appends that opened a new segment. */
   const uint64_t k = per_segment(dir);
   if (k > 0 && k < events) {

@@ -1441,7 +1441,8 @@ class RecoverReport {
   explicit RecoverReport(const floxlog_recover_report& r) noexcept : r_(&r) {}
   /**
    * @brief `"rewritten"`, `"would_rewrite"` (dry run), `"already_valid"`,
-   * `"failed"` (see error()) or `"rebuilt_manifest"`.
+   * `"failed"` (see error()), `"rebuilt_manifest"` or `"removed_temp"` (a
+   * hidden temporary file a killed writer left, removed).
    */
   std::string_view action() const noexcept { return detail::view_of(r_->action); }
   /** @brief The segment (or manifest). */

@@ -481,6 +481,11 @@ impl<'a, 's> Reader<'a, 's> {
                 return Ok(None);
             }
             let at = self.pos;
+            if self.opts.tail && self.unpublished(at) {
+                self.done = true;
+                self.need_more = true;
+                return Ok(None);
+            }
             let verify =
                 self.opts.verify_crc && crc_pending(&mut self.crc_ok, &data[..self.end], at);
             let checked = match check_frame(
@@ -633,6 +638,22 @@ impl<'a, 's> Reader<'a, 's> {
     #[inline]
     fn at_lost_trailer(&self) -> bool {
         self.lost_index && is_trailer(&self.data[self.pos..self.end])
+    }
+
+    /// Tailing: whether the frame at `at` is not published yet. Its `size`
+    /// is read once, before the rest: a journal writer stores it last
+    /// (with release ordering), so 0 is "nothing yet" whatever the other
+    /// bytes read, and any other value means the frame is whole (the
+    /// acquire fence keeps the reads of the rest after this one). Judging
+    /// by a second read of the size after the checks of the rest failed
+    /// would take a frame published between the two reads for damage.
+    #[inline(always)]
+    fn unpublished(&self, at: usize) -> bool {
+        let zero = self.data[..self.end]
+            .get(at..at.saturating_add(4))
+            .is_some_and(|s| s == [0; 4]);
+        core::sync::atomic::fence(core::sync::atomic::Ordering::Acquire);
+        zero
     }
 
     /// Ends the read on `e`, unless tailing and `e` is the writer not being

@@ -111,10 +111,11 @@ pub struct floxlog_recover_options {
 #[derive(Clone, Copy, Debug)]
 pub struct floxlog_recover_report {
     /// `"rewritten"`, `"would_rewrite"` (dry run), `"already_valid"`,
-    /// `"failed"` (see `error`) or `"rebuilt_manifest"` (`file` is the
-    /// manifest).
+    /// `"failed"` (see `error`), `"rebuilt_manifest"` (`file` is the
+    /// manifest) or `"removed_temp"` (`file` is a hidden temporary file a
+    /// killed writer left, such as `.journal-first-0.tmp`, now removed).
     pub action: *const c_char,
-    /// The segment (or manifest).
+    /// The segment (or manifest, or temporary file).
     pub file: *const c_char,
     /// Complete events kept.
     pub events_kept: u64,
@@ -399,6 +400,7 @@ fn deliver_recover(cb: floxlog_recover_fn, ctx: *mut c_void, ev: &RecoverEvent<'
             ("failed", path, None, "null".into())
         }
         RecoverEvent::RebuiltManifest(p) => ("rebuilt_manifest", p, None, "null".into()),
+        RecoverEvent::RemovedTemp(p) => ("removed_temp", p, None, "null".into()),
     };
     let action = c_string(action);
     let file = c_string(&file.to_string_lossy());

@@ -133,8 +133,10 @@ pub struct floxlog_tape_writer_config {
     /// what it covered); `SYNC_ON_CLOSE` fsyncs each segment when it is
     /// finalised. A killed writer leaves its live segment unfinished, ending
     /// in zeros up to the pre-allocated size (readers take them as the end
-    /// of the data; `floxlog recover` cuts them off), and maybe the next,
-    /// prepared segment with no event. `clock_ns` is not used: segments
+    /// of the data; `floxlog recover` cuts them off), maybe the next,
+    /// prepared segment with no event, and hidden temporary files (such as
+    /// `.journal-first-N.tmp`, a series' first segment reserved at open)
+    /// that `floxlog_tape_recover` removes. `clock_ns` is not used: segments
     /// are stamped with the wall clock when prepared. After close each
     /// segment is byte for byte what the default writer writes. Set it after
     /// `floxlog_tape_writer_config_default` (it sits in what was padding,
@@ -171,7 +173,7 @@ pub struct floxlog_tape_writer_config {
     /// file and byte offset; a tape of the other layout fails with
     /// `FLOXLOG_INVALID_INPUT`. On an empty or missing
     /// directory it starts a new tape. The writer's counts are of its own
-    /// events.
+    /// events. Journal mode resumes too.
     pub resume: u8,
 }
 

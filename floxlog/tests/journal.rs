@@ -294,3 +294,139 @@ fn a_killed_journal_leaves_zero_tails_that_readers_accept_and_recover_cuts() {
             .all(|e| !e.file_name().to_string_lossy().contains("damaged")));
     }
 }
+
+/// The first segment's file is made (reserved, pre-faulted) by `create`,
+/// under a hidden name, so the first append only names it; a reserved
+/// file never used is removed with the writer.
+#[test]
+fn the_first_segment_is_reserved_at_create_and_named_by_the_first_append() {
+    for layout in [Layout::Flox, Layout::Spec] {
+        let t = tempfile::tempdir().unwrap();
+        let cfg = TapeWriterConfig {
+            layout,
+            created_ns: Some(9),
+            max_segment_bytes: 1 << 20,
+            journal: true,
+            ..TapeWriterConfig::default()
+        };
+        let hidden = |dir: &Path| -> Vec<String> {
+            files(dir)
+                .into_iter()
+                .map(|(n, _)| n)
+                .filter(|n| n.starts_with(".journal-first-"))
+                .collect()
+        };
+        let mut w = TapeWriter::create(t.path(), cfg).unwrap();
+        let reserved = hidden(t.path());
+        assert!(!reserved.is_empty(), "{layout:?}: nothing reserved");
+        assert!(w.open_paths().is_empty());
+        w.append(&events(1)[0].as_event()).unwrap();
+        assert_eq!(w.open_paths().len(), 1);
+        assert_eq!(hidden(t.path()).len(), reserved.len() - 1, "{layout:?}");
+        w.close().unwrap();
+        assert!(hidden(t.path()).is_empty(), "{layout:?}: left behind");
+
+        // A writer closed with no event removes what it reserved.
+        let t = tempfile::tempdir().unwrap();
+        TapeWriter::create(t.path(), cfg).unwrap().close().unwrap();
+        assert!(hidden(t.path()).is_empty(), "{layout:?}: left behind");
+    }
+}
+
+/// The hidden files of `dir` (but the lock), by name.
+fn hidden(dir: &Path) -> Vec<String> {
+    files(dir)
+        .into_iter()
+        .map(|(n, _)| n)
+        .filter(|n| n.starts_with('.'))
+        .collect()
+}
+
+/// A killed writer leaves hidden temporary files: a spec-layout journal
+/// the reserved first segments of the series it never used, a default
+/// writer its spare segment file, either a half-written manifest.
+/// `recover` removes them (reporting each) and no other file; a dry run
+/// removes nothing.
+#[test]
+fn recover_removes_the_temporary_files_a_killed_writer_left() {
+    use floxlog::tape::recover::{recover_tape, RecoverEvent, RecoverOptions};
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("t");
+    let cfg = TapeWriterConfig {
+        layout: Layout::Spec,
+        created_ns: Some(1),
+        max_segment_bytes: 100_000,
+        journal: true,
+        ..TapeWriterConfig::default()
+    };
+    // Trades only: one series of four.
+    let trades: Vec<OwnedEvent> = events(20_000)
+        .into_iter()
+        .filter(|e| e.as_event().frame_type() == 1)
+        .take(3000)
+        .collect();
+    let mut w = TapeWriter::create(&dir, cfg).unwrap();
+    for e in &trades {
+        w.append(&e.as_event()).unwrap();
+    }
+    // What the directory holds hidden while the writer lives, its
+    // background thread idle (so that no file is being renamed); a SIGKILL
+    // leaves it so (abandon, in-process, removes the reserved files).
+    w.sync().unwrap();
+    let left: Vec<(String, Vec<u8>)> = files(&dir)
+        .into_iter()
+        .filter(|(n, _)| n.starts_with('.'))
+        .collect();
+    assert!(
+        left.iter()
+            .filter(|(n, _)| n.starts_with(".journal-first-"))
+            .count()
+            >= 3,
+        "{left:?}"
+    );
+    w.abandon();
+    for (n, b) in &left {
+        std::fs::write(dir.join(n), b).unwrap();
+    }
+    std::fs::write(dir.join(".next-segment-4.tmp"), b"").unwrap();
+    std::fs::write(dir.join(".manifest.json.tmp"), b"{\"trunc").unwrap();
+    // Not a writer's: kept.
+    std::fs::write(dir.join(".notes.tmp"), b"mine").unwrap();
+    let temps: Vec<String> = hidden(&dir)
+        .into_iter()
+        .filter(|n| n != ".notes.tmp")
+        .collect();
+
+    let run = |dry_run: bool| {
+        let mut removed = Vec::new();
+        let opts = RecoverOptions {
+            dry_run,
+            ..RecoverOptions::default()
+        };
+        let sum = recover_tape(std::slice::from_ref(&dir), &opts, &mut |e| {
+            if let RecoverEvent::RemovedTemp(p) = e {
+                removed.push(p.file_name().unwrap().to_string_lossy().into_owned());
+            }
+        })
+        .unwrap();
+        (sum, removed)
+    };
+    let (sum, removed) = run(true);
+    assert_eq!((sum.temps_removed, removed.len()), (0, 0));
+    assert_eq!(
+        hidden(&dir).len(),
+        temps.len() + 1,
+        "a dry run removed files"
+    );
+
+    let (sum, removed) = run(false);
+    assert_eq!(sum.exit_code, 0);
+    assert_eq!(removed, temps);
+    assert_eq!(sum.temps_removed, temps.len());
+    assert_eq!(hidden(&dir), vec![".notes.tmp".to_string()]);
+    let rep = verify(&dir);
+    assert!(rep.passed(false), "{:?}", rep.findings);
+    let (got, problems) = read_all(&dir);
+    assert!(problems.is_empty(), "{problems:?}");
+    assert_eq!(got.len(), trades.len());
+}

@@ -235,3 +235,67 @@ fn resume_refuses_a_tape_it_cannot_recover() {
     assert_eq!(e.path.as_deref(), Some(first.as_path()), "{e}");
     assert_eq!(e.offset, Some(0), "{e}");
 }
+
+/// Journal mode resumes too: a journal writer killed mid-tape (its live
+/// segment unfinished, the next one prepared and empty) is continued by a
+/// resumed journal writer; the closed tape then by the default writer and
+/// by the journal again. One tape: every event in order, the old segments
+/// kept and the new ones after them, the manifest listing every file,
+/// verify passing.
+#[test]
+fn a_journal_writer_resumes_a_killed_journal_tape() {
+    for layout in [Layout::Flox, Layout::Spec] {
+        let t = tempfile::tempdir().unwrap();
+        let dir = t.path().join("tape");
+        let ctx = format!("{layout:?}");
+        let journal = |resume| TapeWriterConfig {
+            journal: true,
+            ..cfg(layout, Durability::None, resume)
+        };
+        let mut w = TapeWriter::create(&dir, journal(false)).unwrap();
+        for i in 0..3_000 {
+            w.append(&trade(i)).unwrap();
+        }
+        let before = segment_names(&dir);
+        assert!(before.len() >= 3, "{ctx}: rotated");
+        w.abandon();
+
+        let runs = [
+            (journal(true), 5_000),
+            (cfg(layout, Durability::None, true), 6_000),
+        ];
+        let mut from = 3_000;
+        for (c, to) in runs.into_iter().chain([(journal(true), 7_000)]) {
+            let mut w = TapeWriter::create(&dir, c).unwrap();
+            for i in from..to {
+                w.append(&trade(i)).unwrap();
+            }
+            assert_eq!(w.stats().events, to - from, "{ctx}: this writer's count");
+            w.close().unwrap();
+            from = to;
+        }
+
+        let after = segment_names(&dir);
+        assert_eq!(
+            after[..before.len()],
+            before[..],
+            "{ctx}: old segments kept"
+        );
+        assert!(after.len() > before.len() + 2, "{ctx}: new segments follow");
+        let (got, problems) = ids(&dir);
+        assert_eq!(problems, 0, "{ctx}");
+        assert_eq!(got, (0..7_000).collect::<Vec<_>>(), "{ctx}");
+        assert!(verify_passes(&dir), "{ctx}");
+        let m = Manifest::load(&dir).unwrap().expect("manifest");
+        let mut listed: Vec<_> = m.segments.iter().map(|s| s.name.clone()).collect();
+        listed.sort();
+        let mut files = after.clone();
+        files.sort();
+        assert_eq!(listed, files, "{ctx}: the manifest lists every segment");
+        assert_eq!(
+            m.segments.iter().map(|s| s.event_count).sum::<u64>(),
+            7_000,
+            "{ctx}"
+        );
+    }
+}

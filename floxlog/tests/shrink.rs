@@ -114,3 +114,193 @@ fn a_segment_truncated_under_the_reader_is_an_error_after_genuine_events() {
         }
     }
 }
+
+/// A live journal segment (placeholder header, frames, zero tail) and the
+/// same segment finished (final header, frames, trailer), as the journal
+/// writer leaves them; and the frames' end.
+fn journal_segment(n: u64) -> (Vec<u8>, Vec<u8>, u64) {
+    use floxlog::tape::{TapeWriter, TapeWriterConfig};
+    let t = tempfile::tempdir().unwrap();
+    let cfg = TapeWriterConfig {
+        created_ns: Some(3),
+        max_segment_bytes: 1 << 20,
+        journal: true,
+        ..TapeWriterConfig::default()
+    };
+    let mut w = TapeWriter::create(t.path(), cfg).unwrap();
+    for i in 0..n {
+        w.append(&floxlog::synth::mixed_event(5, i).as_event())
+            .unwrap();
+    }
+    let path = w.open_paths()[0].clone();
+    let live = std::fs::read(&path).unwrap();
+    w.close().unwrap();
+    let done = std::fs::read(&path).unwrap();
+    let h = floxlog::core::SegmentHeader::parse(&done[..64]).unwrap();
+    assert!(live.len() > done.len() + 100_000, "a zero tail");
+    (live, done, h.index_offset)
+}
+
+/// What another process does to the file under the reader's map.
+#[derive(Clone, Copy, Debug)]
+enum Change {
+    /// The journal's background thread finishing the segment: the trailer
+    /// after the frames, the zero tail cut off, then (`header`) the final
+    /// header.
+    Finish { header: bool },
+    /// The file cut at this offset (`recover` trims at the frames' end).
+    Cut(u64),
+}
+
+fn apply(path: &std::path::Path, done: &[u8], frames_end: u64, c: Change) {
+    use std::os::unix::fs::FileExt;
+    let f = std::fs::OpenOptions::new().write(true).open(path).unwrap();
+    match c {
+        Change::Finish { header } => {
+            f.write_all_at(&done[frames_end as usize..], frames_end)
+                .unwrap();
+            f.set_len(done.len() as u64).unwrap();
+            if header {
+                f.write_all_at(&done[..64], 0).unwrap();
+            }
+        }
+        Change::Cut(at) => f.set_len(at).unwrap(),
+    }
+}
+
+/// How a test reads: the sequential reader, or the range engine
+/// (`read_ahead`, one thread, small ranges).
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Via {
+    Reader(Order),
+    Ahead,
+}
+
+/// Reads the tape at `path` (mapped first), calling `change` after
+/// `after` events (`None`: after mapping, before the read starts): the
+/// events (timestamp and text; frame payloads through `read_ahead`) and
+/// the errors, each with whether it was tolerated.
+fn read_changing(
+    path: &std::path::Path,
+    via: Via,
+    crc: bool,
+    change: impl Fn(),
+    after: Option<usize>,
+) -> (Vec<String>, Vec<(String, bool)>) {
+    let t = Tape::open(&[path.to_path_buf()], OpenOptions::default()).unwrap();
+    let mut o = OpenedTape::open(t);
+    if after.is_none() {
+        change();
+    }
+    let read = ReadOptions {
+        verify_crc: crc,
+        ..ReadOptions::default()
+    };
+    let mut got = Vec::new();
+    let mut errors = Vec::new();
+    let Via::Reader(order) = via else {
+        use floxlog::tape::read_ahead::{read_ahead_in, Ahead};
+        let r = read_ahead_in(&o, read, 1, 64 << 10, &mut |a| {
+            match a {
+                Ahead::Frame { payload, .. } => got.push(format!("{payload:?}")),
+                Ahead::Problem(p) => errors.push((p.to_error().to_string(), p.tolerated)),
+            }
+            if Some(got.len()) == after {
+                change();
+            }
+            Ok(())
+        });
+        if let Err(e) = r {
+            errors.push((e.to_string(), false));
+        }
+        return (got, errors);
+    };
+    let cfg = ReadConfig {
+        order,
+        read,
+        ..ReadConfig::default()
+    };
+    let mut r = o.reader(&cfg);
+    loop {
+        match r.next_item() {
+            Ok(Some(it)) => got.push(format!("{} {:?}", it.event.exchange_ts_ns(), it.event)),
+            Ok(None) => break,
+            Err(e) => {
+                errors.push((e.to_string(), false));
+                break;
+            }
+        }
+        if Some(got.len()) == after {
+            change();
+        }
+    }
+    errors.extend(
+        r.problems()
+            .iter()
+            .map(|p| (p.to_error().to_string(), p.tolerated)),
+    );
+    (got, errors)
+}
+
+/// What [`read_changing`] returns for the intact `bytes`.
+fn want(bytes: &[u8], via: Via) -> Vec<String> {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("copy.floxlog");
+    std::fs::write(&p, bytes).unwrap();
+    let (got, errors) = read_changing(&p, via, true, || {}, None);
+    assert!(errors.is_empty(), "{errors:?}");
+    got
+}
+
+/// The race of a live journal read: the background thread finishes the
+/// segment (cuts its zero tail off) while a reader holds it mapped with
+/// the tail. Every byte the read relies on (the frames, the trailer) is
+/// still in the file: the read returns every event and no shrinking. A
+/// cut at the frames' end (`recover`) is the torn tail it was; a cut into
+/// the frames is still the shrinking it is.
+#[test]
+fn a_journal_segment_finished_under_the_reader_is_no_shrinking() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("3.floxlog");
+    let (live, done, frames_end) = journal_segment(4000);
+    for via in [
+        Via::Reader(Order::File),
+        Via::Reader(Order::Time),
+        Via::Ahead,
+    ] {
+        let all = want(&done, via);
+        assert_eq!(all.len(), 4000);
+        for crc in [true, false] {
+            let changes = [
+                Change::Finish { header: true },
+                Change::Finish { header: false },
+                Change::Cut(frames_end),
+                Change::Cut(frames_end - 1000),
+            ];
+            for c in changes {
+                for after in [None, Some(100)] {
+                    let ctx = format!("{via:?} crc {crc} {c:?} after {after:?}");
+                    std::fs::write(&p, &live).unwrap();
+                    let change = || apply(&p, &done, frames_end, c);
+                    let (got, errors) = read_changing(&p, via, crc, change, after);
+                    if let Change::Cut(at) = c {
+                        if at < frames_end {
+                            assert!(
+                                errors.len() == 1 && errors[0].0.contains("shrank") && !errors[0].1,
+                                "{ctx}: {errors:?}"
+                            );
+                            continue;
+                        }
+                    }
+                    assert!(
+                        errors
+                            .iter()
+                            .all(|(e, tolerated)| *tolerated && !e.contains("shrank")),
+                        "{ctx}: {errors:?}"
+                    );
+                    assert!(got == all, "{ctx}: {} events", got.len());
+                }
+            }
+        }
+    }
+}

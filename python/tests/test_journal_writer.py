@@ -39,11 +39,9 @@ def test_journal_writer_is_live_and_keeps_its_events_when_interrupted(tmp: Path)
     src = MAKERS["trade"](2000)
     out = tmp / "live"
     with pytest.raises(RuntimeError, match="stop"):
-        # One segment: a segment finished by the background thread while
-        # it is being read is cut under the reader's map, which readers
-        # still report as a shrinking (a known race, to be fixed in the
-        # shrink check); here the read is of the live segment only.
-        with floxlog.Writer(out, journal=True) as w:
+        # Rotating: segments the background thread finishes (cuts the
+        # zero tail of) while the read has them mapped are read whole.
+        with floxlog.Writer(out, journal=True, max_segment_bytes=30_000) as w:
             w.append(src)
             # Written in place: readers see every appended event already,
             # the live segment's zero tail taken as a torn tail.

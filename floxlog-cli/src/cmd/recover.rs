@@ -117,6 +117,14 @@ pub fn run(a: Args) -> CmdResult {
                 outln!("rebuilt {}", p.display());
             }
         }
+        RecoverEvent::RemovedTemp(p) => {
+            if !a.json {
+                outln!(
+                    "removed {} (a temporary file a killed writer left)",
+                    p.display()
+                );
+            }
+        }
     })?;
     if a.json {
         outln!(

@@ -21,6 +21,9 @@ use floxlog_core::{
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
+mod stale;
+pub use stale::is_writer_temp;
+
 /// Settings of [`rewrite_segment`]; `None` keeps what the segment has.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct RewriteOptions {
@@ -541,6 +544,9 @@ pub enum RecoverEvent<'a> {
     },
     /// This `manifest.json` was rebuilt from the segment files.
     RebuiltManifest(&'a Path),
+    /// This hidden temporary file, which a killed writer left (see
+    /// [`is_writer_temp`]), was removed.
+    RemovedTemp(&'a Path),
 }
 
 /// What [`recover_tape`] did in all.
@@ -563,6 +569,8 @@ pub struct RecoverTapeSummary {
     pub bytes_dropped: u64,
     /// `manifest.json` files rebuilt.
     pub manifests_rebuilt: usize,
+    /// Hidden temporary files killed writers left, removed.
+    pub temps_removed: usize,
     /// Every report, in segment order (what `recover --json` prints).
     pub reports: Vec<RecoverReport>,
     /// The exit code of `floxlog recover`: 0, or that of the worst failed
@@ -578,7 +586,10 @@ pub struct RecoverTapeSummary {
 /// `on` as it goes; then (unless `dry_run` or `output`) rebuilds the
 /// `manifest.json` of each directory that has one, when a segment was
 /// rewritten or the manifest was out of date
-/// ([`STALE_MANIFEST_KINDS`]), keeping its `created_ns` and exchange.
+/// ([`STALE_MANIFEST_KINDS`]), keeping its `created_ns` and exchange;
+/// and removes from each directory given the hidden temporary files
+/// killed writers left ([`is_writer_temp`]: a journal's reserved first
+/// segment, a spare segment file...).
 ///
 /// A segment that fails does not stop the others (it counts in
 /// [`RecoverTapeSummary::failed`] and the exit code); an error listing the
@@ -595,11 +606,22 @@ pub fn recover_tape(
         segments: tape.segments.len(),
         ..RecoverTapeSummary::default()
     };
-    // A live writer's segments are not rewritten under it.
+    // A live writer's segments (and temporary files) are not touched
+    // under it. A directory given is locked even with no segment: a
+    // writer killed before its first append left temporary files only.
+    let in_dirs: Vec<PathBuf> = tape
+        .dirs
+        .iter()
+        .map(|d| d.path.join(MANIFEST_FILE))
+        .collect();
     let _locks = if opts.dry_run {
         Vec::new()
     } else {
-        super::lock::lock_dirs(tape.segments.iter().map(|s| s.path.as_path()), "recovering")?
+        let paths = tape.segments.iter().map(|s| s.path.as_path());
+        super::lock::lock_dirs(
+            paths.chain(in_dirs.iter().map(PathBuf::as_path)),
+            "recovering",
+        )?
     };
     for s in &tape.segments {
         match recover_file(&s.path, opts) {
@@ -624,6 +646,14 @@ pub fn recover_tape(
                 sum.exit_code = sum
                     .exit_code
                     .max(u8::try_from(e.exit_code()).unwrap_or(u8::MAX));
+            }
+        }
+    }
+    if opts.output.is_none() && !opts.dry_run {
+        for d in &tape.dirs {
+            for p in stale::remove_writer_temps(&d.path)? {
+                sum.temps_removed += 1;
+                on(RecoverEvent::RemovedTemp(&p));
             }
         }
     }
@@ -699,6 +729,7 @@ mod tests {
                     format!("failed {}", path.display())
                 }
                 RecoverEvent::RebuiltManifest(p) => format!("rebuilt {}", p.display()),
+                RecoverEvent::RemovedTemp(p) => format!("removed {}", p.display()),
             })
         })
         .unwrap();

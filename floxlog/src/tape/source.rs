@@ -154,17 +154,81 @@ impl SegmentFile {
         }
     }
 
-    /// If the file shrank under the map, the error that says so, in place
-    /// of `e` (the read's own end: the bytes past the new end read as
-    /// zeros, and their checks failing is not damage to blame on the
-    /// writer).
+    /// If the file shrank under the map into bytes the read relied on, the
+    /// error that says so, in place of `e` (the read's own end: the bytes
+    /// past the new end read as zeros, and their checks failing is not
+    /// damage to blame on the writer). `e`: what ended the read (`None`: it
+    /// ran to the end of the frames, or a frame it had checked did not
+    /// decode again).
+    ///
+    /// A shrink that left every byte the read relied on is no error: a
+    /// journal's background thread finishing a segment cuts its zero tail
+    /// off under live readers, and `recover` trims a torn tail. See
+    /// [`SegmentFile::relied_on`].
     pub fn shrink_error(&self, e: Option<&floxlog_core::Error>) -> Option<floxlog_core::Error> {
         let at = self.shrunk()?;
+        if self.relied_on(e, at) <= at {
+            return None;
+        }
         Some(floxlog_core::Error::new(
             floxlog_core::ErrorKind::Truncated,
             e.map_or(at, |e| e.offset.min(at)),
             SHRANK,
         ))
+    }
+
+    /// The end of the bytes a read that ended on `e` relied on, as far as
+    /// the file (now `at` bytes) still shows them; the map's length when it
+    /// cannot tell. Only bytes below `at` are looked at, so that this never
+    /// touches a vanished page.
+    ///
+    /// - A finished header with an index (as the map shows it now: the
+    ///   journal writes the final header after the cut): its frames and
+    ///   trailer, whatever `e` is, since the read never goes past them and
+    ///   they are all still in the file.
+    /// - An unfinished header and a read that stopped where a frame or
+    ///   block begins, on data ending there (`Truncated`: a torn or zero
+    ///   tail) or on an index trailer (a writer finishing the segment): the
+    ///   bytes before that frame. A file cut there is read the same way.
+    /// - Anything else (a frame that failed its checks, a read that ran to
+    ///   the map's end, a header no longer in the file): every byte mapped.
+    fn relied_on(&self, e: Option<&floxlog_core::Error>, at: u64) -> u64 {
+        let all = self.len();
+        let bytes = self.bytes();
+        let head = SegmentHeader::LEN as u64;
+        if at < head {
+            return all;
+        }
+        let Ok(h) = SegmentHeader::parse(&bytes[..SegmentHeader::LEN]) else {
+            return all;
+        };
+        if h.has(flags::HAS_INDEX) {
+            return self.trailer_end(h.index_offset, at).unwrap_or(all);
+        }
+        if !header_is_unfinished(&h) {
+            return all;
+        }
+        match e {
+            Some(e) if e.kind == floxlog_core::ErrorKind::Truncated => e.offset.max(head),
+            Some(e) if e.offset.saturating_add(4) <= at && e.offset >= head => {
+                let o = e.offset as usize;
+                match floxlog_core::index::starts_trailer(&bytes[o..o + 4]) {
+                    true => e.offset,
+                    false => all,
+                }
+            }
+            _ => all,
+        }
+    }
+
+    /// The end of the index trailer at `off`, if its header lies below
+    /// `at`.
+    fn trailer_end(&self, off: u64, at: u64) -> Option<u64> {
+        let len = floxlog_core::IndexHeader::LEN as u64;
+        let hdr_end = off.checked_add(len).filter(|&n| n <= at)?;
+        let b = self.bytes().get(off as usize..hdr_end as usize)?;
+        let ih = floxlog_core::IndexHeader::parse(b, off).ok()?;
+        Some(off + floxlog_core::index::trailer_len(ih.entry_count as usize) as u64)
     }
 }
 

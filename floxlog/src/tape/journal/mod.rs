@@ -31,9 +31,10 @@
 //! prepared: `cfg.created_ns + i` for the `i`-th segment opened, as the
 //! default writer does, or the clock's value (`TapeWriter::set_clock`) or
 //! the wall clock when the previous segment of the series opens (not at
-//! the segment's own first event). The first segment of a series is
-//! prepared by the append of its first event, on the appending thread;
-//! every later one in the background. A crash leaves the live segment unfinished (placeholder
+//! the segment's own first event). The first segment of each series is
+//! reserved, mapped and pre-faulted by `create` under a hidden name, and
+//! the append of its first event only stamps and names it (a rename);
+//! every later one is prepared in the background. A crash leaves the live segment unfinished (placeholder
 //! header, frames, zeros to the pre-allocated size) and possibly the next,
 //! prepared segment with no frame at all: readers take the zeros as the
 //! end of the data and `recover` cuts them off.
@@ -48,7 +49,7 @@ use super::manifest::{sync_dir, write_atomic, Manifest, ManifestSegment};
 use super::writer::{now_ns, Clock, Durability, TapeWriterConfig, TapeWriterStats};
 use background::{Background, Finishing, Job, Settings};
 use floxlog_core::{Compression, Event, FrameHeader, SegmentWriter, WriterConfig};
-use prepare::{prepare, MapStorage, Prepared, SegShared};
+use prepare::{prepare, reserve_file, MapStorage, Prepared, Reserved, SegShared};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
@@ -70,6 +71,18 @@ struct Live {
     unsynced: u64,
 }
 
+/// Where a journal starts on a resumed tape (`TapeWriterConfig::resume`):
+/// after the segments an earlier writer left (recovered already).
+#[derive(Default)]
+pub(crate) struct Start {
+    /// The tape's segments, each with its `seq`, as the manifest lists them.
+    pub(crate) closed: Vec<(u64, ManifestSegment)>,
+    /// Spec layout: the next file number of each series slot.
+    pub(crate) numbers: Vec<u32>,
+    /// The largest flox-layout segment name (created_ns), or `i64::MIN`.
+    pub(crate) last_created: i64,
+}
+
 /// The journal writer behind a `TapeWriter` in journal mode.
 pub(crate) struct Journal {
     cfg: TapeWriterConfig,
@@ -86,15 +99,24 @@ pub(crate) struct Journal {
     /// (in a Mutex only to keep the writer `Sync`).
     clock: Option<Mutex<Clock>>,
     bg: Background,
+    /// Each series' first segment file, reserved and pre-faulted by
+    /// `create` so that the first append only names it (the name waits
+    /// for the clock); removed unused on drop.
+    ahead: Vec<Option<Reserved>>,
+    /// Segments of the tape before this writer (resumed): not counted in
+    /// its stats.
+    resumed: u64,
 }
 
 impl Journal {
-    /// Checks the settings, starts the background thread and, for the flox
-    /// layout, prepares the first segment and its successor.
+    /// Checks the settings, starts the background thread and reserves
+    /// each series' first segment file (see `ahead`); new segments follow
+    /// `start`'s (whose entries the manifest keeps listing).
     pub(crate) fn create(
         dir: &Path,
         cfg: TapeWriterConfig,
         tape_created: i64,
+        start: Start,
     ) -> Result<Journal, TapeError> {
         if cfg.segment.compression != Compression::None {
             return Err(TapeError::usage(
@@ -115,17 +137,34 @@ impl Journal {
             write_manifest: cfg.write_manifest,
             tape_created: std::sync::atomic::AtomicI64::new(tape_created),
         };
+        // The slow part of a first segment (reserving and pre-faulting
+        // `max_segment_bytes`: tens of ms for 64 MiB) is done here, not in
+        // the first append. Fixed hidden names: a killed run's are replaced.
+        let frames_cap = settings.frames_cap;
+        let ahead = (0..slots)
+            .map(|si| {
+                let tmp = format!(".journal-first-{si}.tmp");
+                reserve_file(dir, &tmp, &cfg.segment, frames_cap).map(Some)
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut numbers = start.numbers;
+        numbers.resize(slots, 0);
+        let seq = start.closed.len() as u64;
+        let bg = Background::start(settings, slots)?;
+        background::lock(&bg.shared).closed = start.closed;
         let j = Journal {
             cfg,
             open: (0..slots).map(|_| None).collect(),
-            numbers: vec![0; slots],
-            seq: 0,
-            last_created: i64::MIN,
+            numbers,
+            seq,
+            last_created: start.last_created,
             events: 0,
             metadata: None,
             finished: false,
             clock: None,
-            bg: Background::start(settings, slots)?,
+            bg,
+            ahead,
+            resumed: seq,
         };
         Ok(j)
     }
@@ -170,7 +209,8 @@ impl Journal {
 
     /// Opens the first segment of slot `si` on this thread (cold: once per
     /// series), big enough for a frame of `frame_len`, and asks for its
-    /// successor.
+    /// successor: names the file `create` reserved, or (a first event
+    /// bigger than a segment) prepares one.
     #[cold]
     fn open_first(
         &mut self,
@@ -181,13 +221,12 @@ impl Journal {
         let created = self.created_for(self.seq, self.last_created)?;
         let set = self.bg.settings();
         let cap = set.frames_cap.max(64 + frame_len);
-        let p = prepare(&background::plan(
-            set,
-            series,
-            created,
-            self.numbers[si],
-            cap,
-        ))?;
+        let plan = background::plan(set, series, created, self.numbers[si], cap);
+        let p = match self.ahead.get_mut(si).and_then(Option::take) {
+            Some(r) if r.frames_cap == cap => r.publish(&plan)?,
+            // A first event too big for it: the reserved file is removed.
+            _ => prepare(&plan)?,
+        };
         self.numbers[si] += 1;
         self.install(si, series, p, created)
     }
@@ -498,7 +537,7 @@ impl Journal {
     pub(crate) fn stats(&self) -> TapeWriterStats {
         TapeWriterStats {
             events: self.events,
-            segments: background::lock(&self.bg.shared).closed.len() as u64,
+            segments: background::lock(&self.bg.shared).closed.len() as u64 - self.resumed,
         }
     }
 

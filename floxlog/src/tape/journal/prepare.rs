@@ -123,15 +123,72 @@ fn planned_entries(seg: &WriterConfig, frames_cap: u64) -> usize {
     floxlog_core::index_entries_needed(events, seg.index_interval).min(1 << 20) as usize
 }
 
-/// Creates, reserves, maps, pre-faults and publishes a segment (see the
-/// module docs). The placeholder header is written before the rename, so
-/// no segment file is ever listed without one.
-pub(super) fn prepare(plan: &Plan) -> Result<Prepared, TapeError> {
-    let path = plan.dir.join(&plan.name);
-    let tmp = plan.dir.join(format!(".{}.tmp", plan.name));
-    let entries = planned_entries(&plan.segment, plan.frames_cap);
-    let cap = round_up(plan.frames_cap + floxlog_core::index::trailer_len(entries) as u64);
-    let made = (|| {
+/// A segment file made ready but not named yet: created under a hidden
+/// name, reserved, mapped and pre-faulted (the slow part of preparing a
+/// segment, proportional to its size). Removed on drop unless
+/// [`Reserved::publish`] named it.
+pub(super) struct Reserved {
+    store: Option<(MapStorage, Publisher)>,
+    tmp: PathBuf,
+    /// Frame bytes (header included) it has room for.
+    pub(super) frames_cap: u64,
+}
+
+impl Drop for Reserved {
+    fn drop(&mut self) {
+        if self.store.is_some() {
+            let _ = std::fs::remove_file(&self.tmp);
+        }
+    }
+}
+
+/// Creates `dir/tmp_name` (replacing a file a killed run left there),
+/// reserves its blocks, maps and pre-faults it, for a segment with room
+/// for `frames_cap` frame bytes.
+pub(super) fn reserve_file(
+    dir: &std::path::Path,
+    tmp_name: &str,
+    segment: &WriterConfig,
+    frames_cap: u64,
+) -> Result<Reserved, TapeError> {
+    let tmp = dir.join(tmp_name);
+    let entries = planned_entries(segment, frames_cap);
+    let cap = round_up(frames_cap + floxlog_core::index::trailer_len(entries) as u64);
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&tmp)
+        .map_err(|e| TapeError::io(&tmp, "creating the segment", e))?;
+    // From here on, a failure drops `r`, which removes the file.
+    let mut r = Reserved {
+        store: None,
+        tmp,
+        frames_cap,
+    };
+    reserve(&file, cap).map_err(|e| TapeError::io(&r.tmp, "reserving the segment", e))?;
+    let mut map = SegMap::new(&file, cap as usize)
+        .map_err(|e| TapeError::io(&r.tmp, "mapping the segment", e))?;
+    map.prefault();
+    let publisher = map.publisher();
+    let store = MapStorage {
+        map,
+        file: Arc::new(file),
+        index: vec![IndexEntry::default(); entries],
+        may_grow: false,
+    };
+    r.store = Some((store, publisher));
+    Ok(r)
+}
+
+impl Reserved {
+    /// Writes the placeholder header (by the core encoder) and moves the
+    /// file to `plan`'s name: a rename, the only system call. The header
+    /// is written before the rename, so no segment file is ever listed
+    /// without one.
+    pub(super) fn publish(mut self, plan: &Plan) -> Result<Prepared, TapeError> {
+        let path = plan.dir.join(&plan.name);
         if path.exists() {
             return Err(TapeError::io(
                 &path,
@@ -139,56 +196,56 @@ pub(super) fn prepare(plan: &Plan) -> Result<Prepared, TapeError> {
                 std::io::ErrorKind::AlreadyExists.into(),
             ));
         }
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(&tmp)
-            .map_err(|e| TapeError::io(&tmp, "creating the segment", e))?;
-        reserve(&file, cap).map_err(|e| TapeError::io(&tmp, "reserving the segment", e))?;
-        let mut map = SegMap::new(&file, cap as usize)
-            .map_err(|e| TapeError::io(&tmp, "mapping the segment", e))?;
-        map.prefault();
-        let publisher = map.publisher();
-        let file = Arc::new(file);
-        let store = MapStorage {
-            map,
-            file: file.clone(),
-            index: vec![IndexEntry::default(); entries],
-            may_grow: false,
+        let Some((store, publisher)) = self.store.take() else {
+            return Err(TapeError::input(
+                Some(&path),
+                "internal error: segment published twice",
+            ));
         };
-        let mut w = Box::new(
-            SegmentWriter::new(
-                WriterConfig {
-                    created_ns: plan.created,
-                    ..plan.segment
-                },
-                store,
-            )
-            .map_err(|e| TapeError::input(Some(&path), format!("cannot start the segment: {e}")))?,
+        let file = store.file.clone();
+        let made = SegmentWriter::new(
+            WriterConfig {
+                created_ns: plan.created,
+                ..plan.segment
+            },
+            store,
         );
+        let mut w = match made {
+            Ok(w) => Box::new(w),
+            Err(e) => {
+                let _ = std::fs::remove_file(&self.tmp);
+                return Err(TapeError::input(
+                    Some(&path),
+                    format!("cannot start the segment: {e}"),
+                ));
+            }
+        };
         w.defer_size(true);
-        std::fs::rename(&tmp, &path)
-            .map_err(|e| TapeError::io(&path, "moving the new segment into place", e))?;
+        if let Err(e) = std::fs::rename(&self.tmp, &path) {
+            let _ = std::fs::remove_file(&self.tmp);
+            return Err(TapeError::io(&path, "moving the new segment into place", e));
+        }
         Ok(Prepared {
             w,
             publisher,
             shared: Arc::new(SegShared {
                 file,
-                path: path.clone(),
+                path,
                 sync_wanted: AtomicU64::new(0),
                 synced: AtomicU64::new(0),
             }),
             name: plan.name.clone(),
             created: plan.created,
-            frames_cap: plan.frames_cap,
+            frames_cap: self.frames_cap,
         })
-    })();
-    if made.is_err() {
-        let _ = std::fs::remove_file(&tmp);
     }
-    made
+}
+
+/// Creates, reserves, maps, pre-faults and publishes a segment (see the
+/// module docs).
+pub(super) fn prepare(plan: &Plan) -> Result<Prepared, TapeError> {
+    let tmp = format!(".{}.tmp", plan.name);
+    reserve_file(&plan.dir, &tmp, &plan.segment, plan.frames_cap)?.publish(plan)
 }
 
 /// Removes a prepared segment that will not be used (at close, or when

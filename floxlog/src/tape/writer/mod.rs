@@ -167,16 +167,15 @@ impl TapeWriter {
             (closed, last_created) = (r.closed, r.last_created);
         }
         let journal = match cfg.journal {
-            true if cfg.resume => {
-                return Err(TapeError::usage(
-                    "journal mode cannot resume a tape yet: resume it with the default writer",
-                ))
+            true => {
+                let start = super::journal::Start {
+                    closed: closed.clone(),
+                    numbers: numbers.clone(),
+                    last_created,
+                };
+                let j = super::journal::Journal::create(dir, cfg, tape_created, start)?;
+                Some(Box::new(j))
             }
-            true => Some(Box::new(super::journal::Journal::create(
-                dir,
-                cfg,
-                tape_created,
-            )?)),
             false => None,
         };
         let w = TapeWriter {
