@@ -5,10 +5,10 @@
 use super::dir::{Tape, TapeSegment};
 use super::error::TapeError;
 use super::hint::{Hint, Remedy};
+use super::read::{run_parallel_each, Split};
 use super::report::{Finding, Severity};
 use super::scan::{scan_segment, RangeScan, Scanner, SegmentScan};
 use super::source::SegmentFile;
-use crate::par::Pool;
 use floxlog_core::segment_header::flags;
 use floxlog_core::ReadOptions;
 use serde::Serialize;
@@ -79,8 +79,7 @@ pub fn verify_tape_with(
         findings: tape.findings.clone(),
         ..VerifyReport::default()
     };
-    let pool = Pool::new(threads);
-    if pool.threads() <= 1 {
+    if crate::par::threads(threads) <= 1 {
         let mut done = 0u64;
         for seg in &tape.segments {
             let scanned = seg.open().map(|file| {
@@ -92,7 +91,7 @@ pub fn verify_tape_with(
             add_segment(&mut rep, seg, scanned);
         }
     } else {
-        verify_parallel(tape, opts, pool, progress, &mut rep);
+        verify_parallel(tape, opts, threads, progress, &mut rep);
     }
     for d in &tape.dirs {
         if let Some(fm) = &d.flox_manifest {
@@ -128,11 +127,12 @@ pub fn verify_tape_with(
     rep
 }
 
-/// The segments read on the pool, each folded and checked in file order.
+/// The segments read on the engine's ranges ([`Split`], [`run_parallel_each`]),
+/// each folded and checked in file order.
 fn verify_parallel(
     tape: &Tape,
     opts: ReadOptions,
-    pool: Pool,
+    threads: usize,
     progress: &mut dyn FnMut(u64),
     rep: &mut VerifyReport,
 ) {
@@ -142,22 +142,11 @@ fn verify_parallel(
         .iter()
         .map(|f| f.as_ref().ok().map(|f| Scanner::new(f.bytes(), opts)))
         .collect();
-    // About four ranges per thread over the tape, so that one large segment
-    // keeps every thread busy; small segments stay whole.
-    let total: u64 = files.iter().flatten().map(SegmentFile::len).sum();
-    let target = (total / (pool.threads() as u64 * 4)).max(MIN_RANGE_BYTES);
-    // Made lazily as the workers take them (under the pool's lock), so the
-    // cuts of one segment (an index proof for uncompressed ones) are found
-    // while the others are read. Each range says whether it is its
-    // segment's last.
-    let jobs = scanners.iter().enumerate().flat_map(|(k, sc)| {
-        let ranges = sc.as_ref().map(|sc| sc.ranges(target)).unwrap_or_default();
-        let n = ranges.len();
-        ranges
-            .into_iter()
-            .enumerate()
-            .map(move |(i, (a, b))| (k, a, b, i + 1 == n))
-    });
+    // Segments whose header fails have no range: their scan is the
+    // header's error, reported in turn by the fold.
+    let mapped = files.iter().enumerate();
+    let mapped = mapped.filter_map(|(i, f)| f.as_ref().ok().map(|f| (i, f)));
+    let split = Split::of_files(mapped, opts, threads, MIN_RANGE_BYTES);
     let mut fold = Fold {
         tape,
         files: &files,
@@ -168,25 +157,29 @@ fn verify_parallel(
         progress,
         rep,
     };
-    fold.report_until(0);
-    let run = pool.run(
-        jobs,
-        |(k, start, end, last)| {
-            let part = scanners[k]
-                .as_ref()
-                .map(|sc| sc.scan_range(start, end, &mut |_| {}))
-                .unwrap_or_default();
-            (part, last)
+    let run = run_parallel_each(
+        split.len(),
+        threads,
+        &|i| {
+            let range = split.segment(i).zip(split.bounds(i));
+            let part = range.and_then(|(k, (start, end))| {
+                let sc = scanners[k].as_ref()?;
+                Some(sc.scan_range(start, end, &mut |_| {}))
+            });
+            Ok(part.unwrap_or_default())
         },
-        |(part, last)| -> Result<(), TapeError> {
-            fold.add(part, last);
+        &mut |i, part| {
+            fold.add(split.segment(i).unwrap_or(usize::MAX), part);
             Ok(())
         },
     );
-    if let Err(e) = run {
-        // A worker panicked: say so rather than pass a tape unread.
-        let f = Finding::new(Severity::Error, "internal", None, e.message);
-        fold.rep.findings.push(f);
+    match run {
+        Ok(()) => fold.report_until(files.len()),
+        Err(e) => {
+            // A worker panicked: say so rather than pass a tape unread.
+            let f = Finding::new(Severity::Error, "internal", None, e.message);
+            fold.rep.findings.push(f);
+        }
     }
 }
 
@@ -207,12 +200,11 @@ struct Fold<'x, 'a> {
 }
 
 impl Fold<'_, '_> {
-    fn add(&mut self, part: RangeScan, last: bool) {
+    /// A range of segment `k`: the segments before it are complete.
+    fn add(&mut self, k: usize, part: RangeScan) {
+        self.report_until(k);
         (self.progress)(self.done + part.end());
         self.parts.push(part);
-        if last {
-            self.report_until(self.next + 1);
-        }
     }
 
     /// Reports the segments before `k`, and those after with nothing to

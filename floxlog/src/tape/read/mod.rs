@@ -15,5 +15,5 @@
 pub mod parallel;
 pub mod ranges;
 
-pub use parallel::{concat_order, run_parallel};
+pub use parallel::{concat_order, run_parallel, run_parallel_each};
 pub use ranges::{RangeEnd, RangeRead, RangeSink, Settle, Split, Track};
