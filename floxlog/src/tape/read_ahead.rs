@@ -92,6 +92,7 @@ pub fn read_ahead_in(
         },
         |(i, d): (usize, Decoded)| {
             let (kept, failed, short) = split.settle_next(&mut st, i, &d.read);
+            shorts.extend(short);
             if !kept {
                 return Ok(());
             }
@@ -101,7 +102,6 @@ pub fn read_ahead_in(
                     payload: &d.bytes[at..at + len],
                 })?;
             }
-            shorts.extend(short);
             match failed {
                 Some(p) => f(Ahead::Problem(p)),
                 None => Ok(()),

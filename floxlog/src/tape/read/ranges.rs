@@ -497,9 +497,9 @@ impl<'a> Split<'a> {
 
     /// [`Split::settle`] one range at a time, in order, for a caller that
     /// streams them: whether range `i` is kept, the problem that ends its
-    /// segment there, and (its segment's last range) the problem of a
-    /// segment cut short whose read found nothing wrong (which a
-    /// sequential reader records at the end of the read).
+    /// segment there, and (its segment's last range, kept or not) the
+    /// problem of a segment cut short whose read found nothing wrong
+    /// (which a sequential reader records at the end of the read).
     pub fn settle_next(
         &self,
         st: &mut Settle,
@@ -513,8 +513,18 @@ impl<'a> Split<'a> {
         if c.start.is_none() {
             *st = Settle::default();
         }
+        // The segment's last range: one cut short is damage even when what
+        // is left reads, or is not read (stopped at `to` in an earlier
+        // range: the sequential reader too judges the cut by the events it
+        // read).
+        let last = self.ranges.get(i + 1).is_none_or(|n| n.start.is_none());
+        let short = |st: &Settle| {
+            (last && !st.failed)
+                .then(|| Problem::cut_short(input.segment, input.path, input.check, st.before))
+                .flatten()
+        };
         if st.stopped {
-            return (false, None, None);
+            return (false, None, short(st));
         }
         // The Sorted flag checked across the cut: a range whose first
         // event goes back ends the segment there, as the sequential read
@@ -524,6 +534,7 @@ impl<'a> Split<'a> {
             let mut l = st.raw_last;
             if let Some(e) = unsorted(true, &mut l, ts, at) {
                 st.stopped = true;
+                st.failed = true;
                 return (false, Some(problem(input, e, st.before + 1)), None);
             }
         }
@@ -536,6 +547,7 @@ impl<'a> Split<'a> {
             RangeEnd::Stopped => st.stopped = true,
             RangeEnd::Failed(e, events) => {
                 st.stopped = true;
+                st.failed = true;
                 let events = if c.start.is_none() && c.end == u64::MAX {
                     events
                 } else {
@@ -545,13 +557,7 @@ impl<'a> Split<'a> {
             }
         }
         st.before += r.events;
-        // The segment's last range: one cut short is damage even when what
-        // is left reads.
-        let last = self.ranges.get(i + 1).is_none_or(|n| n.start.is_none());
-        let short = (last && failed.is_none())
-            .then(|| Problem::cut_short(input.segment, input.path, input.check, st.before))
-            .flatten();
-        (true, failed, short)
+        (true, failed, short(st))
     }
 }
 
@@ -575,6 +581,9 @@ fn per_thread(jobs: usize, min_range_bytes: u64) -> impl Fn(u64) -> u64 {
 pub struct Settle {
     /// A range of the segment ended early: the rest are not reached.
     stopped: bool,
+    /// ... on an error (that is the segment's problem: it is not also
+    /// judged cut short).
+    failed: bool,
     /// Events of the segment's ranges so far.
     before: u64,
     /// Last timestamp of the segment so far (Sorted flag checks).
@@ -585,6 +594,7 @@ impl Default for Settle {
     fn default() -> Self {
         Settle {
             stopped: false,
+            failed: false,
             before: 0,
             raw_last: i64::MIN,
         }
