@@ -6,7 +6,7 @@ use super::dir::{Tape, TapeSegment};
 use super::error::TapeError;
 use super::hint::{Hint, Remedy};
 use super::read::{run_parallel_each, Split};
-use super::report::{Finding, Severity};
+use super::report::{Finding, FindingKind, Severity};
 use super::scan::{scan_segment, RangeScan, Scanner, SegmentScan};
 use super::source::SegmentFile;
 use floxlog_core::segment_header::flags;
@@ -55,6 +55,16 @@ impl VerifyReport {
     /// Whether the tape passes: no errors (and no warnings when `strict`).
     pub fn passed(&self, strict: bool) -> bool {
         self.count(Severity::Error) == 0 && (!strict || self.count(Severity::Warning) == 0)
+    }
+
+    /// The finding that fails the check (`None` if it passes): the first
+    /// error, or (`strict`, no error) the first warning.
+    pub fn worst(&self, strict: bool) -> Option<&Finding> {
+        if self.passed(strict) {
+            return None;
+        }
+        let first = |sev| self.findings.iter().find(|f| f.severity == sev);
+        first(Severity::Error).or_else(|| first(Severity::Warning))
     }
 }
 
@@ -114,11 +124,16 @@ pub fn verify_tape_with(
                 };
                 if let Some(msg) = stale {
                     rep.findings.push(
-                        Finding::new(Severity::Warning, "flox_manifest_stale", Some(&fpath), msg)
-                            .hint(Hint::new(
-                                "flox rebuilds a stale .manifest; so does {}",
-                                &[Remedy::RebuildFloxManifest],
-                            )),
+                        Finding::new(
+                            Severity::Warning,
+                            FindingKind::FloxManifestStale,
+                            Some(&fpath),
+                            msg,
+                        )
+                        .hint(Hint::new(
+                            "flox rebuilds a stale .manifest; so does {}",
+                            &[Remedy::RebuildFloxManifest],
+                        )),
                     );
                 }
             }
@@ -177,7 +192,7 @@ fn verify_parallel(
         Ok(()) => fold.report_until(files.len()),
         Err(e) => {
             // A worker panicked: say so rather than pass a tape unread.
-            let f = Finding::new(Severity::Error, "internal", None, e.message);
+            let f = Finding::new(Severity::Error, FindingKind::Internal, None, e.message);
             fold.rep.findings.push(f);
         }
     }
@@ -253,7 +268,7 @@ pub fn check_segment(path: &std::path::Path, s: &SegmentScan, out: &mut Vec<Find
             out.push(
                 Finding::new(
                     Severity::Warning,
-                    "zero_tail",
+                    FindingKind::ZeroTail,
                     Some(path),
                     format!(
                         "the segment is unfinished and its frames end in zeros to the end of the file after {} events: a journal writer is still running or died",
@@ -290,16 +305,21 @@ pub fn check_segment(path: &std::path::Path, s: &SegmentScan, out: &mut Vec<Find
     }
     for (off, msg) in &s.index.problems {
         out.push(
-            Finding::new(Severity::Error, "bad_index", Some(path), msg.clone())
-                .at(*off)
-                .hint(index_hint.clone()),
+            Finding::new(
+                Severity::Error,
+                FindingKind::BadIndex,
+                Some(path),
+                msg.clone(),
+            )
+            .at(*off)
+            .hint(index_hint.clone()),
         );
     }
     if let Some(off) = s.block_flags_nonzero {
         out.push(
             Finding::new(
                 Severity::Warning,
-                "block_flags_nonzero",
+                FindingKind::BlockFlagsNonzero,
                 Some(path),
                 "a block's reserved flags are not zero",
             )
@@ -310,7 +330,7 @@ pub fn check_segment(path: &std::path::Path, s: &SegmentScan, out: &mut Vec<Find
         out.push(
             Finding::new(
                 Severity::Warning,
-                "trailing_bytes",
+                FindingKind::TrailingBytes,
                 Some(path),
                 format!("{} bytes after the index trailer", s.trailing_bytes),
             )
@@ -326,9 +346,9 @@ pub fn check_segment(path: &std::path::Path, s: &SegmentScan, out: &mut Vec<Find
                 Severity::Warning
             };
             let kind = if sorted {
-                "sorted_violation"
+                FindingKind::SortedViolation
             } else {
-                "timestamps_backwards"
+                FindingKind::TimestampsBackwards
             };
             let msg = if sorted {
                 format!(
@@ -354,7 +374,7 @@ pub fn check_segment(path: &std::path::Path, s: &SegmentScan, out: &mut Vec<Find
         out.push(
             Finding::new(
                 Severity::Warning,
-                "stale_header",
+                FindingKind::StaleHeader,
                 Some(path),
                 format!(
                     "the header is a writer's placeholder ({} events claimed, {} complete events in the file): its writer is still running or died",
@@ -368,7 +388,7 @@ pub fn check_segment(path: &std::path::Path, s: &SegmentScan, out: &mut Vec<Find
         out.push(
             Finding::new(
                 Severity::Error,
-                "header_event_count",
+                FindingKind::HeaderEventCount,
                 Some(path),
                 format!(
                     "header says {} events, the frames hold {}",
@@ -397,7 +417,7 @@ pub fn check_segment(path: &std::path::Path, s: &SegmentScan, out: &mut Vec<Find
             out.push(
                 Finding::new(
                     Severity::Error,
-                    "header_time_range",
+                    FindingKind::HeaderTimeRange,
                     Some(path),
                     format!(
                         "header time range [{}, {}] does not match the frames (earliest {min}, latest {max})",
@@ -412,7 +432,7 @@ pub fn check_segment(path: &std::path::Path, s: &SegmentScan, out: &mut Vec<Find
         out.push(
             Finding::new(
                 Severity::Error,
-                "header_symbol_count",
+                FindingKind::HeaderSymbolCount,
                 Some(path),
                 format!(
                     "header says {} symbols, the frames hold {}",
@@ -433,7 +453,7 @@ fn add_segment(rep: &mut VerifyReport, seg: &TapeSegment, scanned: Result<Segmen
         Err(e) => {
             rep.findings.push(Finding::new(
                 Severity::Error,
-                "io",
+                FindingKind::Io,
                 Some(&seg.path),
                 e.message.clone(),
             ));
@@ -473,7 +493,12 @@ fn check_listed(
         return;
     }
     let mut mismatch = |message: String| {
-        let f = Finding::new(Severity::Error, "manifest_mismatch", Some(path), message);
+        let f = Finding::new(
+            Severity::Error,
+            FindingKind::ManifestMismatch,
+            Some(path),
+            message,
+        );
         out.push(f.hint(Hint::new(
             "{} brings manifest.json up to date",
             &[Remedy::RebuildManifest],
