@@ -413,6 +413,12 @@ fn read_parallel(
             let tracks: Vec<_> = kept.iter().map(|p| p.read.track).collect();
             match concat_order(&tracks) {
                 Some(o) => o,
+                // Ranges that overlap in time (or go back) need the
+                // engine's merge, which orders (timestamp, position) pairs
+                // of the overlapping segments and reads them in that order:
+                // that is TapeReader, behind read_batches. The decoded
+                // pieces are dropped rather than merged here, so that no
+                // second merge exists beside the engine's.
                 None => return Ok(None),
             }
         }
