@@ -38,7 +38,7 @@ use floxlog::tape::merge::Problem;
 use floxlog::tape::read::{run_parallel, RangeRead, Split};
 use floxlog::tape::source::header_is_unfinished;
 use floxlog::tape::time::civil_from_days;
-use floxlog::tape::{Filter, Hint, OpenedTape, Order, Remedy, Tape, TapeError};
+use floxlog::tape::{Filter, Hint, OpenedTape, Order, ReadOutcome, Remedy, Tape, TapeError};
 use floxlog_core::{ReadOptions, Segment, UnknownTypes};
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression as PqCompression, ZstdLevel};
@@ -155,6 +155,12 @@ impl ExportSummary {
     /// Rows written in all.
     pub fn total_rows(&self) -> u64 {
         self.rows.iter().sum()
+    }
+
+    /// The read judged strict or lenient (which problems are errors, the
+    /// torn-tail warnings): the one judgement front ends format.
+    pub fn outcome(&self, strict: bool) -> ReadOutcome<'_> {
+        ReadOutcome::new(&self.problems, strict).with_events(self.read_rows.iter().sum())
     }
 }
 

@@ -21,7 +21,7 @@ use arrow_array::RecordBatch;
 use arrow_schema::ArrowError;
 use floxlog::tape::merge::{Problem, DEFAULT_REORDER_BYTES, DEFAULT_REORDER_WINDOW};
 use floxlog::tape::read::{concat_order, run_parallel, RangeRead, RangeSink, Split};
-use floxlog::tape::{Filter, OpenedTape, Order, ReadConfig, TapeError, TapeReader};
+use floxlog::tape::{Filter, OpenedTape, Order, ReadConfig, ReadOutcome, TapeError, TapeReader};
 use floxlog_core::{Event, ReadOptions, TradeColumns, TradeSink};
 use std::path::{Path, PathBuf};
 
@@ -100,13 +100,16 @@ impl ReadSummary {
         self.rows.iter().sum()
     }
 
+    /// The read judged strict or lenient (floxlog's one judgement of a
+    /// read: which problems are errors, the torn-tail warnings).
+    pub fn outcome(&self, strict: bool) -> ReadOutcome<'_> {
+        ReadOutcome::new(&self.problems, strict).with_events(self.total_rows())
+    }
+
     /// The first problem that is an error: any, when `strict`; otherwise
     /// one that is not the torn tail of an unfinished segment.
     pub fn error(&self, strict: bool) -> Option<TapeError> {
-        self.problems
-            .iter()
-            .find(|p| strict || !p.tolerated)
-            .map(Problem::to_error)
+        self.outcome(strict).error()
     }
 }
 
@@ -410,6 +413,12 @@ fn read_parallel(
             let tracks: Vec<_> = kept.iter().map(|p| p.read.track).collect();
             match concat_order(&tracks) {
                 Some(o) => o,
+                // Ranges that overlap in time (or go back) need the
+                // engine's merge, which orders (timestamp, position) pairs
+                // of the overlapping segments and reads them in that order:
+                // that is TapeReader, behind read_batches. The decoded
+                // pieces are dropped rather than merged here, so that no
+                // second merge exists beside the engine's.
                 None => return Ok(None),
             }
         }

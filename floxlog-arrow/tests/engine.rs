@@ -138,7 +138,11 @@ fn arrow(inputs: &[PathBuf], spec: &ReadSpec, jobs: Option<usize>) -> Got {
 
 /// Every front end equals `TapeReader` for both orders and a few filters.
 fn check(inputs: &[PathBuf], read: ReadOptions, min_chunk_bytes: u64) {
-    let filters = [
+    check_filters(inputs, read, min_chunk_bytes, &default_filters());
+}
+
+fn default_filters() -> Vec<Filter> {
+    vec![
         Filter::default(),
         Filter {
             types: Some(RecordType::Trade.type_mask()),
@@ -159,7 +163,11 @@ fn check(inputs: &[PathBuf], read: ReadOptions, min_chunk_bytes: u64) {
             to: Some(150_000),
             ..Filter::default()
         },
-    ];
+    ]
+}
+
+/// Every front end equals `TapeReader` for both orders and `filters`.
+fn check_filters(inputs: &[PathBuf], read: ReadOptions, min_chunk_bytes: u64, filters: &[Filter]) {
     for order in [Order::File, Order::Time] {
         for (fi, filter) in filters.iter().enumerate() {
             for rows in [1_000, 1 << 16] {
@@ -252,5 +260,72 @@ fn a_sorted_flag_that_lies_stops_every_front_end_at_the_same_event() {
     // Ranges cut in many places: some at the step back, some around it.
     for chunk in (2..=40).map(|k| k << 10) {
         check(std::slice::from_ref(&d), ReadOptions::default(), chunk);
+    }
+}
+
+#[test]
+fn a_cut_short_segment_stopped_at_to_in_an_earlier_range_is_still_cut_short() {
+    use floxlog::core::segment_header::flags;
+    use floxlog::core::Segment;
+    let t = tempfile::tempdir().unwrap();
+    for (name, comp) in [("none", Compression::None), ("lz4", Compression::Lz4)] {
+        let d = t.path().join(name);
+        // ts 10 * i: the last segment's events come last in time too.
+        write(&d, 12_000, comp, 192 << 10, &|i| i as i64 * 10);
+        let tape = Tape::open(std::slice::from_ref(&d), OpenOptions::default()).unwrap();
+        assert!(tape.segments.len() >= 2, "{name}");
+        let last = tape.segments.last().unwrap();
+        assert!(last.listed.is_some(), "{name}: no listing");
+        let mut bytes = std::fs::read(&last.path).unwrap();
+        let seg = Segment::parse(&bytes).unwrap();
+        // Frame (block) boundaries and the first events' timestamp.
+        let cuts: Vec<u64> = if seg.is_compressed() {
+            seg.blocks().map(|b| b.unwrap().offset).collect()
+        } else {
+            let mut r = seg.reader(ReadOptions::default(), &mut []);
+            std::iter::from_fn(|| r.next_item().unwrap().map(|it| it.position.offset)).collect()
+        };
+        let mut scratch = vec![0u8; seg.scratch_len()];
+        let first_ts = seg
+            .reader(ReadOptions::default(), &mut scratch)
+            .next_item()
+            .unwrap()
+            .unwrap()
+            .event
+            .exchange_ts_ns();
+        // Cut at a boundary about two thirds in (frames intact, fewer
+        // than the listing and the header count), the index gone from the
+        // header (so the segment is cut into ranges), flagged Sorted (so
+        // the read stops at `to`).
+        let cut = cuts[cuts.len() * 2 / 3] as usize;
+        let mut h = *seg.header();
+        bytes.truncate(cut);
+        h.flags = (h.flags & !flags::HAS_INDEX) | flags::SORTED;
+        h.index_offset = 0;
+        let mut out = [0u8; 64];
+        h.emit(&mut out);
+        bytes[..64].copy_from_slice(&out);
+        std::fs::write(&last.path, &bytes).unwrap();
+        // `to` a few hundred events into the segment: in its first range.
+        let filters = [Filter {
+            to: Some(first_ts + 3_000),
+            ..Filter::default()
+        }];
+        let spec = ReadSpec {
+            filter: filters[0].clone(),
+            ..ReadSpec::default()
+        };
+        let (_, problems) = tape_reader(std::slice::from_ref(&d), &spec);
+        let seg_no = tape.segments.len() - 1;
+        assert!(
+            problems.iter().any(|p| p.0 == seg_no && !p.3),
+            "{name}: TapeReader finds no cut: {problems:?}"
+        );
+        check_filters(
+            std::slice::from_ref(&d),
+            ReadOptions::default(),
+            8 << 10,
+            &filters,
+        );
     }
 }

@@ -261,7 +261,7 @@ fn open_tape(path: &Path, ignore_manifest: bool) -> TapeResult<Tape> {
 fn deliver_finding(cb: floxlog_finding_fn, ctx: *mut c_void, f: &Finding) {
     let Some(cb) = cb else { return };
     let f = &f.localized(&crate::words::CWords);
-    let kind = c_string(&f.kind);
+    let kind = c_string(f.kind.as_str());
     let file = opt_c_string(f.path.as_ref().map(|p| p.to_string_lossy()).as_deref());
     let message = c_string(&f.message);
     let hint = opt_c_string(f.hint.as_ref().map(|h| h.to_string()).as_deref());
@@ -352,15 +352,7 @@ pub unsafe extern "C" fn floxlog_tape_verify(
         if passed {
             return Ok(FLOXLOG_OK);
         }
-        let worst = rep
-            .findings
-            .iter()
-            .find(|f| f.severity == Severity::Error)
-            .or_else(|| {
-                rep.findings
-                    .iter()
-                    .find(|f| f.severity == Severity::Warning)
-            });
+        let worst = rep.worst(strict);
         let mut e = floxlog::tape::TapeError::input(
             worst.and_then(|f| f.path.as_deref()),
             match worst {

@@ -15,7 +15,8 @@ use core::mem::MaybeUninit;
 use core::ptr::{addr_of_mut, NonNull};
 use floxlog::tape::merge::{DEFAULT_REORDER_BYTES, DEFAULT_REORDER_WINDOW};
 use floxlog::tape::{
-    Filter, OpenOptions, OpenedTape, Order, ReadConfig, Tape, TapeError, TapeErrorKind, TapeReader,
+    Filter, OpenOptions, OpenedTape, Order, ReadConfig, ReadOutcome, Tape, TapeError,
+    TapeErrorKind, TapeReader,
 };
 use floxlog_core::{Event, Position, ReadOptions, UnknownTypes};
 use floxlog_result::*;
@@ -362,21 +363,19 @@ impl TapeReaderHandle {
         self.held = false;
     }
 
-    /// Whether a reader problem is an error (not a tolerated torn tail).
-    fn is_error(strict: bool, tolerated: bool) -> bool {
-        strict || !tolerated
+    /// The read so far, judged strict or lenient.
+    fn outcome(&self) -> Option<ReadOutcome<'_>> {
+        let r = self.reader.as_ref()?;
+        Some(ReadOutcome::new(r.problems(), self.strict).with_events(self.events))
     }
 
     /// The errors found so far, in the order they are returned.
     fn errors(&self) -> impl Iterator<Item = TapeError> + '_ {
-        let strict = self.strict;
-        let problems = self.reader.iter().flat_map(move |r| {
-            r.problems()
-                .iter()
-                .filter(move |p| Self::is_error(strict, p.tolerated))
-                .map(|p| p.to_error())
-        });
-        self.listing.iter().cloned().chain(problems)
+        let problems = self.outcome().into_iter().flat_map(|o| o.errors());
+        self.listing
+            .iter()
+            .cloned()
+            .chain(problems.map(|p| p.to_error()))
     }
 
     /// The result of a batch call whose loop stopped after `n` events,
@@ -415,10 +414,8 @@ impl TapeReaderHandle {
     }
 
     fn stats(&self) -> floxlog_tape_reader_stats {
-        let (late, torn) = self.reader.as_ref().map_or((0, 0), |r| {
-            let torn = r.problems().iter().filter(|p| p.tolerated).count() as u64;
-            (r.late_events(), torn)
-        });
+        let late = self.reader.as_ref().map_or(0, |r| r.late_events());
+        let torn = self.outcome().map_or(0, |o| o.torn_tails());
         floxlog_tape_reader_stats {
             segments: self.segments,
             bytes: self.bytes,

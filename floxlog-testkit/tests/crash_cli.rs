@@ -248,8 +248,8 @@ fn verify_findings(path: &Path) -> Vec<(String, String)> {
     let rep = verify_tape(&tape, ReadOptions::default(), &mut |_| {});
     rep.findings
         .iter()
-        .filter(|f| f.severity >= Severity::Warning && f.kind != "timestamps_backwards")
-        .map(|f| (f.kind.clone(), f.line()))
+        .filter(|f| f.severity >= Severity::Warning && f.kind.as_str() != "timestamps_backwards")
+        .map(|f| (f.kind.to_string(), f.line()))
         .collect()
 }
 

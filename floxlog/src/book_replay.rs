@@ -13,7 +13,7 @@ use std::path::Path;
 use floxlog_core::{Book, BookState, Event, Level, Levels, ReadOptions, UnknownTypes};
 
 use crate::tape::merge::{Filter, OpenedTape, Order, ReadConfig};
-use crate::tape::{Tape, TapeError};
+use crate::tape::{Kept, ReadOutcome, Tape, TapeError};
 
 /// Default levels a side may hold: the most one record can list.
 pub const DEFAULT_CAPACITY: usize = floxlog_core::book::MAX_LEVELS_PER_SIDE;
@@ -217,21 +217,11 @@ fn replay(
             return Err(TapeError::data(path, e));
         }
     }
-    let mut warnings = Vec::new();
-    for p in r.problems() {
-        if p.tolerated && !opts.strict {
-            warnings.push(format!(
-                "{} ends in a torn record at byte {} ({}); replayed its {} complete events",
-                p.path.display(),
-                p.error.offset,
-                p.torn_why(),
-                p.events_before
-            ));
-        } else {
-            return Err(p.to_error());
-        }
+    let outcome = ReadOutcome::new(r.problems(), opts.strict);
+    if let Some(e) = outcome.error() {
+        return Err(e);
     }
-    Ok((rep, warnings))
+    Ok((rep, outcome.warnings(Kept::Replayed).collect()))
 }
 
 /// The book of `symbol` after every event stamped at or before `at`, top

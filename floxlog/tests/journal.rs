@@ -235,7 +235,7 @@ fn a_killed_journal_leaves_zero_tails_that_readers_accept_and_recover_cuts() {
         let rep = verify(&dir);
         assert!(rep.passed(false), "{layout:?}: {:?}", rep.findings);
         assert!(
-            rep.findings.iter().any(|f| f.kind == "zero_tail"),
+            rep.findings.iter().any(|f| f.kind.as_str() == "zero_tail"),
             "{layout:?}"
         );
 
@@ -277,7 +277,7 @@ fn a_killed_journal_leaves_zero_tails_that_readers_accept_and_recover_cuts() {
         let left: Vec<_> = rep
             .findings
             .iter()
-            .filter(|f| f.kind != "timestamps_backwards")
+            .filter(|f| f.kind.as_str() != "timestamps_backwards")
             .collect();
         assert!(rep.passed(false) && left.is_empty(), "{layout:?}: {left:?}");
         let (got, problems) = read_all(&dir);

@@ -4,14 +4,19 @@
 
 use floxlog::core::Compression;
 use floxlog::tape::scan::{scan_segment, Scanner};
-use floxlog_core::ReadOptions;
+use floxlog::tape::split::{self, range_starts};
+use floxlog_core::{ReadOptions, Segment};
 
 mod common;
 use common::mixed_segment;
 
 fn in_ranges(data: &[u8], target: u64) -> (String, usize) {
     let sc = Scanner::new(data, ReadOptions::default());
-    let ranges = sc.ranges(target);
+    // The cut points of the engine's splitter (verify -j reads these).
+    let starts = Segment::parse(data)
+        .map(|seg| range_starts(&seg, ReadOptions::default(), target))
+        .unwrap_or_default();
+    let ranges = split::ranges(&starts);
     let parts: Vec<_> = ranges
         .iter()
         .map(|&(a, b)| sc.scan_range(a, b, &mut |_| {}))

@@ -241,7 +241,7 @@ fn crashed_writer_leaves_readable_segments_that_recover_restores() {
             assert!(rep
                 .findings
                 .iter()
-                .any(|f| f.kind == "stale_header" && f.severity == Severity::Warning));
+                .any(|f| f.kind.as_str() == "stale_header" && f.severity == Severity::Warning));
         }
         // Tear the last frame, as a crash mid-write would.
         let f = &files[0];

@@ -62,7 +62,7 @@ impl From<&Finding> for ErrInfo {
         let f = &f.localized(&PyWords);
         ErrInfo {
             message: f.line(),
-            kind: f.kind.clone(),
+            kind: f.kind.to_string(),
             path: f.path.as_ref().map(|p| p.display().to_string()),
             offset: f.offset,
             hint: f.hint.as_ref().map(|h| h.to_string()),

@@ -282,19 +282,7 @@ impl NativeTape {
                     .map(|f| f.localized(&words::PyWords))
                     .collect::<Vec<_>>(),
             });
-            let failed = (!passed)
-                .then(|| {
-                    rep.findings
-                        .iter()
-                        .find(|f| f.severity == Severity::Error)
-                        .or_else(|| {
-                            rep.findings
-                                .iter()
-                                .find(|f| f.severity == Severity::Warning)
-                        })
-                        .map(ErrInfo::from)
-                })
-                .flatten();
+            let failed = rep.worst(strict).map(ErrInfo::from);
             let text = serde_json::to_string_pretty(&v).unwrap_or_default();
             Ok::<_, TapeError>((text, failed))
         })?;

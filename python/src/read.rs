@@ -7,8 +7,7 @@ use crate::stream::Outcome;
 use arrow_array::RecordBatch;
 use arrow_schema::ArrowError;
 use floxlog::core::ReadOptions;
-use floxlog::tape::dir::UNREAD;
-use floxlog::tape::{Filter, OpenOptions, OpenedTape, Order, Tape, TapeError};
+use floxlog::tape::{Filter, Judged, Kept, OpenOptions, OpenedTape, Order, Tape, TapeError};
 use floxlog_arrow::{read_batches, read_table, Limits, ReadSpec, ReadSummary, RecordType, Symbols};
 use std::path::PathBuf;
 use std::sync::mpsc::SyncSender;
@@ -155,7 +154,7 @@ impl Job {
     ) -> (Outcome, Option<TapeError>) {
         let mut out = Outcome::default();
         for f in &self.tape.findings {
-            if UNREAD.contains(&f.kind.as_str()) {
+            if f.kind.is_unread() {
                 out.errors.push(ErrInfo::from(f));
             } else {
                 out.warnings
@@ -230,17 +229,10 @@ impl Job {
 
 /// Errors and warnings of a finished read, as `floxlog cat` reports them.
 pub(crate) fn judge(s: &ReadSummary, strict: bool, out: &mut Outcome) {
-    for p in &s.problems {
-        if p.tolerated && !strict {
-            out.warnings.push(format!(
-                "{} ends in a torn record at byte {} ({}); read its {} complete events",
-                p.path.display(),
-                p.error.offset,
-                p.torn_why(),
-                p.events_before
-            ));
-        } else {
-            out.errors.push(ErrInfo::from(p.to_error()));
+    for j in s.outcome(strict).judged() {
+        match j {
+            Judged::Warning(p) => out.warnings.push(p.torn_warning(Kept::Read)),
+            Judged::Error(p) => out.errors.push(ErrInfo::from(p.to_error())),
         }
     }
     if s.late_events > 0 {

@@ -5,7 +5,8 @@ use floxlog::json::PriceStyle;
 use floxlog::output::{write_json_line, Csv};
 use floxlog::tape::merge::DEFAULT_REORDER_WINDOW;
 use floxlog::tape::{
-    Filter, OpenedTape, Order, ReadConfig, Tail, TailNext, TailOptions, TapeError,
+    Filter, Judged, Kept, OpenedTape, Order, ReadConfig, ReadOutcome, Tail, TailNext, TailOptions,
+    TapeError,
 };
 use std::io::Write;
 use std::time::{Duration, Instant};
@@ -194,31 +195,28 @@ pub fn run(a: Args) -> CmdResult {
         }
     }
     out.flush_if(true)?;
-    for p in r.problems() {
-        if p.tolerated && !a.strict {
-            eprintln!(
-                "floxlog: warning: {} ends in a torn record at byte {} ({}); read its {} complete events",
-                p.path.display(),
-                p.error.offset,
-                p.torn_why(),
-                p.events_before,
-            );
-            if !p.writer_live {
+    for j in ReadOutcome::new(r.problems(), a.strict).judged() {
+        match j {
+            Judged::Warning(p) => {
+                eprintln!("floxlog: warning: {}", p.torn_warning(Kept::Read));
+                if !p.writer_live {
+                    eprintln!(
+                        "  hint: if its writer is gone, `floxlog recover {}` makes it a valid segment",
+                        p.path.display()
+                    );
+                }
+            }
+            Judged::Error(p) => {
                 eprintln!(
-                    "  hint: if its writer is gone, `floxlog recover {}` makes it a valid segment",
-                    p.path.display()
+                    "floxlog: error: {} (after {} events of that segment)",
+                    p.to_error(),
+                    p.events_before
                 );
+                if kit {
+                    eprintln!("error {} {}", p.error.kind, p.error.offset);
+                }
+                failed = true;
             }
-        } else {
-            eprintln!(
-                "floxlog: error: {} (after {} events of that segment)",
-                p.to_error(),
-                p.events_before
-            );
-            if kit {
-                eprintln!("error {} {}", p.error.kind, p.error.offset);
-            }
-            failed = true;
         }
     }
     Ok(u8::from(failed))

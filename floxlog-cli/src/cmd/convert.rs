@@ -4,7 +4,7 @@ use super::common::{progress, report_listing, CmdResult, Sink, TapeArgs, WriteOp
 use floxlog::core::{Compression, FrameHeader, ReadOptions, Segment, UnknownTypes};
 use floxlog::tape::merge::Problem;
 use floxlog::tape::read_ahead::{read_ahead, Ahead};
-use floxlog::tape::{Filter, OpenedTape, Order, ReadConfig, TapeError};
+use floxlog::tape::{Filter, OpenedTape, Order, ReadConfig, ReadOutcome, TapeError};
 use std::path::PathBuf;
 
 /// Rewrite tapes with other settings, copying every record byte for byte.
@@ -113,8 +113,10 @@ pub fn run(a: Args) -> CmdResult {
             Ok(())
         };
         // Both loops stop at the first frame after a problem (read_ahead
-        // hands problems out where the sequential reader records them).
-        let stop = |problems: &[Problem]| problems.first().map_or(Ok(()), |p| Err(p.to_error()));
+        // hands problems out where the sequential reader records them):
+        // strict, a torn tail too is an error.
+        let stop =
+            |problems: &[Problem]| ReadOutcome::new(problems, true).error().map_or(Ok(()), Err);
         if cfg.order == Order::File && floxlog::par::threads(a.jobs) > 1 {
             read_ahead(&opened, cfg.read, a.jobs, &mut |x| match x {
                 Ahead::Frame {
@@ -137,8 +139,8 @@ pub fn run(a: Args) -> CmdResult {
             }
             problems = r.problems().to_vec();
         }
-        if let Some(p) = problems.first() {
-            return Err(p.to_error().with_hint(
+        if let Some(e) = ReadOutcome::new(&problems, true).error() {
+            return Err(e.with_hint(
                 "convert copies every record or nothing: `floxlog recover FILE` first keeps the complete events",
             ));
         }

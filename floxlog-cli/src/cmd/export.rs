@@ -2,6 +2,7 @@
 //! dataset (see `floxlog_arrow::export`).
 
 use super::common::{progress, report_listing, CmdResult, FilterArgs, TapeArgs};
+use floxlog::tape::{Judged, Kept};
 use floxlog_arrow::export::{export, Codec, ExportSpec, Format, PARTITION_TYPES};
 use floxlog_arrow::{Conversion, Prices, Timestamps};
 use std::path::PathBuf;
@@ -159,22 +160,19 @@ pub fn run(a: Args) -> CmdResult {
         eprintln!("floxlog: error: {e}");
         failed = true;
     }
-    for p in &s.problems {
-        if p.tolerated && !a.strict {
-            eprintln!(
-                "floxlog: warning: {} ends in a torn record at byte {} ({}); exported its {} complete events",
-                p.path.display(),
-                p.error.offset,
-                p.torn_why(),
-                p.events_before
-            );
-        } else {
-            eprintln!(
-                "floxlog: error: {} (exported the {} events before it)",
-                p.to_error(),
-                p.events_before
-            );
-            failed = true;
+    for j in s.outcome(a.strict).judged() {
+        match j {
+            Judged::Warning(p) => {
+                eprintln!("floxlog: warning: {}", p.torn_warning(Kept::Exported))
+            }
+            Judged::Error(p) => {
+                eprintln!(
+                    "floxlog: error: {} (exported the {} events before it)",
+                    p.to_error(),
+                    p.events_before
+                );
+                failed = true;
+            }
         }
     }
     let total = s.total_rows();

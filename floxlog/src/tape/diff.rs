@@ -23,6 +23,7 @@ pub use super::diff_fields::{field_diffs, FieldDiff};
 use super::dir::{OpenOptions, Tape};
 use super::error::TapeError;
 use super::merge::{OpenedTape, Order, Problem, ReadConfig, TapeReader};
+use super::outcome::ReadOutcome;
 use floxlog_core::{Event, Position, ReadOptions};
 use serde::Serialize;
 use std::path::PathBuf;
@@ -174,7 +175,7 @@ pub fn diff_tapes(a: &[PathBuf], b: &[PathBuf], o: &DiffOptions) -> Result<DiffR
         t.unread().map(move |f| Damage {
             tape: name,
             file: f.path.clone().unwrap_or_default(),
-            kind: f.kind.clone(),
+            kind: f.kind.to_string(),
             offset: f.offset.unwrap_or(0),
             message: f.message.clone(),
             segment_events_before: 0,
@@ -281,7 +282,7 @@ impl<'a> Side<'a> {
     }
 
     fn damaging(&self, p: &Problem) -> bool {
-        self.strict || !p.tolerated
+        ReadOutcome::new(self.r.problems(), self.strict).is_error(p)
     }
 
     fn damaged(&self) -> bool {

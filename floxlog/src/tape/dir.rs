@@ -13,7 +13,7 @@ use super::files::not_regular;
 use super::flox_manifest::{FloxManifest, Metadata};
 use super::hint::{Hint, Remedy};
 use super::manifest::{Manifest, ManifestSegment, MANIFEST_FILE};
-use super::report::{Finding, Severity};
+use super::report::{Finding, FindingKind, Severity};
 use std::path::{Path, PathBuf};
 
 /// Segment file layouts.
@@ -40,13 +40,6 @@ pub fn series_of(frame_type: u8) -> &'static str {
 
 /// The series every spec-layout tape can hold, in manifest order.
 pub const SERIES: [&str; 4] = ["trades", "book", "options", "pools"];
-
-/// Finding kinds of listed segments that were not read.
-pub const UNREAD: [&str; 3] = ["missing_segment", "manifest_bad_name", "not_a_file"];
-
-/// Finding kind of a file named like a segment that is not a regular file
-/// in the tape directory (a FIFO, a symbolic link...): skipped, never opened.
-pub const SKIPPED: &str = "skipped_file";
 
 /// The manifest `type` of an interleaved (flox layout) segment.
 pub const MIXED: &str = "mixed";
@@ -101,7 +94,7 @@ pub struct Tape {
     /// Listed segments that were not read (every one, shown or not).
     pub unread_count: u64,
     /// Findings of each kind so far (including those not kept).
-    kind_counts: std::collections::HashMap<String, u64>,
+    kind_counts: std::collections::HashMap<FindingKind, u64>,
 }
 
 /// Findings of one kind kept by a listing; a hostile manifest listing a
@@ -167,7 +160,7 @@ pub(crate) fn file_order(name: &str) -> (u8, i64, &str) {
 fn skipped_finding(path: &Path, what: &str) -> Finding {
     Finding::new(
         Severity::Warning,
-        SKIPPED,
+        FindingKind::SkippedFile,
         Some(path),
         format!("named like a segment, but {what}; skipped, not opened"),
     )
@@ -223,7 +216,7 @@ impl Tape {
             Err(e) => {
                 let mut f = Finding::new(
                     Severity::Warning,
-                    "flox_manifest",
+                    FindingKind::FloxManifest,
                     e.path.as_deref(),
                     e.message.clone(),
                 );
@@ -237,7 +230,7 @@ impl Tape {
             Err(e) => {
                 self.note(Finding::new(
                     Severity::Warning,
-                    "metadata",
+                    FindingKind::Metadata,
                     e.path.as_deref(),
                     e.message.clone(),
                 ));
@@ -288,7 +281,7 @@ impl Tape {
                     self.note(
                         Finding::new(
                             Severity::Error,
-                            UNREAD[1],
+                            FindingKind::ManifestBadName,
                             Some(&mpath),
                             format!(
                                 "lists segment {:?}, which is not a file name inside the tape directory; not read",
@@ -303,7 +296,7 @@ impl Tape {
                     self.note(
                         Finding::new(
                             Severity::Error,
-                            "manifest_duplicate",
+                            FindingKind::ManifestDuplicate,
                             Some(&mpath),
                             format!("lists segment {} more than once; read once", s.name),
                         )
@@ -316,7 +309,7 @@ impl Tape {
                     Ok(md) if !md.is_file() => self.note(
                         Finding::new(
                             Severity::Error,
-                            UNREAD[2],
+                            FindingKind::NotAFile,
                             Some(&path),
                             format!(
                                 "listed in the manifest, but {}; not read",
@@ -330,7 +323,7 @@ impl Tape {
                             self.note(
                                 Finding::new(
                                     Severity::Error,
-                                    "manifest_mismatch",
+                                    FindingKind::ManifestMismatch,
                                     Some(&path),
                                     format!(
                                         "manifest says {} bytes, the file has {}",
@@ -355,7 +348,7 @@ impl Tape {
                     _ => self.note(
                         Finding::new(
                             Severity::Error,
-                            UNREAD[0],
+                            FindingKind::MissingSegment,
                             Some(&mpath),
                             format!("lists segment {} but the file is missing", s.name),
                         )
@@ -376,7 +369,7 @@ impl Tape {
                 self.note(
                     Finding::new(
                         Severity::Warning,
-                        "unlisted_segment",
+                        FindingKind::UnlistedSegment,
                         Some(&path),
                         "segment file not listed in manifest.json (a segment still being written, or a stale manifest); read anyway",
                     )
@@ -419,10 +412,10 @@ impl Tape {
 
     /// Records a finding (up to [`FINDINGS_PER_KIND`] of its kind).
     fn note(&mut self, f: Finding) {
-        if UNREAD.contains(&f.kind.as_str()) {
+        if f.kind.is_unread() {
             self.unread_count += 1;
         }
-        let n = self.kind_counts.entry(f.kind.clone()).or_default();
+        let n = self.kind_counts.entry(f.kind).or_default();
         *n += 1;
         if *n <= FINDINGS_PER_KIND {
             self.findings.push(f);
@@ -432,13 +425,14 @@ impl Tape {
     /// One finding per kind that had more than [`FINDINGS_PER_KIND`]: how
     /// many more there were.
     fn summarise(&mut self) {
-        let mut over: Vec<(String, u64)> = self
+        let mut over: Vec<(FindingKind, u64)> = self
             .kind_counts
             .iter()
             .filter(|(_, &n)| n > FINDINGS_PER_KIND)
-            .map(|(k, &n)| (k.clone(), n - FINDINGS_PER_KIND))
+            .map(|(&k, &n)| (k, n - FINDINGS_PER_KIND))
             .collect();
-        over.sort();
+        // By name, as the report lists them.
+        over.sort_by_key(|&(k, n)| (k.as_str(), n));
         for (kind, more) in over {
             let severity = self
                 .findings
@@ -459,9 +453,7 @@ impl Tape {
     /// reader did not return. Commands exit 1 on them unless told to skip;
     /// [`Tape::unread_count`] counts them all.
     pub fn unread(&self) -> impl Iterator<Item = &Finding> {
-        self.findings
-            .iter()
-            .filter(|f| UNREAD.contains(&f.kind.as_str()))
+        self.findings.iter().filter(|f| f.kind.is_unread())
     }
 
     /// The `metadata.json` a tape made from this one should carry: the

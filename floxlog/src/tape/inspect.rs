@@ -468,7 +468,10 @@ mod tests {
         let tape = Tape::open(&[p], OpenOptions::default()).unwrap();
         let insp = inspect_tape(&tape, InspectOptions { quick: true }, &mut |_| {});
         assert!(insp.failed);
-        assert!(insp.findings.iter().any(|f| f.kind == "missing_segment"));
+        assert!(insp
+            .findings
+            .iter()
+            .any(|f| f.kind == crate::tape::report::FindingKind::MissingSegment));
     }
 
     #[test]

@@ -467,7 +467,9 @@ impl<'a> TapeReader<'a> {
 
     /// The first problem that is not a tolerated torn tail.
     pub fn first_error(&self) -> Option<&Problem> {
-        self.problems.iter().find(|p| !p.tolerated)
+        super::outcome::ReadOutcome::new(&self.problems, false)
+            .errors()
+            .next()
     }
 
     /// At the end of the read: a segment cut short whose read found no

@@ -2,8 +2,9 @@
 //!
 //! For copying a whole tape (`floxlog convert`): the read engine's ranges
 //! ([`super::read::Split`]: at LZ4 block or proven frame boundaries) are
-//! read, CRC-checked and decompressed on [`crate::par::Pool`] threads, while the caller's thread takes their
-//! frames in order. What the caller sees is what a [`super::TapeReader`]
+//! read, CRC-checked and decompressed on the engine's threads
+//! ([`super::read::run_parallel_each`]), while the caller's thread takes
+//! their frames in order. What the caller sees is what a [`super::TapeReader`]
 //! in file order without a filter gives: the same frames in the same order,
 //! and each [`Problem`] at the point where that reader records it (segments
 //! whose header fails first; a stream error after every frame before it),
@@ -13,8 +14,7 @@
 
 use super::error::TapeError;
 use super::merge::{OpenedTape, Order, Problem, ReadConfig};
-use super::read::{RangeRead, Settle, Split};
-use crate::par::Pool;
+use super::read::{run_parallel_each, RangeRead, Settle, Split};
 use floxlog_core::ReadOptions;
 
 /// Target size of a range (file bytes).
@@ -76,9 +76,10 @@ pub fn read_ahead_in(
     // Segments cut short whose read found nothing wrong, as the sequential
     // reader records them: at the end.
     let mut shorts = Vec::new();
-    Pool::new(threads).run(
-        0..split.len(),
-        |i| {
+    run_parallel_each(
+        split.len(),
+        threads,
+        &|i| {
             let mut d = Decoded {
                 read: RangeRead::default(),
                 bytes: Vec::new(),
@@ -88,10 +89,11 @@ pub fn read_ahead_in(
                 d.frames.push((frame_type, d.bytes.len(), payload.len()));
                 d.bytes.extend_from_slice(payload);
             });
-            (i, d)
+            Ok(d)
         },
-        |(i, d): (usize, Decoded)| {
+        &mut |i, d: Decoded| {
             let (kept, failed, short) = split.settle_next(&mut st, i, &d.read);
+            shorts.extend(short);
             if !kept {
                 return Ok(());
             }
@@ -101,7 +103,6 @@ pub fn read_ahead_in(
                     payload: &d.bytes[at..at + len],
                 })?;
             }
-            shorts.extend(short);
             match failed {
                 Some(p) => f(Ahead::Problem(p)),
                 None => Ok(()),

@@ -6,7 +6,7 @@
 use super::error::TapeError;
 use super::hint::{Hint, Remedy};
 use super::manifest::{dir_and_name, write_atomic, write_file_atomic};
-use super::report::{Finding, Severity};
+use super::report::{Finding, FindingKind, Severity};
 use super::scan::scan_segment;
 use super::source::SegmentFile;
 use super::verify::check_segment;
@@ -403,7 +403,9 @@ pub fn recover_file(path: &Path, opts: &RecoverOptions) -> Result<RecoverReport,
     let mut problems = Vec::new();
     check_segment(path, &scan, &mut problems);
     problems.retain(|f| {
-        f.severity == Severity::Error || f.kind == "stale_header" || f.kind == "zero_tail"
+        f.severity == Severity::Error
+            || f.kind == FindingKind::StaleHeader
+            || f.kind == FindingKind::ZeroTail
     });
     let claimed = scan.header.map_or(0, |h| h.event_count);
     let mut rep = RecoverReport {
@@ -519,17 +521,6 @@ fn keep_backup(path: &Path, dir: &Path, name: &str) -> Result<PathBuf, TapeError
     )))
 }
 
-/// Listing findings that mean a directory's `manifest.json` no longer
-/// describes its files: [`recover_tape`] rebuilds such a manifest even when
-/// no segment needed rewriting.
-pub const STALE_MANIFEST_KINDS: [&str; 5] = [
-    "manifest_mismatch",
-    "unlisted_segment",
-    "missing_segment",
-    "manifest_duplicate",
-    "manifest_bad_name",
-];
-
 /// What [`recover_tape`] reports as it goes.
 #[derive(Clone, Copy, Debug)]
 pub enum RecoverEvent<'a> {
@@ -586,7 +577,7 @@ pub struct RecoverTapeSummary {
 /// `on` as it goes; then (unless `dry_run` or `output`) rebuilds the
 /// `manifest.json` of each directory that has one, when a segment was
 /// rewritten or the manifest was out of date
-/// ([`STALE_MANIFEST_KINDS`]), keeping its `created_ns` and exchange;
+/// ([`FindingKind::is_stale_manifest`]), keeping its `created_ns` and exchange;
 /// and removes from each directory given the hidden temporary files
 /// killed writers left ([`is_writer_temp`]: a journal's reserved first
 /// segment, a spare segment file...).
@@ -664,11 +655,8 @@ pub fn recover_tape(
     // (The segments above were listed without the manifest; list each
     // directory again with it to compare.)
     let stale = |dir: &Path| {
-        Tape::open(&[dir.to_path_buf()], OpenOptions::default()).is_ok_and(|t| {
-            t.findings
-                .iter()
-                .any(|f| STALE_MANIFEST_KINDS.contains(&f.kind.as_str()))
-        })
+        Tape::open(&[dir.to_path_buf()], OpenOptions::default())
+            .is_ok_and(|t| t.findings.iter().any(|f| f.kind.is_stale_manifest()))
     };
     if opts.output.is_none() && !opts.dry_run {
         for (i, d) in tape.dirs.iter().enumerate() {
@@ -816,7 +804,10 @@ mod tests {
         writer(&p, Durability::Flush).abandon();
         let before = Tape::open(std::slice::from_ref(&p), OpenOptions::default()).unwrap();
         assert!(
-            before.findings.iter().any(|f| f.kind == "unlisted_segment"),
+            before
+                .findings
+                .iter()
+                .any(|f| f.kind == FindingKind::UnlistedSegment),
             "{:?}",
             before.findings
         );

@@ -230,19 +230,9 @@ impl<'a> Scanner<'a> {
         self.seg.as_ref()
     }
 
-    /// The ranges to scan on separate threads, about `target` bytes each
-    /// (see [`super::split`]); one range for a small segment.
-    pub fn ranges(&self, target: u64) -> Vec<(u64, u64)> {
-        let starts = self
-            .seg
-            .as_ref()
-            .map(|seg| super::split::range_starts(seg, self.opts, target))
-            .unwrap_or_default();
-        super::split::ranges(&starts)
-    }
-
     /// Reads the frames (or LZ4 blocks) that start in `[start, end)`;
-    /// `start` is a boundary from [`Scanner::ranges`] (or the first frame).
+    /// `start` is a boundary from the engine's splitter
+    /// ([`super::read::Split::bounds`]), or the first frame.
     /// `progress` gets the offset reached now and then.
     pub fn scan_range(&self, start: u64, end: u64, progress: &mut dyn FnMut(u64)) -> RangeScan {
         let mut p = RangeScan {

@@ -5,10 +5,10 @@
 use super::dir::{Tape, TapeSegment};
 use super::error::TapeError;
 use super::hint::{Hint, Remedy};
-use super::report::{Finding, Severity};
+use super::read::{run_parallel_each, Split};
+use super::report::{Finding, FindingKind, Severity};
 use super::scan::{scan_segment, RangeScan, Scanner, SegmentScan};
 use super::source::SegmentFile;
-use crate::par::Pool;
 use floxlog_core::segment_header::flags;
 use floxlog_core::ReadOptions;
 use serde::Serialize;
@@ -56,6 +56,16 @@ impl VerifyReport {
     pub fn passed(&self, strict: bool) -> bool {
         self.count(Severity::Error) == 0 && (!strict || self.count(Severity::Warning) == 0)
     }
+
+    /// The finding that fails the check (`None` if it passes): the first
+    /// error, or (`strict`, no error) the first warning.
+    pub fn worst(&self, strict: bool) -> Option<&Finding> {
+        if self.passed(strict) {
+            return None;
+        }
+        let first = |sev| self.findings.iter().find(|f| f.severity == sev);
+        first(Severity::Error).or_else(|| first(Severity::Warning))
+    }
 }
 
 /// Checks every segment of `tape` on one thread; `progress(bytes_done)` is
@@ -79,8 +89,7 @@ pub fn verify_tape_with(
         findings: tape.findings.clone(),
         ..VerifyReport::default()
     };
-    let pool = Pool::new(threads);
-    if pool.threads() <= 1 {
+    if crate::par::threads(threads) <= 1 {
         let mut done = 0u64;
         for seg in &tape.segments {
             let scanned = seg.open().map(|file| {
@@ -92,7 +101,7 @@ pub fn verify_tape_with(
             add_segment(&mut rep, seg, scanned);
         }
     } else {
-        verify_parallel(tape, opts, pool, progress, &mut rep);
+        verify_parallel(tape, opts, threads, progress, &mut rep);
     }
     for d in &tape.dirs {
         if let Some(fm) = &d.flox_manifest {
@@ -115,11 +124,16 @@ pub fn verify_tape_with(
                 };
                 if let Some(msg) = stale {
                     rep.findings.push(
-                        Finding::new(Severity::Warning, "flox_manifest_stale", Some(&fpath), msg)
-                            .hint(Hint::new(
-                                "flox rebuilds a stale .manifest; so does {}",
-                                &[Remedy::RebuildFloxManifest],
-                            )),
+                        Finding::new(
+                            Severity::Warning,
+                            FindingKind::FloxManifestStale,
+                            Some(&fpath),
+                            msg,
+                        )
+                        .hint(Hint::new(
+                            "flox rebuilds a stale .manifest; so does {}",
+                            &[Remedy::RebuildFloxManifest],
+                        )),
                     );
                 }
             }
@@ -128,11 +142,12 @@ pub fn verify_tape_with(
     rep
 }
 
-/// The segments read on the pool, each folded and checked in file order.
+/// The segments read on the engine's ranges ([`Split`], [`run_parallel_each`]),
+/// each folded and checked in file order.
 fn verify_parallel(
     tape: &Tape,
     opts: ReadOptions,
-    pool: Pool,
+    threads: usize,
     progress: &mut dyn FnMut(u64),
     rep: &mut VerifyReport,
 ) {
@@ -142,22 +157,11 @@ fn verify_parallel(
         .iter()
         .map(|f| f.as_ref().ok().map(|f| Scanner::new(f.bytes(), opts)))
         .collect();
-    // About four ranges per thread over the tape, so that one large segment
-    // keeps every thread busy; small segments stay whole.
-    let total: u64 = files.iter().flatten().map(SegmentFile::len).sum();
-    let target = (total / (pool.threads() as u64 * 4)).max(MIN_RANGE_BYTES);
-    // Made lazily as the workers take them (under the pool's lock), so the
-    // cuts of one segment (an index proof for uncompressed ones) are found
-    // while the others are read. Each range says whether it is its
-    // segment's last.
-    let jobs = scanners.iter().enumerate().flat_map(|(k, sc)| {
-        let ranges = sc.as_ref().map(|sc| sc.ranges(target)).unwrap_or_default();
-        let n = ranges.len();
-        ranges
-            .into_iter()
-            .enumerate()
-            .map(move |(i, (a, b))| (k, a, b, i + 1 == n))
-    });
+    // Segments whose header fails have no range: their scan is the
+    // header's error, reported in turn by the fold.
+    let mapped = files.iter().enumerate();
+    let mapped = mapped.filter_map(|(i, f)| f.as_ref().ok().map(|f| (i, f)));
+    let split = Split::of_files(mapped, opts, threads, MIN_RANGE_BYTES);
     let mut fold = Fold {
         tape,
         files: &files,
@@ -168,25 +172,29 @@ fn verify_parallel(
         progress,
         rep,
     };
-    fold.report_until(0);
-    let run = pool.run(
-        jobs,
-        |(k, start, end, last)| {
-            let part = scanners[k]
-                .as_ref()
-                .map(|sc| sc.scan_range(start, end, &mut |_| {}))
-                .unwrap_or_default();
-            (part, last)
+    let run = run_parallel_each(
+        split.len(),
+        threads,
+        &|i| {
+            let range = split.segment(i).zip(split.bounds(i));
+            let part = range.and_then(|(k, (start, end))| {
+                let sc = scanners[k].as_ref()?;
+                Some(sc.scan_range(start, end, &mut |_| {}))
+            });
+            Ok(part.unwrap_or_default())
         },
-        |(part, last)| -> Result<(), TapeError> {
-            fold.add(part, last);
+        &mut |i, part| {
+            fold.add(split.segment(i).unwrap_or(usize::MAX), part);
             Ok(())
         },
     );
-    if let Err(e) = run {
-        // A worker panicked: say so rather than pass a tape unread.
-        let f = Finding::new(Severity::Error, "internal", None, e.message);
-        fold.rep.findings.push(f);
+    match run {
+        Ok(()) => fold.report_until(files.len()),
+        Err(e) => {
+            // A worker panicked: say so rather than pass a tape unread.
+            let f = Finding::new(Severity::Error, FindingKind::Internal, None, e.message);
+            fold.rep.findings.push(f);
+        }
     }
 }
 
@@ -207,12 +215,11 @@ struct Fold<'x, 'a> {
 }
 
 impl Fold<'_, '_> {
-    fn add(&mut self, part: RangeScan, last: bool) {
+    /// A range of segment `k`: the segments before it are complete.
+    fn add(&mut self, k: usize, part: RangeScan) {
+        self.report_until(k);
         (self.progress)(self.done + part.end());
         self.parts.push(part);
-        if last {
-            self.report_until(self.next + 1);
-        }
     }
 
     /// Reports the segments before `k`, and those after with nothing to
@@ -261,7 +268,7 @@ pub fn check_segment(path: &std::path::Path, s: &SegmentScan, out: &mut Vec<Find
             out.push(
                 Finding::new(
                     Severity::Warning,
-                    "zero_tail",
+                    FindingKind::ZeroTail,
                     Some(path),
                     format!(
                         "the segment is unfinished and its frames end in zeros to the end of the file after {} events: a journal writer is still running or died",
@@ -298,16 +305,21 @@ pub fn check_segment(path: &std::path::Path, s: &SegmentScan, out: &mut Vec<Find
     }
     for (off, msg) in &s.index.problems {
         out.push(
-            Finding::new(Severity::Error, "bad_index", Some(path), msg.clone())
-                .at(*off)
-                .hint(index_hint.clone()),
+            Finding::new(
+                Severity::Error,
+                FindingKind::BadIndex,
+                Some(path),
+                msg.clone(),
+            )
+            .at(*off)
+            .hint(index_hint.clone()),
         );
     }
     if let Some(off) = s.block_flags_nonzero {
         out.push(
             Finding::new(
                 Severity::Warning,
-                "block_flags_nonzero",
+                FindingKind::BlockFlagsNonzero,
                 Some(path),
                 "a block's reserved flags are not zero",
             )
@@ -318,7 +330,7 @@ pub fn check_segment(path: &std::path::Path, s: &SegmentScan, out: &mut Vec<Find
         out.push(
             Finding::new(
                 Severity::Warning,
-                "trailing_bytes",
+                FindingKind::TrailingBytes,
                 Some(path),
                 format!("{} bytes after the index trailer", s.trailing_bytes),
             )
@@ -334,9 +346,9 @@ pub fn check_segment(path: &std::path::Path, s: &SegmentScan, out: &mut Vec<Find
                 Severity::Warning
             };
             let kind = if sorted {
-                "sorted_violation"
+                FindingKind::SortedViolation
             } else {
-                "timestamps_backwards"
+                FindingKind::TimestampsBackwards
             };
             let msg = if sorted {
                 format!(
@@ -362,7 +374,7 @@ pub fn check_segment(path: &std::path::Path, s: &SegmentScan, out: &mut Vec<Find
         out.push(
             Finding::new(
                 Severity::Warning,
-                "stale_header",
+                FindingKind::StaleHeader,
                 Some(path),
                 format!(
                     "the header is a writer's placeholder ({} events claimed, {} complete events in the file): its writer is still running or died",
@@ -376,7 +388,7 @@ pub fn check_segment(path: &std::path::Path, s: &SegmentScan, out: &mut Vec<Find
         out.push(
             Finding::new(
                 Severity::Error,
-                "header_event_count",
+                FindingKind::HeaderEventCount,
                 Some(path),
                 format!(
                     "header says {} events, the frames hold {}",
@@ -405,7 +417,7 @@ pub fn check_segment(path: &std::path::Path, s: &SegmentScan, out: &mut Vec<Find
             out.push(
                 Finding::new(
                     Severity::Error,
-                    "header_time_range",
+                    FindingKind::HeaderTimeRange,
                     Some(path),
                     format!(
                         "header time range [{}, {}] does not match the frames (earliest {min}, latest {max})",
@@ -420,7 +432,7 @@ pub fn check_segment(path: &std::path::Path, s: &SegmentScan, out: &mut Vec<Find
         out.push(
             Finding::new(
                 Severity::Error,
-                "header_symbol_count",
+                FindingKind::HeaderSymbolCount,
                 Some(path),
                 format!(
                     "header says {} symbols, the frames hold {}",
@@ -441,7 +453,7 @@ fn add_segment(rep: &mut VerifyReport, seg: &TapeSegment, scanned: Result<Segmen
         Err(e) => {
             rep.findings.push(Finding::new(
                 Severity::Error,
-                "io",
+                FindingKind::Io,
                 Some(&seg.path),
                 e.message.clone(),
             ));
@@ -481,7 +493,12 @@ fn check_listed(
         return;
     }
     let mut mismatch = |message: String| {
-        let f = Finding::new(Severity::Error, "manifest_mismatch", Some(path), message);
+        let f = Finding::new(
+            Severity::Error,
+            FindingKind::ManifestMismatch,
+            Some(path),
+            message,
+        );
         out.push(f.hint(Hint::new(
             "{} brings manifest.json up to date",
             &[Remedy::RebuildManifest],

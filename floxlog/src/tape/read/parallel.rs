@@ -13,15 +13,48 @@ pub fn run_parallel<T: Send>(
     jobs: usize,
     work: &(dyn Fn(usize) -> Result<T, TapeError> + Sync),
 ) -> Result<Vec<T>, TapeError> {
+    let mut out = Vec::with_capacity(n);
+    // Every result is kept, so nothing is gained by holding workers back:
+    // the window is the whole input.
+    run(n, jobs, n, work, &mut |_, r| {
+        out.push(r);
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// [`run_parallel`] handing each result to `deliver` in order, on the
+/// calling thread, as soon as it and those before it are done (for a
+/// caller that reports progress or folds results as they come); at most
+/// twice `jobs` results are held at once. An error of `deliver` ends the
+/// run with it.
+pub fn run_parallel_each<T: Send>(
+    n: usize,
+    jobs: usize,
+    work: &(dyn Fn(usize) -> Result<T, TapeError> + Sync),
+    deliver: &mut dyn FnMut(usize, T) -> Result<(), TapeError>,
+) -> Result<(), TapeError> {
+    run(n, jobs, 0, work, deliver)
+}
+
+/// The pool both run on: `window` results in flight (0: the pool's own).
+fn run<T: Send>(
+    n: usize,
+    jobs: usize,
+    window: usize,
+    work: &(dyn Fn(usize) -> Result<T, TapeError> + Sync),
+    deliver: &mut dyn FnMut(usize, T) -> Result<(), TapeError>,
+) -> Result<(), TapeError> {
     use std::sync::atomic::{AtomicUsize, Ordering};
     // The lowest failed index: only items after it may be skipped, since
     // an earlier item's result (or error) is still delivered first.
     let failed = AtomicUsize::new(usize::MAX);
-    let mut out = Vec::with_capacity(n);
-    // Every result is kept, so nothing is gained by holding workers back:
-    // the window is the whole input.
     let jobs = crate::par::threads(jobs);
-    let pool = crate::par::Pool::new(jobs.clamp(1, n.max(1))).with_window(n);
+    let mut pool = crate::par::Pool::new(jobs.clamp(1, n.max(1)));
+    if window > 0 {
+        pool = pool.with_window(window);
+    }
+    let mut next = 0;
     pool.run(
         0..n,
         |i| {
@@ -39,11 +72,11 @@ pub fn run_parallel<T: Send>(
             r
         },
         |r| -> Result<(), TapeError> {
-            out.push(r?);
-            Ok(())
+            let i = next;
+            next += 1;
+            deliver(i, r?)
         },
-    )?;
-    Ok(out)
+    )
 }
 
 /// Whether pieces whose emitted timestamps are `tracks` (in tape order),
@@ -106,6 +139,26 @@ mod tests {
             }
         });
         assert!(e.unwrap_err().message.contains("three"));
+    }
+
+    #[test]
+    fn results_are_handed_over_in_order() {
+        let mut got = Vec::new();
+        run_parallel_each(40, 3, &|i| Ok(i + 1), &mut |i, r| {
+            got.push((i, r));
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(got, (0..40).map(|i| (i, i + 1)).collect::<Vec<_>>());
+        // The deliverer's error ends the run with it.
+        let e = run_parallel_each(40, 3, &|i| Ok(i), &mut |i, _| {
+            if i == 7 {
+                Err(TapeError::usage("seven"))
+            } else {
+                Ok(())
+            }
+        });
+        assert!(e.unwrap_err().message.contains("seven"));
     }
 
     #[test]

@@ -15,7 +15,9 @@ use crate::tape::merge::{unsorted, OpenedTape, Order, Problem, ReadConfig};
 use crate::tape::shortfall::SegmentCheck;
 use crate::tape::source::{is_torn_tail, SegmentFile};
 use floxlog_core::segment_header::flags;
-use floxlog_core::{Event, Position, Reader, Segment, SegmentHeader, TradeColumns, TradeStop};
+use floxlog_core::{
+    Event, Position, ReadOptions, Reader, Segment, SegmentHeader, TradeColumns, TradeStop,
+};
 use std::path::Path;
 
 /// Where the events of a range go.
@@ -160,10 +162,29 @@ impl<'a> Split<'a> {
         jobs: usize,
         min_range_bytes: u64,
     ) -> Split<'a> {
-        let jobs = crate::par::threads(jobs) as u64;
-        Split::build(opened, cfg, &|total| {
-            (total / (jobs * 4).max(1)).max(min_range_bytes.max(1))
-        })
+        Split::build(mapped(opened), cfg, &per_thread(jobs, min_range_bytes))
+    }
+
+    /// Cuts the segment files `files` ((index in the tape, file), in tape
+    /// order) as [`Split::new`] does, to be read with `read`, unfiltered,
+    /// in file order; for a pass over every frame of each file (`verify`,
+    /// reading ranges at [`Split::bounds`]) no segment is taken as cut
+    /// short.
+    pub fn of_files(
+        files: impl IntoIterator<Item = (usize, &'a SegmentFile)>,
+        read: ReadOptions,
+        jobs: usize,
+        min_range_bytes: u64,
+    ) -> Split<'a> {
+        let cfg = ReadConfig {
+            order: Order::File,
+            read,
+            ..ReadConfig::default()
+        };
+        let files = files
+            .into_iter()
+            .map(|(i, f)| (i, f, SegmentCheck::default()));
+        Split::build(files, &cfg, &per_thread(jobs, min_range_bytes))
     }
 
     /// Cuts `opened` into ranges of about `range_bytes` (whatever the
@@ -173,17 +194,21 @@ impl<'a> Split<'a> {
         cfg: &ReadConfig,
         range_bytes: u64,
     ) -> Split<'a> {
-        Split::build(opened, cfg, &|_| range_bytes.max(1))
+        Split::build(mapped(opened), cfg, &|_| range_bytes.max(1))
     }
 
-    /// Cuts at about `target(total frame bytes)` bytes.
-    fn build(opened: &'a OpenedTape, cfg: &ReadConfig, target: &dyn Fn(u64) -> u64) -> Split<'a> {
+    /// Cuts `files` ((index in the tape, file, its check), in tape order)
+    /// at about `target(total frame bytes)` bytes.
+    fn build(
+        files: impl IntoIterator<Item = (usize, &'a SegmentFile, SegmentCheck)>,
+        cfg: &ReadConfig,
+        target: &dyn Fn(u64) -> u64,
+    ) -> Split<'a> {
         let mut inputs = Vec::new();
         let mut problems = Vec::new();
         let mut scratch_len = 0;
         let f = &cfg.filter;
-        for (i, file) in opened.files.iter().enumerate() {
-            let Some(file) = file else { continue };
+        for (i, file, check) in files {
             let data = file.bytes();
             let seg = match Segment::parse(data) {
                 Ok(s) => s,
@@ -191,8 +216,8 @@ impl<'a> Split<'a> {
                     // As the sequential reader records it.
                     let shrunk = file.shrink_error(Some(&e));
                     let torn = shrunk.is_none() && data.is_empty();
-                    let c = opened.check(i);
-                    problems.push(Problem::new(i, &file.path, shrunk.unwrap_or(e), 0, torn, c));
+                    let e = shrunk.unwrap_or(e);
+                    problems.push(Problem::new(i, &file.path, e, 0, torn, check));
                     continue;
                 }
             };
@@ -208,7 +233,7 @@ impl<'a> Split<'a> {
                 sorted,
                 check_sorted: sorted
                     && (cfg.order == Order::Time || f.from.is_some() || f.to.is_some()),
-                check: opened.check(i),
+                check,
             });
         }
         let target = target(inputs.iter().map(|i| i.seg.frames_end()).sum());
@@ -249,6 +274,19 @@ impl<'a> Split<'a> {
     /// The tape segment (index in `tape.segments`) range `i` is part of.
     pub fn segment(&self, i: usize) -> Option<usize> {
         self.ranges.get(i).map(|c| self.inputs[c.input].segment)
+    }
+
+    /// The byte range `[start, end)` of range `i` in its segment: the
+    /// frames (or LZ4 blocks) that start in it are the range's (the first
+    /// range of a segment starts at its first frame, the last ends at
+    /// `u64::MAX`: wherever the frame area ends). A Sorted segment read
+    /// from a time starts at its index seek instead, which this does not
+    /// say.
+    pub fn bounds(&self, i: usize) -> Option<(u64, u64)> {
+        let first = SegmentHeader::LEN as u64;
+        self.ranges
+            .get(i)
+            .map(|c| (c.start.unwrap_or(first), c.end))
     }
 
     /// The path of the segment range `i` is part of.
@@ -482,9 +520,9 @@ impl<'a> Split<'a> {
 
     /// [`Split::settle`] one range at a time, in order, for a caller that
     /// streams them: whether range `i` is kept, the problem that ends its
-    /// segment there, and (its segment's last range) the problem of a
-    /// segment cut short whose read found nothing wrong (which a
-    /// sequential reader records at the end of the read).
+    /// segment there, and (its segment's last range, kept or not) the
+    /// problem of a segment cut short whose read found nothing wrong
+    /// (which a sequential reader records at the end of the read).
     pub fn settle_next(
         &self,
         st: &mut Settle,
@@ -498,8 +536,18 @@ impl<'a> Split<'a> {
         if c.start.is_none() {
             *st = Settle::default();
         }
+        // The segment's last range: one cut short is damage even when what
+        // is left reads, or is not read (stopped at `to` in an earlier
+        // range: the sequential reader too judges the cut by the events it
+        // read).
+        let last = self.ranges.get(i + 1).is_none_or(|n| n.start.is_none());
+        let short = |st: &Settle| {
+            (last && !st.failed)
+                .then(|| Problem::cut_short(input.segment, input.path, input.check, st.before))
+                .flatten()
+        };
         if st.stopped {
-            return (false, None, None);
+            return (false, None, short(st));
         }
         // The Sorted flag checked across the cut: a range whose first
         // event goes back ends the segment there, as the sequential read
@@ -509,6 +557,7 @@ impl<'a> Split<'a> {
             let mut l = st.raw_last;
             if let Some(e) = unsorted(true, &mut l, ts, at) {
                 st.stopped = true;
+                st.failed = true;
                 return (false, Some(problem(input, e, st.before + 1)), None);
             }
         }
@@ -521,6 +570,7 @@ impl<'a> Split<'a> {
             RangeEnd::Stopped => st.stopped = true,
             RangeEnd::Failed(e, events) => {
                 st.stopped = true;
+                st.failed = true;
                 let events = if c.start.is_none() && c.end == u64::MAX {
                     events
                 } else {
@@ -530,14 +580,23 @@ impl<'a> Split<'a> {
             }
         }
         st.before += r.events;
-        // The segment's last range: one cut short is damage even when what
-        // is left reads.
-        let last = self.ranges.get(i + 1).is_none_or(|n| n.start.is_none());
-        let short = (last && failed.is_none())
-            .then(|| Problem::cut_short(input.segment, input.path, input.check, st.before))
-            .flatten();
-        (true, failed, short)
+        (true, failed, short(st))
     }
+}
+
+/// The mapped segments of `opened`: (index in the tape, file, its check),
+/// in tape order.
+fn mapped(opened: &OpenedTape) -> impl Iterator<Item = (usize, &SegmentFile, SegmentCheck)> {
+    let files = opened.files.iter().enumerate();
+    files.filter_map(|(i, f)| f.as_ref().map(|f| (i, f, opened.check(i))))
+}
+
+/// The range size for `jobs` threads (0: one per core): about four ranges
+/// a thread over the tape's `total` frame bytes, at least
+/// `min_range_bytes`.
+fn per_thread(jobs: usize, min_range_bytes: u64) -> impl Fn(u64) -> u64 {
+    let jobs = crate::par::threads(jobs) as u64;
+    move |total| (total / (jobs * 4).max(1)).max(min_range_bytes.max(1))
 }
 
 /// Where [`Split::settle_next`] is in the current segment.
@@ -545,6 +604,9 @@ impl<'a> Split<'a> {
 pub struct Settle {
     /// A range of the segment ended early: the rest are not reached.
     stopped: bool,
+    /// ... on an error (that is the segment's problem: it is not also
+    /// judged cut short).
+    failed: bool,
     /// Events of the segment's ranges so far.
     before: u64,
     /// Last timestamp of the segment so far (Sorted flag checks).
@@ -555,6 +617,7 @@ impl Default for Settle {
     fn default() -> Self {
         Settle {
             stopped: false,
+            failed: false,
             before: 0,
             raw_last: i64::MIN,
         }
