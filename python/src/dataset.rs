@@ -18,7 +18,6 @@ use crate::stream::{ArrowStream, Outcome, Source};
 use crate::wait::interruptible;
 use arrow_array::RecordBatch;
 use floxlog::core::{Event, ReadOptions};
-use floxlog::tape::dir::UNREAD;
 use floxlog::tape::read::{RangeEnd, Settle, Split};
 use floxlog::tape::source::header_is_unfinished;
 use floxlog::tape::{Filter, OpenedTape, Order, Tape, TapeError};
@@ -96,7 +95,7 @@ fn list_pieces(path: &PathBuf, a: &PieceArgs) -> Result<Listing, TapeError> {
     let mut warnings = Vec::new();
     let mut errors = Vec::new();
     for f in &tape.findings {
-        if UNREAD.contains(&f.kind.as_str()) {
+        if f.kind.is_unread() {
             errors.push(ErrInfo::from(f));
         } else {
             warnings.push(f.localized(&crate::words::PyWords).line());
@@ -115,7 +114,7 @@ fn list_pieces(path: &PathBuf, a: &PieceArgs) -> Result<Listing, TapeError> {
             continue;
         }
         while split.segment(k) == Some(seg) {
-            let (Some((start, end)), Some(h)) = (split.bounds(k), split.header(k)) else {
+            let (Some((start, end)), Some(h)) = (split.cut(k), split.header(k)) else {
                 break;
             };
             let finished = !header_is_unfinished(h);
@@ -210,7 +209,7 @@ fn read_piece(
     };
     let end = until.unwrap_or(u64::MAX);
     let wanted: Vec<usize> = (0..split.len())
-        .filter(|&k| (at, until) == (None, None) || split.bounds(k) == Some((at, end)))
+        .filter(|&k| (at, until) == (None, None) || split.cut(k) == Some((at, end)))
         .collect();
     if wanted.is_empty() && summary.problems.is_empty() {
         return Err(TapeError::input(

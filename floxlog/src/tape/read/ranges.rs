@@ -300,7 +300,7 @@ impl<'a> Split<'a> {
     /// A caller that hands ranges to other processes names them by these,
     /// and finds them again in a split of the same segment made with the
     /// same settings (the cut points depend on nothing else).
-    pub fn bounds(&self, i: usize) -> Option<(Option<u64>, u64)> {
+    pub fn cut(&self, i: usize) -> Option<(Option<u64>, u64)> {
         self.ranges.get(i).map(|c| (c.start, c.end))
     }
 
