@@ -160,9 +160,10 @@ impl<'a> Split<'a> {
         jobs: usize,
         min_range_bytes: u64,
     ) -> Split<'a> {
-        let jobs = crate::par::threads(jobs) as u64;
-        Split::build(opened, cfg, &|total| {
-            (total / (jobs * 4).max(1)).max(min_range_bytes.max(1))
+        let jobs = crate::par::threads(jobs);
+        let per = jobs as u64 * 4;
+        Split::build(opened, cfg, jobs, &|total| {
+            (total / per.max(1)).max(min_range_bytes.max(1))
         })
     }
 
@@ -173,11 +174,17 @@ impl<'a> Split<'a> {
         cfg: &ReadConfig,
         range_bytes: u64,
     ) -> Split<'a> {
-        Split::build(opened, cfg, &|_| range_bytes.max(1))
+        Split::build(opened, cfg, 1, &|_| range_bytes.max(1))
     }
 
-    /// Cuts at about `target(total frame bytes)` bytes.
-    fn build(opened: &'a OpenedTape, cfg: &ReadConfig, target: &dyn Fn(u64) -> u64) -> Split<'a> {
+    /// Cuts at about `target(total frame bytes)` bytes (cut points proven
+    /// on up to `jobs` threads).
+    fn build(
+        opened: &'a OpenedTape,
+        cfg: &ReadConfig,
+        jobs: usize,
+        target: &dyn Fn(u64) -> u64,
+    ) -> Split<'a> {
         let mut inputs = Vec::new();
         let mut problems = Vec::new();
         let mut scratch_len = 0;
@@ -217,7 +224,9 @@ impl<'a> Split<'a> {
             let starts = if input.sorted && f.from.is_some() {
                 Vec::new()
             } else {
-                crate::tape::split::range_starts(&input.seg, cfg.read, target)
+                let big = input.seg.frames_end() >= crate::tape::split::PARALLEL_PROOF_BYTES;
+                let jobs = if big { jobs } else { 1 };
+                crate::tape::split::range_starts_on(&input.seg, cfg.read, target, jobs)
             };
             let begins = std::iter::once(None).chain(starts.iter().map(|&s| Some(s)));
             let ends = starts.iter().copied().chain(std::iter::once(u64::MAX));
