@@ -95,8 +95,9 @@ impl Symbols {
     /// The `symbol` column of rows with these symbol ids.
     pub fn column(&self, ids: &[u32]) -> Result<ArrayRef, ArrowError> {
         if self.is_empty() {
-            // As `new_null_array`, with keys in fresh memory (no memset).
+            // As `new_null_array` (keys 0), the keys in fresh memory.
             let mut keys = Fresh::<i32>::with_capacity(ids.len());
+            keys.room(ids.len()).fill(0);
             keys.set_len(ids.len());
             let keys = Int32Array::new(keys.take_buffer(), Some(NullBuffer::new_null(ids.len())));
             return Ok(Arc::new(DictionaryArray::<Int32Type>::try_new(

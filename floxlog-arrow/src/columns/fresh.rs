@@ -1,17 +1,19 @@
-//! A column of plain integers in zero-filled memory that becomes an Arrow
-//! buffer without a copy.
+//! A column of plain integers in fresh (or reused) memory that becomes an
+//! Arrow buffer without a copy.
 //!
 //! Why not `Vec`: a table of millions of trades is hundreds of MB of fresh
 //! memory, and most of a read's time went into the kernel faulting it in
 //! 4 KiB pages (plus a `memset` of what the kernel had just zeroed, to
 //! hand the batch kernel initialised slices). A large column here is an
-//! anonymous map advised for huge pages: zero-filled by the kernel (so
-//! every slot is a valid value and needs no `memset`), faulted 2 MiB at a
-//! time. Small columns are a zeroed `Vec` (`calloc`).
+//! anonymous map (advised for huge pages from 2 MiB on, faulted 2 MiB at a
+//! time), or such a map given back by a dropped table (see `Pool`): its
+//! slots hold zeros or stale values, every one a valid integer, so none
+//! needs a `memset`, and only slots written are ever kept. Small columns
+//! are a zeroed `Vec` (`calloc`).
 
 use arrow_buffer::{ArrowNativeType, ScalarBuffer};
 
-/// Integers whose all-zero bit pattern is a valid value (so zero-filled
+/// Integers: every bit pattern is a valid value (so zero-filled or reused
 /// memory is initialised memory of them).
 pub trait Plain: ArrowNativeType + Copy + Default {}
 impl Plain for u8 {}
@@ -22,11 +24,12 @@ impl Plain for i64 {}
 impl Plain for u64 {}
 impl Plain for i128 {}
 
-/// Columns of at least this many bytes are mapped (huge-page advised);
-/// smaller ones are a `Vec`.
-const MAP_BYTES: usize = 2 << 20;
+/// Columns of at least this many bytes are mapped (huge-page advised from
+/// 2 MiB on); smaller ones are a `Vec`.
+const MAP_BYTES: usize = 256 << 10;
 
-/// A growable column: `len` values written, `cap` slots zero-filled.
+/// A growable column: `len` values written, `cap` slots (valid values,
+/// written or not).
 pub struct Fresh<T: Plain> {
     mem: Mem<T>,
     len: usize,
@@ -48,7 +51,7 @@ impl<T: Plain> Default for Fresh<T> {
 }
 
 impl<T: Plain> Fresh<T> {
-    /// An empty column with `cap` zero-filled slots.
+    /// An empty column with at least `cap` slots.
     pub fn with_capacity(cap: usize) -> Fresh<T> {
         #[cfg(unix)]
         if cap.saturating_mul(size_of::<T>()) >= MAP_BYTES {
@@ -71,7 +74,7 @@ impl<T: Plain> Fresh<T> {
         self.len
     }
 
-    /// Slots (written or zero).
+    /// Slots (written or not).
     #[inline]
     pub fn cap(&self) -> usize {
         self.slots().len()
@@ -134,7 +137,7 @@ impl<T: Plain> Fresh<T> {
     }
 
     /// Keeps the first `len` slots as the values (every slot is a valid
-    /// value: written, or zero).
+    /// value: written, zero, or a stale value of a reused map).
     #[inline]
     pub fn set_len(&mut self, len: usize) {
         self.len = len.min(self.cap());
@@ -173,11 +176,13 @@ mod map {
     use arrow_buffer::Buffer;
     use std::marker::PhantomData;
     use std::ptr::NonNull;
-    use std::sync::Arc;
+    use std::sync::{Arc, Mutex};
 
     const HUGE: usize = 2 << 20;
+    const PAGE: usize = 4 << 10;
 
-    /// `cap` zero-filled values of `T` in a private anonymous map.
+    /// `cap` values of `T` in a private anonymous map (zero-filled, or
+    /// reused from the pool).
     pub struct Map<T> {
         raw: Raw,
         cap: usize,
@@ -200,19 +205,81 @@ mod map {
 
     impl Drop for Raw {
         fn drop(&mut self) {
+            let (ptr, bytes) = (self.ptr.as_ptr() as usize, self.bytes);
+            if let Ok(mut p) = POOL.lock() {
+                if p.bytes + bytes <= POOL_BYTES {
+                    // The kernel may take the pages back under memory
+                    // pressure (they then read as zero: still valid
+                    // values); until then a reuse costs no fault and no
+                    // zeroing.
+                    // SAFETY: the range is this mapping; nothing refers to
+                    // the memory any more (its owner is being dropped).
+                    #[cfg(target_os = "linux")]
+                    unsafe {
+                        libc::madvise(self.ptr.as_ptr().cast(), bytes, libc::MADV_FREE)
+                    };
+                    p.bytes += bytes;
+                    p.maps.push((ptr, bytes));
+                    return;
+                }
+            }
             // SAFETY: ptr/bytes are exactly what mmap returned; nothing
             // refers to the memory any more (its owner is being dropped).
             unsafe { libc::munmap(self.ptr.as_ptr().cast(), self.bytes) };
         }
     }
 
+    /// Maps given back by dropped columns (and the Arrow buffers over
+    /// them), at most [`POOL_BYTES`] of them, for the next columns: a table
+    /// read after another was dropped reuses its memory instead of having
+    /// the kernel fault in and zero hundreds of MB again (a third of a
+    /// whole-table read's time). (address, bytes) pairs.
+    struct Pool {
+        maps: Vec<(usize, usize)>,
+        bytes: usize,
+    }
+
+    static POOL: Mutex<Pool> = Mutex::new(Pool {
+        maps: Vec::new(),
+        bytes: 0,
+    });
+
+    /// Most bytes of maps the pool keeps.
+    const POOL_BYTES: usize = 1 << 30;
+
+    /// A pooled map of at least `bytes` and at most twice that (the
+    /// smallest such), taken out of the pool.
+    fn pooled(bytes: usize) -> Option<Raw> {
+        let mut p = POOL.lock().ok()?;
+        let (i, &(ptr, got)) = p
+            .maps
+            .iter()
+            .enumerate()
+            .filter(|(_, &(_, b))| b >= bytes && b / 2 <= bytes)
+            .min_by_key(|(_, &(_, b))| b)?;
+        p.maps.swap_remove(i);
+        p.bytes -= got;
+        Some(Raw {
+            ptr: NonNull::new(ptr as *mut u8)?,
+            bytes: got,
+        })
+    }
+
     impl<T: Plain> Map<T> {
         /// `None` when the map cannot be made (the caller falls back to
         /// the heap).
         pub fn zeroed(cap: usize) -> Option<Map<T>> {
-            let bytes = cap
-                .checked_mul(size_of::<T>())?
-                .checked_next_multiple_of(HUGE)?;
+            let want = cap.checked_mul(size_of::<T>())?;
+            // Huge pages only for maps they fill (a small column would
+            // hold a whole 2 MiB page for a few rows).
+            let bytes = want.checked_next_multiple_of(if want >= HUGE { HUGE } else { PAGE })?;
+            if let Some(raw) = pooled(bytes) {
+                return Some(Map {
+                    cap: raw.bytes / size_of::<T>(),
+                    raw,
+                    _t: PhantomData,
+                });
+            }
             // SAFETY: a fresh private anonymous mapping; no existing memory
             // is touched.
             let p = unsafe {
@@ -233,9 +300,9 @@ mod map {
             // of 4 KiB ones.
             // SAFETY: the range is the mapping just made.
             #[cfg(target_os = "linux")]
-            unsafe {
-                libc::madvise(p, bytes, libc::MADV_HUGEPAGE)
-            };
+            if bytes >= HUGE {
+                unsafe { libc::madvise(p, bytes, libc::MADV_HUGEPAGE) };
+            }
             Some(Map {
                 raw: Raw { ptr, bytes },
                 cap: bytes / size_of::<T>(),
@@ -245,9 +312,9 @@ mod map {
 
         pub fn as_slice(&self) -> &[T] {
             // SAFETY: the mapping is page-aligned (aligned for T), holds
-            // `cap` values, is zero-filled by the kernel or written since
-            // (every bit pattern written is a T; zero is a valid T:
-            // `Plain`), and lives as long as `self`.
+            // `cap` values, holds bytes the kernel zero-filled or that were
+            // written since (every bit pattern is a valid T: `Plain`), and
+            // lives as long as `self`.
             unsafe { std::slice::from_raw_parts(self.raw.ptr.as_ptr().cast::<T>(), self.cap) }
         }
 
@@ -281,16 +348,34 @@ mod tests {
             c.push(i);
         }
         assert_eq!(c.as_slice(), &[0, 1, 2, 3, 4]);
-        // Past MAP_BYTES: mapped, zero-filled, the values copied.
+        // Past MAP_BYTES, and past a huge page: mapped, the values copied.
         c.reserve_total(MAP_BYTES / 8 + 1);
         assert!(c.cap() > MAP_BYTES / 8);
-        assert!(c.room(1000).iter().all(|&v| v == 0));
+        assert_eq!(c.as_slice(), &[0, 1, 2, 3, 4]);
+        c.reserve_total((4 << 20) / 8);
+        assert!(c.cap() >= (4 << 20) / 8);
         c.room(2).copy_from_slice(&[7, 8]);
         c.set_len(7);
         let b = c.take_buffer();
         assert_eq!(&b[..], &[0, 1, 2, 3, 4, 7, 8]);
         assert_eq!(c.len(), 0);
         assert_eq!(c.cap(), 0);
+    }
+
+    #[test]
+    fn a_dropped_map_is_reused_and_only_written_values_are_kept() {
+        let n = MAP_BYTES / 8 * 3;
+        let mut a = Fresh::<u64>::with_capacity(n);
+        a.room(n).fill(u64::MAX);
+        a.set_len(n);
+        drop(a.take_buffer());
+        // Maybe the same map again (other tests run alongside): whatever
+        // its slots held, the column holds only what was written.
+        let mut b = Fresh::<u64>::with_capacity(n);
+        assert!(b.cap() >= n);
+        b.room(3).copy_from_slice(&[1, 2, 3]);
+        b.set_len(3);
+        assert_eq!(&b.take_buffer()[..], &[1, 2, 3]);
     }
 
     #[test]
