@@ -637,42 +637,63 @@ static void bench_tape(size_t n) {
   free(scratch);
 }
 
-/* FLOXLOG_BENCH_READ_TIME=DIR: reads the tape DIR in time order through
- * floxlog_tape_reader_next_trades (CRCs checked), and only that: 0 when every
- * exchange timestamp is at or after the one before and the read ends
- * cleanly, 1 otherwise (scripts/bench-limits.sh measures its peak RSS on a
- * big jittered tape: issue 21, item 4). */
-static int read_time_order(const char *dir) {
+/* FLOXLOG_BENCH_READ_TIME=DIR (or FLOXLOG_BENCH_READ_FILE=DIR: file order):
+ * reads the tape DIR through floxlog_tape_reader_next_trades (or, with
+ * FLOXLOG_BENCH_READ_NEXT=1, floxlog_tape_reader_next), CRCs checked unless
+ * FLOXLOG_BENCH_READ_NOCRC=1, and only that (for peak RSS and profiles of
+ * one read path): 0 when the read ends cleanly and, in time order, every
+ * exchange timestamp is at or after the one before; 1 otherwise.
+ * scripts/bench-limits.sh measures its peak RSS on a big jittered tape
+ * (issue 21, item 4). */
+static int read_only(const char *dir, uint8_t order) {
   static floxlog_trade trs[TAPE_BATCH];
+  static floxlog_event ev;
+  const char *next_env = getenv("FLOXLOG_BENCH_READ_NEXT");
+  const char *nocrc_env = getenv("FLOXLOG_BENCH_READ_NOCRC");
+  const int per_event = next_env && strcmp(next_env, "1") == 0;
   floxlog_tape_read_options o;
   floxlog_tape_read_options_default(&o);
-  o.order = FLOXLOG_ORDER_TIME;
+  o.order = order;
+  o.verify_crc = nocrc_env && strcmp(nocrc_env, "1") == 0 ? 0 : 1;
   floxlog_tape_error err;
   floxlog_tape_reader *r = NULL;
   if (floxlog_tape_reader_open(dir, &o, &r, &err) != FLOXLOG_OK) tape_die("tape reader open", &err);
   uint64_t count = 0, back = 0;
   int64_t last = INT64_MIN;
   floxlog_result rc;
+  double t0 = now();
   for (;;) {
     size_t got = 0;
-    rc = floxlog_tape_reader_next_trades(r, trs, TAPE_BATCH, &got, &err);
-    if (rc != FLOXLOG_OK) break;
+    if (per_event) {
+      rc = floxlog_tape_reader_next(r, &ev, &err);
+      if (rc != FLOXLOG_OK) break;
+      if (ev.kind != FLOXLOG_EVENT_TRADE) continue;
+      trs[0] = ev.data.trade;
+      got = 1;
+    } else {
+      rc = floxlog_tape_reader_next_trades(r, trs, TAPE_BATCH, &got, &err);
+      if (rc != FLOXLOG_OK) break;
+    }
     for (size_t i = 0; i < got; i++) {
       back += trs[i].exchange_ts_ns < last;
       last = trs[i].exchange_ts_ns;
     }
     count += got;
   }
+  double t = now() - t0;
   floxlog_tape_reader_free(r);
   if (rc != FLOXLOG_END) tape_die("tape read", &err);
-  printf("C time order: %llu trades, %llu going back\n", (unsigned long long)count,
-         (unsigned long long)back);
-  return back == 0 && count > 0 ? 0 : 1;
+  const int time_order = order == FLOXLOG_ORDER_TIME;
+  printf("C %s order: %llu trades, %llu going back, %.3f s, %.1f M/s\n", time_order ? "time" : "file",
+         (unsigned long long)count, (unsigned long long)back, t, (double)count / t / 1e6);
+  return (!time_order || back == 0) && count > 0 ? 0 : 1;
 }
 
 int main(void) {
   const char *read_dir = getenv("FLOXLOG_BENCH_READ_TIME");
-  if (read_dir && read_dir[0]) return read_time_order(read_dir);
+  if (read_dir && read_dir[0]) return read_only(read_dir, FLOXLOG_ORDER_TIME);
+  read_dir = getenv("FLOXLOG_BENCH_READ_FILE");
+  if (read_dir && read_dir[0]) return read_only(read_dir, FLOXLOG_ORDER_FILE);
   const char *env = getenv("FLOXLOG_BENCH_EVENTS");
   size_t small = env ? (size_t)strtoull(env, NULL, 10) : 20000;
   if (small == 0) return 2;
