@@ -24,7 +24,8 @@
  * floxlog_tape_reader (file and time order; per event, per 1024 events
  * and per 1024 trades with floxlog_tape_reader_next_trades; CRCs checked
  * and, verify_crc = 0, not) beside mmap + summing the file as u64 words
- * (every 8-byte word read once). Best of 3, the variants interleaved (the
+ * (every 8-byte word read once). Median of 7 rounds
+ * (FLOXLOG_BENCH_TAPE_ROUNDS), the variants interleaved in every round (the
  * machine's speed drifts). FLOXLOG_BENCH_TAPE_EVENTS sets the number of
  * trades (0 skips the tape part); TMPDIR where it writes;
  * FLOXLOG_BENCH_KEEP=1 keeps the two recorded tapes and prints their paths
@@ -251,7 +252,10 @@ static void bench_trades(size_t n, size_t reps, const char *tag) {
 /* The tape API (files, on the floxlog CLI's writer and reader) against  */
 /* the limits of what it does: encoding, write(2), reading the mapping.  */
 
-#define TAPE_RUNS 3
+/* Rounds of the tape API part: FLOXLOG_BENCH_TAPE_ROUNDS (default 7, at
+ * most TAPE_MAX_RUNS). */
+#define TAPE_MAX_RUNS 31
+static int TAPE_RUNS = 7;
 #define TAPE_BATCH 1024
 #define IO_CHUNK ((size_t)1 << 20)
 
@@ -439,8 +443,29 @@ static void tape_line(const char *name, size_t events, uint64_t bytes, double se
   printf("\n");
 }
 
-static void best(double *b, double t) {
-  if (t < *b) *b = t;
+/* The rounds of one tape-API measurement; its value is their median (the
+ * rounds of every variant are interleaved, so a slow spell of the machine
+ * falls on all of them alike, and the median drops it). */
+typedef struct {
+  double v[2 * TAPE_MAX_RUNS];
+  int n;
+} runs_t;
+
+static void add_run(runs_t *r, double t) {
+  if (r->n < 2 * TAPE_MAX_RUNS) r->v[r->n++] = t;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static double median(const runs_t *r) {
+  double s[2 * TAPE_MAX_RUNS];
+  memcpy(s, r->v, sizeof s);
+  qsort(s, (size_t)r->n, sizeof s[0], cmp_double);
+  if (r->n == 0) return 1e30;
+  return r->n % 2 ? s[r->n / 2] : (s[r->n / 2 - 1] + s[r->n / 2]) / 2;
 }
 
 static void bench_tape(size_t n) {
@@ -482,25 +507,24 @@ static void bench_tape(size_t n) {
     seg[z] = read_whole(seg_path[z], &seg_len[z]);
   }
   printf("-- tape API: %zu trades, one segment file in %s (uncompressed %.1f MB, LZ4 %.1f MB), "
-         "best of %d, interleaved, single thread, C ABI\n",
+         "median of %d interleaved rounds, single thread, C ABI\n",
          n, root, (double)seg_len[0] / 1e6, (double)seg_len[1] / 1e6, TAPE_RUNS);
   printf("   write: open..close, vs encoding alone and write(2) of the same bytes in 1 MiB chunks\n"
-         "   (write(2) best of %d); read: file in page cache, open..free, vs mmap + sum as u64\n"
+         "   (write(2) median of %d); read: file in page cache, open..free, vs mmap + sum as u64\n"
          "   words; MB/s of file bytes; \"x of L\": speed as a fraction of limit L's\n",
          2 * TAPE_RUNS);
 
   /* Write side: [z][0 encode call, 1 encode batch, 2 write, 3 write+fsync,
    * 4 + 2 * dur + batch: tape]. */
-  double wt[2][8];
-  for (int z = 0; z < 2; z++)
-    for (int k = 0; k < 8; k++) wt[z][k] = 1e30;
+  static runs_t wr[2][8];
+  memset(wr, 0, sizeof wr);
   int same[2] = {1, 1};
   for (int run = 0; run < TAPE_RUNS; run++) {
     for (int z = 0; z < 2; z++) {
       for (int batch = 0; batch <= 1; batch++) {
         double t0 = now();
         size_t len = encode(&wcfg[z], ts, n, &b, batch);
-        best(&wt[z][batch], now() - t0);
+        add_run(&wr[z][batch], now() - t0);
         /* The tape's segment is the codec's, byte for byte after the
          * header (whose created_ns differs). */
         if (len != seg_len[z] || memcmp(b.out + 64, seg[z] + 64, len - 64) != 0) same[z] = 0;
@@ -508,16 +532,19 @@ static void bench_tape(size_t n) {
       /* The limits before and after the tape runs: page cache writes
        * here swing with what ran just before them. */
       for (int sync = 0; sync <= 1; sync++)
-        best(&wt[z][2 + sync], write_limit(plain_file, seg[z], seg_len[z], sync));
+        add_run(&wr[z][2 + sync], write_limit(plain_file, seg[z], seg_len[z], sync));
       for (int d = 0; d <= 1; d++)
         for (int batch = 0; batch <= 1; batch++) {
-          best(&wt[z][4 + 2 * d + batch], tape_write(dir, ts, n, comps[z], durs[d], batch));
+          add_run(&wr[z][4 + 2 * d + batch], tape_write(dir, ts, n, comps[z], durs[d], batch));
           remove_dir(dir);
         }
       for (int sync = 1; sync >= 0; sync--)
-        best(&wt[z][2 + sync], write_limit(plain_file, seg[z], seg_len[z], sync));
+        add_run(&wr[z][2 + sync], write_limit(plain_file, seg[z], seg_len[z], sync));
     }
   }
+  double wt[2][8];
+  for (int z = 0; z < 2; z++)
+    for (int k = 0; k < 8; k++) wt[z][k] = median(&wr[z][k]);
   for (int z = 0; z < 2; z++) {
     const char *p = z ? "LZ4 " : "";
     char name[128];
@@ -545,21 +572,20 @@ static void bench_tape(size_t n) {
   /* Read side: [z][0 mmap, 1 codec decode, 2 + RD(crc off, order, mode):
    * tape]. */
 #define RD(nocrc, order, mode) (((nocrc) * 2 + (order)) * READ_MODES + (mode))
-  double rt[2][2 + RD(1, 1, READ_MODES - 1) + 1];
-  const int nrt = (int)(sizeof rt[0] / sizeof rt[0][0]);
-  for (int z = 0; z < 2; z++)
-    for (int k = 0; k < nrt; k++) rt[z][k] = 1e30;
+  static runs_t rr[2][2 + RD(1, 1, READ_MODES - 1) + 1];
+  memset(rr, 0, sizeof rr);
+  const int nrt = (int)(sizeof rr[0] / sizeof rr[0][0]);
   static const uint8_t orders[2] = {FLOXLOG_ORDER_FILE, FLOXLOG_ORDER_TIME};
   static const char *const mode_names[READ_MODES] = {"next", "next_batch 1024", "next_trades 1024"};
   volatile uint64_t sink = 0;
   for (int run = 0; run < TAPE_RUNS; run++) {
     for (int z = 0; z < 2; z++) {
       uint64_t sum = 0, count = 0;
-      best(&rt[z][0], mmap_limit(seg_path[z], &sum));
+      add_run(&rr[z][0], mmap_limit(seg_path[z], &sum));
       sink += sum;
       double t0 = now();
       uint64_t acc = decode(seg[z], seg_len[z], scratch, scratch_len, &count, READ_BATCH);
-      best(&rt[z][1], now() - t0);
+      add_run(&rr[z][1], now() - t0);
       if (acc != want || count != n) {
         fprintf(stderr, "decode verification failed\n");
         exit(1);
@@ -567,10 +593,13 @@ static void bench_tape(size_t n) {
       for (int nocrc = 0; nocrc <= 1; nocrc++)
         for (int o = 0; o <= 1; o++)
           for (int mode = 0; mode < READ_MODES; mode++)
-            best(&rt[z][2 + RD(nocrc, o, mode)], tape_read(keep[z], orders[o], mode, !nocrc, n, want));
+            add_run(&rr[z][2 + RD(nocrc, o, mode)], tape_read(keep[z], orders[o], mode, !nocrc, n, want));
     }
   }
   (void)sink;
+  double rt[2][2 + RD(1, 1, READ_MODES - 1) + 1];
+  for (int z = 0; z < 2; z++)
+    for (int k = 0; k < nrt; k++) rt[z][k] = median(&rr[z][k]);
   for (int z = 0; z < 2; z++) {
     const char *p = z ? "LZ4 " : "";
     char name[128];
@@ -608,7 +637,63 @@ static void bench_tape(size_t n) {
   free(scratch);
 }
 
+/* FLOXLOG_BENCH_READ_TIME=DIR (or FLOXLOG_BENCH_READ_FILE=DIR: file order):
+ * reads the tape DIR through floxlog_tape_reader_next_trades (or, with
+ * FLOXLOG_BENCH_READ_NEXT=1, floxlog_tape_reader_next), CRCs checked unless
+ * FLOXLOG_BENCH_READ_NOCRC=1, and only that (for peak RSS and profiles of
+ * one read path): 0 when the read ends cleanly and, in time order, every
+ * exchange timestamp is at or after the one before; 1 otherwise.
+ * scripts/bench-limits.sh measures its peak RSS on a big jittered tape
+ * (issue 21, item 4). */
+static int read_only(const char *dir, uint8_t order) {
+  static floxlog_trade trs[TAPE_BATCH];
+  static floxlog_event ev;
+  const char *next_env = getenv("FLOXLOG_BENCH_READ_NEXT");
+  const char *nocrc_env = getenv("FLOXLOG_BENCH_READ_NOCRC");
+  const int per_event = next_env && strcmp(next_env, "1") == 0;
+  floxlog_tape_read_options o;
+  floxlog_tape_read_options_default(&o);
+  o.order = order;
+  o.verify_crc = nocrc_env && strcmp(nocrc_env, "1") == 0 ? 0 : 1;
+  floxlog_tape_error err;
+  floxlog_tape_reader *r = NULL;
+  if (floxlog_tape_reader_open(dir, &o, &r, &err) != FLOXLOG_OK) tape_die("tape reader open", &err);
+  uint64_t count = 0, back = 0;
+  int64_t last = INT64_MIN;
+  floxlog_result rc;
+  double t0 = now();
+  for (;;) {
+    size_t got = 0;
+    if (per_event) {
+      rc = floxlog_tape_reader_next(r, &ev, &err);
+      if (rc != FLOXLOG_OK) break;
+      if (ev.kind != FLOXLOG_EVENT_TRADE) continue;
+      trs[0] = ev.data.trade;
+      got = 1;
+    } else {
+      rc = floxlog_tape_reader_next_trades(r, trs, TAPE_BATCH, &got, &err);
+      if (rc != FLOXLOG_OK) break;
+    }
+    for (size_t i = 0; i < got; i++) {
+      back += trs[i].exchange_ts_ns < last;
+      last = trs[i].exchange_ts_ns;
+    }
+    count += got;
+  }
+  double t = now() - t0;
+  floxlog_tape_reader_free(r);
+  if (rc != FLOXLOG_END) tape_die("tape read", &err);
+  const int time_order = order == FLOXLOG_ORDER_TIME;
+  printf("C %s order: %llu trades, %llu going back, %.3f s, %.1f M/s\n", time_order ? "time" : "file",
+         (unsigned long long)count, (unsigned long long)back, t, (double)count / t / 1e6);
+  return (!time_order || back == 0) && count > 0 ? 0 : 1;
+}
+
 int main(void) {
+  const char *read_dir = getenv("FLOXLOG_BENCH_READ_TIME");
+  if (read_dir && read_dir[0]) return read_only(read_dir, FLOXLOG_ORDER_TIME);
+  read_dir = getenv("FLOXLOG_BENCH_READ_FILE");
+  if (read_dir && read_dir[0]) return read_only(read_dir, FLOXLOG_ORDER_FILE);
   const char *env = getenv("FLOXLOG_BENCH_EVENTS");
   size_t small = env ? (size_t)strtoull(env, NULL, 10) : 20000;
   if (small == 0) return 2;
@@ -617,6 +702,12 @@ int main(void) {
   size_t ram = ram_env ? (size_t)strtoull(ram_env, NULL, 10) : 2000000;
   if (ram == 0) return 2;
   bench_trades(ram, 1, "from RAM");
+  const char *rounds_env = getenv("FLOXLOG_BENCH_TAPE_ROUNDS");
+  if (rounds_env) {
+    int r = atoi(rounds_env);
+    if (r < 1 || r > TAPE_MAX_RUNS) return 2;
+    TAPE_RUNS = r;
+  }
   const char *tape_env = getenv("FLOXLOG_BENCH_TAPE_EVENTS");
   size_t tape_n = tape_env ? (size_t)strtoull(tape_env, NULL, 10) : 5000000;
   if (tape_n > 0) bench_tape(tape_n);

@@ -23,13 +23,33 @@
 #   4. the floxlog CLI: `verify` on the tapes floxlog_bench recorded (the
 #      same files as its mmap limit), and on multi-segment tapes made with
 #      `floxlog demo` (uncompressed and LZ4), `verify -j 1` vs `-j N` and
-#      `export -j 1` vs `-j N` (zstd Parquet, the default), N = nproc; best
-#      of 3, page cache warm, outputs removed between runs.
+#      `export -j 1` vs `-j N` (zstd Parquet, the default), N = nproc;
+#      page cache warm, outputs removed between runs;
+#   5. Python: `tape.trades(order="file")` (every column) and
+#      `tape.trades()` (time order) on floxlog_bench's uncompressed tape,
+#      wall time of the call, page cache warm, the two interleaved;
+#   6. after the summary, issue 21 item 4's memory check: a 100-segment
+#      reference-profile tape of about 750 MB, timestamps jittered across
+#      segment boundaries (floxlog/examples/jittered_tape.rs), read in time
+#      order by `floxlog cat`, the C tape reader (floxlog_bench with
+#      FLOXLOG_BENCH_READ_TIME) and Python (`batches("trade")`), each
+#      checked to be in exact time order and to peak under 256 MB of RSS
+#      (/usr/bin/time -f %M); a failure is the script's exit status.
+#
+# Every measurement is the median of ROUNDS rounds (FLOXLOG_BENCH_ROUNDS,
+# default 7) in which the variants compared run in turn (interleaved: a
+# slow spell of the machine falls on all of them alike); the codec bench
+# (step 3) takes the median of 7 runs of each line.
 #
 # WORKDIR (default: a temporary directory under the cargo target dir,
 # removed at the end) holds the logs of each step; the tapes written there
 # are removed at the end either way. Environment: CARGO_TARGET_DIR,
-# FLOXLOG_BENCH_SEGMENT_BYTES (demo tapes' segment bound, default 64M).
+# FLOXLOG_BENCH_SEGMENT_BYTES (demo tapes' segment bound, default 64M),
+# FLOXLOG_BENCH_ROUNDS, FLOXLOG_BENCH_PYTHON (a Python with the test
+# dependencies; default .venv/bin/python, made by scripts/test-python.sh;
+# the package is installed into it from this tree first unless
+# FLOXLOG_BENCH_PYTHON_INSTALL=0), FLOXLOG_BENCH_JITTERED_TRADES (trades per
+# segment of step 6's tape, default 125000).
 set -euo pipefail
 
 TRADES=${1:-5000000}
@@ -40,7 +60,26 @@ export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$ROOT/target}
 TARGET=$CARGO_TARGET_DIR
 JOBS=$(nproc)
 SEGMENT_BYTES=${FLOXLOG_BENCH_SEGMENT_BYTES:-64M}
+ROUNDS=${FLOXLOG_BENCH_ROUNDS:-7}
+# Trades per segment of step 6's tape (smaller only to try the script).
+JT_PER_SEGMENT=${FLOXLOG_BENCH_JITTERED_TRADES:-125000}
 BIN=$TARGET/release/floxlog
+PY=${FLOXLOG_BENCH_PYTHON:-$ROOT/.venv/bin/python}
+
+case $ROUNDS in
+  '' | *[!0-9]* | 0)
+    echo "FLOXLOG_BENCH_ROUNDS must be a positive integer" >&2
+    exit 2
+    ;;
+esac
+[ -x "$PY" ] || {
+  echo "no Python at $PY: run scripts/test-python.sh once (it makes .venv) or set FLOXLOG_BENCH_PYTHON" >&2
+  exit 2
+}
+[ -x /usr/bin/time ] || {
+  echo "needs /usr/bin/time (GNU time) for the peak RSS check" >&2
+  exit 2
+}
 
 case $TRADES in
   '' | *[!0-9]* | 0)
@@ -84,21 +123,28 @@ quiet() {
   fi
 }
 
-# Prints the best of 3 wall times (seconds) of "$@", output discarded;
-# PRE (a function name, or :) runs untimed before each run.
-best_of_3() {
+# Times the functions run_KEY for every KEY given, ROUNDS rounds, every
+# round running each once in turn (PRE, a function name or :, untimed
+# before each run; output discarded); prints "KEY SECONDS" lines, SECONDS
+# the median of KEY's rounds.
+interleaved() {
   local pre=$1
   shift
-  local best=0 s e t
-  for _ in 1 2 3; do
-    "$pre"
-    s=$(date +%s%N)
-    quiet "$WORK/last-run.log" "$@"
-    e=$(date +%s%N)
-    t=$((e - s))
-    if [ "$best" = 0 ] || [ "$t" -lt "$best" ]; then best=$t; fi
+  local -A times=()
+  local r k s e
+  for ((r = 0; r < ROUNDS; r++)); do
+    for k in "$@"; do
+      "$pre"
+      s=$(date +%s%N)
+      quiet "$WORK/last-run.log" "run_$k"
+      e=$(date +%s%N)
+      times[$k]+="$((e - s)) "
+    done
   done
-  python3 -c "import sys; print(int(sys.argv[1]) / 1e9)" "$best"
+  for k in "$@"; do
+    # shellcheck disable=SC2086 # the list of times, split on purpose
+    echo "$k $(python3 -c 'import statistics, sys; print(statistics.median(int(x) for x in sys.argv[1:]) / 1e9)' ${times[$k]})"
+  done
 }
 
 # Events in a tape, from its segment headers.
@@ -138,13 +184,13 @@ C_BENCH=$CMAKE_DIR/c-tests/floxlog_bench
 # --- 2. C ABI --------------------------------------------------------------
 step "floxlog_bench, $TRADES trades (a few minutes)"
 TMPDIR=$DATA FLOXLOG_BENCH_TAPE_EVENTS=$TRADES FLOXLOG_BENCH_RAM_EVENTS=$TRADES \
-  FLOXLOG_BENCH_KEEP=1 "$C_BENCH" | tee "$WORK/c-bench.log"
+  FLOXLOG_BENCH_TAPE_ROUNDS=$ROUNDS FLOXLOG_BENCH_KEEP=1 "$C_BENCH" | tee "$WORK/c-bench.log"
 
 # The same C bench with the SIGBUS guard off (plain mmap): what the guard
 # against files truncated under a reader costs (issue 23, item 1).
 step "floxlog_bench again, FLOXLOG_SIGBUS_GUARD=0 (plain mmap)"
 TMPDIR=$DATA FLOXLOG_BENCH_TAPE_EVENTS=$TRADES FLOXLOG_BENCH_RAM_EVENTS=$TRADES \
-  FLOXLOG_SIGBUS_GUARD=0 "$C_BENCH" | tee "$WORK/c-bench-plain.log"
+  FLOXLOG_BENCH_TAPE_ROUNDS=$ROUNDS FLOXLOG_SIGBUS_GUARD=0 "$C_BENCH" | tee "$WORK/c-bench-plain.log"
 
 # --- 3. codec ------------------------------------------------------------
 step "cargo bench -p floxlog-core --bench codec --features std, $TRADES trades"
@@ -156,12 +202,17 @@ FLOXLOG_BENCH_TRADES=$TRADES cargo bench -q -p floxlog-core --bench codec --feat
 CLI=$WORK/cli.txt
 : >"$CLI"
 step "floxlog verify on floxlog_bench's tapes"
+declare -A KEPT
 for comp in uncompressed LZ4; do
   dir=$(sed -n "s/^kept tape ($comp): //p" "$WORK/c-bench.log")
   if [ -z "$dir" ] || [ ! -d "$dir" ]; then die "floxlog_bench did not keep its $comp tape"; fi
+  KEPT[$comp]=$dir
   warm "$dir"
-  t=$(best_of_3 : "$BIN" verify "$dir")
-  echo "verify_same_$comp $t $(tape_events "$dir")" | tee -a "$CLI"
+done
+run_verify_same_uncompressed() { "$BIN" verify "${KEPT[uncompressed]}"; }
+run_verify_same_LZ4() { "$BIN" verify "${KEPT[LZ4]}"; }
+interleaved : verify_same_uncompressed verify_same_LZ4 | while read -r key t; do
+  echo "$key $t $(tape_events "${KEPT[${key#verify_same_}]}")" | tee -a "$CLI"
 done
 
 VERIFY_HELP=$("$BIN" verify --help)
@@ -182,21 +233,58 @@ for comp in none lz4; do
   [ "$segs" -ge 2 ] || die "the $comp demo tape has $segs segment(s); lower FLOXLOG_BENCH_SEGMENT_BYTES"
   echo "segments_$comp $segs" | tee -a "$CLI"
   warm "$tape"
+  run_verify_j1() { "$BIN" verify -j 1 "$tape"; }
+  run_verify_jN() { "$BIN" verify -j "$JOBS" "$tape"; }
+  run_export_j1() { "$BIN" export -j 1 -o "$OUT" "$tape"; }
+  run_export_jN() { "$BIN" export -j "$JOBS" -o "$OUT" "$tape"; }
+  keys=(export_j1 export_jN)
   if [ "$HAVE_VERIFY_JOBS" = 1 ]; then
-    for j in 1 "$JOBS"; do
-      t=$(best_of_3 : "$BIN" verify -j "$j" "$tape")
-      echo "verify_${comp}_j$j $t $events" | tee -a "$CLI"
-    done
+    keys=(verify_j1 verify_jN "${keys[@]}")
   else
     echo "verify_${comp}_jobs unavailable" | tee -a "$CLI"
   fi
-  for j in 1 "$JOBS"; do
-    t=$(best_of_3 clear_out "$BIN" export -j "$j" -o "$OUT" "$tape")
-    echo "export_${comp}_j$j $t $events" | tee -a "$CLI"
+  # The export's output is removed (untimed) before each run.
+  interleaved clear_out "${keys[@]}" | while read -r key t; do
+    what=${key%_j*}
+    j=${key##*_j}
+    [ "$j" = N ] && j=$JOBS
+    echo "${what}_${comp}_j$j $t $events" | tee -a "$CLI"
   done
   clear_out
   rm -rf "$tape"
 done
+
+# --- 5. Python --------------------------------------------------------------
+if [ "${FLOXLOG_BENCH_PYTHON_INSTALL:-1}" != 0 ]; then
+  step "the Python package into $PY (release build of this tree)"
+  VENV_DIR=$(cd "$(dirname "$PY")/.." && pwd)
+  VIRTUAL_ENV=$VENV_DIR PATH="$VENV_DIR/bin:$PATH" quiet "$WORK/pip.log" "$PY" -m pip install \
+    --quiet --disable-pip-version-check --no-build-isolation --no-deps --force-reinstall ./python
+fi
+step "Python tape.trades(), file and time order, on floxlog_bench's uncompressed tape"
+warm "${KEPT[uncompressed]}"
+"$PY" - "${KEPT[uncompressed]}" "$ROUNDS" "$TRADES" <<'PY' | tee -a "$CLI"
+import statistics
+import sys
+import time
+
+import floxlog
+
+tape, rounds, want = floxlog.open(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+times = {"file": [], "time": []}
+for _ in range(rounds):
+    for order in times:
+        t0 = time.perf_counter()
+        table = tape.trades(order=order)
+        times[order].append(time.perf_counter() - t0)
+        if table.num_rows != want or table.num_columns != 14:
+            sys.exit(f"trades(order={order!r}): {table.num_rows} rows, {table.num_columns} columns")
+        del table
+for order, t in times.items():
+    print(f"python_trades_{order} {statistics.median(t)} {want}")
+PY
+# The C bench's tapes are not needed any more (disk for step 6).
+rm -rf "${KEPT[uncompressed]}" "${KEPT[LZ4]}"
 
 # --- summary ---------------------------------------------------------------
 step "summary"
@@ -271,6 +359,24 @@ def T(name):
     """A tape API line of floxlog_bench."""
     return get(C, "tape", name)[1]
 
+
+rows.append("0. issue 21, item 5 targets (medians of interleaved rounds, this run)")
+mlim0 = T("limit: mmap + sum u64 words")
+row("next_trades 1024, file order, CRC checked", T("tape read next_trades 1024, file order"),
+    "mmap + touch", mlim0, 0.70)
+row("next_trades 1024, file order, no CRC", T("tape read next_trades 1024, file order, no CRC"),
+    "mmap + touch", mlim0, 0.85)
+row("next (per event), file order, CRC checked", T("tape read next, file order"),
+    "mmap + touch", mlim0, 0.35)
+row("next_trades 1024, time order (unsorted), CRC", T("tape read next_trades 1024, time order"),
+    "same, file order", T("tape read next_trades 1024, file order"), 0.65)
+dn, dl = get(R, "ram", "decompress + CRC", prefix=True)
+row("LZ4 next_trades 1024, file order, CRC checked", T("LZ4 tape read next_trades 1024, file order"),
+    "decompress + " + ("crc32_x4" if "x4" in dn else "crc32"), dl, 0.85)
+row("Python tape.trades(order='file'), every column", cli_mev("python_trades_file"),
+    "40 M trades/s (target)", 40.0, 1.0)
+row("Python tape.trades() (time order)", cli_mev("python_trades_time"),
+    "Python, file order", cli_mev("python_trades_file"), None)
 
 rows.append("1. write, uncompressed (tape writer, C ABI, open..close) vs write(2) of the finished bytes")
 wlim = T("limit: write(2)")
@@ -372,4 +478,60 @@ for r in rows:
     met = "-" if target is None else ("yes" if ratio >= target else "NO")
     print(f"  {work:<{W - 2}} {mev:8.1f}  {lname:<28} {lim:8.1f} {ratio:6.2f}  {tgt:>7}  {met}")
 PY
+
+# --- 6. issue 21, item 4: time order in bounded memory ------------------------
+step "a 100-segment jittered reference-profile tape (~750 MB), read in time order: peak RSS < 256 MB"
+cargo build --release -q -p floxlog --example jittered_tape
+JT=$DATA/jittered
+quiet "$WORK/jittered.log" "$TARGET/release/examples/jittered_tape" "$JT" 100 "$JT_PER_SEGMENT"
+JT_MB=$(du -sm "$JT" | cut -f1)
+JT_EVENTS=$(tape_events "$JT")
+echo "jittered tape: $(tape_segments "$JT") segments, $JT_MB MB, $JT_EVENTS trades"
+warm "$JT"
+LIMIT_KIB=$((256 << 10))
+RSS_FAILED=0
+# rss NAME KIB: one line of the check; a peak at or over the bound fails the
+# script (after every reader has been tried).
+rss() {
+  local verdict=ok
+  if [ "$2" -ge "$LIMIT_KIB" ]; then
+    verdict="FAILED (>= 256 MB)"
+    RSS_FAILED=1
+  fi
+  printf '  %-52s peak RSS %7.1f MB  %s\n' "$1" "$(python3 -c "print($2 / 1024)")" "$verdict"
+}
+# floxlog cat (CSV): every exchange_ts_ns (column 2) at or after the last.
+/usr/bin/time -f %M -o "$WORK/rss-cat" "$BIN" cat --format csv "$JT" |
+  awk -F, -v want="$JT_EVENTS" 'NR > 2 && $2 < prev { bad++ } NR > 1 { prev = $2; n++ }
+    END { if (bad > 0 || n != want) { printf "cat: %d events, %d out of order\n", n, bad; exit 1 } }' ||
+  die "floxlog cat of the jittered tape is not in exact time order (or failed)"
+CAT_KIB=$(tail -1 "$WORK/rss-cat")
+/usr/bin/time -f %M -o "$WORK/rss-c" env FLOXLOG_BENCH_READ_TIME="$JT" "$C_BENCH" >"$WORK/c-time.log" ||
+  { cat "$WORK/c-time.log" >&2; die "the C tape reader's time-order read of the jittered tape failed"; }
+C_KIB=$(tail -1 "$WORK/rss-c")
+/usr/bin/time -f %M -o "$WORK/rss-py" "$PY" - "$JT" "$JT_EVENTS" <<'PY' ||
+import sys
+
+import floxlog
+import numpy as np
+
+n, back, last = 0, 0, None
+for b in floxlog.open(sys.argv[1]).batches("trade"):
+    ts = b.column("exchange_ts_ns").to_numpy()
+    back += int((np.diff(ts) < 0).sum()) + int(last is not None and len(ts) > 0 and ts[0] < last)
+    if len(ts):
+        last = ts[-1]
+    n += len(ts)
+if back or n != int(sys.argv[2]):
+    sys.exit(f"Python: {n} trades, {back} going back")
+PY
+  die "Python's time-order read of the jittered tape failed"
+PY_KIB=$(tail -1 "$WORK/rss-py")
+echo
+echo "issue 21, item 4: $JT_MB MB, 100 segments, $JT_EVENTS trades, read in exact time order"
+rss "floxlog cat --format csv (time order)" "$CAT_KIB"
+rss "C: floxlog_tape_reader_next_trades, time order" "$C_KIB"
+rss "Python: tape.batches(\"trade\") (time order)" "$PY_KIB"
+rm -rf "$JT"
+[ "$RSS_FAILED" = 0 ] || die "a time-order read of the jittered tape peaked at or over 256 MB of RSS"
 if [ "$KEEP_WORK" = 1 ]; then echo "logs: $WORK" >&2; fi

@@ -129,9 +129,9 @@ struct Emit<'x, 's> {
 }
 
 impl<'x, 's> Emit<'x, 's> {
-    fn new(limits: Limits, symbols: &'x Symbols, sink: &'x mut Sink<'s>) -> Self {
+    fn new(cols: Columns, symbols: &'x Symbols, sink: &'x mut Sink<'s>) -> Self {
         Emit {
-            cols: Columns::new(limits),
+            cols,
             symbols,
             sink,
             rows: [0; 4],
@@ -178,13 +178,24 @@ pub fn read_batches(
     symbols: &Symbols,
     sink: &mut Sink<'_>,
 ) -> Result<ReadSummary, TapeError> {
+    read_into(opened, spec, Columns::new(spec.limits), symbols, sink)
+}
+
+/// [`read_batches`] into `cols`.
+fn read_into(
+    opened: &mut OpenedTape,
+    spec: &ReadSpec,
+    cols: Columns,
+    symbols: &Symbols,
+    sink: &mut Sink<'_>,
+) -> Result<ReadSummary, TapeError> {
     let paths: Vec<PathBuf> = opened
         .tape
         .segments
         .iter()
         .map(|s| s.path.clone())
         .collect();
-    let mut emit = Emit::new(spec.limits, symbols, sink);
+    let mut emit = Emit::new(cols, symbols, sink);
     let trades = spec
         .filter
         .types
@@ -317,8 +328,19 @@ pub fn read_range(
     symbols: &Symbols,
     sink: &mut Sink<'_>,
 ) -> Result<(RangeRead, [u64; 4]), TapeError> {
+    range_into(split, i, Columns::new(limits), symbols, sink)
+}
+
+/// [`read_range`] into `cols`.
+fn range_into(
+    split: &Split<'_>,
+    i: usize,
+    cols: Columns,
+    symbols: &Symbols,
+    sink: &mut Sink<'_>,
+) -> Result<(RangeRead, [u64; 4]), TapeError> {
     let path = split.path(i).unwrap_or(Path::new(""));
-    let mut emit = Emit::new(limits, symbols, sink);
+    let mut emit = Emit::new(cols, symbols, sink);
     let read = split.read(
         i,
         &mut RangeEmit {
@@ -353,11 +375,44 @@ pub fn read_table(
         }
     }
     let mut out = Vec::new();
-    let summary = read_batches(opened, spec, symbols, &mut |rt, b| {
-        out.push((rt, b));
+    let rows = spec.limits.rows;
+    let summary = read_into(opened, spec, table_columns(spec), symbols, &mut |rt, b| {
+        slice_into(&mut out, rt, b, rows);
         Ok(())
     })?;
     Ok((out, summary))
+}
+
+/// Rows a trade batch of a whole table may grow to before it is sliced
+/// into batches of the size asked for (see [`Columns::growing`]).
+const TABLE_ROWS: usize = 1 << 20;
+
+/// Builders for a read kept whole.
+fn table_columns(spec: &ReadSpec) -> Columns {
+    Columns::growing(Limits {
+        rows: spec.limits.rows.max(TABLE_ROWS),
+        ..spec.limits
+    })
+}
+
+/// `b` into `out` as zero-copy slices of at most `rows` rows.
+fn slice_into(
+    out: &mut Vec<(RecordType, RecordBatch)>,
+    rt: RecordType,
+    b: RecordBatch,
+    rows: usize,
+) {
+    let n = b.num_rows();
+    if n <= rows {
+        out.push((rt, b));
+        return;
+    }
+    let mut at = 0;
+    while at < n {
+        let len = rows.min(n - at);
+        out.push((rt, b.slice(at, len)));
+        at += len;
+    }
 }
 
 type Table = (Vec<(RecordType, RecordBatch)>, ReadSummary);
@@ -380,8 +435,10 @@ fn read_parallel(
     let split = Split::new(opened, &spec.config(), jobs, spec.min_chunk_bytes);
     let pieces = run_parallel(split.len(), jobs, &|i| {
         let mut batches = Vec::new();
-        let (read, rows) = read_range(&split, i, spec.limits, symbols, &mut |rt, b| {
-            batches.push((rt, b));
+        let max = spec.limits.rows;
+        let cols = table_columns(spec);
+        let (read, rows) = range_into(&split, i, cols, symbols, &mut |rt, b| {
+            slice_into(&mut batches, rt, b, max);
             Ok(())
         })?;
         Ok(Piece {

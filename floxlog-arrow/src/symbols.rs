@@ -2,10 +2,10 @@
 //! `metadata.json` gives them, as dictionary keys into one shared array of
 //! names.
 
-use crate::schema::symbol_type;
+use crate::columns::fresh::Fresh;
 use arrow_array::types::Int32Type;
-use arrow_array::{new_null_array, ArrayRef, DictionaryArray, Int32Array, StringArray};
-use arrow_buffer::{NullBuffer, ScalarBuffer};
+use arrow_array::{ArrayRef, DictionaryArray, Int32Array, StringArray};
+use arrow_buffer::NullBuffer;
 use arrow_schema::ArrowError;
 use floxlog::tape::Tape;
 use std::sync::Arc;
@@ -95,14 +95,21 @@ impl Symbols {
     /// The `symbol` column of rows with these symbol ids.
     pub fn column(&self, ids: &[u32]) -> Result<ArrayRef, ArrowError> {
         if self.is_empty() {
-            return Ok(new_null_array(&symbol_type(), ids.len()));
+            // As `new_null_array` (keys 0), the keys in fresh memory.
+            let mut keys = Fresh::<i32>::with_capacity(ids.len());
+            keys.room(ids.len()).fill(0);
+            keys.set_len(ids.len());
+            let keys = Int32Array::new(keys.take_buffer(), Some(NullBuffer::new_null(ids.len())));
+            return Ok(Arc::new(DictionaryArray::<Int32Type>::try_new(
+                keys,
+                self.values.clone(),
+            )?));
         }
-        let mut keys = Vec::with_capacity(ids.len());
-        let mut valid = Vec::with_capacity(ids.len());
+        let mut keys = Fresh::<i32>::with_capacity(ids.len());
         let mut all_valid = true;
         // Runs of one symbol are the common case: remember the last lookup.
         let mut last: Option<(u32, Option<i32>)> = None;
-        for &id in ids {
+        for (slot, &id) in keys.room(ids.len()).iter_mut().zip(ids) {
             let k = match last {
                 Some((l, k)) if l == id => k,
                 _ => {
@@ -112,11 +119,14 @@ impl Symbols {
                 }
             };
             all_valid &= k.is_some();
-            keys.push(k.unwrap_or(0));
-            valid.push(k.is_some());
+            *slot = k.unwrap_or(0);
         }
-        let nulls = (!all_valid).then(|| NullBuffer::from(valid));
-        let keys = Int32Array::new(ScalarBuffer::from(keys), nulls);
+        keys.set_len(ids.len());
+        // The validity bits only when some id has no name (rare: a second
+        // pass then).
+        let nulls = (!all_valid)
+            .then(|| NullBuffer::from_iter(ids.iter().map(|&id| self.key(id).is_some())));
+        let keys = Int32Array::new(keys.take_buffer(), nulls);
         Ok(Arc::new(DictionaryArray::<Int32Type>::try_new(
             keys,
             self.values.clone(),
@@ -127,6 +137,7 @@ impl Symbols {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::schema::symbol_type;
     use arrow_array::{Array, ArrayAccessor};
 
     #[test]

@@ -329,3 +329,35 @@ fn a_cut_short_segment_stopped_at_to_in_an_earlier_range_is_still_cut_short() {
         );
     }
 }
+
+#[test]
+fn a_whole_table_of_long_trade_runs_is_built_in_large_columns_and_sliced() {
+    // Enough trades in one range for read_table's trade batches to grow
+    // past the default (64 Ki, 128 Ki, 256 Ki rows: the last ones in
+    // mapped columns of 2 MiB and more) before being sliced to the row
+    // bound; every 97th event of another type splits the runs.
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path().join("tape");
+    write(&d, 420_000, Compression::None, 1 << 30, &|i| i as i64 * 10);
+    let inputs = [d];
+    for order in [Order::File, Order::Time] {
+        for rows in [1_000, 1 << 21] {
+            let spec = ReadSpec {
+                order,
+                limits: Limits::rows(rows),
+                min_chunk_bytes: 1 << 30,
+                ..ReadSpec::default()
+            };
+            let want = tape_reader(&inputs, &spec);
+            assert!(want.0[RecordType::Trade as usize].len() > 410_000);
+            for jobs in [Some(1), Some(2)] {
+                let got = arrow(&inputs, &spec, jobs);
+                assert!(
+                    got.0 == want.0,
+                    "{order:?} rows {rows} -j{jobs:?}: events differ"
+                );
+                assert_eq!(got.1, want.1);
+            }
+        }
+    }
+}

@@ -25,15 +25,18 @@ use std::time::{Duration, Instant};
 
 const RUNS: usize = 7;
 
+/// The median of RUNS timed runs of `f` (a slow spell of a busy machine
+/// moves it less than a mean; a lucky one less than a best).
 fn best<F: FnMut()>(mut f: F) -> Duration {
-    (0..RUNS)
+    let mut runs: Vec<Duration> = (0..RUNS)
         .map(|_| {
             let t = Instant::now();
             f();
             t.elapsed()
         })
-        .min()
-        .unwrap()
+        .collect();
+    runs.sort();
+    runs[RUNS / 2]
 }
 
 /// `FLOXLOG_BENCH_ONLY=substring` runs only the lines whose name contains
@@ -388,7 +391,7 @@ fn bench_trades(n: usize, reps: usize, tag: &str) -> Vec<u8> {
         ..ReadOptions::default()
     };
     let mut scratch = vec![0u8; 1 << 20];
-    println!("-- {n} trades, {tag} (x{reps} per run), best of {RUNS}, single thread");
+    println!("-- {n} trades, {tag} (x{reps} per run), median of {RUNS}, single thread");
     let ev = n * reps;
     let len = encode(plain, &ts, &mut o);
     let seg = o.out[..len].to_vec();
@@ -561,7 +564,7 @@ fn bench_trades(n: usize, reps: usize, tag: &str) -> Vec<u8> {
 /// its header's CRC: what `Reader` does with `verify_crc`).
 fn bench_crc_payloads(seg: &[u8], n: usize) {
     println!(
-        "-- CRC32 over {n} 48-byte trade payloads (in the segment), best of {RUNS}; run-time CPU detection: {}; floxlog kernel: {}",
+        "-- CRC32 over {n} 48-byte trade payloads (in the segment), median of {RUNS}; run-time CPU detection: {}; floxlog kernel: {}",
         if cfg!(feature = "std") { "on (std)" } else { "off (no std)" },
         crc32::crc32_kernel()
     );
@@ -603,7 +606,7 @@ fn bench_books_and_crc() {
         slots: vec![BlockSlot::EMPTY; 1000],
         index: vec![IndexEntry::default(); nb / 1000 + 1],
     };
-    println!("-- {nb} 20-level book snapshots (from RAM), best of {RUNS}");
+    println!("-- {nb} 20-level book snapshots (from RAM), median of {RUNS}");
     // 20-level snapshots (10 bids, 10 asks): 40 + 20*16 = 360-byte payloads.
     let bids = levels(10, 6_500_000_000_000, -1_000_000);
     let asks = levels(10, 6_500_100_000_000, 1_000_000);

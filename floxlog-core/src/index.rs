@@ -128,7 +128,7 @@ impl IndexEntry {
 
 /// The offset of the frame (or block) header after the one at `pos`, if
 /// the header at `pos` is whole.
-fn next_header(frames: &[u8], pos: u64, compressed: bool) -> Option<u64> {
+pub(crate) fn next_header(frames: &[u8], pos: u64, compressed: bool) -> Option<u64> {
     let rest = frames.get(usize::try_from(pos).ok()?..)?;
     let len = if compressed {
         crate::BlockHeader::parse(rest, pos).ok()?.block_len()

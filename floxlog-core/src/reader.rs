@@ -173,6 +173,24 @@ impl<'a> Segment<'a> {
         Ok(Some(ix))
     }
 
+    /// Whether hopping from the frame (or block) header at `from` to the
+    /// next, reading only headers as [`Index::prove`] does, lands exactly on
+    /// `to`. With `from` on the chain of the segment's frames (the first
+    /// frame is), `to` is then on it too: a boundary no frame crosses. A
+    /// CRC-valid frame hidden in another's payload is never reached.
+    pub fn chain_reaches(&self, from: u64, to: u64) -> bool {
+        let frames = &self.data[..self.frames_end];
+        let compressed = self.is_compressed();
+        let mut pos = from;
+        while pos < to {
+            match crate::index::next_header(frames, pos, compressed) {
+                Some(p) => pos = p,
+                None => return false,
+            }
+        }
+        pos == to
+    }
+
     /// The index trailer, structurally validated ([`Index::parse`]) but not
     /// proven: [`crate::Reader::seek`] ignores it until it is proven or
     /// trusted.

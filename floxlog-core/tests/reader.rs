@@ -543,6 +543,28 @@ fn a_forged_index_entry_is_never_a_seek_target() {
 }
 
 #[test]
+fn the_frame_chain_reaches_real_boundaries_never_a_forged_one() {
+    let (seg, fake_at) = segment_with_forged_index_entry();
+    let s = Segment::parse(&seg).unwrap();
+    let first = SegmentHeader::LEN as u64;
+    let ix = s.index_unproven().unwrap().unwrap();
+    // The real frames: the first three entries.
+    let real: Vec<u64> = (0..3).map(|i| ix.get(i).unwrap().file_offset).collect();
+    for (k, &at) in real.iter().enumerate() {
+        assert!(s.chain_reaches(first, at), "entry {k} at {at}");
+        assert!(s.chain_reaches(at, at));
+    }
+    assert!(s.chain_reaches(real[0], real[2]));
+    assert!(s.chain_reaches(first, s.frames_end()));
+    // The fake frame inside the pool state's payload: never on the chain,
+    // from any real boundary before it.
+    for &from in &real[..2] {
+        assert!(!s.chain_reaches(from, fake_at), "from {from}");
+    }
+    assert!(!s.chain_reaches(first, s.frames_end() + 1));
+}
+
+#[test]
 fn an_index_entry_with_a_wrong_timestamp_is_not_proven() {
     let events: Vec<Event> = (0..10).map(|i| Event::Trade(trade(10 * i, 1))).collect();
     let cfg = WriterConfig {

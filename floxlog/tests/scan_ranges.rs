@@ -61,3 +61,50 @@ fn ranges_fold_into_the_one_pass_scan() {
         assert!(split, "{comp:?} index {index}: never split");
     }
 }
+
+#[test]
+fn an_index_entry_off_the_frame_chain_is_never_a_cut() {
+    use floxlog::tape::split::range_starts;
+    use floxlog_core::{Segment, SegmentHeader};
+    let mut seg = mixed_segment(Compression::None, true, 7, 6000);
+    let s = Segment::parse(&seg).unwrap();
+    let ix = s.index_unproven().unwrap().unwrap();
+    let n = ix.len();
+    let target = (seg.len() as u64) / 20;
+    let honest = range_starts(&s, ReadOptions::default(), target);
+    assert!(honest.len() > 5);
+    // An entry a third of the way in moved one byte into its frame, the
+    // index CRC made right again: structurally fine, off the chain.
+    let k = (1..n)
+        .find(|&i| honest.contains(&ix.get(i).unwrap().file_offset) && i > n / 3)
+        .unwrap();
+    let moved = ix.get(k).unwrap().file_offset + 1;
+    let at = SegmentHeader::parse(&seg).unwrap().index_offset as usize;
+    let e = at + 32 + k * 16 + 8;
+    seg[e..e + 8].copy_from_slice(&moved.to_le_bytes());
+    let crc = floxlog_core::crc32::crc32(&seg[at + 32..at + 32 + n * 16]);
+    seg[at + 12..at + 16].copy_from_slice(&crc.to_le_bytes());
+    let s = Segment::parse(&seg).unwrap();
+    assert_eq!(
+        s.index_unproven()
+            .unwrap()
+            .unwrap()
+            .get(k)
+            .unwrap()
+            .file_offset,
+        moved
+    );
+    for jobs in [1, 2, 3] {
+        let cuts = floxlog::tape::split::range_starts_on(&s, ReadOptions::default(), target, jobs);
+        assert!(!cuts.contains(&moved), "jobs {jobs}");
+        // The cuts before the moved entry's frame are kept, none from it on.
+        let before: Vec<u64> = honest.iter().copied().filter(|&c| c < moved - 1).collect();
+        assert_eq!(cuts, before, "jobs {jobs}");
+    }
+    // A scan in ranges still folds into the one-pass scan.
+    let one = format!(
+        "{:?}",
+        scan_segment(&seg, ReadOptions::default(), &mut |_| {})
+    );
+    assert_eq!(in_ranges(&seg, target).0, one);
+}

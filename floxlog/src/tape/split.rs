@@ -3,8 +3,9 @@
 //! A range starts at a frame (or LZ4 block) boundary that the core vouches
 //! for, so a core reader made there ([`Segment::reader_at`]) reads exactly
 //! what a reader from the first frame reads from that point on: LZ4 block
-//! headers walked by [`Segment::blocks`], the entries of a proven index
-//! ([`Segment::index`]), or, for an uncompressed segment without one, the
+//! headers walked by [`Segment::blocks`], entries of the index proven on
+//! the frame chain ([`Segment::chain_reaches`], from one cut to the next,
+//! the pairs on several threads), or, for an uncompressed segment without one, the
 //! frames a reader finds without checking CRCs (frame lengths do not depend
 //! on the CRC, so the checked read meets the same boundaries up to its
 //! first error; ranges after that error are never used).
@@ -16,6 +17,13 @@ use floxlog_core::{ReadOptions, Segment, SegmentHeader};
 /// the header's index offset is lost: the reader then ends the frame area
 /// at a trailer it recognises only on reaching it).
 pub fn range_starts(seg: &Segment<'_>, opts: ReadOptions, target: u64) -> Vec<u64> {
+    range_starts_on(seg, opts, target, 1)
+}
+
+/// [`range_starts`], an uncompressed segment's index entries proven on up
+/// to `jobs` threads (the proof reads every frame header: serial, it was
+/// a tenth of a whole-table read of a big segment).
+pub fn range_starts_on(seg: &Segment<'_>, opts: ReadOptions, target: u64, jobs: usize) -> Vec<u64> {
     let first = SegmentHeader::LEN as u64;
     let target = target.max(1);
     if seg.index_lost() || seg.frames_end().saturating_sub(first) < 2 * target {
@@ -33,10 +41,13 @@ pub fn range_starts(seg: &Segment<'_>, opts: ReadOptions, target: u64) -> Vec<u6
         for b in seg.blocks().map_while(Result::ok) {
             consider(b.offset);
         }
-    } else if let Ok(Some(ix)) = seg.index() {
+    } else if let Ok(Some(ix)) = seg.index_unproven() {
+        // Only the entries used as cuts need proving: each from the one
+        // before (the first from the first frame).
         for e in ix.iter() {
             consider(e.file_offset);
         }
+        return proven_prefix(seg, cuts, jobs);
     } else {
         let opts = ReadOptions {
             verify_crc: false,
@@ -46,6 +57,50 @@ pub fn range_starts(seg: &Segment<'_>, opts: ReadOptions, target: u64) -> Vec<u6
         while let Ok(Some(it)) = r.next_item() {
             consider(it.position.offset);
         }
+    }
+    cuts
+}
+
+/// Below this many bytes of frames a segment's cuts are best proven on the
+/// calling thread (threads cost more than they save).
+pub const PARALLEL_PROOF_BYTES: u64 = 16 << 20;
+
+/// The cuts up to the first one not on the frame chain (damage, or an
+/// index entry that points elsewhere: the rest of the segment is then one
+/// range, read as a whole read reads it).
+fn proven_prefix(seg: &Segment<'_>, mut cuts: Vec<u64>, jobs: usize) -> Vec<u64> {
+    let n = cuts.len();
+    let from = |k: usize| {
+        if k == 0 {
+            SegmentHeader::LEN as u64
+        } else {
+            cuts[k - 1]
+        }
+    };
+    let proven = |k: usize| seg.chain_reaches(from(k), cuts[k]);
+    let jobs = jobs.clamp(1, n.max(1));
+    let bad = if jobs == 1 {
+        (0..n).find(|&k| !proven(k))
+    } else {
+        let per = n.div_ceil(jobs);
+        std::thread::scope(|s| {
+            let proven = &proven;
+            let parts: Vec<_> = (0..jobs)
+                .map(|j| {
+                    let ks = j * per..((j + 1) * per).min(n);
+                    let start = ks.start;
+                    (start, s.spawn(move || ks.into_iter().find(|&k| !proven(k))))
+                })
+                .collect();
+            parts
+                .into_iter()
+                // A part that could not report counts as failing at its start.
+                .filter_map(|(start, h)| h.join().unwrap_or(Some(start)))
+                .min()
+        })
+    };
+    if let Some(k) = bad {
+        cuts.truncate(k);
     }
     cuts
 }

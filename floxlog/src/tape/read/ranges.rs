@@ -162,7 +162,8 @@ impl<'a> Split<'a> {
         jobs: usize,
         min_range_bytes: u64,
     ) -> Split<'a> {
-        Split::build(mapped(opened), cfg, &per_thread(jobs, min_range_bytes))
+        let jobs = crate::par::threads(jobs);
+        Split::build(mapped(opened), cfg, jobs, &per_thread(jobs, min_range_bytes))
     }
 
     /// Cuts the segment files `files` ((index in the tape, file), in tape
@@ -184,7 +185,9 @@ impl<'a> Split<'a> {
         let files = files
             .into_iter()
             .map(|(i, f)| (i, f, SegmentCheck::default()));
-        Split::build(files, &cfg, &per_thread(jobs, min_range_bytes))
+        let jobs = crate::par::threads(jobs);
+        Split::build(files, &cfg, jobs, &per_thread(jobs, min_range_bytes))
+    }
     }
 
     /// Cuts `opened` into ranges of about `range_bytes` (whatever the
@@ -194,14 +197,16 @@ impl<'a> Split<'a> {
         cfg: &ReadConfig,
         range_bytes: u64,
     ) -> Split<'a> {
-        Split::build(mapped(opened), cfg, &|_| range_bytes.max(1))
+        Split::build(mapped(opened), cfg, 1, &|_| range_bytes.max(1))
     }
 
     /// Cuts `files` ((index in the tape, file, its check), in tape order)
-    /// at about `target(total frame bytes)` bytes.
+    /// at about `target(total frame bytes)` bytes (cut points proven on up
+    /// to `jobs` threads).
     fn build(
         files: impl IntoIterator<Item = (usize, &'a SegmentFile, SegmentCheck)>,
         cfg: &ReadConfig,
+        jobs: usize,
         target: &dyn Fn(u64) -> u64,
     ) -> Split<'a> {
         let mut inputs = Vec::new();
@@ -242,7 +247,9 @@ impl<'a> Split<'a> {
             let starts = if input.sorted && f.from.is_some() {
                 Vec::new()
             } else {
-                crate::tape::split::range_starts(&input.seg, cfg.read, target)
+                let big = input.seg.frames_end() >= crate::tape::split::PARALLEL_PROOF_BYTES;
+                let jobs = if big { jobs } else { 1 };
+                crate::tape::split::range_starts_on(&input.seg, cfg.read, target, jobs)
             };
             let begins = std::iter::once(None).chain(starts.iter().map(|&s| Some(s)));
             let ends = starts.iter().copied().chain(std::iter::once(u64::MAX));

@@ -8,12 +8,15 @@ use crate::symbols::Symbols;
 use arrow_array::types::{Decimal128Type, Int64Type};
 use arrow_array::{
     ArrayRef, BinaryArray, ListArray, PrimitiveArray, RecordBatch, StringArray, StructArray,
-    TimestampNanosecondArray,
 };
 use arrow_buffer::{ArrowNativeType, Buffer, OffsetBuffer, ScalarBuffer};
 use arrow_schema::ArrowError;
-use floxlog_core::{Book, BookKind, Event, Levels, OptionQuote, PoolState, Trade, TradeColumns};
+use floxlog_core::{Book, BookKind, Event, Levels, OptionQuote, PoolState, TradeColumns};
 use std::sync::Arc;
+use trade::TradeCols;
+
+pub(crate) mod fresh;
+mod trade;
 
 /// When a batch is full.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -58,10 +61,7 @@ where
 
 /// The raw `i64` column and its `timestamp[ns, UTC]` twin over one buffer.
 fn ts_pair(v: Vec<i64>) -> (ArrayRef, ArrayRef) {
-    let b = ScalarBuffer::from(v);
-    let raw: ArrayRef = Arc::new(PrimitiveArray::<Int64Type>::new(b.clone(), None));
-    let ts: ArrayRef = Arc::new(TimestampNanosecondArray::new(b, None).with_timezone("UTC"));
-    (raw, ts)
+    trade::ts_pair(ScalarBuffer::from(v))
 }
 
 /// The raw `i64` column and its `decimal128(38, 8)` twin.
@@ -74,75 +74,6 @@ fn raw_and_decimal(v: Vec<i64>) -> Result<(ArrayRef, ArrayRef), ArrowError> {
 
 fn take<T>(v: &mut Vec<T>, cap: usize) -> Vec<T> {
     std::mem::replace(v, Vec::with_capacity(cap))
-}
-
-/// Trades.
-#[derive(Default)]
-struct TradeCols {
-    ex: Vec<i64>,
-    recv: Vec<i64>,
-    price: Vec<i64>,
-    qty: Vec<i64>,
-    trade_id: Vec<u64>,
-    symbol_id: Vec<u32>,
-    side: Vec<u8>,
-    instrument: Vec<u8>,
-    exchange_id: Vec<u16>,
-}
-
-impl TradeCols {
-    /// Every column to `len` rows (new ones zero, for the kernel to fill).
-    fn resize(&mut self, len: usize) {
-        self.ex.resize(len, 0);
-        self.recv.resize(len, 0);
-        self.price.resize(len, 0);
-        self.qty.resize(len, 0);
-        self.trade_id.resize(len, 0);
-        self.symbol_id.resize(len, 0);
-        self.side.resize(len, 0);
-        self.instrument.resize(len, 0);
-        self.exchange_id.resize(len, 0);
-    }
-
-    #[inline]
-    fn push(&mut self, t: &Trade) {
-        self.ex.push(t.exchange_ts_ns);
-        self.recv.push(t.recv_ts_ns);
-        self.price.push(t.price_raw);
-        self.qty.push(t.qty_raw);
-        self.trade_id.push(t.trade_id);
-        self.symbol_id.push(t.symbol_id);
-        self.side.push(t.side);
-        self.instrument.push(t.instrument);
-        self.exchange_id.push(t.exchange_id);
-    }
-
-    fn finish(&mut self, cap: usize, symbols: &Symbols) -> Result<RecordBatch, ArrowError> {
-        use arrow_array::types::{UInt16Type, UInt32Type, UInt64Type, UInt8Type};
-        let ids = take(&mut self.symbol_id, cap);
-        let symbol = symbols.column(&ids)?;
-        let (ex, ex_ts) = ts_pair(take(&mut self.ex, cap));
-        let (recv, recv_ts) = ts_pair(take(&mut self.recv, cap));
-        let (price, price_dec) = raw_and_decimal(take(&mut self.price, cap))?;
-        let (qty, qty_dec) = raw_and_decimal(take(&mut self.qty, cap))?;
-        let cols = vec![
-            ex,
-            recv,
-            price,
-            qty,
-            prim::<u64, UInt64Type>(take(&mut self.trade_id, cap)),
-            prim::<u32, UInt32Type>(ids),
-            prim::<u8, UInt8Type>(take(&mut self.side, cap)),
-            prim::<u8, UInt8Type>(take(&mut self.instrument, cap)),
-            prim::<u16, UInt16Type>(take(&mut self.exchange_id, cap)),
-            symbol,
-            ex_ts,
-            recv_ts,
-            price_dec,
-            qty_dec,
-        ];
-        RecordBatch::try_new(RecordType::Trade.schema(), cols)
-    }
 }
 
 /// One side's levels: list offsets and the two struct fields.
@@ -383,6 +314,11 @@ pub struct Columns {
     limits: Limits,
     /// Trade rows before the room last given to the kernel.
     room_base: usize,
+    /// Rows at which the current trade batch is full: `limits.rows`, or
+    /// (for a whole table, [`Columns::growing`]) a bound that doubles with
+    /// every full batch up to it.
+    trade_bound: usize,
+    growing: bool,
     trade: TradeCols,
     book: BookCols,
     option: OptionCols,
@@ -392,31 +328,47 @@ pub struct Columns {
 impl Columns {
     /// Empty builders that report full at `limits`.
     pub fn new(limits: Limits) -> Columns {
-        let mut c = Columns {
+        Columns {
             limits,
             room_base: 0,
+            trade_bound: limits.rows,
+            growing: false,
             trade: TradeCols::default(),
             book: BookCols::default(),
             option: OptionCols::default(),
             pool: PoolCols::default(),
-        };
-        // Trades are the bulk of most tapes: their vectors start at batch
-        // size, but never more than the default: `rows` is the caller's
-        // bound, not what the read holds (rows = 2^34 must not allocate).
-        let _ = c.trade.finish(c.prealloc(), &Symbols::none());
-        c
+        }
     }
 
-    /// Rows reserved ahead for a trade batch; beyond it vectors grow with
-    /// what is read.
-    fn prealloc(&self) -> usize {
-        self.limits.rows.min(DEFAULT_ROWS)
+    /// Builders for a read kept whole (a table): trade batches of
+    /// [`DEFAULT_ROWS`] at first, each full one doubling the next up to
+    /// `limits.rows`. So a long run of trades goes into a few large
+    /// columns (mapped in huge pages, see `fresh.rs`) and a short one into
+    /// small ones; the caller slices them into batches of the size it
+    /// wants (zero-copy).
+    pub fn growing(limits: Limits) -> Columns {
+        Columns {
+            trade_bound: limits.rows.min(DEFAULT_ROWS),
+            growing: true,
+            ..Columns::new(limits)
+        }
+    }
+
+    /// Slots a trade column starts with: the batch bound, but never more
+    /// than the default for a streamed batch (`rows` is the caller's
+    /// bound, not what the read holds: rows = 2^34 must not allocate).
+    fn first_cap(&self) -> usize {
+        if self.growing {
+            self.trade_bound
+        } else {
+            self.limits.rows.min(DEFAULT_ROWS)
+        }
     }
 
     /// Rows held for `rt`.
     pub fn len(&self, rt: RecordType) -> usize {
         match rt {
-            RecordType::Trade => self.trade.ex.len(),
+            RecordType::Trade => self.trade.len(),
             RecordType::Book => self.book.ex.len(),
             RecordType::OptionQuote => self.option.ex.len(),
             RecordType::PoolState => self.pool.ex.len(),
@@ -433,29 +385,18 @@ impl Columns {
     /// trade kernel to fill; [`Columns::trades_stored`] then keeps the
     /// first `n`.
     pub fn trade_room(&mut self, want: usize) -> TradeColumns<'_> {
-        let t = &mut self.trade;
-        let len = t.ex.len();
-        let room = want.min(self.limits.rows.saturating_sub(len));
+        let len = self.trade.len();
+        let room = want.min(self.trade_bound.saturating_sub(len));
         self.room_base = len;
-        t.resize(len + room);
-        TradeColumns {
-            exchange_ts_ns: &mut t.ex[len..],
-            recv_ts_ns: &mut t.recv[len..],
-            price_raw: &mut t.price[len..],
-            qty_raw: &mut t.qty[len..],
-            trade_id: &mut t.trade_id[len..],
-            symbol_id: &mut t.symbol_id[len..],
-            side: &mut t.side[len..],
-            instrument: &mut t.instrument[len..],
-            exchange_id: &mut t.exchange_id[len..],
-        }
+        let first = self.first_cap();
+        self.trade.room(room, first)
     }
 
     /// The kernel stored `n` trades in the room [`Columns::trade_room`]
     /// gave; returns the trade table when its batch is now full.
     pub fn trades_stored(&mut self, n: usize) -> Option<RecordType> {
-        self.trade.resize(self.room_base + n);
-        (self.trade.ex.len() >= self.limits.rows).then_some(RecordType::Trade)
+        self.trade.set_len(self.room_base + n);
+        (self.trade.len() >= self.trade_bound).then_some(RecordType::Trade)
     }
 
     /// Adds an event; returns its table when that batch is now full.
@@ -465,8 +406,8 @@ impl Columns {
         let l = &self.limits;
         Ok(match ev {
             Event::Trade(t) => {
-                self.trade.push(t);
-                (self.trade.ex.len() >= l.rows).then_some(RecordType::Trade)
+                self.trade.push(t, self.first_cap());
+                (self.trade.len() >= self.trade_bound).then_some(RecordType::Trade)
             }
             Event::Book(b) => {
                 self.book.push(b);
@@ -495,9 +436,13 @@ impl Columns {
         if self.len(rt) == 0 {
             return Ok(None);
         }
-        let cap = self.prealloc();
         match rt {
-            RecordType::Trade => self.trade.finish(cap, symbols),
+            RecordType::Trade => {
+                if self.growing && self.trade.len() >= self.trade_bound {
+                    self.trade_bound = (self.trade_bound * 2).min(self.limits.rows);
+                }
+                self.trade.finish(symbols)
+            }
             // Rarer types start small and grow.
             RecordType::Book => self.book.finish(0, symbols),
             RecordType::OptionQuote => self.option.finish(0, symbols),
@@ -513,7 +458,7 @@ mod tests {
     use arrow_array::cast::AsArray;
     use arrow_array::types::{TimestampNanosecondType, UInt64Type};
     use arrow_array::Array;
-    use floxlog_core::Level;
+    use floxlog_core::{Level, Trade};
 
     fn trade(i: i64) -> Trade {
         Trade {
