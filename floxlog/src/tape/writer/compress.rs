@@ -1,5 +1,8 @@
-//! LZ4 blocks compressed off the appending thread (every policy but
-//! `Flush`, whose appends write their own blocks before returning).
+//! LZ4 blocks compressed off the appending thread, under the chunked
+//! policies (`None`, `SyncOnClose`); under `Flush`, `SyncEveryBlock` and
+//! `SyncEveryN` the append that fills a block compresses it, so that the
+//! block is written (`Flush`) or handed to the I/O thread, with its fsync,
+//! when that append returns, as those policies promise.
 //!
 //! The encoder seals each full block instead of compressing it
 //! ([`SegmentWriter::defer_blocks`](floxlog_core::SegmentWriter::defer_blocks));

@@ -16,10 +16,11 @@ use floxlog_core::{WriterConfig, DEFAULT_MAX_SEGMENT_BYTES};
 /// | `SyncOnClose` (default) | to the I/O thread in 1 MiB chunks | when a segment is closed, in the background (file, then manifest and directory) |
 ///
 /// LZ4 events staged in an unfinished block are in memory only, whatever
-/// the policy: they reach the file when their block does. Under `Flush`
-/// the append that fills a block sorts, compresses and writes it. Under
-/// every other policy a full block is sorted and compressed on the
-/// writer's compressor thread, not in that append (the same bytes): it is
+/// the policy: they reach the file when their block does. Under `Flush`,
+/// `SyncEveryBlock` and `SyncEveryN` the append that fills a block sorts
+/// and compresses it, and writes it or hands it over (with its fsync).
+/// Under `None` and `SyncOnClose` a full block is sorted and compressed on
+/// the writer's compressor thread, not in that append (the same bytes): it is
 /// handed to the I/O thread at one of the writer's next calls once
 /// compressed (`flush`, `sync` and `close` wait for it). An append waits
 /// for the compressor only when four blocks of its segment are being

@@ -111,7 +111,13 @@ impl TapeWriter {
         if self.io.is_none() && background {
             self.io = Some(IoThread::start(&self.dir, self.closed.clone())?);
         }
-        let lz4 = background && self.cfg.segment.compression == Compression::Lz4;
+        // Only the chunked policies, which promise nothing per event or
+        // block, leave full blocks to the compressor thread.
+        let chunked = matches!(
+            self.cfg.durability,
+            Durability::None | Durability::SyncOnClose
+        );
+        let lz4 = chunked && self.cfg.segment.compression == Compression::Lz4;
         if lz4 && self.lz4.is_none() {
             self.lz4 = Some(super::compress::Compressor::start()?);
         }

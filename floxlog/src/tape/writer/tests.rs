@@ -278,8 +278,8 @@ fn closed_segments_are_finished_and_listed_in_the_background() {
     }
 }
 
-/// LZ4 blocks compressed on the compressor thread (every policy but
-/// `Flush`) give the files compressing in `append` gives (`Flush`): the
+/// LZ4 blocks compressed on the compressor thread (`None`, `SyncOnClose`)
+/// give the files compressing in `append` gives (the other policies): the
 /// same bytes, block boundaries and rotations (by size, after the block
 /// that crosses the limit, and by time), with blocks out of time order
 /// (sorted by the compressor) and of varying compressibility, both layouts.
