@@ -523,7 +523,9 @@ impl TapeWriter {
     fn after(&mut self, si: usize, ts: i64, emitted_before: u32) -> Result<(), TapeError> {
         let cfg = self.cfg;
         self.stats.events += 1;
-        self.lz4_pump(si)?;
+        if self.lz4.is_some() {
+            self.lz4_pump(si)?;
+        }
         let Some(seg) = self.open[si].as_mut() else {
             return Ok(());
         };
