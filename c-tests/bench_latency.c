@@ -2,7 +2,7 @@
  * test; run by scripts/bench-latency.sh).
  *
  *   bench_latency DIR [--events N] [--rate PER_S] [--max-segment-bytes B]
- *                     [--durability none|flush|close] [--journal]
+ *                     [--durability none|flush|close] [--journal] [--lz4]
  *                     [--tail spin|block]
  *
  * Appends N trades (default 10 M) to a new tape in DIR, timing each
@@ -16,6 +16,9 @@
  * opened a new segment (every segment holds the same number of trades).
  *
  * --journal sets the config's `journal` field (the journal writer).
+ * --lz4 writes LZ4 segments (default writer only; blocks of the default
+ * index_interval events); the rotation line is then left out (segments
+ * hold unequal numbers of trades).
  *
  * --tail spin|block: append-to-tailer latency. The writer stamps each
  * trade's exchange_ts_ns with CLOCK_MONOTONIC at the append (paced: its
@@ -224,13 +227,13 @@ int main(int argc, char **argv) {
   if (argc == 5 && !strcmp(argv[1], "--tail-child")) return tail_child(argv[2], argv[3], atoi(argv[4]));
   if (argc < 2) {
     fprintf(stderr, "usage: %s DIR [--events N] [--rate PER_S] [--max-segment-bytes B] "
-                    "[--durability none|flush|close] [--journal] [--tail spin|block]\n", argv[0]);
+                    "[--durability none|flush|close] [--journal] [--lz4] [--tail spin|block]\n", argv[0]);
     return 2;
   }
   const char *dir = argv[1];
   uint64_t events = 10000000, rate = 0, max_bytes = 64u << 20;
   uint8_t durability = FLOXLOG_DURABILITY_SYNC_ON_CLOSE;
-  int journal = 0;
+  int journal = 0, lz4 = 0;
   const char *dur_name = "close";
   const char *tail_mode = NULL;
   for (int i = 2; i < argc; i++) {
@@ -245,6 +248,7 @@ int main(int argc, char **argv) {
       else if (!strcmp(dur_name, "close")) durability = FLOXLOG_DURABILITY_SYNC_ON_CLOSE;
       else return fprintf(stderr, "unknown durability %s\n", dur_name), 2;
     } else if (!strcmp(argv[i], "--journal")) journal = 1;
+    else if (!strcmp(argv[i], "--lz4")) lz4 = 1;
     else if (!strcmp(argv[i], "--tail") && i + 1 < argc) {
       tail_mode = argv[++i];
       if (strcmp(tail_mode, "spin") && strcmp(tail_mode, "block"))
@@ -258,6 +262,7 @@ int main(int argc, char **argv) {
   if (journal) {
     cfg.journal = 1;
   }
+  if (lz4) cfg.segment.compression = FLOXLOG_COMPRESSION_LZ4;
   floxlog_tape_writer *w = NULL;
   floxlog_tape_error err;
   if (floxlog_tape_writer_open(dir, &cfg, &w, &err) != FLOXLOG_OK) {
@@ -306,8 +311,8 @@ int main(int argc, char **argv) {
   floxlog_tape_writer_free(w);
 
   char what[128];
-  snprintf(what, sizeof what, "%s %s%s", journal ? "journal" : "default", dur_name,
-           rate ? " paced" : " unpaced");
+  snprintf(what, sizeof what, "%s%s %s%s", journal ? "journal" : "default", lz4 ? " lz4" : "",
+           dur_name, rate ? " paced" : " unpaced");
   print_hist(what, h);
   fflush(stdout);
   if (tailer > 0) {
@@ -319,7 +324,7 @@ int main(int argc, char **argv) {
     }
   }
   /* The appends that opened a new segment. */
-  const uint64_t k = per_segment(dir);
+  const uint64_t k = lz4 ? 0 : per_segment(dir);
   if (k > 0 && k < events) {
     hist_t *r = calloc(1, sizeof *r);
     for (uint64_t i = k; i < events; i += k) record(r, lat[i]);

@@ -1232,7 +1232,18 @@ typedef int64_t (*floxlog_clock_fn)(void *ctx);
  * | `SYNC_ON_CLOSE` (default) | encoded; written in chunks in the background | what is not `written_events` | what is not `durable_events` (closed, fsynced segments) |
  *
  * LZ4 events staged in an unfinished block are in memory under every
- * policy. `floxlog_tape_writer_written_events` counts events whose
+ * policy. Where LZ4 blocks are compressed: under `FLUSH`,
+ * `SYNC_EVERY_BLOCK` and `SYNC_EVERY_N`, in the append that fills the
+ * block (which then writes it, or queues its write and fsync); under
+ * `NONE` and `SYNC_ON_CLOSE`, on the writer's compressor thread (the same
+ * bytes), so a full block is in memory,
+ * being compressed, when its last append returns, and goes to the I/O
+ * thread at one of the writer's next calls (`floxlog_tape_writer_flush`,
+ * `_sync` and `_close` wait for it). There an append waits for the
+ * compressor only when four blocks of its segment are being compressed,
+ * and near the end of a segment (the rotation after the block that
+ * reaches `max_segment_bytes` needs their exact sizes).
+ * `floxlog_tape_writer_written_events` counts events whose
  * `write(2)` returned (they survive a kill of the process: readers and
  * `floxlog_tape_recover` find them), `floxlog_tape_writer_durable_events`
  * those fsynced with their directory entry (they survive a power loss);

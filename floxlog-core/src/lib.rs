@@ -110,8 +110,8 @@ pub use reader::{
 pub use segment_header::{Compression, SegmentHeader};
 pub use trade::Trade;
 pub use writer::{
-    block_scratch_len, index_entries_needed, BlockSlot, SegmentWriter, WriterBuffers, WriterConfig,
-    WriterStats, SYMBOL_CAPACITY,
+    block_scratch_len, compress_block, index_entries_needed, BlockSlot, SealedBlock, SegmentWriter,
+    WriterBuffers, WriterConfig, WriterStats, MAX_UNPLACED, SYMBOL_CAPACITY,
 };
 
 /// Whether this build reads and writes LZ4 segments (feature `lz4`).

@@ -12,7 +12,7 @@
 //! anything: on error the event was not accepted and everything accepted
 //! before it is intact, so the caller can drain, grow or flush and retry.
 
-use crate::block::{compress_bound, compress_into, BlockHeader};
+use crate::block::{compress_bound, BlockHeader};
 use crate::consts::FORMAT_VERSION;
 use crate::crc32::LANES;
 use crate::error::{Error, ErrorKind, Result};
@@ -20,6 +20,9 @@ use crate::event::{Event, Profile};
 use crate::frame::{emit_frame_sized, is_known_type, seal_frames, FrameHeader};
 use crate::index::{emit_trailer, trailer_len, IndexEntry};
 use crate::segment_header::{flags, Compression, SegmentHeader};
+
+mod deferred;
+pub use deferred::{compress_block, SealedBlock, MAX_UNPLACED};
 
 /// Distinct symbols the spec profile can count; past this `append` fails with
 /// `SymbolCapacity` (the reference profile does not count symbols).
@@ -242,6 +245,7 @@ pub struct SegmentWriter<S: WriterStorage> {
     symbols: heapless::Vec<u32, SYMBOL_CAPACITY>,
     finished: bool,
     defer_size: bool,
+    deferred: deferred::Deferred,
 }
 
 /// A frame to append: an event to encode, or a validated raw payload.
@@ -325,6 +329,7 @@ impl<S: WriterStorage> SegmentWriter<S> {
             symbols: heapless::Vec::new(),
             finished: false,
             defer_size: false,
+            deferred: deferred::Deferred::default(),
         };
         cfg.check()?;
         let slots = cfg.index_interval as usize;
@@ -659,7 +664,10 @@ impl<S: WriterStorage> SegmentWriter<S> {
             .needing(block_scratch_len(staged) as u64));
         }
         let completes = self.block_events + 1 >= self.cfg.index_interval as usize;
-        if completes {
+        let defer = self.deferred.on;
+        if defer {
+            self.check_deferred(completes, pos)?;
+        } else if completes {
             self.check_block_room(staged, pos)?;
         }
         let at = self.block_len;
@@ -681,7 +689,9 @@ impl<S: WriterStorage> SegmentWriter<S> {
         self.block_len = staged;
         self.block_events += 1;
         self.note_event(ts, new_symbol);
-        if completes {
+        if completes && defer {
+            self.seal_block();
+        } else if completes {
             // Room was checked above, so this cannot fail.
             self.emit_block()?;
         }
@@ -750,6 +760,7 @@ impl<S: WriterStorage> SegmentWriter<S> {
     /// reference's block grouping). No-op when nothing is staged.
     pub fn flush_block(&mut self) -> Result<()> {
         self.check_open()?;
+        self.check_placed()?;
         if self.block_events == 0 {
             return Ok(());
         }
@@ -760,55 +771,17 @@ impl<S: WriterStorage> SegmentWriter<S> {
     /// Sorts, compresses and emits the staged block. Callers checked room.
     fn emit_block(&mut self) -> Result<()> {
         let pos = self.position();
-        let n = self.block_events;
-        let len = self.block_len;
-        let out_len = self.out_len;
-        let in_order = self.block_sorted;
-        let parts = self.store.parts();
-        let half = parts.block.len() / 2;
-        let (staging, sorted) = parts.block.split_at_mut(half);
-        let src: &[u8] = if in_order {
-            &staging[..len]
-        } else {
-            // Stable: ties keep arrival order, which the offset encodes.
-            let slots = &mut parts.slots[..n];
-            slots.sort_unstable_by_key(|s| (s.ts, s.offset));
-            let mut at = 0usize;
-            for s in slots.iter() {
-                let (o, l) = (s.offset as usize, s.len as usize);
-                sorted[at..at + l].copy_from_slice(&staging[o..o + l]);
-                at += l;
-            }
-            &sorted[..len]
+        let rec = self.sealed_record();
+        let b = SealedBlock {
+            events: self.block_events,
+            bytes: self.block_len,
+            in_order: self.block_sorted,
         };
-        let body_at = out_len + BlockHeader::LEN;
-        let clen = compress_into(src, &mut parts.out[body_at..], pos)?;
-        let mut hb = [0u8; BlockHeader::LEN];
-        BlockHeader::new(clen as u32, len as u32, n as u16).emit(&mut hb);
-        parts.out[out_len..body_at].copy_from_slice(&hb);
-        if self.cfg.create_index {
-            parts.index[self.index_len] = IndexEntry {
-                timestamp_ns: self.block_first_ts,
-                file_offset: pos,
-            };
-            self.index_len += 1;
-        }
-        self.out_len = body_at + clen;
-        if let Some(prev) = self.prev_block_max {
-            if self.block_min_ts < prev {
-                self.blocks_sorted = false;
-            }
-        }
-        // Within the block the sort made the order non-decreasing.
-        self.prev_block_max = Some(self.block_max_ts);
-        self.events_emitted = self.events;
-        self.emitted_first_ts = self.first_ts;
-        self.emitted_last_ts = self.last_ts;
-        self.block_len = 0;
-        self.block_events = 0;
-        self.block_sorted = true;
-        self.block_min_ts = i64::MAX;
-        self.block_max_ts = i64::MIN;
+        let out_len = self.out_len;
+        let parts = self.store.parts();
+        let n = compress_block(parts.block, parts.slots, b, &mut parts.out[out_len..], pos)?;
+        self.note_block(&rec, pos, n);
+        self.reset_block();
         Ok(())
     }
 
@@ -880,6 +853,7 @@ impl<S: WriterStorage> SegmentWriter<S> {
     pub fn finish(&mut self) -> Result<[u8; 64]> {
         let pos = self.position();
         self.check_open()?;
+        self.check_placed()?;
         if self.block_events > 0 {
             // If the trailer then does not fit, the block stays emitted and
             // a retry goes straight to the trailer.

@@ -551,3 +551,88 @@ fn a_spec_layout_tape_is_followed_series_by_series() {
         assert!(have == want, "{s}: order differs");
     }
 }
+
+/// A saved position on a spec-layout tape: with one series (trades only,
+/// uncompressed and LZ4 written in the background, rotating) it resumes
+/// exactly after the last event returned, inside a segment and inside an
+/// LZ4 block; with several series (one position cannot say where each
+/// stands) it is refused, saying so, rather than resuming one series and
+/// skipping or repeating the others.
+#[test]
+fn a_saved_position_on_a_spec_layout_tape() {
+    use floxlog::core::{Compression, WriterConfig};
+    use floxlog::synth::mixed_event;
+    use floxlog::tape::Layout;
+    let d = tempfile::tempdir().unwrap();
+    for lz4 in [false, true] {
+        let dir = d.path().join(format!("trades-{lz4}"));
+        let cfg = TapeWriterConfig {
+            layout: Layout::Spec,
+            segment: WriterConfig {
+                compression: if lz4 {
+                    Compression::Lz4
+                } else {
+                    Compression::None
+                },
+                index_interval: 16,
+                ..WriterConfig::default()
+            },
+            ..config(Durability::None, 1_000)
+        };
+        let mut w = TapeWriter::create(&dir, cfg).unwrap();
+        for i in 0..1_500 {
+            w.append(&trade(i)).unwrap();
+        }
+        w.close().unwrap();
+        let segs = std::fs::read_dir(&dir)
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .file_name()
+                    .to_string_lossy()
+                    .starts_with("trades-")
+            })
+            .count();
+        assert!(segs > 3, "rotated: {segs}");
+        for stop in [1u64, 123, 777, 1_499] {
+            let mut t = Tail::open(&dir, TailOptions::default()).unwrap();
+            for i in 0..stop {
+                match t.next(NOW).unwrap() {
+                    TailNext::Event(ev) => assert_eq!(id(&ev), i),
+                    other => panic!("{other:?}"),
+                }
+            }
+            let p = t.position().unwrap();
+            let mut again = Tail::open(&dir, opts(TailStart::At(p))).unwrap();
+            let (ids, end) = drain(&mut again, NOW);
+            assert_eq!(end, "End", "lz4 {lz4} stop {stop}");
+            assert!(
+                ids == (stop..1_500).collect::<Vec<_>>(),
+                "lz4 {lz4} stop {stop}: {p:?}"
+            );
+        }
+    }
+
+    // Several series: a position is refused, with the way out.
+    let dir = d.path().join("mixed");
+    let cfg = TapeWriterConfig {
+        layout: Layout::Spec,
+        ..config(Durability::None, 1_000)
+    };
+    let mut w = TapeWriter::create(&dir, cfg).unwrap();
+    for i in 0..500 {
+        w.append(&mixed_event(7, i).as_event()).unwrap();
+    }
+    w.close().unwrap();
+    let mut t = Tail::open(&dir, TailOptions::default()).unwrap();
+    for _ in 0..50 {
+        assert!(matches!(t.next(NOW).unwrap(), TailNext::Event(_)));
+    }
+    let p = t.position().unwrap();
+    let e = Tail::open(&dir, opts(TailStart::At(p)))
+        .err()
+        .expect("refused");
+    let text = format!("{e} {e:?}");
+    assert!(text.contains("several"), "{text}");
+}

@@ -16,7 +16,17 @@ use floxlog_core::{WriterConfig, DEFAULT_MAX_SEGMENT_BYTES};
 /// | `SyncOnClose` (default) | to the I/O thread in 1 MiB chunks | when a segment is closed, in the background (file, then manifest and directory) |
 ///
 /// LZ4 events staged in an unfinished block are in memory only, whatever
-/// the policy: they reach the file when their block does.
+/// the policy: they reach the file when their block does. Under `Flush`,
+/// `SyncEveryBlock` and `SyncEveryN` the append that fills a block sorts
+/// and compresses it, and writes it or hands it over (with its fsync).
+/// Under `None` and `SyncOnClose` a full block is sorted and compressed on
+/// the writer's compressor thread, not in that append (the same bytes): it is
+/// handed to the I/O thread at one of the writer's next calls once
+/// compressed (`flush`, `sync` and `close` wait for it). An append waits
+/// for the compressor only when four blocks of its segment are being
+/// compressed (back-pressure), and near the end of a segment, where the
+/// rotation after the block that reaches `max_segment_bytes` needs their
+/// exact sizes.
 ///
 /// Bytes and fsyncs handed to the I/O thread are carried out in order, in
 /// the background: `append` does not wait for them (unless three chunks

@@ -23,7 +23,8 @@
 //! policy's fsyncs. The encoder's output buffer is handed over whole and
 //! an empty one taken from a small pool in its place, so nothing is copied
 //! and, once warm, nothing allocated; when three buffers (about a MiB
-//! each) wait to be written, the encoder waits (back-pressure).
+//! each) wait to be written, the encoder waits (back-pressure). Full LZ4
+//! blocks are compressed on a third thread ([`compress`]).
 //! Rotation does not wait for the disk either. Closing a segment costs
 //! the appending thread the encoder's trailer and a hand-over: its last
 //! bytes go to the I/O thread like any others, then the segment goes to a
@@ -66,6 +67,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Mutex;
 
 mod batch;
+mod compress;
 mod config;
 mod finish;
 mod io_thread;
@@ -106,6 +108,8 @@ pub struct TapeWriter {
     /// The background writer (not under `Durability::Flush`); joined on
     /// drop, before the lock is released.
     io: Option<IoThread>,
+    /// Compresses LZ4 blocks (not under `Durability::Flush`).
+    lz4: Option<compress::Compressor>,
     /// Journal mode: every call goes there (dropped before the lock).
     journal: Option<Box<super::journal::Journal>>,
     /// The tape lock, held while the writer lives.
@@ -197,6 +201,7 @@ impl TapeWriter {
             clock: None,
             failed: None,
             io: None,
+            lz4: None,
             journal,
             _lock: lock,
         };
@@ -387,6 +392,7 @@ impl TapeWriter {
         }
         self.check_open()?;
         for si in 0..self.open.len() {
+            self.lz4_drain(si)?;
             self.hand_over(si, None)?;
         }
         self.wait_io()?;
@@ -407,6 +413,7 @@ impl TapeWriter {
         }
         self.check_open()?;
         for si in 0..self.open.len() {
+            self.lz4_drain(si)?;
             self.hand_over(si, None)?;
             self.sync_seg(si, false, true)?;
         }
@@ -516,6 +523,9 @@ impl TapeWriter {
     fn after(&mut self, si: usize, ts: i64, emitted_before: u32) -> Result<(), TapeError> {
         let cfg = self.cfg;
         self.stats.events += 1;
+        if self.lz4.is_some() {
+            self.lz4_pump(si)?;
+        }
         let Some(seg) = self.open[si].as_mut() else {
             return Ok(());
         };

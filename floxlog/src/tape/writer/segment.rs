@@ -107,8 +107,19 @@ impl TapeWriter {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        if self.io.is_none() && self.cfg.durability != Durability::Flush {
+        let background = self.cfg.durability != Durability::Flush;
+        if self.io.is_none() && background {
             self.io = Some(IoThread::start(&self.dir, self.closed.clone())?);
+        }
+        // Only the chunked policies, which promise nothing per event or
+        // block, leave full blocks to the compressor thread.
+        let chunked = matches!(
+            self.cfg.durability,
+            Durability::None | Durability::SyncOnClose
+        );
+        let lz4 = chunked && self.cfg.segment.compression == Compression::Lz4;
+        if lz4 && self.lz4.is_none() {
+            self.lz4 = Some(super::compress::Compressor::start()?);
         }
         // The I/O thread creates the next segment's file ahead (a spare);
         // without one (the first segment, a rotation right after another),
@@ -139,6 +150,7 @@ impl TapeWriter {
             store,
         )
         .map_err(|e| TapeError::input(Some(&path), format!("cannot start the segment: {e}")))?;
+        w.defer_blocks(lz4);
         let seg_io = Arc::new(SegIo::new(file, path));
         // The placeholder header goes out first, as the reference does.
         // From a spare, the I/O thread writes it (before any other write of
@@ -205,6 +217,7 @@ impl TapeWriter {
     #[cold]
     #[inline(never)]
     pub(super) fn close_segment(&mut self, si: usize) -> Result<(), TapeError> {
+        self.lz4_drain(si)?;
         let Some(seg) = self.open[si].as_mut() else {
             return Ok(());
         };

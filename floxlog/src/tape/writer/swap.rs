@@ -46,6 +46,19 @@ impl SwapStorage {
         (s, xchg)
     }
 
+    /// Lengths of the LZ4 block scratch and slots.
+    pub fn scratch_lens(&self) -> (usize, usize) {
+        (self.block.len(), self.slots.len())
+    }
+
+    /// Puts `fresh` in place of the LZ4 block scratch and slots (a sealed
+    /// block's, going to the compressor) and returns them.
+    pub fn swap_scratch(&mut self, fresh: (Vec<u8>, Vec<BlockSlot>)) -> (Vec<u8>, Vec<BlockSlot>) {
+        let block = std::mem::replace(&mut self.block, fresh.0);
+        let slots = std::mem::replace(&mut self.slots, fresh.1);
+        (block, slots)
+    }
+
     #[cold]
     fn swap_out(&mut self) {
         let mut slot = lock(&self.xchg.slot);

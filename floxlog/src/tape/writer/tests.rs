@@ -277,3 +277,64 @@ fn closed_segments_are_finished_and_listed_in_the_background() {
         }
     }
 }
+
+/// LZ4 blocks compressed on the compressor thread (`None`, `SyncOnClose`)
+/// give the files compressing in `append` gives (the other policies): the
+/// same bytes, block boundaries and rotations (by size, after the block
+/// that crosses the limit, and by time), with blocks out of time order
+/// (sorted by the compressor) and of varying compressibility, both layouts.
+#[test]
+fn lz4_blocks_compressed_in_the_background_are_those_compressed_in_place() {
+    let payload: Vec<u8> = (0..64u32).map(|i| (i * 37 % 251) as u8).collect();
+    let mut evs = mixed(6000, &payload);
+    for (i, e) in evs.iter_mut().enumerate() {
+        if let Event::Trade(t) = e {
+            // Out of order within blocks; prices from a cheap LCG so that
+            // blocks compress unevenly.
+            t.exchange_ts_ns += ((i * 7919) % 50) as i64;
+            t.price_raw = ((i as i64).wrapping_mul(6364136223846793005) >> 40) & 0xffff;
+        }
+    }
+    for layout in [Layout::Flox, Layout::Spec] {
+        for span in [None, Some(1_500)] {
+            let c = |dur| TapeWriterConfig {
+                layout,
+                max_segment_bytes: 9_000,
+                rotate_every_ns: span,
+                ..cfg(dur, true)
+            };
+            let write = |dur| {
+                let t = tempfile::tempdir().unwrap();
+                let mut w = TapeWriter::create(t.path(), c(dur)).unwrap();
+                for (i, e) in evs.iter().enumerate() {
+                    w.append(e).unwrap();
+                    if i == 2000 {
+                        // A flush places every compressed block: all but
+                        // the unfinished one are written.
+                        w.flush().unwrap();
+                        let staged = w.open.iter().flatten().map(|s| s.w.stats());
+                        let staged: u64 =
+                            staged.map(|s| (s.events - s.events_emitted) as u64).sum();
+                        assert_eq!(w.written_events() + staged, i as u64 + 1, "{dur:?}");
+                    }
+                }
+                w.close().unwrap();
+                files(t.path())
+            };
+            let want = write(Durability::Flush);
+            assert!(want.len() > 6, "rotated: {}", want.len());
+            for dur in [
+                Durability::None,
+                Durability::SyncOnClose,
+                Durability::SyncEveryBlock,
+                Durability::SyncEveryN(100),
+            ] {
+                let got = write(dur);
+                let names =
+                    |v: &[(String, Vec<u8>)]| v.iter().map(|f| f.0.clone()).collect::<Vec<_>>();
+                assert_eq!(names(&got), names(&want), "{layout:?} {span:?} {dur:?}");
+                assert!(got == want, "{layout:?} {span:?} {dur:?}: bytes differ");
+            }
+        }
+    }
+}
