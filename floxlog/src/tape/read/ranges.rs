@@ -163,7 +163,12 @@ impl<'a> Split<'a> {
         min_range_bytes: u64,
     ) -> Split<'a> {
         let jobs = crate::par::threads(jobs);
-        Split::build(mapped(opened), cfg, jobs, &per_thread(jobs, min_range_bytes))
+        Split::build(
+            mapped(opened),
+            cfg,
+            jobs,
+            &per_thread(jobs, min_range_bytes),
+        )
     }
 
     /// Cuts the segment files `files` ((index in the tape, file), in tape
@@ -187,7 +192,6 @@ impl<'a> Split<'a> {
             .map(|(i, f)| (i, f, SegmentCheck::default()));
         let jobs = crate::par::threads(jobs);
         Split::build(files, &cfg, jobs, &per_thread(jobs, min_range_bytes))
-    }
     }
 
     /// Cuts `opened` into ranges of about `range_bytes` (whatever the
