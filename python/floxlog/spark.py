@@ -16,7 +16,9 @@ Options (all text, as Spark passes them): ``type`` (default ``trade``),
 ``timestamps`` (``us``, the default, or ``ms``: Spark's timestamps have
 microseconds; the ``*_ts_ns`` columns stay exact), ``fragment_bytes``.
 The path is a tape directory, a segment file or a glob; ``paths``
-(comma-separated) names several.
+(comma-separated) names several. Spark's Python workers open them: a
+relative path is taken from the directory the Spark session started in
+(give absolute paths, visible on every worker).
 
 Spark has no unsigned integers: ``uint8`` columns come as ``short``,
 ``uint16`` as ``int``, ``uint32`` as ``long`` and ``uint64`` (``trade_id``)

@@ -11,7 +11,7 @@ import pytest
 import floxlog
 from engines import SMALL, cat_rows, frame_rows, write_tape
 
-distributed = pytest.importorskip("distributed")
+import distributed  # noqa: F401  (pinned in requirements-test.txt: a missing install fails)
 
 
 @pytest.fixture(scope="module")

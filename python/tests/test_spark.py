@@ -14,7 +14,7 @@ import pytest
 import floxlog
 from engines import SMALL, cat_rows, write_tape
 
-pyspark = pytest.importorskip("pyspark")
+import pyspark  # noqa: F401  (pinned in requirements-test.txt: a missing install fails)
 
 
 @pytest.fixture(scope="module")
@@ -143,3 +143,46 @@ def test_reads_a_microsecond_export(spark, tape: Path, tmp: Path):
     assert int(got[1]) == sum(r[2] * n for r, n in want.items())
     assert int(got[2]) == sum(r[3] * n for r, n in want.items())
     assert int(got[3]) == sum(r[0] * n for r, n in want.items())
+
+
+def _readme_block(readme: Path, marker: str, tapes: Path) -> str:
+    """The one Python block of `readme` holding `marker`, its relative
+    `tapes/` paths made absolute: Spark's Python workers resolve paths from
+    the directory the session started in, not this test's."""
+    import re
+
+    blocks = re.findall(r"```python\n(.*?)```", readme.read_text(), flags=re.S)
+    found = [b for b in blocks if marker in b]
+    assert len(found) == 1, f"{readme}: one Python block with {marker}"
+    assert '"tapes/' in found[0]
+    return found[0].replace('"tapes/', f'"{tapes}/')
+
+
+def test_the_readmes_dataset_examples_run_as_written(spark, tmp_path, monkeypatch):
+    """README.md's and python/README.md's Dask and Spark lines, as written,
+    over a demo tape under tapes/2024-04-26."""
+    import subprocess
+
+    from test_export_duckdb import floxlog_bin
+
+    root = Path(__file__).resolve().parents[2]
+    monkeypatch.chdir(tmp_path)
+    subprocess.run([floxlog_bin(), "demo", "tapes/2024-04-26", "--trades", "4000",
+                    "--book-deltas", "200"], check=True, capture_output=True)
+    tape = floxlog.open("tapes/2024-04-26")
+
+    scope = {"floxlog": floxlog, "spark": spark}
+    block = _readme_block(root / "README.md", "floxlog.dataset", tmp_path / "tapes")
+    exec(compile(block, "README.md", "exec"), scope)
+    want = tape.trades(start="2024-04-26").num_rows
+    assert want > 0
+    assert len(scope["df"]) == want
+    assert scope["sdf"].count() == 4000
+
+    scope = {"floxlog": floxlog, "spark": spark}
+    block = _readme_block(root / "python" / "README.md", "floxlog.dataset", tmp_path / "tapes")
+    exec(compile(block, "python/README.md", "exec"), scope)
+    btc = tape.trades(symbols=["BTCUSDT"])
+    assert btc.num_rows > 0
+    assert scope["ds"].to_table().num_rows == btc.num_rows
+    assert scope["sdf"].count() == tape.trades(start="2024-04-26T09:30:00Z").num_rows

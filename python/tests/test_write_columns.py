@@ -88,7 +88,7 @@ def test_an_edited_price_with_a_stale_price_raw_is_an_error(tmp: Path):
 
 
 def test_a_polars_edit_of_price_is_written_or_refused_never_dropped(tmp: Path):
-    pl = pytest.importorskip("polars")
+    import polars as pl
     floxlog.write(tmp / "src", _trades(6))
     t = floxlog.open(tmp / "src").trades()
     edited = pl.from_arrow(t).with_columns(price=pl.col("price") * 2)
@@ -164,7 +164,7 @@ def test_a_symbol_column_must_agree_with_the_metadata(tmp: Path):
 
 
 def test_a_human_pandas_frame_is_written_exactly(tmp: Path):
-    pd = pytest.importorskip("pandas")
+    import pandas as pd
     df = pd.DataFrame(
         {
             "ts": pd.to_datetime(["2024-04-26 10:00:00.123456", "2024-04-26 10:00:01.000000", "2024-04-26 10:00:02.000000"])
