@@ -14,6 +14,11 @@
  *     order, once, at least as many as the writer acknowledged, then
  *     FLOXLOG_WRITER_GONE (with no time limit: it must not hang), read with
  *     floxlog_tape_tail_next_trades;
+ *   - round 3, a spec-layout tape of two series (trades and book deltas,
+ *     journal mode, rotating every few dozen events): a tailer stopped
+ *     after every number of events (inside segments and right at their
+ *     rolls), its position saved as bytes and resumed, gets every later
+ *     event of each series once, in order;
  *   - bad arguments are refused with codes, never a crash.
  *
  * Usage: test_tape_tail WORKDIR (created; must not exist).
@@ -131,8 +136,8 @@ static void round_closed(const char *dir) {
   pid_t pid = start_recorder(dir, ROUND1, &rd);
   CHECK_RC(floxlog_tape_tail_open(dir, NULL, &t, &err), FLOXLOG_OK);
   uint64_t got = 0, bad = 0;
-  floxlog_tail_position saved;
-  memset(&saved, 0, sizeof saved);
+  uint8_t saved[FLOXLOG_TAIL_POSITION_MAX];
+  size_t saved_len = 0;
   floxlog_result rc;
   floxlog_event ev;
   for (;;) {
@@ -140,7 +145,7 @@ static void round_closed(const char *dir) {
     if (rc != FLOXLOG_OK) break;
     if (!is_trade(&ev, got)) ++bad;
     ++got;
-    if (got == 1000) CHECK_RC(floxlog_tape_tail_position(t, &saved), FLOXLOG_OK);
+    if (got == 1000) CHECK_RC(floxlog_tape_tail_position(t, saved, sizeof saved, &saved_len, &err), FLOXLOG_OK);
   }
   if (rc != FLOXLOG_END) fprintf(stderr, "round 1 ended with %s: %s\n", floxlog_result_name(rc), err.message);
   CHECK_RC(rc, FLOXLOG_END);
@@ -159,7 +164,8 @@ static void round_closed(const char *dir) {
         o.wait == FLOXLOG_TAIL_WAIT_BLOCKING);
   o.start = FLOXLOG_TAIL_START_POSITION;
   o.position = saved;
-  CHECK(saved.created_ns > 0);
+  o.position_len = saved_len;
+  CHECK(saved_len > 12 && memcmp(saved, "FLTP", 4) == 0);
   CHECK_RC(floxlog_tape_tail_open(dir, &o, &t, &err), FLOXLOG_OK);
   CHECK_RC(floxlog_tape_tail_next(t, &ev, 0, &err), FLOXLOG_OK);
   CHECK(is_trade(&ev, 1000));
@@ -216,10 +222,126 @@ static void round_killed(const char *dir) {
   size_t n = 99;
   CHECK_RC(floxlog_tape_tail_next_trades(t, batch, 64, &n, -1, &err), FLOXLOG_WRITER_GONE);
   CHECK(n == 0);
-  floxlog_tail_position p;
-  CHECK_RC(floxlog_tape_tail_position(t, &p), FLOXLOG_OK);
-  CHECK(p.events > 0);
+  /* The size asked with no buffer, then a buffer one byte short. */
+  size_t len = 0;
+  CHECK_RC(floxlog_tape_tail_position(t, NULL, 0, &len, &err), FLOXLOG_BUFFER_TOO_SMALL);
+  CHECK(len > 12 && len <= FLOXLOG_TAIL_POSITION_MAX);
+  uint8_t p[FLOXLOG_TAIL_POSITION_MAX];
+  memset(p, 0xAB, sizeof p);
+  size_t short_len = 0;
+  CHECK_RC(floxlog_tape_tail_position(t, p, len - 1, &short_len, &err), FLOXLOG_BUFFER_TOO_SMALL);
+  CHECK(short_len == len && p[0] == 0xAB);
+  CHECK_RC(floxlog_tape_tail_position(t, p, sizeof p, &short_len, &err), FLOXLOG_OK);
+  CHECK(short_len == len && memcmp(p, "FLTP", 4) == 0);
   floxlog_tape_tail_free(t);
+}
+
+#define SERIES_EVENTS 600
+
+/* Event i of round 3: even numbers trades (trade_id i), odd ones book
+ * deltas (seq i). */
+static floxlog_result append_mixed(floxlog_tape_writer *w, uint64_t i, floxlog_tape_error *err) {
+  if (i % 2 == 0) {
+    floxlog_trade t = trade_of(i);
+    return floxlog_tape_writer_append_trade(w, &t, err);
+  }
+  floxlog_level lv = {6500000000000ll + (int64_t)i, 1 + (int64_t)(i % 7)};
+  floxlog_book b;
+  memset(&b, 0, sizeof b);
+  b.exchange_ts_ns = TS_BASE + (int64_t)i * 1000;
+  b.recv_ts_ns = b.exchange_ts_ns + 9;
+  b.seq = (int64_t)i;
+  b.symbol_id = 2;
+  b.instrument = 1;
+  b.exchange_id = 3;
+  b.bids = &lv;
+  b.bid_count = 1;
+  return floxlog_tape_writer_append_book_delta(w, &b, err);
+}
+
+/* The number of event `ev` of round 3, or -1 if it is not one. */
+static int64_t mixed_number(const floxlog_event *ev) {
+  if (ev->kind == FLOXLOG_EVENT_TRADE) return (int64_t)ev->data.trade.trade_id;
+  if (ev->kind == FLOXLOG_EVENT_BOOK_DELTA) return ev->data.book.seq;
+  return -1;
+}
+
+/* Checks the next event against what its series expects (next[0] the
+ * next trade number, next[1] the next book number); counts a mismatch. */
+static void take_mixed(const floxlog_event *ev, int64_t next[2], uint64_t *bad) {
+  int64_t n = mixed_number(ev);
+  int s = ev->kind == FLOXLOG_EVENT_TRADE ? 0 : 1;
+  if (n != next[s]) ++*bad;
+  next[s] = n + 2;
+}
+
+static void round_series(const char *dir) {
+  floxlog_tape_error err;
+  floxlog_tape_writer_config cfg;
+  floxlog_tape_writer *w = NULL;
+  CHECK_RC(floxlog_tape_writer_config_default(&cfg), FLOXLOG_OK);
+  cfg.layout = FLOXLOG_LAYOUT_SPEC;
+  cfg.journal = 1;
+  cfg.durability = FLOXLOG_DURABILITY_NONE;
+  cfg.max_segment_bytes = 4096;
+  CHECK_RC(floxlog_tape_writer_open(dir, &cfg, &w, &err), FLOXLOG_OK);
+  for (uint64_t i = 0; i < SERIES_EVENTS; ++i) CHECK_RC(append_mixed(w, i, &err), FLOXLOG_OK);
+  CHECK_RC(floxlog_tape_writer_close(w, &err), FLOXLOG_OK);
+  floxlog_tape_writer_free(w);
+
+  floxlog_event ev;
+  uint64_t bad = 0, lost = 0;
+  for (uint64_t stop = 0; stop <= SERIES_EVENTS; ++stop) {
+    floxlog_tape_tail *t = NULL;
+    CHECK_RC(floxlog_tape_tail_open(dir, NULL, &t, &err), FLOXLOG_OK);
+    int64_t next[2] = {0, 1};
+    uint64_t got = 0;
+    while (got < stop && floxlog_tape_tail_next(t, &ev, 0, &err) == FLOXLOG_OK) {
+      take_mixed(&ev, next, &bad);
+      ++got;
+    }
+    if (got != stop) ++lost;
+    uint8_t pos[FLOXLOG_TAIL_POSITION_MAX];
+    size_t len = 0;
+    CHECK_RC(floxlog_tape_tail_position(t, pos, sizeof pos, &len, &err), FLOXLOG_OK);
+    floxlog_tape_tail_free(t);
+
+    floxlog_tail_options o;
+    CHECK_RC(floxlog_tail_options_default(&o), FLOXLOG_OK);
+    o.start = FLOXLOG_TAIL_START_POSITION;
+    o.position = pos;
+    o.position_len = len;
+    CHECK_RC(floxlog_tape_tail_open(dir, &o, &t, &err), FLOXLOG_OK);
+    floxlog_result rc;
+    while ((rc = floxlog_tape_tail_next(t, &ev, 0, &err)) == FLOXLOG_OK) {
+      take_mixed(&ev, next, &bad);
+      ++got;
+    }
+    CHECK_RC(rc, FLOXLOG_END);
+    if (got != SERIES_EVENTS || next[0] != SERIES_EVENTS || next[1] != SERIES_EVENTS + 1) ++lost;
+    floxlog_tape_tail_free(t);
+  }
+  CHECK(bad == 0);
+  CHECK(lost == 0);
+
+  /* Damaged position bytes are refused, naming the byte. */
+  floxlog_tape_tail *t = NULL;
+  CHECK_RC(floxlog_tape_tail_open(dir, NULL, &t, &err), FLOXLOG_OK);
+  CHECK_RC(floxlog_tape_tail_next(t, &ev, 0, &err), FLOXLOG_OK);
+  uint8_t pos[FLOXLOG_TAIL_POSITION_MAX];
+  size_t len = 0;
+  CHECK_RC(floxlog_tape_tail_position(t, pos, sizeof pos, &len, &err), FLOXLOG_OK);
+  floxlog_tape_tail_free(t);
+  pos[len / 2] ^= 0x10;
+  floxlog_tail_options o;
+  floxlog_tail_options_default(&o);
+  o.start = FLOXLOG_TAIL_START_POSITION;
+  o.position = pos;
+  o.position_len = len;
+  CHECK_RC(floxlog_tape_tail_open(dir, &o, &t, &err), FLOXLOG_INVALID_INPUT);
+  CHECK(strstr(err.message, "saved tail position") != NULL);
+  o.position = NULL;
+  CHECK_RC(floxlog_tape_tail_open(dir, &o, &t, &err), FLOXLOG_NULL_POINTER);
 }
 
 static void bad_arguments(const char *dir) {
@@ -247,12 +369,14 @@ int main(int argc, char **argv) {
   }
   /* A hang is a failure, not a stuck ctest. */
   alarm(240);
-  char a[4096], b[4096];
+  char a[4096], b[4096], c[4096];
   CHECK(mkdir(argv[1], 0755) == 0);
   snprintf(a, sizeof a, "%s/closed", argv[1]);
   snprintf(b, sizeof b, "%s/killed", argv[1]);
+  snprintf(c, sizeof c, "%s/series", argv[1]);
   round_closed(a);
   round_killed(b);
+  round_series(c);
   bad_arguments(a);
   return check_report("test_tape_tail");
 }

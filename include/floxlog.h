@@ -301,11 +301,20 @@
 #define FLOXLOG_TAIL_START_END 1
 
 /**
- * `floxlog_tail_options.start`: at `floxlog_tail_options.position`, a
- * position `floxlog_tape_tail_position` returned (for a tape of one
- * series: the flox layout, or one spec-layout series).
+ * `floxlog_tail_options.start`: at the saved position in
+ * `floxlog_tail_options.position` (bytes `floxlog_tape_tail_position`
+ * wrote): each series of the tape resumes after the last event handed
+ * out from it, a series the position does not name at its first event.
  */
 #define FLOXLOG_TAIL_START_POSITION 2
+
+/**
+ * A buffer of this many bytes holds the saved position of every tape
+ * this library's writers make (the flox layout, or the spec layout's
+ * four series). A tape with more, or longer-named, series needs more:
+ * `floxlog_tape_tail_position` says how much.
+ */
+#define FLOXLOG_TAIL_POSITION_MAX 256
 
 /**
  * `floxlog_tail_options.wait`: sleep between polls, from 10 us doubling
@@ -1866,29 +1875,6 @@ typedef struct floxlog_tape_summary {
 } floxlog_tape_summary;
 
 /**
- * A place in a tape (`floxlog_tape_tail_position`): the segment named by
- * its header's `created_ns` (not its place in the listing, which changes
- * as segments are added), the byte offset of the next frame in it (LZ4:
- * of the block holding it), and the events of that segment before it.
- * Plain data: save it anywhere and pass it back in
- * `floxlog_tail_options.position`.
- */
-typedef struct floxlog_tail_position {
-  /**
-   * The segment's `created_ns`.
-   */
-  int64_t created_ns;
-  /**
-   * Byte offset of the next frame (LZ4: its block) in the segment.
-   */
-  uint64_t offset;
-  /**
-   * Events of the segment before that point.
-   */
-  uint64_t events;
-} floxlog_tail_position;
-
-/**
  * How a tailer reads and waits. Get the defaults with
  * `floxlog_tail_options_default` (what a NULL `opts` means: from the
  * beginning, CRCs checked, blocking wait).
@@ -1912,9 +1898,16 @@ typedef struct floxlog_tail_options {
    */
   uint8_t wait;
   /**
-   * With `FLOXLOG_TAIL_START_POSITION`: where to start.
+   * With `FLOXLOG_TAIL_START_POSITION`: the saved position's bytes, as
+   * `floxlog_tape_tail_position` wrote them (read during
+   * `floxlog_tape_tail_open` only; the caller keeps ownership).
+   * Otherwise ignored (NULL by default).
    */
-  struct floxlog_tail_position position;
+  const uint8_t *position;
+  /**
+   * Bytes at `position`.
+   */
+  size_t position_len;
 } floxlog_tail_options;
 
 /**
@@ -3321,9 +3314,11 @@ floxlog_result floxlog_tail_options_default(struct floxlog_tail_options *opts);
  * pre-allocated journal segment, is "nothing yet", never damage.
  *
  * Errors: `FLOXLOG_IO_ERROR` (no such directory...), `FLOXLOG_INVALID_INPUT`
- * (a bad option; a saved position whose segment is gone or whose offset is
- * outside it; a saved position on a tape of several series), data errors
- * of the starting segment.
+ * (a bad option; saved position bytes that are not one, naming the byte
+ * offset; a saved position naming a series or segment the tape no longer
+ * holds, or an offset outside its segment), `FLOXLOG_NULL_POINTER`
+ * (`FLOXLOG_TAIL_START_POSITION` with a NULL `position`), data errors of
+ * the starting segments.
  *
  * # Safety
  * `path` must be NULL or a NUL-terminated string; `opts` NULL or a valid
@@ -3386,17 +3381,29 @@ floxlog_result floxlog_tape_tail_next_trades(struct floxlog_tape_tail *t,
                                              struct floxlog_tape_error *err);
 
 /**
- * Writes where the tailer stands to `*pos`: after the last event returned
- * (before the first, where it started). Pass it back in
- * `floxlog_tail_options.position` (with `FLOXLOG_TAIL_START_POSITION`) to
- * resume after that event. Returns `FLOXLOG_END` (nothing written) while
- * the tape has no segment with a header yet.
+ * Saves where the tailer stands: in each series of the tape, after the
+ * last event handed out from it (where it started, for a series nothing
+ * was handed out from yet), segments named by their `created_ns`. Pass
+ * the bytes back in `floxlog_tail_options.position` (with
+ * `FLOXLOG_TAIL_START_POSITION`) to resume there: every later event of
+ * every series comes once, in its series' order. The bytes are plain
+ * data (little-endian, CRC-checked: see the notes): store them anywhere.
+ *
+ * Ownership: the caller owns `buf` (`cap` bytes; `FLOXLOG_TAIL_POSITION_MAX`
+ * suffices for every tape this library writes). `*len` receives the
+ * position's size on `FLOXLOG_OK` and on `FLOXLOG_BUFFER_TOO_SMALL`
+ * (then nothing is written to `buf`). `buf` may be NULL when `cap` is 0,
+ * to ask the size.
  *
  * # Safety
- * `t` a live handle or NULL; `pos` NULL or writable.
+ * `t` a live handle or NULL; `buf` NULL or `cap` writable bytes; `len`
+ * NULL or writable; `err` NULL or writable.
  */
 floxlog_result floxlog_tape_tail_position(struct floxlog_tape_tail *t,
-                                          struct floxlog_tail_position *pos);
+                                          uint8_t *buf,
+                                          size_t cap,
+                                          size_t *len,
+                                          struct floxlog_tape_error *err);
 
 /**
  * Releases a tailer (NULL is a no-op).

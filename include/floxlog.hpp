@@ -1163,8 +1163,12 @@ enum class TailStatus {
   WriterGone,  ///< No writer holds the tape and it was never closed: the writer died (`FLOXLOG_WRITER_GONE`).
 };
 
-/** @brief A place in a tape (`floxlog_tail_position`): the segment's created_ns, offset, events. */
-using TailPosition = floxlog_tail_position;
+/**
+ * @brief A saved place in a tape (`floxlog_tape_tail_position`): in each
+ * series, after the last event handed out from it. Plain bytes: store them
+ * anywhere, pass them to TailOptions::from() later.
+ */
+using TailPosition = std::vector<std::uint8_t>;
 
 /**
  * @brief How a Tail starts and waits: starts from
@@ -1172,16 +1176,18 @@ using TailPosition = floxlog_tail_position;
  * blocking wait).
  */
 struct TailOptions {
-  /** @brief The C options. */
+  /** @brief The C options (`position`/`position_len` are set from `saved` at open). */
   floxlog_tail_options c;
+  /** @brief With from(): the saved position. */
+  TailPosition saved;
   /** @brief The library's defaults. */
   TailOptions() : c() { detail::check_code(floxlog_tail_options_default(&c)); }
   /** @brief New events only (after what the tape holds at open). */
   TailOptions& from_end() noexcept { c.start = FLOXLOG_TAIL_START_END; return *this; }
-  /** @brief Resume at a position Tail::position() returned. */
-  TailOptions& from(const TailPosition& p) noexcept {
+  /** @brief Resume at a position Tail::position() returned (copied). */
+  TailOptions& from(const TailPosition& p) {
     c.start = FLOXLOG_TAIL_START_POSITION;
-    c.position = p;
+    saved = p;
     return *this;
   }
   /** @brief Whether to check every frame's CRC32. */
@@ -1226,13 +1232,16 @@ class Tail {
    * @brief Opens a tailer on a tape directory (it may hold no segment yet)
    * or a segment file.
    * @throws Error (FLOXLOG_IO_ERROR for a missing path, FLOXLOG_INVALID_INPUT
-   * for a saved position whose segment is gone...).
+   * for a saved position whose segment is gone or bytes that are not one...).
    */
   static Tail open(const std::string& path, const TailOptions& options = TailOptions()) {
     Tail t;
     floxlog_tape_error err;
     err.code = 0;
-    const floxlog_result rc = floxlog_tape_tail_open(path.c_str(), &options.c, &t.t_, &err);
+    floxlog_tail_options c = options.c;
+    c.position = options.saved.data();
+    c.position_len = options.saved.size();
+    const floxlog_result rc = floxlog_tape_tail_open(path.c_str(), &c, &t.t_, &err);
     if (rc != FLOXLOG_OK) {
       t.t_ = nullptr;
       detail::throw_tape(rc, err);
@@ -1299,16 +1308,26 @@ class Tail {
   TailStatus status() const noexcept { return status_; }
 
   /**
-   * @brief Where the tailer stands (after the last event returned), or
-   * nothing while the tape has no segment yet.
+   * @brief Where the tailer stands: in each series, after the last event
+   * returned from it. Resuming there (TailOptions::from) returns every
+   * later event once, in its series' order.
    * @throws Error
    */
-  std::optional<TailPosition> position() const {
-    TailPosition p{};
-    const floxlog_result rc = floxlog_tape_tail_position(t_, &p);
-    if (rc == FLOXLOG_END) return std::nullopt;
-    detail::check_code(rc);
-    return p;
+  TailPosition position() const {
+    TailPosition p(FLOXLOG_TAIL_POSITION_MAX);
+    for (;;) {
+      floxlog_tape_error err;
+      err.code = 0;
+      std::size_t len = 0;
+      const floxlog_result rc = floxlog_tape_tail_position(t_, p.data(), p.size(), &len, &err);
+      if (rc == FLOXLOG_BUFFER_TOO_SMALL && len > p.size()) {
+        p.resize(len);
+        continue;
+      }
+      if (rc != FLOXLOG_OK) detail::throw_tape(rc, err);
+      p.resize(len);
+      return p;
+    }
   }
 
   /**

@@ -2,7 +2,7 @@
 //! in file order, across rotations and writer restarts (the `floxlog`
 //! crate's `Tail`, which `floxlog cat --follow` runs too).
 
-use crate::boundary::{batch_slots, check_out, in_ref, put, put_if_usable};
+use crate::boundary::{batch_slots, check_out, check_slice, in_ref, put, put_if_usable};
 use crate::error::{floxlog_result, Fail};
 use crate::event::{write_event, LevelScratch};
 use crate::handle::{free, handle, into_c, Opaque};
@@ -22,10 +22,17 @@ pub const FLOXLOG_TAIL_START_BEGINNING: u8 = 0;
 /// `floxlog_tail_options.start`: after the events the tape holds at open
 /// (new events only).
 pub const FLOXLOG_TAIL_START_END: u8 = 1;
-/// `floxlog_tail_options.start`: at `floxlog_tail_options.position`, a
-/// position `floxlog_tape_tail_position` returned (for a tape of one
-/// series: the flox layout, or one spec-layout series).
+/// `floxlog_tail_options.start`: at the saved position in
+/// `floxlog_tail_options.position` (bytes `floxlog_tape_tail_position`
+/// wrote): each series of the tape resumes after the last event handed
+/// out from it, a series the position does not name at its first event.
 pub const FLOXLOG_TAIL_START_POSITION: u8 = 2;
+
+/// A buffer of this many bytes holds the saved position of every tape
+/// this library's writers make (the flox layout, or the spec layout's
+/// four series). A tape with more, or longer-named, series needs more:
+/// `floxlog_tape_tail_position` says how much.
+pub const FLOXLOG_TAIL_POSITION_MAX: usize = 256;
 
 /// `floxlog_tail_options.wait`: sleep between polls, from 10 us doubling
 /// up to 10 ms (the default).
@@ -36,23 +43,6 @@ pub const FLOXLOG_TAIL_WAIT_SPIN_YIELD: u8 = 1;
 /// `floxlog_tail_options.wait`: poll without pause (lowest latency; keeps
 /// a core busy while waiting).
 pub const FLOXLOG_TAIL_WAIT_BUSY_SPIN: u8 = 2;
-
-/// A place in a tape (`floxlog_tape_tail_position`): the segment named by
-/// its header's `created_ns` (not its place in the listing, which changes
-/// as segments are added), the byte offset of the next frame in it (LZ4:
-/// of the block holding it), and the events of that segment before it.
-/// Plain data: save it anywhere and pass it back in
-/// `floxlog_tail_options.position`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct floxlog_tail_position {
-    /// The segment's `created_ns`.
-    pub created_ns: i64,
-    /// Byte offset of the next frame (LZ4: its block) in the segment.
-    pub offset: u64,
-    /// Events of the segment before that point.
-    pub events: u64,
-}
 
 /// How a tailer reads and waits. Get the defaults with
 /// `floxlog_tail_options_default` (what a NULL `opts` means: from the
@@ -69,8 +59,13 @@ pub struct floxlog_tail_options {
     pub skip_unknown_types: u8,
     /// `FLOXLOG_TAIL_WAIT_*` (default blocking).
     pub wait: u8,
-    /// With `FLOXLOG_TAIL_START_POSITION`: where to start.
-    pub position: floxlog_tail_position,
+    /// With `FLOXLOG_TAIL_START_POSITION`: the saved position's bytes, as
+    /// `floxlog_tape_tail_position` wrote them (read during
+    /// `floxlog_tape_tail_open` only; the caller keeps ownership).
+    /// Otherwise ignored (NULL by default).
+    pub position: *const u8,
+    /// Bytes at `position`.
+    pub position_len: usize,
 }
 
 impl Default for floxlog_tail_options {
@@ -80,7 +75,8 @@ impl Default for floxlog_tail_options {
             verify_crc: 1,
             skip_unknown_types: 0,
             wait: FLOXLOG_TAIL_WAIT_BLOCKING,
-            position: floxlog_tail_position::default(),
+            position: core::ptr::null(),
+            position_len: 0,
         }
     }
 }
@@ -110,23 +106,30 @@ unsafe impl Opaque for floxlog_tape_tail {
     const WRONG: &'static str = "not a floxlog_tape_tail handle";
 }
 
-fn tail_options(o: &floxlog_tail_options) -> Result<TailOptions, Fail> {
-    let p = &o.position;
+/// # Safety
+/// With `FLOXLOG_TAIL_START_POSITION`, `o.position` must be NULL or point
+/// at `o.position_len` readable bytes.
+unsafe fn tail_options(o: &floxlog_tail_options) -> TapeResult<TailOptions> {
     let start = match o.start {
         FLOXLOG_TAIL_START_BEGINNING => TailStart::Beginning,
         FLOXLOG_TAIL_START_END => TailStart::End,
-        FLOXLOG_TAIL_START_POSITION => TailStart::At(TailPosition {
-            created_ns: p.created_ns,
-            offset: p.offset,
-            events: p.events,
-        }),
-        _ => return Err(Fail::invalid("start is not a FLOXLOG_TAIL_START_* value")),
+        FLOXLOG_TAIL_START_POSITION => {
+            check_slice(o.position, o.position_len, "opts->position")?;
+            if o.position.is_null() {
+                return Err(Fail::null("opts->position").into());
+            }
+            // SAFETY: checked non-NULL; the caller promises `position_len`
+            // readable bytes.
+            let bytes = unsafe { core::slice::from_raw_parts(o.position, o.position_len) };
+            TailStart::At(TailPosition::from_bytes(bytes)?)
+        }
+        _ => return Err(Fail::invalid("start is not a FLOXLOG_TAIL_START_* value").into()),
     };
     let wait = match o.wait {
         FLOXLOG_TAIL_WAIT_BLOCKING => WaitStrategy::Blocking,
         FLOXLOG_TAIL_WAIT_SPIN_YIELD => WaitStrategy::SpinThenYield,
         FLOXLOG_TAIL_WAIT_BUSY_SPIN => WaitStrategy::BusySpin,
-        _ => return Err(Fail::invalid("wait is not a FLOXLOG_TAIL_WAIT_* value")),
+        _ => return Err(Fail::invalid("wait is not a FLOXLOG_TAIL_WAIT_* value").into()),
     };
     Ok(TailOptions {
         start,
@@ -169,9 +172,11 @@ pub unsafe extern "C" fn floxlog_tail_options_default(
 /// pre-allocated journal segment, is "nothing yet", never damage.
 ///
 /// Errors: `FLOXLOG_IO_ERROR` (no such directory...), `FLOXLOG_INVALID_INPUT`
-/// (a bad option; a saved position whose segment is gone or whose offset is
-/// outside it; a saved position on a tape of several series), data errors
-/// of the starting segment.
+/// (a bad option; saved position bytes that are not one, naming the byte
+/// offset; a saved position naming a series or segment the tape no longer
+/// holds, or an offset outside its segment), `FLOXLOG_NULL_POINTER`
+/// (`FLOXLOG_TAIL_START_POSITION` with a NULL `position`), data errors of
+/// the starting segments.
 ///
 /// # Safety
 /// `path` must be NULL or a NUL-terminated string; `opts` NULL or a valid
@@ -193,7 +198,8 @@ pub unsafe extern "C" fn floxlog_tape_tail_open(
             // SAFETY: non-NULL; the caller's promise.
             *unsafe { in_ref(opts, "opts") }?
         };
-        let tail = Tail::open(&p, tail_options(&o)?)?;
+        // SAFETY: the caller's promise about `o.position`.
+        let tail = Tail::open(&p, unsafe { tail_options(&o) }?)?;
         let h = TailHandle {
             magic: TAIL_MAGIC,
             tail,
@@ -315,36 +321,53 @@ pub unsafe extern "C" fn floxlog_tape_tail_next_trades(
     rc
 }
 
-/// Writes where the tailer stands to `*pos`: after the last event returned
-/// (before the first, where it started). Pass it back in
-/// `floxlog_tail_options.position` (with `FLOXLOG_TAIL_START_POSITION`) to
-/// resume after that event. Returns `FLOXLOG_END` (nothing written) while
-/// the tape has no segment with a header yet.
+/// Saves where the tailer stands: in each series of the tape, after the
+/// last event handed out from it (where it started, for a series nothing
+/// was handed out from yet), segments named by their `created_ns`. Pass
+/// the bytes back in `floxlog_tail_options.position` (with
+/// `FLOXLOG_TAIL_START_POSITION`) to resume there: every later event of
+/// every series comes once, in its series' order. The bytes are plain
+/// data (little-endian, CRC-checked: see the notes): store them anywhere.
+///
+/// Ownership: the caller owns `buf` (`cap` bytes; `FLOXLOG_TAIL_POSITION_MAX`
+/// suffices for every tape this library writes). `*len` receives the
+/// position's size on `FLOXLOG_OK` and on `FLOXLOG_BUFFER_TOO_SMALL`
+/// (then nothing is written to `buf`). `buf` may be NULL when `cap` is 0,
+/// to ask the size.
 ///
 /// # Safety
-/// `t` a live handle or NULL; `pos` NULL or writable.
+/// `t` a live handle or NULL; `buf` NULL or `cap` writable bytes; `len`
+/// NULL or writable; `err` NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn floxlog_tape_tail_position(
     t: *mut floxlog_tape_tail,
-    pos: *mut floxlog_tail_position,
+    buf: *mut u8,
+    cap: usize,
+    len: *mut usize,
+    err: *mut floxlog_tape_error,
 ) -> floxlog_result {
-    crate::boundary::boundary(core::ptr::null_mut(), || {
-        check_out(pos, "pos")?;
+    tape_boundary(err, || {
+        check_out(len, "len")?;
+        if cap > 0 {
+            check_out(buf, "buf")?;
+        }
         // SAFETY: forwarded caller promise.
         let h = unsafe { handle(t) }?;
-        match h.tail.position() {
-            Some(p) => {
-                let c = floxlog_tail_position {
-                    created_ns: p.created_ns,
-                    offset: p.offset,
-                    events: p.events,
-                };
-                // SAFETY: checked above.
-                unsafe { put(pos, c) };
-                Ok(FLOXLOG_OK)
-            }
-            None => Ok(FLOXLOG_END),
+        let bytes = h.tail.position().to_bytes()?;
+        // SAFETY: checked above.
+        unsafe { put(len, bytes.len()) };
+        if bytes.len() > cap {
+            return Err(Fail::too_small(
+                bytes.len() as u64,
+                "buf is smaller than the position (see *len)",
+            )
+            .into());
         }
+        // SAFETY: `buf` holds `cap` >= `bytes.len()` writable bytes (the
+        // caller's promise), checked non-NULL and aligned above; the
+        // handle's bytes cannot overlap caller memory.
+        unsafe { core::ptr::copy_nonoverlapping(bytes.as_ptr(), buf, bytes.len()) };
+        Ok(FLOXLOG_OK)
     })
 }
 

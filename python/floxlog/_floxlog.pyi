@@ -196,7 +196,7 @@ class NativeFollow:
         path: Union[str, PathLike[str]],
         rtype: str,
         start: str = "beginning",
-        position: Optional[tuple[int, int, int]] = None,
+        position: Optional[bytes] = None,
         verify_crc: bool = True,
         wait: str = "blocking",
         rows: int = 65536,
@@ -204,5 +204,5 @@ class NativeFollow:
     def next_batch(self, timeout: Optional[float] = None) -> tuple[str, Optional[pa.RecordBatch]]:
         """``("batch", batch)``, or ``(status, None)``: ``"timeout"``,
         ``"end"`` or ``"writer_gone"``."""
-    def position(self) -> Optional[tuple[int, int, int]]:
-        """``(created_ns, offset, events)`` after the last row read."""
+    def position(self) -> bytes:
+        """The saved position (every series) after the last row read."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from typing import Any, Iterator, Mapping, Union
+from typing import Any, Iterator, Union
 
 import pyarrow as pa
 
@@ -15,7 +15,7 @@ STARTS = ("beginning", "end")
 #: How a follower waits for the writer.
 WAITS = ("blocking", "spin_yield", "busy_spin")
 
-StartLike = Union[str, Mapping[str, int]]
+StartLike = Union[str, bytes]
 
 
 class Follow:
@@ -63,15 +63,14 @@ class Follow:
         raise StopIteration
 
     @property
-    def position(self) -> dict[str, int] | None:
-        """Where the follower stands, after the last batch's last row:
-        ``{"created_ns", "offset", "events"}`` (the segment named by its
-        ``created_ns``), to pass as ``start=`` later; ``None`` before the
-        tape has a segment."""
-        p = self._f.position()
-        if p is None:
-            return None
-        return {"created_ns": p[0], "offset": p[1], "events": p[2]}
+    def position(self) -> bytes:
+        """Where the follower stands, after the last batch's last row: in
+        each series of the tape, after the last event read from it
+        (segments named by their ``created_ns``). Plain bytes (a
+        little-endian, CRC-checked record): store them anywhere and pass
+        them as ``position=`` to :func:`follow` to carry on with the next
+        event, none missed or repeated."""
+        return self._f.position()
 
     def __repr__(self) -> str:
         return f"<floxlog.Follow {self._path!r} type={self.type!r} status={self.status!r}>"
@@ -83,6 +82,7 @@ def follow(
     start: StartLike = "beginning",
     timeout: float | None = None,
     *,
+    position: bytes | None = None,
     rows: int = 65536,
     prices: str = "decimal",
     verify_crc: bool = True,
@@ -95,8 +95,10 @@ def follow(
     segment, as written; not merged by time), across rotations and writer
     restarts.
 
-    ``start``: ``"beginning"``, ``"end"`` (new events only) or a position
-    from :attr:`Follow.position`. ``timeout``: seconds without a new event
+    ``start``: ``"beginning"`` or ``"end"`` (new events only).
+    ``position``: bytes from :attr:`Follow.position`: carry on where that
+    follower stood, in every series of the tape (also accepted as
+    ``start=``). ``timeout``: seconds without a new event
     after which the iteration stops (``None``: no limit; a tape whose
     writer is gone never makes it wait). Half-written frames and a journal
     segment's zero tail are "nothing yet", never damage; damage raises
@@ -113,11 +115,18 @@ def follow(
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout >= 0:
             raise _args.usage(f"timeout: expected seconds >= 0 or None, not {timeout!r}")
         timeout = float(timeout)
-    if isinstance(start, Mapping):
-        try:
-            pos = (int(start["created_ns"]), int(start["offset"]), int(start["events"]))
-        except (KeyError, TypeError, ValueError) as e:
-            raise _args.usage(f"start: a position has created_ns, offset and events ({e})") from None
+    if isinstance(start, (bytes, bytearray, memoryview)):
+        if position is not None:
+            raise _args.usage("give a saved position as position= or start=, not both")
+        position = bytes(start)
+    if position is not None:
+        if not isinstance(position, (bytes, bytearray, memoryview)):
+            raise _args.usage(
+                f"position: expected the bytes of Follow.position, not {type(position).__name__}"
+            )
+        if start not in ("beginning",) and not isinstance(start, (bytes, bytearray, memoryview)):
+            raise _args.usage(f"position= resumes a saved position: start={start!r} cannot go with it")
+        pos = bytes(position)
         native = _floxlog.NativeFollow(
             p, rtype, "position", pos, _args.flag(verify_crc, "verify_crc"), _args.choice(wait, "wait", WAITS), rows
         )

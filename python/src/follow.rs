@@ -72,9 +72,9 @@ impl State {
 
 #[pymethods]
 impl NativeFollow {
-    /// Opens a follower. `start`: `"beginning"`, `"end"`, or a saved
-    /// position `(created_ns, offset, events)`; `wait`: `"blocking"`,
-    /// `"spin_yield"` or `"busy_spin"`.
+    /// Opens a follower. `start`: `"beginning"`, `"end"`, or `"position"`
+    /// with `position` the bytes `position()` returned; `wait`:
+    /// `"blocking"`, `"spin_yield"` or `"busy_spin"`.
     #[new]
     #[pyo3(signature = (path, rtype, start="beginning", position=None, verify_crc=true, wait="blocking", rows=65536))]
     #[allow(clippy::too_many_arguments)]
@@ -83,7 +83,7 @@ impl NativeFollow {
         path: PathBuf,
         rtype: &str,
         start: &str,
-        position: Option<(i64, u64, u64)>,
+        position: Option<Vec<u8>>,
         verify_crc: bool,
         wait: &str,
         rows: usize,
@@ -93,11 +93,9 @@ impl NativeFollow {
             match (start, position) {
                 ("beginning", None) => TailStart::Beginning,
                 ("end", None) => TailStart::End,
-                ("position", Some((created_ns, offset, events))) => TailStart::At(TailPosition {
-                    created_ns,
-                    offset,
-                    events,
-                }),
+                ("position", Some(bytes)) => {
+                    TailStart::At(TailPosition::from_bytes(&bytes).map_err(|e| to_pyerr(py, e))?)
+                }
                 _ => return Err(to_pyerr(
                     py,
                     TapeError::usage(
@@ -196,17 +194,15 @@ impl NativeFollow {
         }
     }
 
-    /// Where the follower stands: `(created_ns, offset, events)` after the
-    /// last event read (rows handed out or held), or `None` before the tape
-    /// has a segment.
-    fn position(&self, py: Python<'_>) -> PyResult<Option<(i64, u64, u64)>> {
+    /// Where the follower stands, as saved bytes: in each series, after
+    /// the last event read (every batch returned so far holds every event
+    /// read of its type).
+    fn position<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyBytes>> {
         let st = self
             .state
             .lock()
             .map_err(|_| to_pyerr(py, TapeError::usage("the follower's lock is poisoned")))?;
-        Ok(st
-            .tail
-            .position()
-            .map(|p| (p.created_ns, p.offset, p.events)))
+        let bytes = st.tail.position().to_bytes().map_err(|e| to_pyerr(py, e))?;
+        Ok(pyo3::types::PyBytes::new(py, &bytes))
     }
 }

@@ -39,5 +39,7 @@ pub use manifest::{Manifest, ManifestSegment};
 pub use merge::{Filter, OpenedTape, Order, ReadConfig, TapeReader};
 pub use outcome::{Judged, Kept, ReadOutcome};
 pub use report::{Finding, FindingKind, Severity};
-pub use tail::{Tail, TailNext, TailOptions, TailPosition, TailStart, TailTrades, WaitStrategy};
+pub use tail::{
+    SeriesPosition, Tail, TailNext, TailOptions, TailPosition, TailStart, TailTrades, WaitStrategy,
+};
 pub use writer::{Durability, TapeWriter, TapeWriterConfig};

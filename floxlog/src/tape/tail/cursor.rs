@@ -11,7 +11,7 @@
 
 use super::listing::Listed;
 use super::pending::Pending;
-use super::TailPosition;
+use super::position::Spot;
 use crate::tape::error::TapeError;
 use crate::tape::source::{header_is_unfinished, SegmentFile, SHRANK};
 use floxlog_core::{Error, ErrorKind, ReadOptions, Segment, SegmentHeader};
@@ -32,6 +32,8 @@ const POLL_LIMIT: usize = 1024;
 
 pub(crate) struct Cursor {
     pub(crate) seg: Listed,
+    /// The tailer's lane this cursor reads for (queued events name it).
+    lane: usize,
     file: Option<SegmentFile>,
     /// The segment's `created_ns`, once its header has been read.
     pub(crate) created_ns: Option<i64>,
@@ -48,10 +50,11 @@ pub(crate) struct Cursor {
 }
 
 impl Cursor {
-    /// A cursor at the first frame of `seg`.
-    pub(crate) fn new(seg: Listed) -> Cursor {
+    /// A cursor at the first frame of `seg`, reading for lane `lane`.
+    pub(crate) fn new(seg: Listed, lane: usize) -> Cursor {
         Cursor {
             seg,
+            lane,
             file: None,
             created_ns: None,
             pos: SegmentHeader::LEN as u64,
@@ -66,10 +69,9 @@ impl Cursor {
     /// uncompressed segment, after `events` events for an LZ4 one (read
     /// again and dropped: a block boundary alone does not say how many of
     /// the block's events were handed out).
-    pub(crate) fn at(seg: Listed, p: &TailPosition) -> Result<Cursor, TapeError> {
-        let mut c = Cursor::new(seg);
-        c.open()?;
-        let file = c.file.as_ref().expect("opened above");
+    pub(crate) fn at(seg: Listed, lane: usize, p: &Spot) -> Result<Cursor, TapeError> {
+        let mut c = Cursor::new(seg, lane);
+        let file = SegmentFile::open_with(&c.seg.path, false)?;
         let h = SegmentHeader::parse(file.bytes()).map_err(|e| TapeError::data(&c.seg.path, e))?;
         c.created_ns = Some(h.created_ns);
         if h.has(floxlog_core::segment_header::flags::COMPRESSED) {
@@ -89,6 +91,7 @@ impl Cursor {
             c.pos = p.offset;
             c.events = p.events;
         }
+        c.file = Some(file);
         Ok(c)
     }
 
@@ -108,24 +111,25 @@ impl Cursor {
         r
     }
 
-    /// Where the cursor stands (after the last event read), once the
-    /// header has been read.
     /// Events of this segment read so far (handed out or skipped).
     pub(crate) fn events_read(&self) -> u64 {
         self.events
     }
 
-    pub(crate) fn position(&self) -> Option<TailPosition> {
-        Some(TailPosition {
+    /// Where the cursor stands (after the last event read), once the
+    /// header has been read.
+    pub(crate) fn position(&self) -> Option<Spot> {
+        Some(Spot {
             created_ns: self.created_ns?,
             offset: self.pos,
             events: self.events,
         })
     }
 
-    fn open(&mut self) -> Result<(), TapeError> {
-        self.file = Some(SegmentFile::open_with(&self.seg.path, false)?);
-        Ok(())
+    fn open(&mut self) -> Result<&SegmentFile, TapeError> {
+        Ok(self
+            .file
+            .insert(SegmentFile::open_with(&self.seg.path, false)?))
     }
 
     /// Whether the mapped file is no longer the file's extent: it grew (a
@@ -152,9 +156,6 @@ impl Cursor {
         sink: &mut Pending,
         look: bool,
     ) -> Result<Polled, TapeError> {
-        if self.file.is_none() {
-            self.open()?;
-        }
         let first = self.poll_mapped(opts, sink);
         let mapped = self.file.as_ref().map_or(0, SegmentFile::len);
         let at_end = self.pos + floxlog_core::FrameHeader::LEN as u64 > mapped;
@@ -174,7 +175,12 @@ impl Cursor {
     }
 
     fn poll_mapped(&mut self, opts: ReadOptions, sink: &mut Pending) -> Result<Polled, TapeError> {
-        let file = self.file.as_ref().expect("opened by poll");
+        if self.file.is_none() {
+            self.open()?;
+        }
+        let Some(file) = self.file.as_ref() else {
+            return Ok(Polled::Idle { finished: false });
+        };
         let path = &self.seg.path;
         let data = file.bytes();
         if data.len() < SegmentHeader::LEN || data[..4] == [0; 4] {
@@ -260,12 +266,12 @@ impl Cursor {
                 self.discard -= 1;
                 continue;
             }
-            let after = TailPosition {
+            let after = Spot {
                 created_ns: header.created_ns,
                 offset: self.pos,
                 events: self.events,
             };
-            sink.push(&it.frame, after);
+            sink.push(&it.frame, self.lane, after);
             got += 1;
         };
         if limited {

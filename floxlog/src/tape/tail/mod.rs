@@ -28,6 +28,7 @@
 mod cursor;
 mod listing;
 mod pending;
+mod position;
 mod wait;
 
 use super::dir::file_order;
@@ -37,25 +38,14 @@ use cursor::{Cursor, Polled};
 use floxlog_core::{Event, ReadOptions, Trade, UnknownTypes};
 use listing::Listed;
 use pending::Pending;
+use position::Spot;
+pub use position::{SeriesPosition, TailPosition};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 pub use wait::WaitStrategy;
 
-/// A place in a tape: the segment (named by its header's `created_ns`,
-/// which survives the listing changing), the byte offset of the next frame
-/// (LZ4: of the block holding it), and the events read from that segment.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct TailPosition {
-    /// The segment's `created_ns`.
-    pub created_ns: i64,
-    /// Byte offset of the next frame (LZ4: its block) in the segment.
-    pub offset: u64,
-    /// Events of the segment before it.
-    pub events: u64,
-}
-
 /// Where a tailer starts.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub enum TailStart {
     /// The first event of the tape.
     #[default]
@@ -63,12 +53,14 @@ pub enum TailStart {
     /// After the events the tape holds at open: new events only.
     End,
     /// A position a tailer reported ([`Tail::position`]), for a tailer
-    /// that restarts where another stopped.
+    /// that restarts where another stopped: each series resumes after the
+    /// last event handed out from it; a series the position does not
+    /// name starts at its first event.
     At(TailPosition),
 }
 
 /// Settings of a [`Tail`].
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct TailOptions {
     /// Where to start.
     pub start: TailStart,
@@ -130,6 +122,21 @@ struct Lane {
     /// a spare the journal writer had prepared and removed at close. Done
     /// with, until a later segment appears.
     gone: bool,
+    /// After the last event handed out from this series (or where it
+    /// started); `None`: before its first event. It lags the cursor by
+    /// the events queued and not handed out yet.
+    handed: Option<Spot>,
+}
+
+impl Lane {
+    fn new(cursor: Cursor, handed: Option<Spot>) -> Lane {
+        Lane {
+            cursor,
+            finished: false,
+            gone: false,
+            handed,
+        }
+    }
 }
 
 /// Looks at the directory and the lock at most this often while spinning.
@@ -145,7 +152,6 @@ pub struct Tail {
     read: ReadOptions,
     wait: WaitStrategy,
     pending: Pending,
-    last: Option<TailPosition>,
     next_lane: usize,
 }
 
@@ -193,64 +199,76 @@ impl Tail {
             read,
             wait: opts.wait,
             pending: Pending::default(),
-            last: None,
             next_lane: 0,
         };
-        match opts.start {
-            TailStart::Beginning => {
-                for s in series_of(&listed) {
-                    let first = listed
-                        .iter()
-                        .find(|l| l.series == s)
-                        .expect("a series listed");
-                    t.lanes.push(Lane {
-                        cursor: Cursor::new(first.clone()),
-                        finished: false,
-                        gone: false,
-                    });
-                }
-            }
-            TailStart::End => {
-                for s in series_of(&listed) {
-                    // The last segment with an event: a journal writer's
-                    // spare after it is empty, and the events still coming
-                    // go to the one before it.
-                    let mut of = listed.iter().filter(|l| l.series == s);
-                    let first = of.clone().next().expect("a series listed");
-                    let last = of.rfind(|l| has_events(l, read)).unwrap_or(first);
-                    let mut c = Cursor::new(last.clone());
-                    c.skip_to_end(read)?;
-                    t.lanes.push(Lane {
-                        cursor: c,
-                        finished: false,
-                        gone: false,
-                    });
-                }
-            }
-            TailStart::At(p) => {
-                if series_of(&listed).len() > 1 {
-                    return Err(TapeError::usage(
-                        "a saved position resumes a tape of one series (flox layout, or one spec series); this tape has several",
+        if let TailStart::At(p) = &opts.start {
+            // Every saved series must still be on the tape: a position
+            // silently dropped would replay that series from its start.
+            for s in &p.series {
+                if !listed.iter().any(|l| l.series == s.series) {
+                    return Err(TapeError::input(
+                        Some(path),
+                        format!(
+                            "the saved position names series {} (segment created at {}), which this tape does not hold",
+                            s.series, s.created_ns
+                        ),
                     )
                     .with_hint("tail it from the beginning or the end"));
                 }
-                let seg = find_created(&listed, p.created_ns)?;
-                t.lanes.push(Lane {
-                    cursor: Cursor::at(seg, &p)?,
-                    finished: false,
-                    gone: false,
-                });
             }
         }
-        t.last = t.lanes.first().and_then(|l| l.cursor.position());
+        for (lane, (series, of)) in series_groups(&listed).into_iter().enumerate() {
+            let Some(first) = of.first().map(|l| (*l).clone()) else {
+                continue;
+            };
+            let l = match &opts.start {
+                TailStart::Beginning => Lane::new(Cursor::new(first, lane), None),
+                TailStart::End => {
+                    // The last segment with an event: a journal writer's
+                    // spare after it is empty, and the events still coming
+                    // go to the one before it.
+                    let last = of
+                        .iter()
+                        .rfind(|l| has_events(l, read))
+                        .map_or(first, |l| (*l).clone());
+                    let mut c = Cursor::new(last, lane);
+                    c.skip_to_end(read)?;
+                    let at = c.position();
+                    Lane::new(c, at)
+                }
+                TailStart::At(p) => match p.get(&series) {
+                    Some(s) => {
+                        let spot = Spot {
+                            created_ns: s.created_ns,
+                            offset: s.offset,
+                            events: s.events,
+                        };
+                        let seg = find_created(&of, &series, s.created_ns)?;
+                        Lane::new(Cursor::at(seg, lane, &spot)?, Some(spot))
+                    }
+                    // Nothing of it was handed out when the position was
+                    // saved (it may not have existed yet).
+                    None => Lane::new(Cursor::new(first, lane), None),
+                },
+            };
+            t.lanes.push(l);
+        }
         Ok(t)
     }
 
-    /// Where the tail stands: after the last event returned (before the
-    /// first, where it started), naming the segment by its `created_ns`.
-    /// `None` before the tape has a segment with a header.
-    pub fn position(&self) -> Option<TailPosition> {
-        self.last.or_else(|| self.lanes.first()?.cursor.position())
+    /// Where the tail stands: in each series, after the last event handed
+    /// out from it (where it started, for a series nothing was handed out
+    /// from yet), naming segments by their `created_ns`. Resuming there
+    /// ([`TailStart::At`]) hands out every later event of every series,
+    /// each once and in its series' order.
+    pub fn position(&self) -> TailPosition {
+        TailPosition {
+            series: self
+                .lanes
+                .iter()
+                .filter_map(|l| Some(l.handed?.named(&l.cursor.seg.series)))
+                .collect(),
+        }
     }
 
     /// The next event, waiting at most `timeout` for it (`Some(ZERO)`: do
@@ -264,9 +282,19 @@ impl Tail {
                 Quiet::WriterGone => TailNext::WriterGone,
             });
         }
-        let (ev, after) = self.pending.pop().expect("ready queued an event");
-        self.last = Some(after);
-        Ok(TailNext::Event(ev))
+        let lanes = &mut self.lanes;
+        match self.pending.pop() {
+            Some((ev, lane, after)) => {
+                if let Some(l) = lanes.get_mut(lane) {
+                    l.handed = Some(after);
+                }
+                Ok(TailNext::Event(ev))
+            }
+            None => Err(TapeError::input(
+                None,
+                "a queued event could not be decoded again (a bug in the tailer: please report it)",
+            )),
+        }
     }
 
     /// Appends up to `cap` trades to `out`: waits at most `timeout` for the
@@ -296,11 +324,13 @@ impl Tail {
             if self.pending.peek_type() != Some(floxlog_core::frame_type::TRADE) {
                 break;
             }
-            let Some((Event::Trade(t), after)) = self.pending.pop() else {
+            let Some((Event::Trade(t), lane, after)) = self.pending.pop() else {
                 break;
             };
             out.push(t);
-            self.last = Some(after);
+            if let Some(l) = self.lanes.get_mut(lane) {
+                l.handed = Some(after);
+            }
             n += 1;
         }
         Ok(if n == 0 {
@@ -427,23 +457,21 @@ impl Tail {
                 false
             };
             if move_on {
-                self.lanes[i] = Lane {
-                    cursor: Cursor::new((*next).clone()),
-                    finished: false,
-                    gone: false,
-                };
+                // What was handed out stays the lane's position until an
+                // event of the next segment is.
+                let handed = self.lanes[i].handed;
+                self.lanes[i] = Lane::new(Cursor::new((*next).clone(), i), handed);
                 changed = true;
             }
         }
-        let known = series_of(&listed);
-        for s in known {
-            if !self.lanes.iter().any(|l| l.cursor.seg.series == s) {
-                let first = listed.iter().find(|l| l.series == s).expect("listed");
-                self.lanes.push(Lane {
-                    cursor: Cursor::new(first.clone()),
-                    finished: false,
-                    gone: false,
-                });
+        for (series, of) in series_groups(&listed) {
+            if self.lanes.iter().any(|l| l.cursor.seg.series == series) {
+                continue;
+            }
+            if let Some(first) = of.first() {
+                let lane = self.lanes.len();
+                self.lanes
+                    .push(Lane::new(Cursor::new((*first).clone(), lane), None));
                 changed = true;
             }
         }
@@ -451,12 +479,14 @@ impl Tail {
     }
 }
 
-/// The series of a listing, in order of first appearance.
-fn series_of(listed: &[Listed]) -> Vec<String> {
-    let mut v: Vec<String> = Vec::new();
+/// The series of a listing, in order of first appearance, each with its
+/// segments in file order (never empty).
+fn series_groups(listed: &[Listed]) -> Vec<(String, Vec<&Listed>)> {
+    let mut v: Vec<(String, Vec<&Listed>)> = Vec::new();
     for l in listed {
-        if !v.contains(&l.series) {
-            v.push(l.series.clone());
+        match v.iter_mut().find(|(s, _)| *s == l.series) {
+            Some((_, of)) => of.push(l),
+            None => v.push((l.series.clone(), vec![l])),
         }
     }
     v
@@ -464,7 +494,7 @@ fn series_of(listed: &[Listed]) -> Vec<String> {
 
 /// Whether a segment holds at least one complete event (or is finished).
 fn has_events(l: &Listed, read: ReadOptions) -> bool {
-    let mut c = Cursor::new(l.clone());
+    let mut c = Cursor::new(l.clone(), 0);
     let mut sink = Pending::default();
     matches!(
         c.poll(read, &mut sink, true),
@@ -472,19 +502,19 @@ fn has_events(l: &Listed, read: ReadOptions) -> bool {
     )
 }
 
-/// The listed segment whose header says `created_ns`.
-fn find_created(listed: &[Listed], created_ns: i64) -> Result<Listed, TapeError> {
-    for l in listed {
+/// The segment of `series` whose header says `created_ns`.
+fn find_created(of: &[&Listed], series: &str, created_ns: i64) -> Result<Listed, TapeError> {
+    for l in of {
         let Ok(f) = crate::tape::source::SegmentFile::open_with(&l.path, false) else {
             continue;
         };
         if floxlog_core::SegmentHeader::parse(f.bytes()).is_ok_and(|h| h.created_ns == created_ns) {
-            return Ok(l.clone());
+            return Ok((*l).clone());
         }
     }
     Err(TapeError::input(
-        listed.first().map(|l| l.path.as_path()),
-        format!("no segment of the tape was created at {created_ns} (the saved position's segment): removed or rewritten?"),
+        of.first().map(|l| l.path.as_path()),
+        format!("no {series} segment of the tape was created at {created_ns} (the saved position's segment): removed or rewritten?"),
     )
     .with_hint("tail it from the beginning or the end"))
 }

@@ -5,7 +5,7 @@
 //! copied here so that each `next` hands out one event without keeping
 //! the segment's reader (and its LZ4 block) alive between calls.
 
-use super::TailPosition;
+use super::position::Spot;
 use floxlog_core::{decode_frame, Event, FrameOptions, RawFrame, UnknownTypes};
 use std::collections::VecDeque;
 
@@ -13,8 +13,10 @@ struct Item {
     start: usize,
     len: usize,
     frame_type: u8,
-    /// Where the tail stands once this event has been handed out.
-    after: TailPosition,
+    /// The lane it came from.
+    lane: usize,
+    /// Where its lane stands once this event has been handed out.
+    after: Spot,
 }
 
 /// The queue.
@@ -34,7 +36,7 @@ impl Pending {
     }
 
     /// Queues a frame (already checked by the reader that found it).
-    pub(crate) fn push(&mut self, frame: &RawFrame<'_>, after: TailPosition) {
+    pub(crate) fn push(&mut self, frame: &RawFrame<'_>, lane: usize, after: Spot) {
         if self.items.is_empty() {
             self.bytes.clear();
         }
@@ -47,6 +49,7 @@ impl Pending {
             start,
             len: self.bytes.len() - start,
             frame_type: frame.header.frame_type,
+            lane,
             after,
         });
     }
@@ -56,11 +59,11 @@ impl Pending {
         self.items.front().map(|i| i.frame_type)
     }
 
-    /// Takes the next event and the position after it. The event borrows
-    /// the queue until the next call that changes it.
-    pub(crate) fn pop(&mut self) -> Option<(Event<'_>, TailPosition)> {
+    /// Takes the next event, its lane and the lane's position after it.
+    /// The event borrows the queue until the next call that changes it.
+    pub(crate) fn pop(&mut self) -> Option<(Event<'_>, usize, Spot)> {
         let it = self.items.pop_front()?;
-        let bytes = &self.bytes[it.start..it.start + it.len];
+        let bytes = self.bytes.get(it.start..it.start.checked_add(it.len)?)?;
         // The reader checked this frame (CRC included) and decoded it once
         // already: decoding the same bytes again cannot fail.
         let opts = FrameOptions {
@@ -68,7 +71,7 @@ impl Pending {
             unknown_types: UnknownTypes::Skip,
         };
         match decode_frame(bytes, opts) {
-            Ok((Some(ev), _)) => Some((ev, it.after)),
+            Ok((Some(ev), _)) => Some((ev, it.lane, it.after)),
             _ => None,
         }
     }
