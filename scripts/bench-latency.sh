@@ -5,7 +5,11 @@
 # rotating every 64 MiB, under the default durability (fsync at segment
 # close) and `none`. Prints p50/p90/p99/p99.9/p99.99/max, the appends over
 # 50 us, the appends that rotated, and (unpaced) appends/s beside write(2)
-# and memcpy of the same bytes. Then append-to-tailer latency: the journal
+# and memcpy of the same bytes; paced runs also print the uncorrected
+# percentiles (from each append's actual start). Then an unclocked
+# throughput pass (no clock read per append; one call per trade, then
+# floxlog_tape_writer_append_trades in calls of 256) beside write(2) and
+# memcpy of the same bytes. Then append-to-tailer latency: the journal
 # writer paced at 1 M/s stamps each trade with CLOCK_MONOTONIC (its intended
 # append time), a tailer in another process (floxlog_tape_tail_next_trades,
 # busy-spin with timeout 0, then blocking) subtracts on receipt; the same
@@ -50,6 +54,17 @@ for dur in close none; do
     done
   done
 done
+for dur in close none; do
+  [ "$APPEND" = 1 ] || break
+  for writer in "${WRITERS[@]}"; do
+    extra=()
+    [ "$writer" = journal ] && extra=(--journal)
+    rm -rf "$WORK/tape" "$WORK/tape-batch"
+    "$WORK/bench_latency" "$WORK/tape" --events "$EVENTS" --throughput \
+      --max-segment-bytes $((64 << 20)) --durability "$dur" "${extra[@]}"
+  done
+done
+rm -rf "$WORK/tape-batch"
 for tail in spin block; do
   rm -rf "$WORK/tape"
   "$WORK/bench_latency" "$WORK/tape" --events "$EVENTS" --rate 1000000 \

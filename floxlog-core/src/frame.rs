@@ -176,29 +176,32 @@ pub(crate) fn emit_frame_sized(
     }
 }
 
-/// Fills in the CRC32 of frames that [`emit_frame`] left unsealed, at
-/// offsets `at` of `buf`, [`LANES`] at a time in one interleaved
-/// computation. An offset that does not hold a whole frame is left as it is
-/// (the writer only passes frames it emitted).
+/// Fills in the CRC32 of frames that [`emit_frame`] left unsealed, given
+/// as (offset in `buf`, payload length) — the length is passed, not read
+/// from the `size` field, which a journal leaves 0 until it publishes the
+/// frame —, [`LANES`] at a time in one interleaved computation. A frame
+/// that does not lie whole in `buf` is left as it is (the writer only
+/// passes frames it emitted).
 #[inline]
-pub(crate) fn seal_frames(buf: &mut [u8], at: &[usize]) {
-    for group in at.chunks(LANES) {
+pub(crate) fn seal_frames(buf: &mut [u8], frames: &[(usize, usize)]) {
+    for group in frames.chunks(LANES) {
         let mut spans = [None; LANES];
-        for (span, &a) in spans.iter_mut().zip(group) {
-            let Ok(h) = FrameHeader::parse(buf.get(a..).unwrap_or(&[]), 0) else {
+        for (span, &(a, len)) in spans.iter_mut().zip(group) {
+            let Some(start) = a.checked_add(FrameHeader::LEN) else {
                 continue;
             };
-            let start = a + FrameHeader::LEN;
             *span = start
-                .checked_add(h.size as usize)
+                .checked_add(len)
                 .filter(|&e| e <= buf.len())
                 .map(|end| (start, end));
         }
         let view: &[u8] = buf;
-        let crcs = crc32_x4(spans.map(|sp| sp.map_or(&[][..], |(s, e)| &view[s..e])));
-        for ((&a, sp), c) in group.iter().zip(spans).zip(crcs) {
+        let crcs = crc32_x4(spans.map(|sp| sp.and_then(|(s, e)| view.get(s..e)).unwrap_or(&[])));
+        for ((&(a, _), sp), c) in group.iter().zip(spans).zip(crcs) {
             if sp.is_some() {
-                put_u32(&mut buf[a..], field::CRC32, c);
+                if let Some(f) = buf.get_mut(a..) {
+                    put_u32(f, field::CRC32, c);
+                }
             }
         }
     }

@@ -534,7 +534,7 @@ impl<S: WriterStorage> SegmentWriter<S> {
             }
             return (evs.len(), Ok(()));
         }
-        let mut group = [0usize; LANES];
+        let mut group = [(0usize, 0usize); LANES];
         let mut k = 0;
         for (i, ev) in evs.iter().enumerate() {
             let appended = ev
@@ -543,7 +543,7 @@ impl<S: WriterStorage> SegmentWriter<S> {
                 .and_then(|()| self.append_source(Source::Event(ev), false));
             match appended {
                 Ok(Some(at)) => {
-                    group[k] = at;
+                    group[k] = (at, ev.payload_len());
                     k += 1;
                     if k == LANES {
                         self.seal(&group);
@@ -562,11 +562,12 @@ impl<S: WriterStorage> SegmentWriter<S> {
         (evs.len(), Ok(()))
     }
 
-    /// Computes the CRCs of unsealed frames at output offsets `at`.
-    fn seal(&mut self, at: &[usize]) {
-        if !at.is_empty() {
+    /// Computes the CRCs of unsealed frames at output offsets (with their
+    /// payload lengths: a deferred `size` field is still 0).
+    fn seal(&mut self, frames: &[(usize, usize)]) {
+        if !frames.is_empty() {
             let end = self.out_len;
-            seal_frames(&mut self.store.parts().out[..end], at);
+            seal_frames(&mut self.store.parts().out[..end], frames);
         }
     }
 

@@ -33,10 +33,18 @@ impl SegMap {
         Ok(SegMap { map })
     }
 
-    /// Touches every page with a write of the zero it holds, so the
-    /// appending thread takes no page fault (the kernel allocates and
-    /// dirties the page here, on the preparing thread).
+    /// Makes every page present and writable, so the appending thread
+    /// takes no page fault (the kernel allocates and dirties the page
+    /// here, on the preparing thread): one `madvise(MADV_POPULATE_WRITE)`
+    /// where the kernel has it (Linux 5.14+), which spares the preparing
+    /// thread one fault per page (16,384 for a 64 MiB segment) on the
+    /// core the appending thread shares; else a write of the zero each
+    /// page holds.
     pub(super) fn prefault(&mut self) {
+        #[cfg(target_os = "linux")]
+        if self.map.advise(memmap2::Advice::PopulateWrite).is_ok() {
+            return;
+        }
         let p = self.map.as_mut_ptr();
         for at in (0..self.map.len()).step_by(4096) {
             // SAFETY: `at` is inside the mapping; volatile so the store of

@@ -40,6 +40,7 @@
 //! end of the data and `recover` cuts them off.
 
 mod background;
+mod batch;
 mod map;
 mod prepare;
 

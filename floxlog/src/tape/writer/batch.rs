@@ -11,16 +11,13 @@ impl TapeWriter {
     /// asks for nothing per event (`None`, `SyncOnClose`), segments are
     /// uncompressed and rotate by size only, runs of events that stay in
     /// one segment go to the encoder together, which seals their frames'
-    /// CRCs several at a time. Returns how many were appended: all, or
-    /// those before the first failure, which is returned with the count.
+    /// CRCs several at a time (in journal mode the run is also published
+    /// with one release store: `journal/batch.rs`). Returns how many were
+    /// appended: all, or those before the first failure, which is returned
+    /// with the count.
     pub fn append_batch(&mut self, evs: &[Event<'_>]) -> (usize, Result<(), TapeError>) {
         if let Some(j) = &mut self.journal {
-            for (i, ev) in evs.iter().enumerate() {
-                if let Err(e) = j.append(ev) {
-                    return (i, Err(e));
-                }
-            }
-            return (evs.len(), Ok(()));
+            return j.append_batch(evs);
         }
         let fast = matches!(
             self.cfg.durability,

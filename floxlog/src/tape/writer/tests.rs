@@ -174,7 +174,9 @@ fn mixed(n: u64, payload: &[u8]) -> Vec<Event<'_>> {
 
 /// `append_batch` writes the tape `append` one by one writes: the same
 /// files byte for byte, across rotations, layouts and durabilities
-/// (the fast path and the fallback), in batches of any size.
+/// (the fast path and the fallback), in batches of any size, by the
+/// default writer and (uncompressed) by the journal writer, whose batches
+/// seal CRCs four at a time and publish a run at once.
 #[test]
 fn batches_write_the_tape_single_appends_write() {
     let payload = [9u8; 32];
@@ -199,8 +201,13 @@ fn batches_write_the_tape_single_appends_write() {
             w.close().unwrap();
             let want = files(one.path());
             assert!(want.len() > 4, "rotated: {}", want.len());
-            for batch in [1, 4, 7, 1000, evs.len()] {
+            let journals: &[bool] = if lz4 { &[false] } else { &[false, true] };
+            for (&journal, batch) in journals
+                .iter()
+                .flat_map(|j| [1, 4, 7, 1000, evs.len()].map(|b| (j, b)))
+            {
                 let many = tempfile::tempdir().unwrap();
+                let c = TapeWriterConfig { journal, ..c };
                 let mut w = TapeWriter::create(many.path(), c).unwrap();
                 for part in evs.chunks(batch) {
                     let (n, r) = w.append_batch(part);
@@ -215,11 +222,11 @@ fn batches_write_the_tape_single_appends_write() {
                 assert_eq!(
                     names(&got),
                     names(&want),
-                    "{layout:?} {dur:?} lz4 {lz4} batch {batch}"
+                    "{layout:?} {dur:?} lz4 {lz4} journal {journal} batch {batch}"
                 );
                 assert!(
                     got == want,
-                    "{layout:?} {dur:?} lz4 {lz4} batch {batch}: bytes differ"
+                    "{layout:?} {dur:?} lz4 {lz4} journal {journal} batch {batch}: bytes differ"
                 );
             }
         }
