@@ -2792,16 +2792,6 @@ floxlog_result floxlog_writer_get_buffer_sizes(const struct floxlog_writer_confi
                                                struct floxlog_error *err);
 
 /**
- * Fills `*cfg` with the defaults: flox layout, uncompressed, index every
- * 1000 events, reference profile, 256 MiB segments, fsync at segment
- * close, manifest on, wall clock, no resume.
- *
- * # Safety
- * `cfg` must be writable.
- */
-floxlog_result floxlog_tape_writer_config_default(struct floxlog_tape_writer_config *cfg);
-
-/**
  * Starts a tape in directory `dir` (created if missing; it must not hold a
  * tape already, unless `cfg->resume`: then the tape there is continued)
  * and sets `*writer`. `cfg` NULL means the defaults.
@@ -2821,89 +2811,6 @@ floxlog_result floxlog_tape_writer_open(const char *dir,
                                         const struct floxlog_tape_writer_config *cfg,
                                         struct floxlog_tape_writer **writer,
                                         struct floxlog_tape_error *err);
-
-/**
- * Appends a trade. On error the event was not written and everything
- * before it is intact.
- *
- * # Safety
- * `w` a live handle; `trade` valid; `err` may be NULL.
- */
-floxlog_result floxlog_tape_writer_append_trade(struct floxlog_tape_writer *w,
-                                                const struct floxlog_trade *trade,
-                                                struct floxlog_tape_error *err);
-
-/**
- * Appends a book snapshot (levels read from `book->bids`/`asks` during
- * the call).
- *
- * # Safety
- * `w` a live handle; `book` valid with its level pointers; `err` may be
- * NULL.
- */
-floxlog_result floxlog_tape_writer_append_book_snapshot(struct floxlog_tape_writer *w,
-                                                        const struct floxlog_book *book,
-                                                        struct floxlog_tape_error *err);
-
-/**
- * Appends a book delta (levels with quantity 0 remove a price).
- *
- * # Safety
- * As `floxlog_tape_writer_append_book_snapshot`.
- */
-floxlog_result floxlog_tape_writer_append_book_delta(struct floxlog_tape_writer *w,
-                                                     const struct floxlog_book *book,
-                                                     struct floxlog_tape_error *err);
-
-/**
- * Appends an option quote.
- *
- * # Safety
- * `w` a live handle; `quote` valid; `err` may be NULL.
- */
-floxlog_result floxlog_tape_writer_append_option_quote(struct floxlog_tape_writer *w,
-                                                       const struct floxlog_option_quote *quote,
-                                                       struct floxlog_tape_error *err);
-
-/**
- * Appends a pool state (payload copied during the call).
- *
- * # Safety
- * `w` a live handle; `pool` valid with its payload pointer; `err` may be
- * NULL.
- */
-floxlog_result floxlog_tape_writer_append_pool_state(struct floxlog_tape_writer *w,
-                                                     const struct floxlog_pool_state *pool,
-                                                     struct floxlog_tape_error *err);
-
-/**
- * Appends `count` events of any kind in order: the batch form, one call
- * for many events. Stops at the first event that fails and returns its
- * error; `*appended` receives how many were written, on every return.
- *
- * # Safety
- * `w` a live handle; `events` valid for `count` events (their members'
- * pointers too; NULL only with 0); `appended` writable; `err` may be NULL.
- */
-floxlog_result floxlog_tape_writer_append_events(struct floxlog_tape_writer *w,
-                                                 const struct floxlog_event *events,
-                                                 size_t count,
-                                                 size_t *appended,
-                                                 struct floxlog_tape_error *err);
-
-/**
- * Appends `count` trades in order, with the progress rule of
- * `floxlog_tape_writer_append_events`.
- *
- * # Safety
- * `w` a live handle; `trades` valid for `count` trades (NULL only with 0);
- * `appended` writable; `err` may be NULL.
- */
-floxlog_result floxlog_tape_writer_append_trades(struct floxlog_tape_writer *w,
-                                                 const struct floxlog_trade *trades,
-                                                 size_t count,
-                                                 size_t *appended,
-                                                 struct floxlog_tape_error *err);
 
 /**
  * Sets the flox-style `metadata.json` written at close (a JSON object,
@@ -3002,6 +2909,99 @@ floxlog_result floxlog_tape_writer_close(struct floxlog_tape_writer *w,
  * `w` NULL or a live handle, not used afterwards.
  */
 void floxlog_tape_writer_free(struct floxlog_tape_writer *w);
+
+/**
+ * Appends a trade. On error the event was not written and everything
+ * before it is intact.
+ *
+ * # Safety
+ * `w` a live handle; `trade` valid; `err` may be NULL.
+ */
+floxlog_result floxlog_tape_writer_append_trade(struct floxlog_tape_writer *w,
+                                                const struct floxlog_trade *trade,
+                                                struct floxlog_tape_error *err);
+
+/**
+ * Appends a book snapshot (levels read from `book->bids`/`asks` during
+ * the call).
+ *
+ * # Safety
+ * `w` a live handle; `book` valid with its level pointers; `err` may be
+ * NULL.
+ */
+floxlog_result floxlog_tape_writer_append_book_snapshot(struct floxlog_tape_writer *w,
+                                                        const struct floxlog_book *book,
+                                                        struct floxlog_tape_error *err);
+
+/**
+ * Appends a book delta (levels with quantity 0 remove a price).
+ *
+ * # Safety
+ * As `floxlog_tape_writer_append_book_snapshot`.
+ */
+floxlog_result floxlog_tape_writer_append_book_delta(struct floxlog_tape_writer *w,
+                                                     const struct floxlog_book *book,
+                                                     struct floxlog_tape_error *err);
+
+/**
+ * Appends an option quote.
+ *
+ * # Safety
+ * `w` a live handle; `quote` valid; `err` may be NULL.
+ */
+floxlog_result floxlog_tape_writer_append_option_quote(struct floxlog_tape_writer *w,
+                                                       const struct floxlog_option_quote *quote,
+                                                       struct floxlog_tape_error *err);
+
+/**
+ * Appends a pool state (payload copied during the call).
+ *
+ * # Safety
+ * `w` a live handle; `pool` valid with its payload pointer; `err` may be
+ * NULL.
+ */
+floxlog_result floxlog_tape_writer_append_pool_state(struct floxlog_tape_writer *w,
+                                                     const struct floxlog_pool_state *pool,
+                                                     struct floxlog_tape_error *err);
+
+/**
+ * Appends `count` events of any kind in order: the batch form, one call
+ * for many events. Stops at the first event that fails and returns its
+ * error; `*appended` receives how many were written, on every return.
+ *
+ * # Safety
+ * `w` a live handle; `events` valid for `count` events (their members'
+ * pointers too; NULL only with 0); `appended` writable; `err` may be NULL.
+ */
+floxlog_result floxlog_tape_writer_append_events(struct floxlog_tape_writer *w,
+                                                 const struct floxlog_event *events,
+                                                 size_t count,
+                                                 size_t *appended,
+                                                 struct floxlog_tape_error *err);
+
+/**
+ * Appends `count` trades in order, with the progress rule of
+ * `floxlog_tape_writer_append_events`.
+ *
+ * # Safety
+ * `w` a live handle; `trades` valid for `count` trades (NULL only with 0);
+ * `appended` writable; `err` may be NULL.
+ */
+floxlog_result floxlog_tape_writer_append_trades(struct floxlog_tape_writer *w,
+                                                 const struct floxlog_trade *trades,
+                                                 size_t count,
+                                                 size_t *appended,
+                                                 struct floxlog_tape_error *err);
+
+/**
+ * Fills `*cfg` with the defaults: flox layout, uncompressed, index every
+ * 1000 events, reference profile, 256 MiB segments, fsync at segment
+ * close, manifest on, wall clock, no resume.
+ *
+ * # Safety
+ * `cfg` must be writable.
+ */
+floxlog_result floxlog_tape_writer_config_default(struct floxlog_tape_writer_config *cfg);
 
 /**
  * Fills `*opts` with the defaults: time order, every event, CRCs checked,

@@ -12,7 +12,6 @@
 //! anything: on error the event was not accepted and everything accepted
 //! before it is intact, so the caller can drain, grow or flush and retry.
 
-use crate::block::{compress_bound, BlockHeader};
 use crate::consts::FORMAT_VERSION;
 use crate::crc32::LANES;
 use crate::error::{Error, ErrorKind, Result};
@@ -22,7 +21,12 @@ use crate::index::{emit_trailer, trailer_len, IndexEntry};
 use crate::segment_header::{flags, Compression, SegmentHeader};
 
 mod deferred;
+mod lz4;
+mod storage;
 pub use deferred::{compress_block, SealedBlock, MAX_UNPLACED};
+pub use storage::{
+    block_scratch_len, index_entries_needed, BlockSlot, Buffer, Parts, WriterBuffers, WriterStorage,
+};
 
 /// Distinct symbols the spec profile can count; past this `append` fails with
 /// `SymbolCapacity` (the reference profile does not count symbols).
@@ -81,119 +85,6 @@ impl Default for WriterConfig {
             profile: Profile::Reference,
         }
     }
-}
-
-/// Position of one frame in the LZ4 staging area (the sort key of the
-/// in-block stable sort). Callers only allocate these: `[BlockSlot::EMPTY; N]`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct BlockSlot {
-    ts: i64,
-    offset: u32,
-    len: u32,
-}
-
-impl BlockSlot {
-    /// An unused slot.
-    pub const EMPTY: BlockSlot = BlockSlot {
-        ts: 0,
-        offset: 0,
-        len: 0,
-    };
-}
-
-/// The caller's buffers. The writer borrows them for its lifetime.
-pub struct WriterBuffers<'b> {
-    /// Encoded segment bytes accumulate here until consumed. At least 64
-    /// bytes; an uncompressed frame needs `12 + payload` free, an LZ4 block
-    /// `16 + lz4_bound(block bytes)`, the trailer `32 + 16 × entries`.
-    pub out: &'b mut [u8],
-    /// LZ4 only: staging for one block's frames plus room for its sorted
-    /// copy, so twice the largest block's uncompressed bytes
-    /// ([`block_scratch_len`]). May be empty for uncompressed segments.
-    pub block: &'b mut [u8],
-    /// LZ4 only: at least `index_interval` slots. May be empty otherwise.
-    pub slots: &'b mut [BlockSlot],
-    /// Index entries: one per `index_interval` events (uncompressed) or per
-    /// block (LZ4). May be empty when `create_index` is false.
-    pub index: &'b mut [IndexEntry],
-}
-
-/// Which of the writer's buffers is short.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Buffer {
-    /// The output buffer.
-    Out,
-    /// The LZ4 block scratch.
-    Block,
-    /// The LZ4 block slots.
-    Slots,
-    /// The index entry storage.
-    Index,
-}
-
-/// All four buffers at once, borrowed mutably.
-pub struct Parts<'p> {
-    /// Output buffer.
-    pub out: &'p mut [u8],
-    /// LZ4 block scratch.
-    pub block: &'p mut [u8],
-    /// LZ4 block slots.
-    pub slots: &'p mut [BlockSlot],
-    /// Index entries.
-    pub index: &'p mut [IndexEntry],
-}
-
-/// Where a [`SegmentWriter`] keeps its bytes. [`WriterBuffers`] (fixed
-/// slices) is the no_std implementation; a std crate can implement it over
-/// growable vectors by overriding [`WriterStorage::grow`].
-pub trait WriterStorage {
-    /// The buffers, borrowed together.
-    fn parts(&mut self) -> Parts<'_>;
-    /// The output buffer, read-only.
-    fn out(&self) -> &[u8];
-    /// Called when buffer `which` is shorter than `needed` (bytes, or
-    /// entries for slots and index); return true after growing it to at
-    /// least `needed`, keeping its contents. The default cannot grow.
-    fn grow(&mut self, which: Buffer, needed: usize) -> bool {
-        let _ = (which, needed);
-        false
-    }
-    /// Current lengths of (out, block, slots, index).
-    fn lens(&self) -> (usize, usize, usize, usize);
-}
-
-impl WriterStorage for WriterBuffers<'_> {
-    fn parts(&mut self) -> Parts<'_> {
-        Parts {
-            out: self.out,
-            block: self.block,
-            slots: self.slots,
-            index: self.index,
-        }
-    }
-    fn out(&self) -> &[u8] {
-        self.out
-    }
-    fn lens(&self) -> (usize, usize, usize, usize) {
-        (
-            self.out.len(),
-            self.block.len(),
-            self.slots.len(),
-            self.index.len(),
-        )
-    }
-}
-
-/// Block scratch needed for blocks of up to `max_block_bytes` uncompressed
-/// frame bytes (staging plus the sorted copy).
-pub const fn block_scratch_len(max_block_bytes: usize) -> usize {
-    2 * max_block_bytes
-}
-
-/// Index entries a segment of `events` events needs.
-pub const fn index_entries_needed(events: u64, interval: u16) -> u64 {
-    let iv = if interval == 0 { 1 } else { interval as u64 };
-    events.div_ceil(iv)
 }
 
 /// Counts and time range of what the writer has accepted.
@@ -644,61 +535,6 @@ impl<S: WriterStorage> SegmentWriter<S> {
         }
     }
 
-    /// LZ4: stages the frame for the current block (emitting the block when
-    /// it is full). Out of line so the uncompressed path stays small.
-    #[inline(never)]
-    fn stage_lz4(
-        &mut self,
-        src: Source<'_>,
-        pos: u64,
-        frame_len: usize,
-        ts: i64,
-        new_symbol: Option<u32>,
-    ) -> Result<()> {
-        let staged = self.block_len + frame_len;
-        if staged > u32::MAX as usize || !self.ensure(Buffer::Block, block_scratch_len(staged)) {
-            return Err(Error::new(
-                ErrorKind::BufferTooSmall,
-                pos,
-                "LZ4 block scratch full: call flush_block() or give more scratch",
-            )
-            .needing(block_scratch_len(staged) as u64));
-        }
-        let completes = self.block_events + 1 >= self.cfg.index_interval as usize;
-        let defer = self.deferred.on;
-        if defer {
-            self.check_deferred(completes, pos)?;
-        } else if completes {
-            self.check_block_room(staged, pos)?;
-        }
-        let at = self.block_len;
-        let profile = self.cfg.profile;
-        let parts = self.store.parts();
-        src.emit(profile, &mut parts.block[at..at + frame_len], true, true);
-        parts.slots[self.block_events] = BlockSlot {
-            ts,
-            offset: at as u32,
-            len: frame_len as u32,
-        };
-        if self.block_events == 0 {
-            self.block_first_ts = ts;
-        } else if ts < self.block_max_ts {
-            self.block_sorted = false;
-        }
-        self.block_min_ts = self.block_min_ts.min(ts);
-        self.block_max_ts = self.block_max_ts.max(ts);
-        self.block_len = staged;
-        self.block_events += 1;
-        self.note_event(ts, new_symbol);
-        if completes && defer {
-            self.seal_block();
-        } else if completes {
-            // Room was checked above, so this cannot fail.
-            self.emit_block()?;
-        }
-        Ok(())
-    }
-
     /// Spec profile: `Some(symbol)` if it is new and fits the table.
     fn check_symbol(&self, sym: u32, pos: u64) -> Result<Option<u32>> {
         if self.cfg.profile != Profile::Spec {
@@ -738,52 +574,6 @@ impl<S: WriterStorage> SegmentWriter<S> {
         }
         self.prev_ts = ts;
         self.events += 1;
-    }
-
-    /// Checks output and index room for emitting a block of `bytes`.
-    fn check_block_room(&mut self, bytes: usize, pos: u64) -> Result<()> {
-        let need = BlockHeader::LEN + compress_bound(bytes);
-        if !self.ensure(Buffer::Out, self.out_len + need) {
-            return Err(self.out_short(
-                pos,
-                need,
-                "output buffer cannot hold the next compressed block: consume pending bytes and retry",
-            ));
-        }
-        if self.cfg.create_index && !self.ensure(Buffer::Index, self.index_len + 1) {
-            return Err(self.index_full(pos));
-        }
-        Ok(())
-    }
-
-    /// LZ4 only: emits the staged events as a block now, before it holds
-    /// `index_interval` events (a valid segment, but no longer the
-    /// reference's block grouping). No-op when nothing is staged.
-    pub fn flush_block(&mut self) -> Result<()> {
-        self.check_open()?;
-        self.check_placed()?;
-        if self.block_events == 0 {
-            return Ok(());
-        }
-        self.check_block_room(self.block_len, self.position())?;
-        self.emit_block()
-    }
-
-    /// Sorts, compresses and emits the staged block. Callers checked room.
-    fn emit_block(&mut self) -> Result<()> {
-        let pos = self.position();
-        let rec = self.sealed_record();
-        let b = SealedBlock {
-            events: self.block_events,
-            bytes: self.block_len,
-            in_order: self.block_sorted,
-        };
-        let out_len = self.out_len;
-        let parts = self.store.parts();
-        let n = compress_block(parts.block, parts.slots, b, &mut parts.out[out_len..], pos)?;
-        self.note_block(&rec, pos, n);
-        self.reset_block();
-        Ok(())
     }
 
     fn placeholder_header(&self) -> SegmentHeader {

@@ -65,8 +65,8 @@ mod sizes;
 // Tape-level failures: `floxlog_tape_error`.
 mod tape_error;
 
-// The tape writer handle.
-mod tape_writer;
+// The tape writer handle (tape/writer/).
+mod tape;
 
 // The tape reader handle.
 mod tape_reader;
@@ -99,12 +99,12 @@ pub use message::*;
 pub use reader::*;
 pub use segment::*;
 pub use sizes::*;
+pub use tape::writer::*;
 pub use tape_diff::*;
 pub use tape_error::*;
 pub use tape_ops::*;
 pub use tape_reader::*;
 pub use tape_tail::*;
-pub use tape_writer::*;
 pub use types::*;
 pub use writer::*;
 

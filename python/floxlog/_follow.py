@@ -122,7 +122,7 @@ def follow(
     if position is not None:
         if not isinstance(position, (bytes, bytearray, memoryview)):
             raise _args.usage(
-                f"position: expected the bytes of Follow.position, not {type(position).__name__}"
+                f"position: expected the bytes of Follow.position, not {position.__class__.__name__}"
             )
         if start not in ("beginning",) and not isinstance(start, (bytes, bytearray, memoryview)):
             raise _args.usage(f"position= resumes a saved position: start={start!r} cannot go with it")

@@ -1,0 +1,3 @@
+//! The tape-level C API, one folder per handle.
+
+pub mod writer;
