@@ -183,6 +183,38 @@ fn follows_a_journal_writer_across_rotations() {
     }
 }
 
+/// A journal writer appending in batches (each run published with one
+/// store, its first frame's size last) while a tailer follows: every
+/// event, in order, once, across rotations.
+#[test]
+fn follows_a_journal_writer_appending_in_batches() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().join("tape");
+    let cfg = TapeWriterConfig {
+        journal: true,
+        max_segment_bytes: 16 << 10,
+        ..config(Durability::None, 2_000)
+    };
+    let mut w = TapeWriter::create(&dir, cfg).unwrap();
+    let mut t = Tail::open(&dir, TailOptions::default()).unwrap();
+    let n = 6_000u64;
+    let writer = std::thread::spawn(move || {
+        let evs: Vec<Event<'static>> = (0..n).map(trade).collect();
+        for part in evs.chunks(37) {
+            let (k, r) = w.append_batch(part);
+            r.unwrap();
+            assert_eq!(k, part.len());
+            std::thread::yield_now();
+        }
+        drop(w.close().unwrap());
+    });
+    let (ids, end) = drain(&mut t, PATIENCE);
+    writer.join().unwrap();
+    assert_eq!(ids, (0..n).collect::<Vec<_>>());
+    assert_eq!(end, "End");
+    assert!(segments(&dir).len() > 10, "the writer rotated");
+}
+
 /// Started at the end of a journal tape whose writer has prepared its
 /// next segment already: the tailer starts in the segment being written,
 /// not in the empty spare after it, and misses nothing appended later.
