@@ -126,10 +126,25 @@ impl Cursor {
         })
     }
 
-    fn open(&mut self) -> Result<&SegmentFile, TapeError> {
-        Ok(self
-            .file
-            .insert(SegmentFile::open_with(&self.seg.path, false)?))
+    /// Maps the segment; `Ok(false)` if its file is gone before any event
+    /// of it was read: a spare the journal writer prepared and removed
+    /// unused at close, between the listing that named it and this open
+    /// (the next listing marks the lane done with it).
+    fn open(&mut self) -> Result<bool, TapeError> {
+        match SegmentFile::open_with(&self.seg.path, false) {
+            Ok(f) => {
+                self.file = Some(f);
+                Ok(true)
+            }
+            Err(_)
+                if self.events == 0
+                    && std::fs::symlink_metadata(&self.seg.path)
+                        .is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound) =>
+            {
+                Ok(false)
+            }
+            Err(e) => Err(e),
+        }
     }
 
     /// Whether the mapped file is no longer the file's extent: it grew (a
@@ -170,13 +185,13 @@ impl Cursor {
         if sure || !self.stale() {
             return first;
         }
-        self.open()?;
+        self.file = None;
         self.poll_mapped(opts, sink)
     }
 
     fn poll_mapped(&mut self, opts: ReadOptions, sink: &mut Pending) -> Result<Polled, TapeError> {
-        if self.file.is_none() {
-            self.open()?;
+        if self.file.is_none() && !self.open()? {
+            return Ok(Polled::Idle { finished: false });
         }
         let Some(file) = self.file.as_ref() else {
             return Ok(Polled::Idle { finished: false });
