@@ -1,6 +1,6 @@
 /*
  * Compile-time checks that the header's structs have the sizes and field
- * offsets of the .floxlog 1.0 spec (and of FORMAT-NOTES for option
+ * offsets of the .floxlog 1.0 spec (and of docs/format-notes.md for option
  * quotes). Included by a C11 and a C++17 translation unit.
  */
 #ifndef FLOXLOG_LAYOUT_CHECKS_H
@@ -60,7 +60,7 @@ SIZE(floxlog_level, 16);
 AT(floxlog_level, price_raw, 0);
 AT(floxlog_level, qty_raw, 8);
 
-/* OptionQuoteRecord, 112 bytes (FORMAT-NOTES). */
+/* OptionQuoteRecord, 112 bytes (docs/format-notes.md). */
 SIZE(floxlog_option_quote, 112);
 AT(floxlog_option_quote, exchange_ts_ns, 0);
 AT(floxlog_option_quote, recv_ts_ns, 8);

@@ -26,9 +26,9 @@ pub mod frame_type {
     pub const BOOK_SNAPSHOT: u8 = 2;
     /// Book delta ([`crate::Book`]).
     pub const BOOK_DELTA: u8 = 3;
-    /// [`crate::OptionQuote`] (FORMAT-NOTES layout).
+    /// [`crate::OptionQuote`] (layout in docs/format-notes.md).
     pub const OPTION_QUOTE: u8 = 4;
-    /// [`crate::PoolState`] (FORMAT-NOTES layout).
+    /// [`crate::PoolState`] (layout in docs/format-notes.md).
     pub const POOL_STATE: u8 = 5;
 
     /// Every type 1.0 defines, with the name the corpus's JSON and the CLI

@@ -22,7 +22,7 @@ pub enum Event<'a> {
 }
 
 /// Which writer conventions to follow where the reference and the spec text
-/// disagree (see FORMAT-NOTES).
+/// disagree (see docs/format-notes.md).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Profile {
     /// Byte-for-byte what the flox reference writer produces: the book header

@@ -84,7 +84,7 @@ impl FrameHeader {
     }
 }
 
-/// Whether 1.0 (with FORMAT-NOTES) defines a layout for this frame type.
+/// Whether 1.0 (with docs/format-notes.md) defines a layout for this frame type.
 pub const fn is_known_type(t: u8) -> bool {
     matches!(
         t,

@@ -1,4 +1,4 @@
-//! OptionQuoteRecord, frame type 4: 112 bytes (layout from FORMAT-NOTES).
+//! OptionQuoteRecord, frame type 4: 112 bytes (layout in docs/format-notes.md).
 
 use crate::error::{malformed, Result};
 use crate::le::{i64_at, put_i64, put_u16, put_u32, u16_at, u32_at};

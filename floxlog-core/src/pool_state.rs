@@ -1,5 +1,5 @@
 //! PoolStateRecord, frame type 5: a 32-byte header then `payload_len`
-//! opaque bytes (layout from FORMAT-NOTES).
+//! opaque bytes (layout in docs/format-notes.md).
 
 use crate::error::{malformed, Result};
 use crate::le::{i64_at, put_i64, put_u16, put_u32, u16_at, u32_at};

@@ -1,4 +1,4 @@
-//! The limits the codec states (README "Limits"), tested at their edges.
+//! The limits the codec states (SECURITY.md, "Limits"), tested at their edges.
 
 mod common;
 use common::*;

@@ -16,3 +16,9 @@ pub use floxlog::conformance::corpus;
 /// written.
 #[doc = include_str!("../../README.md")]
 pub mod readme {}
+
+/// docs/rust.md's examples, compiled and run as doctests like the
+/// README's (`tests/docs_examples.rs` checks that no other page holds Rust
+/// code that would escape them).
+#[doc = include_str!("../../docs/rust.md")]
+pub mod docs_rust {}

@@ -1,4 +1,4 @@
-"""python/README.md's notebook runs as written, against a demo tape, and
+"""docs/python.md's notebook runs as written, against a demo tape, and
 its results are checked (issue 24: docs)."""
 
 from __future__ import annotations
@@ -11,17 +11,17 @@ import subprocess
 import floxlog
 from test_export_duckdb import floxlog_bin
 
-README = pathlib.Path(__file__).resolve().parents[1] / "README.md"
+PAGE = pathlib.Path(__file__).resolve().parents[2] / "docs" / "python.md"
 
 
-def test_the_readme_notebook_runs_and_its_results_hold(tmp_path, monkeypatch):
+def test_the_docs_notebook_runs_and_its_results_hold(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     subprocess.run([floxlog_bin(), "demo", "demo", "--trades", "20000", "--book-deltas", "6000"],
                    check=True, capture_output=True)
-    blocks = re.findall(r"```python notebook\n(.*?)```", README.read_text(), flags=re.S)
+    blocks = re.findall(r"```python notebook\n(.*?)```", PAGE.read_text(), flags=re.S)
     assert len(blocks) == 1
     ns: dict = {}
-    exec(compile(blocks[0], "python/README.md", "exec"), ns)
+    exec(compile(blocks[0], "docs/python.md", "exec"), ns)
 
     # pandas and polars agree on the VWAPs.
     pd_v = ns["vwap_pandas"].to_dict()

@@ -145,43 +145,43 @@ def test_reads_a_microsecond_export(spark, tape: Path, tmp: Path):
     assert int(got[3]) == sum(r[0] * n for r, n in want.items())
 
 
-def _readme_block(readme: Path, marker: str, tapes: Path) -> str:
-    """The one Python block of `readme` holding `marker`, its relative
+def _docs_block(page: Path, marker: str, tapes: Path) -> str:
+    """The one Python block of `page` holding `marker`, its relative
     `tapes/` paths made absolute: Spark's Python workers resolve paths from
     the directory the session started in, not this test's."""
     import re
 
-    blocks = re.findall(r"```python\n(.*?)```", readme.read_text(), flags=re.S)
+    blocks = re.findall(r"```python\n(.*?)```", page.read_text(), flags=re.S)
     found = [b for b in blocks if marker in b]
-    assert len(found) == 1, f"{readme}: one Python block with {marker}"
+    assert len(found) == 1, f"{page}: one Python block with {marker}"
     assert '"tapes/' in found[0]
     return found[0].replace('"tapes/', f'"{tapes}/')
 
 
-def test_the_readmes_dataset_examples_run_as_written(spark, tmp_path, monkeypatch):
-    """README.md's and python/README.md's Dask and Spark lines, as written,
-    over a demo tape under tapes/2024-04-26."""
+def test_the_docs_dataset_examples_run_as_written(spark, tmp_path, monkeypatch):
+    """docs/distributed-engines.md's two Dask and Spark examples, as
+    written, over a demo tape under tapes/2024-04-26."""
     import subprocess
 
     from test_export_duckdb import floxlog_bin
 
-    root = Path(__file__).resolve().parents[2]
+    page = Path(__file__).resolve().parents[2] / "docs" / "distributed-engines.md"
     monkeypatch.chdir(tmp_path)
     subprocess.run([floxlog_bin(), "demo", "tapes/2024-04-26", "--trades", "4000",
                     "--book-deltas", "200"], check=True, capture_output=True)
     tape = floxlog.open("tapes/2024-04-26")
 
     scope = {"floxlog": floxlog, "spark": spark}
-    block = _readme_block(root / "README.md", "floxlog.dataset", tmp_path / "tapes")
-    exec(compile(block, "README.md", "exec"), scope)
+    block = _docs_block(page, 'floxlog.dataset("tapes/2024-04-*", "trade", start=', tmp_path / "tapes")
+    exec(compile(block, "docs/distributed-engines.md", "exec"), scope)
     want = tape.trades(start="2024-04-26").num_rows
     assert want > 0
     assert len(scope["df"]) == want
     assert scope["sdf"].count() == 4000
 
     scope = {"floxlog": floxlog, "spark": spark}
-    block = _readme_block(root / "python" / "README.md", "floxlog.dataset", tmp_path / "tapes")
-    exec(compile(block, "python/README.md", "exec"), scope)
+    block = _docs_block(page, 'floxlog.dataset("tapes/2024-04-*", "trade", symbols=', tmp_path / "tapes")
+    exec(compile(block, "docs/distributed-engines.md", "exec"), scope)
     btc = tape.trades(symbols=["BTCUSDT"])
     assert btc.num_rows > 0
     assert scope["ds"].to_table().num_rows == btc.num_rows

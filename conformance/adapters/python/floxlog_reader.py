@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A second, independent reader for .floxlog 1.0 segments (standard library only).
 
-Written from the spec text and FORMAT-NOTES.md; it shares no code with floxlog's
+Written from the spec text and docs/format-notes.md; it shares no code with floxlog's
 Rust decoder. It is the example reader adapter of the conformance kit:
 
     floxlog_reader.py SEGMENT           print the segment's events as JSON lines
