@@ -68,8 +68,8 @@ mod tape_error;
 // The tape writer handle.
 mod tape_writer;
 
-// The tape reader handle.
-mod tape_reader;
+// The tape reader handle (tape/reader/).
+mod tape;
 
 // Verify, recover and inspect a tape.
 mod tape_ops;
@@ -99,10 +99,10 @@ pub use message::*;
 pub use reader::*;
 pub use segment::*;
 pub use sizes::*;
+pub use tape::reader::*;
 pub use tape_diff::*;
 pub use tape_error::*;
 pub use tape_ops::*;
-pub use tape_reader::*;
 pub use tape_tail::*;
 pub use tape_writer::*;
 pub use types::*;
@@ -130,6 +130,8 @@ pub extern "C" fn floxlog_lz4_supported() -> bool {
 #[cfg(test)]
 mod tests;
 
+#[cfg(test)]
+mod tape_ahead_tests;
 #[cfg(test)]
 mod tape_tests;
 #[cfg(test)]

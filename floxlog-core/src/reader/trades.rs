@@ -31,6 +31,15 @@ pub trait TradeSink {
     fn capacity(&self) -> usize;
     /// Stores trade number `i` (`i < capacity()`, each once, in order).
     fn put(&mut self, i: usize, t: Trade);
+    /// [`TradeSink::put`], told where the trade's frame is (what
+    /// [`Reader::position`] says after it): for sinks that hand trades out
+    /// one by one later and must say where each was. By default the
+    /// position is dropped (and costs nothing in the loop).
+    #[inline(always)]
+    fn put_at(&mut self, i: usize, t: Trade, at: Position) {
+        let _ = at;
+        self.put(i, t);
+    }
 }
 
 impl TradeSink for [Trade] {
@@ -174,7 +183,7 @@ impl Reader<'_, '_> {
             }
             match self.slow_step() {
                 Step::Trade(t) => {
-                    out.put(n, t);
+                    out.put_at(n, t, self.last);
                     n += 1;
                 }
                 Step::Other => break TradeStop::OtherType,
@@ -197,7 +206,16 @@ impl Reader<'_, '_> {
         let verify = self.opts.verify_crc;
         if !self.compressed {
             let area = self.data.get(..self.end).unwrap_or_default();
-            let (k, last) = run(area, &mut self.pos, &mut self.crc_ok, verify, out, n, cap);
+            let (k, last) = run(
+                area,
+                &mut self.pos,
+                &mut self.crc_ok,
+                verify,
+                None,
+                out,
+                n,
+                cap,
+            );
             if let Some(at) = last {
                 self.events += (k - n) as u64;
                 self.last = plain_position(at);
@@ -208,7 +226,8 @@ impl Reader<'_, '_> {
             return n;
         };
         let area = self.scratch.get(..b.len).unwrap_or_default();
-        let (k, last) = run(area, &mut b.pos, &mut b.crc_ok, verify, out, n, cap);
+        let block = Some(b.offset as u64);
+        let (k, last) = run(area, &mut b.pos, &mut b.crc_ok, verify, block, out, n, cap);
         if let Some(at) = last {
             b.seen += (k - n) as u32;
             self.events += (k - n) as u64;
@@ -288,13 +307,16 @@ impl Reader<'_, '_> {
 /// frames), stores every whole version-1 trade frame with a checked CRC
 /// (when `verify`) into slots `n..cap`. Returns the new count and the
 /// offset of the last frame stored; `*pos` ends at the first frame not
-/// taken.
+/// taken. `block`: the offset of the LZ4 block `area` is (frames' positions
+/// are then inside it).
 #[inline(always)]
+#[allow(clippy::too_many_arguments)]
 fn run<S: TradeSink + ?Sized>(
     area: &[u8],
     pos: &mut usize,
     crc_ok: &mut usize,
     verify: bool,
+    block: Option<u64>,
     out: &mut S,
     mut n: usize,
     cap: usize,
@@ -318,7 +340,14 @@ fn run<S: TradeSink + ?Sized>(
         let Ok(payload) = <&[u8; Trade::LEN]>::try_from(payload) else {
             break;
         };
-        out.put(n, Trade::from_payload(payload));
+        let here = match block {
+            None => plain_position(at),
+            Some(offset) => Position {
+                offset,
+                in_block: Some(at as u32),
+            },
+        };
+        out.put_at(n, Trade::from_payload(payload), here);
         last = Some(at);
         at += TRADE_FRAME;
         n += 1;
