@@ -49,6 +49,20 @@ pub fn crc32_x4(data: [&[u8]; LANES]) -> [u32; LANES] {
     }
 }
 
+/// [`crc32_x4`] of four buffers of one length fixed when compiling (four
+/// trade payloads): the kernel skips its length checks.
+#[inline]
+pub fn crc32_x4_same<const N: usize>(data: [&[u8; N]; LANES]) -> [u32; LANES] {
+    #[cfg(feature = "fast-crc")]
+    {
+        floxlog_crc32::crc32_x4_same(data)
+    }
+    #[cfg(not(feature = "fast-crc"))]
+    {
+        data.map(|d| PORTABLE.checksum(d))
+    }
+}
+
 /// Which CRC code runs: floxlog-crc32's kernel name, or `"portable"`.
 pub fn crc32_kernel() -> &'static str {
     #[cfg(feature = "fast-crc")]
@@ -95,6 +109,10 @@ mod tests {
             let want = d.map(crc32_portable);
             assert_eq!(crc32_x4(d), want);
             assert_eq!(crc32(d[0]), want[0]);
+            let same = |k: usize| <&[u8; 48]>::try_from(&buf[k..k + 48]).unwrap();
+            let offs = [0, 1, 2, 3].map(|_| (rng(&mut s) % 64) as usize);
+            let fixed = offs.map(same);
+            assert_eq!(crc32_x4_same(fixed), fixed.map(|d| crc32_portable(d)));
         }
         assert_eq!(crc32(b"123456789"), 0xCBF4_3926);
         assert_eq!(crc32(&[]), 0);

@@ -110,6 +110,21 @@ pub fn crc32_x4(data: [&[u8]; 4]) -> [u32; 4] {
     }
 }
 
+/// [`crc32_x4`] for four buffers of one length `N` known when compiling
+/// (four consecutive 48-byte trade payloads): no lengths to check at run
+/// time, and the fold loop is unrolled for `N`.
+#[inline]
+pub fn crc32_x4_same<const N: usize>(data: [&[u8; N]; 4]) -> [u32; 4] {
+    match kernel() {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: as in `crc32_update` (Avx512 implies PCLMUL and SSE4.1).
+        Kernel::Pclmul | Kernel::Avx512 if N >= 16 && N.is_multiple_of(16) => unsafe {
+            x86::crc32_x4_same(data)
+        },
+        _ => crc32_x4(data.map(|d| d.as_slice())),
+    }
+}
+
 /// Name of the kernel dispatch uses: `"vpclmulqdq-avx512"`, `"pclmulqdq"`,
 /// `"pmull"` or `"table"`.
 pub fn kernel_name() -> &'static str {

@@ -181,6 +181,15 @@ fn whole_chunks_x4(data: [&[u8]; 4]) -> [u32; 4] {
     [!reduce(x[0]), !reduce(x[1]), !reduce(x[2]), !reduce(x[3])]
 }
 
+/// `whole_chunks_x4` for lanes of a length `N` fixed when compiling (the
+/// caller checks it is a multiple of 16, at least 16): inlined, so the
+/// fold loop unrolls.
+#[inline]
+#[target_feature(enable = "pclmulqdq,sse4.1")]
+pub(crate) fn crc32_x4_same<const N: usize>(data: [&[u8; N]; 4]) -> [u32; 4] {
+    whole_chunks_x4(data.map(|d| d.as_slice()))
+}
+
 /// Folds each lane's chunks past the first `n`, reduces, and runs the tails.
 #[inline]
 #[target_feature(enable = "pclmulqdq,sse4.1")]
