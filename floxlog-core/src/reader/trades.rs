@@ -11,7 +11,7 @@
 
 use super::{crc_pending, plain_position, Position, Reader};
 use crate::consts::{frame_type, RECORD_VERSION};
-use crate::crc32::{crc32_x4_same, LANES};
+use crate::crc32::crc32_same;
 use crate::error::Error;
 use crate::event::Event;
 use crate::frame::{field as hdr, FrameHeader};
@@ -332,20 +332,20 @@ fn run<S: TradeSink + ?Sized>(
         },
     };
     while n < cap {
-        // Four clean trade frames at once, their CRCs in one call, where
+        // RUN clean trade frames at once, their CRCs in one call, where
         // none is checked yet; anything else (fewer left, another frame,
         // a mismatch) is for the frame-by-frame step below, which finds
         // exactly where the run stops.
-        if verify && at >= *crc_ok && cap - n >= LANES {
-            if let Some(quad) = four_trades(area, at) {
-                for (k, payload) in quad.into_iter().enumerate() {
+        if verify && at >= *crc_ok && cap - n >= RUN {
+            if let Some(payloads) = clean_trades(area, at) {
+                for (k, payload) in payloads.into_iter().enumerate() {
                     let at = at + k * TRADE_FRAME;
                     out.put_at(n + k, Trade::from_payload(payload), here(at));
                 }
-                last = Some(at + (LANES - 1) * TRADE_FRAME);
-                at += LANES * TRADE_FRAME;
+                last = Some(at + (RUN - 1) * TRADE_FRAME);
+                at += RUN * TRADE_FRAME;
                 *crc_ok = at;
-                n += LANES;
+                n += RUN;
                 continue;
             }
         }
@@ -374,28 +374,25 @@ fn run<S: TradeSink + ?Sized>(
     (n, last)
 }
 
-/// The payloads of the four frames from `at` of `area` when all four are
+/// Trade frames whose CRCs the tight loop checks in one call: eight
+/// independent CRC chains keep the multiplier busy.
+const RUN: usize = 8;
+
+/// The payloads of the [`RUN`] frames from `at` of `area` when all are
 /// whole version-1 trade frames whose CRCs match their headers.
 #[inline(always)]
-fn four_trades(area: &[u8], at: usize) -> Option<[&[u8; Trade::LEN]; LANES]> {
-    let b = area.get(at..at.checked_add(LANES * TRADE_FRAME)?)?;
+fn clean_trades(area: &[u8], at: usize) -> Option<[&[u8; Trade::LEN]; RUN]> {
+    let b = area.get(at..at.checked_add(RUN * TRADE_FRAME)?)?;
     let (frames, _) = b.as_chunks::<TRADE_FRAME>();
-    let [f0, f1, f2, f3] = frames else {
-        return None;
-    };
-    let frames = [f0, f1, f2, f3];
-    let clean = |f: &[u8; TRADE_FRAME]| {
-        u32_at(f, hdr::SIZE) == Trade::LEN as u32 && u32_at(f, hdr::TYPE) == TRADE_TAG
-    };
-    if !frames.iter().all(|f| clean(f)) {
-        return None;
+    let mut payloads = [&[0u8; Trade::LEN]; RUN];
+    let mut want = [0u32; RUN];
+    for ((f, p), w) in frames.iter().zip(&mut payloads).zip(&mut want) {
+        if u32_at(f, hdr::SIZE) != Trade::LEN as u32 || u32_at(f, hdr::TYPE) != TRADE_TAG {
+            return None;
+        }
+        // A trade frame ends with its payload.
+        *p = f.last_chunk::<{ Trade::LEN }>()?;
+        *w = u32_at(f, hdr::CRC32);
     }
-    // A trade frame ends with its payload.
-    let [Some(p0), Some(p1), Some(p2), Some(p3)] = frames.map(|f| f.last_chunk::<{ Trade::LEN }>())
-    else {
-        return None;
-    };
-    let payloads = [p0, p1, p2, p3];
-    let want = frames.map(|f| u32_at(f, hdr::CRC32));
-    (crc32_x4_same(payloads) == want).then_some(payloads)
+    (frames.len() == RUN && crc32_same(payloads) == want).then_some(payloads)
 }
