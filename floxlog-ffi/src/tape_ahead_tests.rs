@@ -329,3 +329,52 @@ fn the_reference_read_does_not_read_ahead() {
         assert_eq!(held > 0, ahead, "trades held after one call: {held}");
     }
 }
+
+/// `jobs` of 2 or more changes no call: the same mix of calls on a whole
+/// and on a damaged, cut-short tape (plain and LZ4, rotated) gives what
+/// `jobs = 1` gives, call for call, in both orders and with filters.
+#[test]
+fn more_jobs_change_no_call() {
+    for lz4 in [false, true] {
+        let d = tempfile::tempdir().unwrap();
+        let segs = write_tape(d.path(), 5000, 211, 64 << 10, lz4);
+        assert!(segs.len() >= 3, "rotated: {}", segs.len());
+        for damaged in [false, true] {
+            if damaged {
+                let mut b = std::fs::read(&segs[1]).unwrap();
+                let mid = b.len() / 2;
+                b[mid] ^= 0x5a;
+                std::fs::write(&segs[1], &b).unwrap();
+                let last = segs.last().unwrap();
+                let len = std::fs::metadata(last).unwrap().len();
+                let f = std::fs::OpenOptions::new().write(true).open(last).unwrap();
+                f.set_len(len - 1000 - 7).unwrap();
+            }
+            for (k, one) in options().into_iter().enumerate() {
+                let mut two = one;
+                two.jobs = 2;
+                let mut calls = 0;
+                for seed in 1..=2u64 {
+                    let seed = seed * 0x9E37_79B9 + k as u64;
+                    let want = transcript(d.path(), &one, seed, true);
+                    let got = transcript(d.path(), &two, seed, true);
+                    calls += want.len();
+                    assert_eq!(got, want, "lz4 {lz4}, damaged {damaged}, options #{k}");
+                }
+                assert!(calls > 50, "#{k}: {calls} calls prove little");
+            }
+        }
+    }
+}
+
+#[test]
+fn read_options_default_to_one_job() {
+    let mut o = floxlog_tape_read_options::default();
+    o.jobs = 9;
+    // SAFETY: a valid, writable struct.
+    assert_eq!(
+        unsafe { floxlog_tape_read_options_default(&mut o) },
+        FLOXLOG_OK
+    );
+    assert_eq!(o.jobs, 1);
+}
