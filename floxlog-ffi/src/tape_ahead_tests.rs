@@ -372,9 +372,7 @@ fn read_options_default_to_one_job() {
     let mut o = floxlog_tape_read_options::default();
     o.jobs = 9;
     // SAFETY: a valid, writable struct.
-    assert_eq!(
-        unsafe { floxlog_tape_read_options_default(&mut o) },
-        FLOXLOG_OK
-    );
+    let rc = unsafe { floxlog_tape_read_options_default(&mut o) };
+    assert_eq!(rc, FLOXLOG_OK);
     assert_eq!(o.jobs, 1);
 }
