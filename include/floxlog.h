@@ -209,6 +209,18 @@
 #define FLOXLOG_TAPE_MESSAGE_LEN 1024
 
 /**
+ * `floxlog_tape_read_options.order`: merged by exchange timestamp across
+ * segments (a stable k-way merge: ties keep segment, then file order).
+ */
+#define FLOXLOG_ORDER_TIME 0
+
+/**
+ * `floxlog_tape_read_options.order`: segment by segment, each in file
+ * order.
+ */
+#define FLOXLOG_ORDER_FILE 1
+
+/**
  * Tape layout: flox's, `<created_ns>.floxlog` segments of every event type
  * in one series (default).
  */
@@ -260,18 +272,6 @@
  * `durable_events` (the events of the segments closed and fsynced).
  */
 #define FLOXLOG_DURABILITY_SYNC_ON_CLOSE 4
-
-/**
- * `floxlog_tape_read_options.order`: merged by exchange timestamp across
- * segments (a stable k-way merge: ties keep segment, then file order).
- */
-#define FLOXLOG_ORDER_TIME 0
-
-/**
- * `floxlog_tape_read_options.order`: segment by segment, each in file
- * order.
- */
-#define FLOXLOG_ORDER_FILE 1
 
 /**
  * `floxlog_finding.severity`: informational.
@@ -1220,6 +1220,210 @@ typedef struct floxlog_writer_buffer_sizes {
 } floxlog_writer_buffer_sizes;
 
 /**
+ * Which events a tape reader returns. All-zero means every event.
+ */
+typedef struct floxlog_tape_filter {
+  /**
+   * With `has_from`: keep `exchange_ts_ns >= from_ns`.
+   */
+  int64_t from_ns;
+  /**
+   * With `has_to`: keep `exchange_ts_ns < to_ns`.
+   */
+  int64_t to_ns;
+  /**
+   * Non-zero: `from_ns` applies.
+   */
+  uint8_t has_from;
+  /**
+   * Non-zero: `to_ns` applies.
+   */
+  uint8_t has_to;
+  /**
+   * Event types to keep, as bits `1u << FLOXLOG_EVENT_*`; 0 keeps all.
+   */
+  uint32_t types;
+  /**
+   * Symbol ids to keep (read during open only; NULL only with 0).
+   */
+  const uint32_t *symbol_ids;
+  /**
+   * Entries at `symbol_ids`.
+   */
+  size_t symbol_id_count;
+  /**
+   * Symbol names to keep, resolved through the tape's `metadata.json`
+   * (case-insensitive; a decimal string is an id); an unknown name
+   * fails the open with `FLOXLOG_INVALID_INPUT` listing the known ones.
+   * Read during open only; NULL only with 0. With ids as well, the union
+   * is kept; with neither, every symbol.
+   */
+  const char *const *symbol_names;
+  /**
+   * Entries at `symbol_names`.
+   */
+  size_t symbol_name_count;
+} floxlog_tape_filter;
+
+/**
+ * How a tape reader reads. Get the defaults with
+ * `floxlog_tape_read_options_default`.
+ */
+typedef struct floxlog_tape_read_options {
+  /**
+   * Which events.
+   */
+  struct floxlog_tape_filter filter;
+  /**
+   * `FLOXLOG_ORDER_*` (default time).
+   */
+  uint8_t order;
+  /**
+   * Non-zero: check every frame's CRC32 (default 1).
+   */
+  uint8_t verify_crc;
+  /**
+   * Non-zero: skip frames of types 1.0 does not define; zero (default):
+   * such a frame is an error.
+   */
+  uint8_t skip_unknown_types;
+  /**
+   * Non-zero: a segment whose writer is still running or died (a
+   * placeholder header and a torn last frame or block) is an error too;
+   * by default its complete events are returned and the torn tail is
+   * only counted in `floxlog_tape_reader_stats.torn_tails`.
+   */
+  uint8_t strict;
+  /**
+   * Non-zero: list each directory instead of trusting `manifest.json`.
+   */
+  uint8_t ignore_manifest;
+  /**
+   * Threads a file-order read may use (default 1; 0 and 1 both mean
+   * the calling thread only). Set in the padding after
+   * `ignore_manifest`, so the struct's size and other offsets are those
+   * of earlier headers (a caller that zeroes the struct gets 0). Today
+   * every read runs on the calling thread whatever `jobs` says: a
+   * value of 2 or more is accepted and gives exactly the events,
+   * positions, stats and errors of `jobs = 1`; a parallel file-order
+   * read is planned behind it (time order and filters that drop events
+   * will stay on one thread).
+   */
+  uint8_t jobs;
+  /**
+   * Accepted and ignored (default 65536): time order is exact, not
+   * windowed. Kept so that the struct's layout does not change.
+   */
+  size_t reorder_window;
+  /**
+   * Time order: most bytes the orderings may hold together (16 bytes an
+   * event of the segments whose time ranges overlap; default 256 MiB);
+   * a tape that needs more fails with `FLOXLOG_CAPACITY_EXCEEDED`,
+   * naming `reorder_bytes`, instead of growing without bound.
+   */
+  uint64_t reorder_bytes;
+} floxlog_tape_read_options;
+
+/**
+ * Details of a failed tape operation, filled when a function that takes a
+ * `floxlog_tape_error *` fails and the pointer is not NULL (untouched on
+ * success). Plain data owned by the caller (about 5 KiB: fine on the
+ * stack); it holds no pointers and outlives the handle that failed.
+ */
+typedef struct floxlog_tape_error {
+  /**
+   * The `floxlog_result` code the function returned.
+   */
+  uint32_t code;
+  /**
+   * Non-zero when `offset` is meaningful.
+   */
+  uint8_t has_offset;
+  /**
+   * Non-zero when `file` names a file (else it is the empty string).
+   */
+  uint8_t has_file;
+  /**
+   * Non-zero when `file` or `message` was cut to fit.
+   */
+  uint8_t truncated;
+  /**
+   * Byte offset in `file` of what failed (segment header 0, the frame
+   * or block header of a damaged frame, the index offset...).
+   */
+  uint64_t offset;
+  /**
+   * The file concerned (a segment, manifest, lock file or directory),
+   * NUL-terminated UTF-8 (a non-UTF-8 path is shown lossily).
+   */
+  char file[FLOXLOG_TAPE_PATH_LEN];
+  /**
+   * One printable text, NUL-terminated: `<file> at byte <offset>:
+   * <what failed>`, then on a second line `  hint: <what to do>` when
+   * there is a hint, naming this API's functions and settings.
+   */
+  char message[FLOXLOG_TAPE_MESSAGE_LEN];
+} floxlog_tape_error;
+
+/**
+ * What a tape reader has done so far.
+ */
+typedef struct floxlog_tape_reader_stats {
+  /**
+   * Segment files of the tape.
+   */
+  uint64_t segments;
+  /**
+   * Bytes of the mapped segment files.
+   */
+  uint64_t bytes;
+  /**
+   * Events returned.
+   */
+  uint64_t events;
+  /**
+   * Always 0: time order is exact, nothing is returned late. Kept so
+   * that the struct's layout does not change.
+   */
+  uint64_t late_events;
+  /**
+   * Segments that ended in a running or killed writer's torn tail.
+   */
+  uint64_t torn_tails;
+  /**
+   * Errors found so far (segments that could not be read to their end,
+   * files that could not be opened): each is returned by
+   * `floxlog_tape_reader_next` after the last event.
+   */
+  uint64_t errors;
+} floxlog_tape_reader_stats;
+
+/**
+ * Where the last event a tape reader returned is
+ * (`floxlog_tape_reader_position`).
+ */
+typedef struct floxlog_tape_position {
+  /**
+   * The segment's number in the tape (0-based, in listing order).
+   */
+  uint64_t segment;
+  /**
+   * The frame header's byte offset in the segment file; for LZ4
+   * segments, the block header's.
+   */
+  uint64_t offset;
+  /**
+   * LZ4 segments (`has_in_block`): the frame's offset inside the
+   * decompressed block.
+   */
+  uint32_t in_block;
+  /**
+   * 1 when `in_block` is meaningful.
+   */
+  uint8_t has_in_block;
+} floxlog_tape_position;
+
+/**
  * A clock for `created_ns`: nanoseconds since the Unix epoch. Called with
  * `clock_ctx`, exactly once per segment the writer opens, on the thread
  * that calls the append that opens it. It must not unwind (a C++
@@ -1380,198 +1584,6 @@ typedef struct floxlog_tape_writer_config {
    */
   uint8_t resume;
 } floxlog_tape_writer_config;
-
-/**
- * Details of a failed tape operation, filled when a function that takes a
- * `floxlog_tape_error *` fails and the pointer is not NULL (untouched on
- * success). Plain data owned by the caller (about 5 KiB: fine on the
- * stack); it holds no pointers and outlives the handle that failed.
- */
-typedef struct floxlog_tape_error {
-  /**
-   * The `floxlog_result` code the function returned.
-   */
-  uint32_t code;
-  /**
-   * Non-zero when `offset` is meaningful.
-   */
-  uint8_t has_offset;
-  /**
-   * Non-zero when `file` names a file (else it is the empty string).
-   */
-  uint8_t has_file;
-  /**
-   * Non-zero when `file` or `message` was cut to fit.
-   */
-  uint8_t truncated;
-  /**
-   * Byte offset in `file` of what failed (segment header 0, the frame
-   * or block header of a damaged frame, the index offset...).
-   */
-  uint64_t offset;
-  /**
-   * The file concerned (a segment, manifest, lock file or directory),
-   * NUL-terminated UTF-8 (a non-UTF-8 path is shown lossily).
-   */
-  char file[FLOXLOG_TAPE_PATH_LEN];
-  /**
-   * One printable text, NUL-terminated: `<file> at byte <offset>:
-   * <what failed>`, then on a second line `  hint: <what to do>` when
-   * there is a hint, naming this API's functions and settings.
-   */
-  char message[FLOXLOG_TAPE_MESSAGE_LEN];
-} floxlog_tape_error;
-
-/**
- * Which events a tape reader returns. All-zero means every event.
- */
-typedef struct floxlog_tape_filter {
-  /**
-   * With `has_from`: keep `exchange_ts_ns >= from_ns`.
-   */
-  int64_t from_ns;
-  /**
-   * With `has_to`: keep `exchange_ts_ns < to_ns`.
-   */
-  int64_t to_ns;
-  /**
-   * Non-zero: `from_ns` applies.
-   */
-  uint8_t has_from;
-  /**
-   * Non-zero: `to_ns` applies.
-   */
-  uint8_t has_to;
-  /**
-   * Event types to keep, as bits `1u << FLOXLOG_EVENT_*`; 0 keeps all.
-   */
-  uint32_t types;
-  /**
-   * Symbol ids to keep (read during open only; NULL only with 0).
-   */
-  const uint32_t *symbol_ids;
-  /**
-   * Entries at `symbol_ids`.
-   */
-  size_t symbol_id_count;
-  /**
-   * Symbol names to keep, resolved through the tape's `metadata.json`
-   * (case-insensitive; a decimal string is an id); an unknown name
-   * fails the open with `FLOXLOG_INVALID_INPUT` listing the known ones.
-   * Read during open only; NULL only with 0. With ids as well, the union
-   * is kept; with neither, every symbol.
-   */
-  const char *const *symbol_names;
-  /**
-   * Entries at `symbol_names`.
-   */
-  size_t symbol_name_count;
-} floxlog_tape_filter;
-
-/**
- * How a tape reader reads. Get the defaults with
- * `floxlog_tape_read_options_default`.
- */
-typedef struct floxlog_tape_read_options {
-  /**
-   * Which events.
-   */
-  struct floxlog_tape_filter filter;
-  /**
-   * `FLOXLOG_ORDER_*` (default time).
-   */
-  uint8_t order;
-  /**
-   * Non-zero: check every frame's CRC32 (default 1).
-   */
-  uint8_t verify_crc;
-  /**
-   * Non-zero: skip frames of types 1.0 does not define; zero (default):
-   * such a frame is an error.
-   */
-  uint8_t skip_unknown_types;
-  /**
-   * Non-zero: a segment whose writer is still running or died (a
-   * placeholder header and a torn last frame or block) is an error too;
-   * by default its complete events are returned and the torn tail is
-   * only counted in `floxlog_tape_reader_stats.torn_tails`.
-   */
-  uint8_t strict;
-  /**
-   * Non-zero: list each directory instead of trusting `manifest.json`.
-   */
-  uint8_t ignore_manifest;
-  /**
-   * Accepted and ignored (default 65536): time order is exact, not
-   * windowed. Kept so that the struct's layout does not change.
-   */
-  size_t reorder_window;
-  /**
-   * Time order: most bytes the orderings may hold together (16 bytes an
-   * event of the segments whose time ranges overlap; default 256 MiB);
-   * a tape that needs more fails with `FLOXLOG_CAPACITY_EXCEEDED`,
-   * naming `reorder_bytes`, instead of growing without bound.
-   */
-  uint64_t reorder_bytes;
-} floxlog_tape_read_options;
-
-/**
- * What a tape reader has done so far.
- */
-typedef struct floxlog_tape_reader_stats {
-  /**
-   * Segment files of the tape.
-   */
-  uint64_t segments;
-  /**
-   * Bytes of the mapped segment files.
-   */
-  uint64_t bytes;
-  /**
-   * Events returned.
-   */
-  uint64_t events;
-  /**
-   * Always 0: time order is exact, nothing is returned late. Kept so
-   * that the struct's layout does not change.
-   */
-  uint64_t late_events;
-  /**
-   * Segments that ended in a running or killed writer's torn tail.
-   */
-  uint64_t torn_tails;
-  /**
-   * Errors found so far (segments that could not be read to their end,
-   * files that could not be opened): each is returned by
-   * `floxlog_tape_reader_next` after the last event.
-   */
-  uint64_t errors;
-} floxlog_tape_reader_stats;
-
-/**
- * Where the last event a tape reader returned is
- * (`floxlog_tape_reader_position`).
- */
-typedef struct floxlog_tape_position {
-  /**
-   * The segment's number in the tape (0-based, in listing order).
-   */
-  uint64_t segment;
-  /**
-   * The frame header's byte offset in the segment file; for LZ4
-   * segments, the block header's.
-   */
-  uint64_t offset;
-  /**
-   * LZ4 segments (`has_in_block`): the frame's offset inside the
-   * decompressed block.
-   */
-  uint32_t in_block;
-  /**
-   * 1 when `in_block` is meaningful.
-   */
-  uint8_t has_in_block;
-} floxlog_tape_position;
 
 /**
  * Options of `floxlog_tape_verify`. All-zero is the default.
@@ -2792,6 +2804,183 @@ floxlog_result floxlog_writer_get_buffer_sizes(const struct floxlog_writer_confi
                                                struct floxlog_error *err);
 
 /**
+ * Fills `*opts` with the defaults: time order, every event, CRCs checked,
+ * unknown types rejected, torn tails tolerated, manifest trusted, 65536
+ * events (ignored) and 256 MiB of ordering room.
+ *
+ * # Safety
+ * `opts` must be writable.
+ */
+floxlog_result floxlog_tape_read_options_default(struct floxlog_tape_read_options *opts);
+
+/**
+ * Opens a tape for reading and sets `*reader`: `path` is a tape directory
+ * (flox layout, `<created_ns>.floxlog`, or spec layout, `series-NNNNNN.bin`
+ * with `manifest.json`) or one segment file. `opts` NULL means the
+ * defaults. Segments are memory-mapped, never copied whole; the reader
+ * holds at most the orderings of the segments it reads at one time in
+ * time order (`reorder_bytes`), one LZ4 block scratch (the tape's largest
+ * block) and a small cache of decompressed blocks.
+ *
+ * A segment another process truncates while it is read is an error
+ * (`FLOXLOG_TRUNCATED`, "the file shrank while it was being read"), not
+ * a `SIGBUS`: the first map installs a `SIGBUS` handler that acts only on
+ * faults inside floxlog's own maps and hands any other to the handler
+ * installed before it (or the default action). A host that installs its
+ * own `SIGBUS` handler later should chain to the one it replaces; one that
+ * wants no handler of ours sets `FLOXLOG_SIGBUS_GUARD=0` in the
+ * environment (a truncation then kills the process, as with any map).
+ *
+ * Fails only when the tape cannot be listed (missing path, unreadable or
+ * out-of-tape manifest: `FLOXLOG_BAD_MANIFEST`) or the options are wrong.
+ * Damage inside segments does not fail the open: the reader returns every
+ * good event, then the errors (see `floxlog_tape_reader_next`).
+ *
+ * # Safety
+ * `path` a NUL-terminated path; `opts` NULL or valid (its filter's
+ * arrays too); `reader` writable; `err` may be NULL.
+ */
+floxlog_result floxlog_tape_reader_open(const char *path,
+                                        const struct floxlog_tape_read_options *opts,
+                                        struct floxlog_tape_reader **reader,
+                                        struct floxlog_tape_error *err);
+
+/**
+ * `floxlog_tape_reader_open` over several inputs (`count` paths, each a
+ * tape directory or a segment file), read as one tape: merged by time,
+ * or in file order one input after another.
+ *
+ * # Safety
+ * `paths` valid for `count` NUL-terminated paths; otherwise as
+ * `floxlog_tape_reader_open`.
+ */
+floxlog_result floxlog_tape_reader_open_paths(const char *const *paths,
+                                              size_t count,
+                                              const struct floxlog_tape_read_options *opts,
+                                              struct floxlog_tape_reader **reader,
+                                              struct floxlog_tape_error *err);
+
+/**
+ * Reads the next event into `*event`.
+ *
+ * Returns `FLOXLOG_OK` with an event; after the last event, each error
+ * found (a damaged segment: its file and byte offset; a listed file that
+ * could not be opened) is returned once, in order, and then `FLOXLOG_END`
+ * for good. So every good event of every segment comes before any error,
+ * and a loop `while ((rc = floxlog_tape_reader_next(...)) == FLOXLOG_OK)`
+ * ends with `rc` = the first error or `FLOXLOG_END`.
+ *
+ * What `*event` points at (book levels, pool state payloads) belongs to
+ * the reader and stays valid until the next call on it.
+ *
+ * # Safety
+ * `r` a live handle; `event` writable; `err` may be NULL.
+ */
+floxlog_result floxlog_tape_reader_next(struct floxlog_tape_reader *r,
+                                        struct floxlog_event *event,
+                                        struct floxlog_tape_error *err);
+
+/**
+ * Reads up to `cap` events into `events[0..cap)` and sets `*count`: the
+ * batch form of `floxlog_tape_reader_next`. Returns `FLOXLOG_OK` with
+ * `*count >= 1`; after the last event, the errors one per call with
+ * `*count == 0`, then `FLOXLOG_END` with `*count == 0`. A batch also ends
+ * early once it holds about 4 MiB of book levels and pool payloads.
+ * `*count` is written on every return.
+ *
+ * Levels and payloads of the batch's events belong to the reader and stay
+ * valid until the next call on it.
+ *
+ * # Safety
+ * `r` a live handle; `events` valid for `cap` writable events; `count`
+ * writable; `err` may be NULL.
+ */
+floxlog_result floxlog_tape_reader_next_batch(struct floxlog_tape_reader *r,
+                                              struct floxlog_event *events,
+                                              size_t cap,
+                                              size_t *count,
+                                              struct floxlog_tape_error *err);
+
+/**
+ * Reads up to `cap` consecutive trades into `trades[0..cap)` and sets
+ * `*count`: the fast path for trade tapes, one boundary crossing per batch
+ * and each trade written straight into the caller's array.
+ *
+ * The batch stops before the first event of another type, which is kept:
+ * it is the next event `floxlog_tape_reader_next` or `_next_batch`
+ * returns. Returns `FLOXLOG_OK` with `*count >= 1`; `FLOXLOG_NOT_TRADE`
+ * with `*count == 0` when the next event is not a trade (read it with the
+ * general call, then come back); after the last event, the errors one per
+ * call and then `FLOXLOG_END`, as `floxlog_tape_reader_next_batch` does,
+ * with `*count == 0`. `*count` is written on every return.
+ *
+ * # Safety
+ * `r` a live handle; `trades` valid for `cap` writable trades; `count`
+ * writable; `err` may be NULL.
+ */
+floxlog_result floxlog_tape_reader_next_trades(struct floxlog_tape_reader *r,
+                                               struct floxlog_trade *trades,
+                                               size_t cap,
+                                               size_t *count,
+                                               struct floxlog_tape_error *err);
+
+/**
+ * Positions the reader at timestamp `ts`: the following calls return the
+ * events with `exchange_ts_ns >= ts` that the filter keeps, in the
+ * reader's order, as a reader opened with that lower bound would (seeking
+ * back works too; errors found are returned again). Sorted segments start
+ * at their proven index entry; others are scanned from their start.
+ *
+ * # Safety
+ * `r` a live handle; `err` may be NULL.
+ */
+floxlog_result floxlog_tape_reader_seek(struct floxlog_tape_reader *r,
+                                        int64_t ts,
+                                        struct floxlog_tape_error *err);
+
+/**
+ * Sets `*stats` to what the reader has done so far (`events` counts
+ * every event returned since the open, across seeks).
+ *
+ * # Safety
+ * `r` a live handle; `stats` writable.
+ */
+floxlog_result floxlog_tape_reader_get_stats(struct floxlog_tape_reader *r,
+                                             struct floxlog_tape_reader_stats *stats);
+
+/**
+ * Sets `*pos` to where the last event returned (by `_next`, or the last of
+ * a batch) is: its segment's number and byte offset. `FLOXLOG_END` (and
+ * `*pos` untouched) before the first event and after a seek.
+ *
+ * # Safety
+ * `r` a live handle; `pos` writable.
+ */
+floxlog_result floxlog_tape_reader_position(struct floxlog_tape_reader *r,
+                                            struct floxlog_tape_position *pos);
+
+/**
+ * Sets `*path` to the path of segment number `segment` of the tape
+ * (NUL-terminated, owned by the reader until it is freed);
+ * `FLOXLOG_INVALID_INPUT` past the last segment.
+ *
+ * # Safety
+ * `r` a live handle; `path` writable.
+ */
+floxlog_result floxlog_tape_reader_segment_path(struct floxlog_tape_reader *r,
+                                                uint64_t segment,
+                                                const char **path);
+
+/**
+ * Releases the reader and unmaps the tape; every pointer it handed out
+ * dies with it. NULL is a no-op.
+ *
+ * # Safety
+ * `r` NULL or a live handle, not used afterwards.
+ */
+void floxlog_tape_reader_free(struct floxlog_tape_reader *r);
+
+/**
  * Starts a tape in directory `dir` (created if missing; it must not hold a
  * tape already, unless `cfg->resume`: then the tape there is continued)
  * and sets `*writer`. `cfg` NULL means the defaults.
@@ -3002,183 +3191,6 @@ floxlog_result floxlog_tape_writer_append_trades(struct floxlog_tape_writer *w,
  * `cfg` must be writable.
  */
 floxlog_result floxlog_tape_writer_config_default(struct floxlog_tape_writer_config *cfg);
-
-/**
- * Fills `*opts` with the defaults: time order, every event, CRCs checked,
- * unknown types rejected, torn tails tolerated, manifest trusted, 65536
- * events (ignored) and 256 MiB of ordering room.
- *
- * # Safety
- * `opts` must be writable.
- */
-floxlog_result floxlog_tape_read_options_default(struct floxlog_tape_read_options *opts);
-
-/**
- * Opens a tape for reading and sets `*reader`: `path` is a tape directory
- * (flox layout, `<created_ns>.floxlog`, or spec layout, `series-NNNNNN.bin`
- * with `manifest.json`) or one segment file. `opts` NULL means the
- * defaults. Segments are memory-mapped, never copied whole; the reader
- * holds at most the orderings of the segments it reads at one time in
- * time order (`reorder_bytes`), one LZ4 block scratch (the tape's largest
- * block) and a small cache of decompressed blocks.
- *
- * A segment another process truncates while it is read is an error
- * (`FLOXLOG_TRUNCATED`, "the file shrank while it was being read"), not
- * a `SIGBUS`: the first map installs a `SIGBUS` handler that acts only on
- * faults inside floxlog's own maps and hands any other to the handler
- * installed before it (or the default action). A host that installs its
- * own `SIGBUS` handler later should chain to the one it replaces; one that
- * wants no handler of ours sets `FLOXLOG_SIGBUS_GUARD=0` in the
- * environment (a truncation then kills the process, as with any map).
- *
- * Fails only when the tape cannot be listed (missing path, unreadable or
- * out-of-tape manifest: `FLOXLOG_BAD_MANIFEST`) or the options are wrong.
- * Damage inside segments does not fail the open: the reader returns every
- * good event, then the errors (see `floxlog_tape_reader_next`).
- *
- * # Safety
- * `path` a NUL-terminated path; `opts` NULL or valid (its filter's
- * arrays too); `reader` writable; `err` may be NULL.
- */
-floxlog_result floxlog_tape_reader_open(const char *path,
-                                        const struct floxlog_tape_read_options *opts,
-                                        struct floxlog_tape_reader **reader,
-                                        struct floxlog_tape_error *err);
-
-/**
- * `floxlog_tape_reader_open` over several inputs (`count` paths, each a
- * tape directory or a segment file), read as one tape: merged by time,
- * or in file order one input after another.
- *
- * # Safety
- * `paths` valid for `count` NUL-terminated paths; otherwise as
- * `floxlog_tape_reader_open`.
- */
-floxlog_result floxlog_tape_reader_open_paths(const char *const *paths,
-                                              size_t count,
-                                              const struct floxlog_tape_read_options *opts,
-                                              struct floxlog_tape_reader **reader,
-                                              struct floxlog_tape_error *err);
-
-/**
- * Reads the next event into `*event`.
- *
- * Returns `FLOXLOG_OK` with an event; after the last event, each error
- * found (a damaged segment: its file and byte offset; a listed file that
- * could not be opened) is returned once, in order, and then `FLOXLOG_END`
- * for good. So every good event of every segment comes before any error,
- * and a loop `while ((rc = floxlog_tape_reader_next(...)) == FLOXLOG_OK)`
- * ends with `rc` = the first error or `FLOXLOG_END`.
- *
- * What `*event` points at (book levels, pool state payloads) belongs to
- * the reader and stays valid until the next call on it.
- *
- * # Safety
- * `r` a live handle; `event` writable; `err` may be NULL.
- */
-floxlog_result floxlog_tape_reader_next(struct floxlog_tape_reader *r,
-                                        struct floxlog_event *event,
-                                        struct floxlog_tape_error *err);
-
-/**
- * Reads up to `cap` events into `events[0..cap)` and sets `*count`: the
- * batch form of `floxlog_tape_reader_next`. Returns `FLOXLOG_OK` with
- * `*count >= 1`; after the last event, the errors one per call with
- * `*count == 0`, then `FLOXLOG_END` with `*count == 0`. A batch also ends
- * early once it holds about 4 MiB of book levels and pool payloads.
- * `*count` is written on every return.
- *
- * Levels and payloads of the batch's events belong to the reader and stay
- * valid until the next call on it.
- *
- * # Safety
- * `r` a live handle; `events` valid for `cap` writable events; `count`
- * writable; `err` may be NULL.
- */
-floxlog_result floxlog_tape_reader_next_batch(struct floxlog_tape_reader *r,
-                                              struct floxlog_event *events,
-                                              size_t cap,
-                                              size_t *count,
-                                              struct floxlog_tape_error *err);
-
-/**
- * Reads up to `cap` consecutive trades into `trades[0..cap)` and sets
- * `*count`: the fast path for trade tapes, one boundary crossing per batch
- * and each trade written straight into the caller's array.
- *
- * The batch stops before the first event of another type, which is kept:
- * it is the next event `floxlog_tape_reader_next` or `_next_batch`
- * returns. Returns `FLOXLOG_OK` with `*count >= 1`; `FLOXLOG_NOT_TRADE`
- * with `*count == 0` when the next event is not a trade (read it with the
- * general call, then come back); after the last event, the errors one per
- * call and then `FLOXLOG_END`, as `floxlog_tape_reader_next_batch` does,
- * with `*count == 0`. `*count` is written on every return.
- *
- * # Safety
- * `r` a live handle; `trades` valid for `cap` writable trades; `count`
- * writable; `err` may be NULL.
- */
-floxlog_result floxlog_tape_reader_next_trades(struct floxlog_tape_reader *r,
-                                               struct floxlog_trade *trades,
-                                               size_t cap,
-                                               size_t *count,
-                                               struct floxlog_tape_error *err);
-
-/**
- * Positions the reader at timestamp `ts`: the following calls return the
- * events with `exchange_ts_ns >= ts` that the filter keeps, in the
- * reader's order, as a reader opened with that lower bound would (seeking
- * back works too; errors found are returned again). Sorted segments start
- * at their proven index entry; others are scanned from their start.
- *
- * # Safety
- * `r` a live handle; `err` may be NULL.
- */
-floxlog_result floxlog_tape_reader_seek(struct floxlog_tape_reader *r,
-                                        int64_t ts,
-                                        struct floxlog_tape_error *err);
-
-/**
- * Sets `*stats` to what the reader has done so far (`events` counts
- * every event returned since the open, across seeks).
- *
- * # Safety
- * `r` a live handle; `stats` writable.
- */
-floxlog_result floxlog_tape_reader_get_stats(struct floxlog_tape_reader *r,
-                                             struct floxlog_tape_reader_stats *stats);
-
-/**
- * Sets `*pos` to where the last event returned (by `_next`, or the last of
- * a batch) is: its segment's number and byte offset. `FLOXLOG_END` (and
- * `*pos` untouched) before the first event and after a seek.
- *
- * # Safety
- * `r` a live handle; `pos` writable.
- */
-floxlog_result floxlog_tape_reader_position(struct floxlog_tape_reader *r,
-                                            struct floxlog_tape_position *pos);
-
-/**
- * Sets `*path` to the path of segment number `segment` of the tape
- * (NUL-terminated, owned by the reader until it is freed);
- * `FLOXLOG_INVALID_INPUT` past the last segment.
- *
- * # Safety
- * `r` a live handle; `path` writable.
- */
-floxlog_result floxlog_tape_reader_segment_path(struct floxlog_tape_reader *r,
-                                                uint64_t segment,
-                                                const char **path);
-
-/**
- * Releases the reader and unmaps the tape; every pointer it handed out
- * dies with it. NULL is a no-op.
- *
- * # Safety
- * `r` NULL or a live handle, not used afterwards.
- */
-void floxlog_tape_reader_free(struct floxlog_tape_reader *r);
 
 /**
  * Checks every segment of the tape at `path` (a directory or a segment

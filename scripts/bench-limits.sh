@@ -458,7 +458,7 @@ rows.append("CRC32 of every 48-byte trade payload vs the fastest CRC32 here")
 cname, clim = get(R, "crc", "limit: fastest CRC", prefix=True)
 cname = "fastest: " + short(cname)
 row("reader's CRC path (x4 over frames, checked)",
-    get(R, "crc", "crc32 48B: reader path (x4, checked)")[1], cname, clim, None)
+    get(R, "crc", "crc32 48B: reader path (x8, checked)")[1], cname, clim, None)
 
 W = 50
 

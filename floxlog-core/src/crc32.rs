@@ -49,6 +49,20 @@ pub fn crc32_x4(data: [&[u8]; LANES]) -> [u32; LANES] {
     }
 }
 
+/// The CRCs of `L` buffers of one length fixed when compiling (a run of
+/// trade payloads), interleaved: equal to `L` [`crc32`] calls.
+#[inline]
+pub fn crc32_same<const N: usize, const L: usize>(data: [&[u8; N]; L]) -> [u32; L] {
+    #[cfg(feature = "fast-crc")]
+    {
+        floxlog_crc32::crc32_same(data)
+    }
+    #[cfg(not(feature = "fast-crc"))]
+    {
+        data.map(|d| PORTABLE.checksum(d))
+    }
+}
+
 /// Which CRC code runs: floxlog-crc32's kernel name, or `"portable"`.
 pub fn crc32_kernel() -> &'static str {
     #[cfg(feature = "fast-crc")]
@@ -95,6 +109,14 @@ mod tests {
             let want = d.map(crc32_portable);
             assert_eq!(crc32_x4(d), want);
             assert_eq!(crc32(d[0]), want[0]);
+            let same = |k: usize| <&[u8; 48]>::try_from(&buf[k..k + 48]).unwrap();
+            let offs: [usize; 8] = core::array::from_fn(|_| (rng(&mut s) % 64) as usize);
+            let fixed = offs.map(same);
+            assert_eq!(crc32_same(fixed), fixed.map(|d| crc32_portable(d)));
+            let odd: [&[u8; 20]; 3] = core::array::from_fn(|k| {
+                <&[u8; 20]>::try_from(&buf[offs[k]..offs[k] + 20]).unwrap()
+            });
+            assert_eq!(crc32_same(odd), odd.map(|d| crc32_portable(d)));
         }
         assert_eq!(crc32(b"123456789"), 0xCBF4_3926);
         assert_eq!(crc32(&[]), 0);

@@ -59,6 +59,25 @@ fn per_group(buf: &[u8], frames: usize) -> u32 {
     acc
 }
 
+/// `crc32_same` over groups of `L` payloads.
+fn per_same<const L: usize>(buf: &[u8], frames: usize) -> u32 {
+    let mut acc = 0;
+    let mut left = frames;
+    while left > 0 {
+        for g in buf.chunks_exact(L * STRIDE).take(left / L) {
+            let lanes: [&[u8; 48]; L] = core::array::from_fn(|k| {
+                let at = k * STRIDE + 16;
+                g[at..at + 48].try_into().unwrap_or(&[0; 48])
+            });
+            for c in floxlog_crc32::crc32_same(black_box(lanes)) {
+                acc ^= c;
+            }
+        }
+        left = left.saturating_sub(buf.len() / STRIDE);
+    }
+    acc
+}
+
 fn main() {
     // Deterministic filler.
     let mut s = 0x9e37_79b9_7f4a_7c15u64;
@@ -87,7 +106,7 @@ fn main() {
         if quick && label == "cold" {
             continue;
         }
-        let rows: [(&str, Row); 4] = [
+        let rows: [(&str, Row); 7] = [
             (
                 "crc32fast::hash",
                 Box::new(|| per_payload(buf, count, crc32fast::hash)),
@@ -101,6 +120,18 @@ fn main() {
                 Box::new(|| per_payload(buf, count, floxlog_crc32::crc32)),
             ),
             ("crc32_x4 (groups of 4)", Box::new(|| per_group(buf, count))),
+            (
+                "crc32_same (groups of 4)",
+                Box::new(|| per_same::<4>(buf, count)),
+            ),
+            (
+                "crc32_same (groups of 8)",
+                Box::new(|| per_same::<8>(buf, count)),
+            ),
+            (
+                "crc32_same (groups of 16)",
+                Box::new(|| per_same::<16>(buf, count)),
+            ),
         ];
         let mut check = None;
         for (name, f) in rows {

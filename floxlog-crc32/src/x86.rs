@@ -181,6 +181,40 @@ fn whole_chunks_x4(data: [&[u8]; 4]) -> [u32; 4] {
     [!reduce(x[0]), !reduce(x[1]), !reduce(x[2]), !reduce(x[3])]
 }
 
+/// `L` lanes of a length `N` fixed when compiling (the caller checks it is
+/// a multiple of 16, at least 16): `L` independent fold chains in
+/// lock-step, each reduced on its own; the loops unroll for `N` and `L`.
+#[inline]
+#[target_feature(enable = "pclmulqdq,sse4.1")]
+pub(crate) fn crc32_same<const N: usize, const L: usize>(data: [&[u8; N]; L]) -> [u32; L] {
+    // Chunk `s` of a lane; with `N` and (unrolled) `s` constants, the
+    // bounds fold away.
+    #[inline(always)]
+    fn chunk<const N: usize>(d: &[u8; N], s: usize) -> Option<&[u8; 16]> {
+        d.get(s * 16..s * 16 + 16)?.try_into().ok()
+    }
+    let i = init(0);
+    let k128 = pair(FOLD_128);
+    let mut x = [_mm_setzero_si128(); L];
+    for (x, d) in x.iter_mut().zip(data) {
+        if let Some(c) = chunk(d, 0) {
+            *x = _mm_xor_si128(load(c), i);
+        }
+    }
+    for s in 1..N / 16 {
+        for (x, d) in x.iter_mut().zip(data) {
+            if let Some(c) = chunk(d, s) {
+                *x = _mm_xor_si128(fold(*x, k128), load(c));
+            }
+        }
+    }
+    let mut out = [0u32; L];
+    for (o, x) in out.iter_mut().zip(x) {
+        *o = !reduce(x);
+    }
+    out
+}
+
 /// Folds each lane's chunks past the first `n`, reduces, and runs the tails.
 #[inline]
 #[target_feature(enable = "pclmulqdq,sse4.1")]

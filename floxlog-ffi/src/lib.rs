@@ -65,11 +65,8 @@ mod sizes;
 // Tape-level failures: `floxlog_tape_error`.
 mod tape_error;
 
-// The tape writer handle (tape/writer/).
+// The tape reader and writer handles (tape/reader/, tape/writer/).
 mod tape;
-
-// The tape reader handle.
-mod tape_reader;
 
 // Verify, recover and inspect a tape.
 mod tape_ops;
@@ -99,11 +96,11 @@ pub use message::*;
 pub use reader::*;
 pub use segment::*;
 pub use sizes::*;
+pub use tape::reader::*;
 pub use tape::writer::*;
 pub use tape_diff::*;
 pub use tape_error::*;
 pub use tape_ops::*;
-pub use tape_reader::*;
 pub use tape_tail::*;
 pub use types::*;
 pub use writer::*;
@@ -130,6 +127,8 @@ pub extern "C" fn floxlog_lz4_supported() -> bool {
 #[cfg(test)]
 mod tests;
 
+#[cfg(test)]
+mod tape_ahead_tests;
 #[cfg(test)]
 mod tape_tests;
 #[cfg(test)]

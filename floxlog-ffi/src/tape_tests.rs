@@ -8,10 +8,10 @@
 
 use crate::consts::*;
 use crate::error::floxlog_result::{self, *};
+use crate::tape::reader::*;
 use crate::tape::writer::*;
 use crate::tape_error::{floxlog_tape_error, zeroed_error};
 use crate::tape_ops::*;
-use crate::tape_reader::*;
 use crate::types::*;
 use core::ffi::{c_char, c_void, CStr};
 use std::ffi::CString;

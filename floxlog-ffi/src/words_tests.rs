@@ -9,10 +9,10 @@
 #![allow(clippy::field_reassign_with_default)]
 
 use crate::error::floxlog_result::{self, *};
+use crate::tape::reader::*;
 use crate::tape::writer::*;
 use crate::tape_error::{floxlog_tape_error, zeroed_error};
 use crate::tape_ops::*;
-use crate::tape_reader::*;
 use crate::types::*;
 use core::ffi::{c_char, c_void, CStr};
 use std::ffi::CString;

@@ -11,6 +11,7 @@
 
 use super::{crc_pending, plain_position, Position, Reader};
 use crate::consts::{frame_type, RECORD_VERSION};
+use crate::crc32::crc32_same;
 use crate::error::Error;
 use crate::event::Event;
 use crate::frame::{field as hdr, FrameHeader};
@@ -31,6 +32,15 @@ pub trait TradeSink {
     fn capacity(&self) -> usize;
     /// Stores trade number `i` (`i < capacity()`, each once, in order).
     fn put(&mut self, i: usize, t: Trade);
+    /// [`TradeSink::put`], told where the trade's frame is (what
+    /// [`Reader::position`] says after it): for sinks that hand trades out
+    /// one by one later and must say where each was. By default the
+    /// position is dropped (and costs nothing in the loop).
+    #[inline(always)]
+    fn put_at(&mut self, i: usize, t: Trade, at: Position) {
+        let _ = at;
+        self.put(i, t);
+    }
 }
 
 impl TradeSink for [Trade] {
@@ -174,7 +184,7 @@ impl Reader<'_, '_> {
             }
             match self.slow_step() {
                 Step::Trade(t) => {
-                    out.put(n, t);
+                    out.put_at(n, t, self.last);
                     n += 1;
                 }
                 Step::Other => break TradeStop::OtherType,
@@ -197,7 +207,16 @@ impl Reader<'_, '_> {
         let verify = self.opts.verify_crc;
         if !self.compressed {
             let area = self.data.get(..self.end).unwrap_or_default();
-            let (k, last) = run(area, &mut self.pos, &mut self.crc_ok, verify, out, n, cap);
+            let (k, last) = run(
+                area,
+                &mut self.pos,
+                &mut self.crc_ok,
+                verify,
+                None,
+                out,
+                n,
+                cap,
+            );
             if let Some(at) = last {
                 self.events += (k - n) as u64;
                 self.last = plain_position(at);
@@ -208,7 +227,8 @@ impl Reader<'_, '_> {
             return n;
         };
         let area = self.scratch.get(..b.len).unwrap_or_default();
-        let (k, last) = run(area, &mut b.pos, &mut b.crc_ok, verify, out, n, cap);
+        let block = Some(b.offset as u64);
+        let (k, last) = run(area, &mut b.pos, &mut b.crc_ok, verify, block, out, n, cap);
         if let Some(at) = last {
             b.seen += (k - n) as u32;
             self.events += (k - n) as u64;
@@ -288,20 +308,47 @@ impl Reader<'_, '_> {
 /// frames), stores every whole version-1 trade frame with a checked CRC
 /// (when `verify`) into slots `n..cap`. Returns the new count and the
 /// offset of the last frame stored; `*pos` ends at the first frame not
-/// taken.
+/// taken. `block`: the offset of the LZ4 block `area` is (frames' positions
+/// are then inside it).
 #[inline(always)]
+#[allow(clippy::too_many_arguments)]
 fn run<S: TradeSink + ?Sized>(
     area: &[u8],
     pos: &mut usize,
     crc_ok: &mut usize,
     verify: bool,
+    block: Option<u64>,
     out: &mut S,
     mut n: usize,
     cap: usize,
 ) -> (usize, Option<usize>) {
     let mut at = *pos;
     let mut last = None;
+    let here = |at: usize| match block {
+        None => plain_position(at),
+        Some(offset) => Position {
+            offset,
+            in_block: Some(at as u32),
+        },
+    };
     while n < cap {
+        // RUN clean trade frames at once, their CRCs in one call, where
+        // none is checked yet; anything else (fewer left, another frame,
+        // a mismatch) is for the frame-by-frame step below, which finds
+        // exactly where the run stops.
+        if verify && at >= *crc_ok && cap - n >= RUN {
+            if let Some(payloads) = clean_trades(area, at) {
+                for (k, payload) in payloads.into_iter().enumerate() {
+                    let at = at + k * TRADE_FRAME;
+                    out.put_at(n + k, Trade::from_payload(payload), here(at));
+                }
+                last = Some(at + (RUN - 1) * TRADE_FRAME);
+                at += RUN * TRADE_FRAME;
+                *crc_ok = at;
+                n += RUN;
+                continue;
+            }
+        }
         let Some(frame) = area.get(at..at.saturating_add(TRADE_FRAME)) else {
             break;
         };
@@ -318,11 +365,34 @@ fn run<S: TradeSink + ?Sized>(
         let Ok(payload) = <&[u8; Trade::LEN]>::try_from(payload) else {
             break;
         };
-        out.put(n, Trade::from_payload(payload));
+        out.put_at(n, Trade::from_payload(payload), here(at));
         last = Some(at);
         at += TRADE_FRAME;
         n += 1;
     }
     *pos = at;
     (n, last)
+}
+
+/// Trade frames whose CRCs the tight loop checks in one call: eight
+/// independent CRC chains keep the multiplier busy.
+const RUN: usize = 8;
+
+/// The payloads of the [`RUN`] frames from `at` of `area` when all are
+/// whole version-1 trade frames whose CRCs match their headers.
+#[inline(always)]
+fn clean_trades(area: &[u8], at: usize) -> Option<[&[u8; Trade::LEN]; RUN]> {
+    let b = area.get(at..at.checked_add(RUN * TRADE_FRAME)?)?;
+    let (frames, _) = b.as_chunks::<TRADE_FRAME>();
+    let mut payloads = [&[0u8; Trade::LEN]; RUN];
+    let mut want = [0u32; RUN];
+    for ((f, p), w) in frames.iter().zip(&mut payloads).zip(&mut want) {
+        if u32_at(f, hdr::SIZE) != Trade::LEN as u32 || u32_at(f, hdr::TYPE) != TRADE_TAG {
+            return None;
+        }
+        // A trade frame ends with its payload.
+        *p = f.last_chunk::<{ Trade::LEN }>()?;
+        *w = u32_at(f, hdr::CRC32);
+    }
+    (frames.len() == RUN && crc32_same(payloads) == want).then_some(payloads)
 }

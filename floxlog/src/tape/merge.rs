@@ -47,7 +47,7 @@ mod order;
 mod time;
 mod trades;
 pub use filter::Filter;
-pub use trades::TradeRun;
+pub use trades::{SegmentTrades, TradeRun};
 
 /// In which order events come out.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]

@@ -34,6 +34,23 @@ impl<S: TradeSink + ?Sized> TradeSink for Tail<'_, S> {
     fn put(&mut self, i: usize, t: Trade) {
         self.out.put(self.base + i, t);
     }
+
+    #[inline(always)]
+    fn put_at(&mut self, i: usize, t: Trade, at: Position) {
+        self.out.put_at(self.base + i, t, at);
+    }
+}
+
+/// What one [`TapeReader::segment_trades`] call did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SegmentTrades {
+    /// The trades stored, as [`TapeReader::next_trades`] says.
+    pub run: TradeRun,
+    /// How many [`TapeReader::problems`] there were when the first of
+    /// them was read: what a per-event read shows while it hands them out
+    /// (the problems recorded after them, at their segment's end, come
+    /// after the last of them).
+    pub problems_before: usize,
 }
 
 impl Filter {
@@ -78,6 +95,47 @@ impl TapeReader<'_> {
             self.current += 1;
         }
         (run, Ok(()))
+    }
+
+    /// [`TapeReader::next_trades`] for a caller that hands the trades out
+    /// one by one later (the C per-event reader's look-ahead), with each
+    /// trade's position given to the sink's [`TradeSink::put_at`]: the
+    /// trades of one segment only, so that they share a segment number and
+    /// the problems recorded while they are read are all after them.
+    /// `Ok(None)` (and nothing read) unless the read goes through the
+    /// core's batch kernel: file order (or one segment found in order), a
+    /// filter that keeps every trade, no Sorted flag to check. An error is
+    /// the one [`TapeReader::next_item`] would return (before any event).
+    pub fn segment_trades<S: TradeSink + ?Sized>(
+        &mut self,
+        out: &mut S,
+    ) -> Result<Option<SegmentTrades>, TapeError> {
+        self.plan()?;
+        let checks = self.cursors.iter().any(|c| c.check_sorted);
+        if !(self.direct && self.filter.keeps_every_trade() && !checks) {
+            return Ok(None);
+        }
+        self.merge.out = None;
+        self.held = false;
+        let mut run = TradeRun::default();
+        while self.current < self.cursors.len() {
+            let problems_before = self.problems.len();
+            self.live_trades(self.current, out, &mut run);
+            if run.count > 0 || run.declined {
+                return Ok(Some(SegmentTrades {
+                    run,
+                    problems_before,
+                }));
+            }
+            if out.capacity() == 0 {
+                break;
+            }
+            self.current += 1;
+        }
+        Ok(Some(SegmentTrades {
+            run,
+            problems_before: self.problems.len(),
+        }))
     }
 
     /// [`TapeReader::next_trades`] through [`TapeReader::next_run`]: time

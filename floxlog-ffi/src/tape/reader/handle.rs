@@ -1,0 +1,288 @@
+//! The tape reader handle: the opened tape, the engine's reader over it,
+//! and what the C calls have handed out so far.
+
+use crate::boundary::slice_in;
+use crate::error::{floxlog_result, Fail};
+use crate::handle::Opaque;
+use crate::tape_error::{str_in, TapeFail, TapeResult};
+use crate::types::*;
+use core::mem::MaybeUninit;
+use core::ptr::NonNull;
+use floxlog::tape::{
+    Filter, OpenOptions, OpenedTape, Order, ReadConfig, ReadOutcome, Tape, TapeError, TapeReader,
+};
+use floxlog_core::{ReadOptions, UnknownTypes};
+use floxlog_result::*;
+use std::ffi::CString;
+use std::os::unix::ffi::OsStrExt;
+use std::path::PathBuf;
+
+use super::ahead::Ahead;
+use super::options::*;
+
+const TAPE_READER_MAGIC: u64 = 0x4452_4550_4154_4c46; // "FLTAPERD"
+
+#[repr(C)]
+pub(crate) struct TapeReaderHandle {
+    pub(crate) magic: u64,
+    /// Borrows `*opened` (which is boxed, so moving the handle moves no
+    /// borrowed byte). Always dropped before `opened` is freed (`Drop`).
+    pub(crate) reader: Option<TapeReader<'static>>,
+    pub(crate) opened: NonNull<OpenedTape>,
+    pub(crate) cfg: ReadConfig,
+    /// The filter's own lower bound (a seek raises it, never lowers it).
+    pub(crate) from: Option<i64>,
+    pub(crate) strict: bool,
+    pub(crate) segments: u64,
+    pub(crate) bytes: u64,
+    /// Files that could not be opened or listed: errors known at open.
+    pub(crate) listing: Vec<TapeError>,
+    /// Errors returned so far (listing first, then the reader's).
+    pub(crate) reported: usize,
+    /// A hard error of the merge (budget), returned once, then the end.
+    pub(crate) fatal: Option<TapeFail>,
+    pub(crate) failed: bool,
+    /// The reader's current event ended a trades-only batch without being
+    /// handed out: the next `step` returns it.
+    pub(crate) held: bool,
+    pub(crate) events: u64,
+    pub(crate) levels: Vec<MaybeUninit<floxlog_level>>,
+    pub(crate) payloads: Vec<u8>,
+    pub(crate) fixups: Vec<Fixup>,
+    /// Where the last event returned is.
+    pub(crate) last: Option<floxlog_tape_position>,
+    /// Each segment's path, NUL-terminated (`floxlog_tape_reader_segment_path`).
+    pub(crate) paths: Vec<CString>,
+    /// Trades read ahead for the per-event calls (`ahead.rs`).
+    pub(crate) ahead: Ahead,
+}
+
+/// A pointer of a batch's event to set once the batch's buffers stop
+/// moving.
+#[derive(Clone, Copy)]
+pub(crate) enum Fixup {
+    Book {
+        at: usize,
+        levels: usize,
+        bids: usize,
+    },
+    Pool {
+        at: usize,
+        offset: usize,
+    },
+}
+
+// SAFETY: TapeReaderHandle is repr(C) with the u64 magic first.
+unsafe impl Opaque for floxlog_tape_reader {
+    type Handle = TapeReaderHandle;
+    const MAGIC: u64 = TAPE_READER_MAGIC;
+    const NULL: &'static str = "r";
+    const WRONG: &'static str = "not a floxlog_tape_reader handle";
+}
+
+impl Drop for TapeReaderHandle {
+    fn drop(&mut self) {
+        // The reader borrows the opened tape: it goes first.
+        self.reader = None;
+        // SAFETY: `opened` came from `Box::into_raw` in `new` and nothing
+        // borrows it any more.
+        drop(unsafe { Box::from_raw(self.opened.as_ptr()) });
+    }
+}
+
+impl TapeReaderHandle {
+    /// Lists and maps the tape, resolves the filter, starts the reader.
+    pub(crate) fn new(
+        inputs: &[PathBuf],
+        o: &floxlog_tape_read_options,
+    ) -> TapeResult<TapeReaderHandle> {
+        let order = match o.order {
+            FLOXLOG_ORDER_TIME => Order::Time,
+            FLOXLOG_ORDER_FILE => Order::File,
+            _ => return Err(Fail::invalid("order is not a FLOXLOG_ORDER_* value").into()),
+        };
+        let f = &o.filter;
+        if f.types & !TYPE_BITS != 0 {
+            return Err(Fail::invalid("filter types has bits of no FLOXLOG_EVENT_* type").into());
+        }
+        let tape = Tape::open(
+            inputs,
+            OpenOptions {
+                ignore_manifest: o.ignore_manifest != 0,
+            },
+        )?;
+        // SAFETY: the caller promises `symbol_id_count` ids.
+        let ids = unsafe { slice_in(f.symbol_ids, f.symbol_id_count, "opts->filter.symbol_ids") }?;
+        // SAFETY: the caller promises `symbol_name_count` string pointers.
+        let name_ptrs = unsafe {
+            slice_in(
+                f.symbol_names,
+                f.symbol_name_count,
+                "opts->filter.symbol_names",
+            )
+        }?;
+        let mut names = Vec::with_capacity(name_ptrs.len());
+        for p in name_ptrs {
+            // SAFETY: the caller promises NUL-terminated strings.
+            names.push(unsafe { str_in(*p, "a filter symbol name is NULL or not UTF-8") }?);
+        }
+        let symbols = match (tape.symbol_ids(&names)?, ids.is_empty()) {
+            (None, true) => None,
+            (named, _) => {
+                let mut v = named.unwrap_or_default();
+                v.extend_from_slice(ids);
+                v.sort_unstable();
+                v.dedup();
+                Some(v)
+            }
+        };
+        let types = (f.types != 0).then(|| core::array::from_fn(|t| f.types & (1 << t) != 0));
+        let from = (f.has_from != 0).then_some(f.from_ns);
+        let cfg = ReadConfig {
+            order,
+            filter: Filter {
+                from,
+                to: (f.has_to != 0).then_some(f.to_ns),
+                symbols,
+                types,
+            },
+            reorder_window: o.reorder_window,
+            reorder_bytes: usize::try_from(o.reorder_bytes).unwrap_or(usize::MAX),
+            read: ReadOptions {
+                verify_crc: o.verify_crc != 0,
+                unknown_types: if o.skip_unknown_types != 0 {
+                    UnknownTypes::Skip
+                } else {
+                    UnknownTypes::Reject
+                },
+                ..ReadOptions::default()
+            },
+        };
+        // Listed segments that cannot be read are data the reader lacks.
+        let mut listing: Vec<TapeError> = tape
+            .unread()
+            .map(|f| {
+                let mut e = TapeError::input(f.path.as_deref(), f.message.clone());
+                e.offset = f.offset;
+                e.hint = f.hint.clone();
+                e
+            })
+            .collect();
+        let segments = tape.segments.len() as u64;
+        let paths = tape
+            .segments
+            .iter()
+            .map(|s| CString::new(s.path.as_os_str().as_bytes()).unwrap_or_default())
+            .collect();
+        let opened = OpenedTape::open(tape);
+        listing.extend(opened.open_errors.iter().cloned());
+        let bytes = opened.total_bytes();
+        let mut h = TapeReaderHandle {
+            magic: TAPE_READER_MAGIC,
+            reader: None,
+            opened: NonNull::from(Box::leak(Box::new(opened))),
+            cfg,
+            from,
+            strict: o.strict != 0,
+            segments,
+            bytes,
+            listing,
+            reported: 0,
+            fatal: None,
+            failed: false,
+            held: false,
+            events: 0,
+            levels: Vec::new(),
+            payloads: Vec::new(),
+            fixups: Vec::new(),
+            last: None,
+            paths,
+            ahead: Ahead::new(),
+        };
+        h.restart();
+        Ok(h)
+    }
+
+    /// A new reader over the opened tape with the current settings.
+    pub(crate) fn restart(&mut self) {
+        self.reader = None;
+        // SAFETY: `opened` is a live box that nothing borrows now (the old
+        // reader was dropped above); the new reader's borrow lasts until
+        // the next restart or the drop, both of which end it first.
+        let opened: &'static mut OpenedTape = unsafe { &mut *self.opened.as_ptr() };
+        self.reader = Some(opened.reader(&self.cfg));
+        self.reported = 0;
+        self.last = None;
+        self.fatal = None;
+        self.failed = false;
+        self.held = false;
+        self.ahead.reset();
+    }
+
+    /// The read so far, judged strict or lenient.
+    fn outcome(&self) -> Option<ReadOutcome<'_>> {
+        let r = self.reader.as_ref()?;
+        // Problems found reading ahead show once the trades before them
+        // have been handed out.
+        let all = r.problems();
+        let shown = all.get(..self.ahead.visible(all.len())).unwrap_or(all);
+        Some(ReadOutcome::new(shown, self.strict).with_events(self.events))
+    }
+
+    /// The errors found so far, in the order they are returned.
+    fn errors(&self) -> impl Iterator<Item = TapeError> + '_ {
+        let problems = self.outcome().into_iter().flat_map(|o| o.errors());
+        self.listing
+            .iter()
+            .cloned()
+            .chain(problems.map(|p| p.to_error()))
+    }
+
+    /// The result of a batch call whose loop stopped after `n` events,
+    /// `failure` being what stopped it, if anything: `FLOXLOG_OK` when it
+    /// got events (the failure is kept for the next call), else `idle` when
+    /// given (`FLOXLOG_NOT_TRADE`), else the next error or `FLOXLOG_END`.
+    pub(crate) fn end_batch(
+        &mut self,
+        n: usize,
+        failure: Option<TapeFail>,
+        idle: Option<floxlog_result>,
+    ) -> TapeResult<floxlog_result> {
+        if n > 0 {
+            if let Some(e) = failure {
+                self.fatal = Some(e);
+            }
+            return Ok(FLOXLOG_OK);
+        }
+        if let Some(code) = idle {
+            return Ok(code);
+        }
+        match failure.or_else(|| self.next_error()) {
+            Some(e) => Err(e),
+            None => Ok(FLOXLOG_END),
+        }
+    }
+
+    /// After the last event: the next unreported error, if any.
+    pub(crate) fn next_error(&mut self) -> Option<TapeFail> {
+        if let Some(e) = self.fatal.take() {
+            return Some(e);
+        }
+        let e = self.errors().nth(self.reported)?;
+        self.reported += 1;
+        Some(e.into())
+    }
+
+    pub(crate) fn stats(&self) -> floxlog_tape_reader_stats {
+        let late = self.reader.as_ref().map_or(0, |r| r.late_events());
+        let torn = self.outcome().map_or(0, |o| o.torn_tails());
+        floxlog_tape_reader_stats {
+            segments: self.segments,
+            bytes: self.bytes,
+            events: self.events,
+            late_events: late,
+            torn_tails: torn,
+            errors: self.errors().count() as u64 + u64::from(self.fatal.is_some()),
+        }
+    }
+}
