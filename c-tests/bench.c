@@ -640,8 +640,7 @@ static void bench_tape(size_t n) {
 /* FLOXLOG_BENCH_READ_TIME=DIR (or FLOXLOG_BENCH_READ_FILE=DIR: file order):
  * reads the tape DIR through floxlog_tape_reader_next_trades (or, with
  * FLOXLOG_BENCH_READ_NEXT=1, floxlog_tape_reader_next), CRCs checked unless
- * FLOXLOG_BENCH_READ_NOCRC=1, with floxlog_tape_read_options.jobs from
- * FLOXLOG_BENCH_READ_JOBS (default 1), and only that (for peak RSS and profiles of
+ * FLOXLOG_BENCH_READ_NOCRC=1, and only that (for peak RSS and profiles of
  * one read path): 0 when the read ends cleanly and, in time order, every
  * exchange timestamp is at or after the one before; 1 otherwise.
  * scripts/bench-limits.sh measures its peak RSS on a big jittered tape
@@ -651,13 +650,11 @@ static int read_only(const char *dir, uint8_t order) {
   static floxlog_event ev;
   const char *next_env = getenv("FLOXLOG_BENCH_READ_NEXT");
   const char *nocrc_env = getenv("FLOXLOG_BENCH_READ_NOCRC");
-  const char *jobs_env = getenv("FLOXLOG_BENCH_READ_JOBS");
   const int per_event = next_env && strcmp(next_env, "1") == 0;
   floxlog_tape_read_options o;
   floxlog_tape_read_options_default(&o);
   o.order = order;
   o.verify_crc = nocrc_env && strcmp(nocrc_env, "1") == 0 ? 0 : 1;
-  if (jobs_env) o.jobs = (uint8_t)atoi(jobs_env);
   floxlog_tape_error err;
   floxlog_tape_reader *r = NULL;
   if (floxlog_tape_reader_open(dir, &o, &r, &err) != FLOXLOG_OK) tape_die("tape reader open", &err);

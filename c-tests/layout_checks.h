@@ -118,18 +118,6 @@ FLOXLOG_STATIC_ASSERT(FLOXLOG_MAGIC_SEGMENT == 0x584F4C46, "FLOX");
 FLOXLOG_STATIC_ASSERT(FLOXLOG_MAGIC_BLOCK == 0x4B4C4246, "FBLK");
 FLOXLOG_STATIC_ASSERT(FLOXLOG_MAGIC_INDEX == 0x58444E49, "INDX");
 
-/* floxlog_tape_read_options.jobs sits in what was padding after
- * ignore_manifest: the struct's size and other offsets are unchanged. */
-FLOXLOG_STATIC_ASSERT(offsetof(floxlog_tape_read_options, jobs) ==
-                          offsetof(floxlog_tape_read_options, ignore_manifest) + 1,
-                      "read options jobs after ignore_manifest");
-FLOXLOG_STATIC_ASSERT(offsetof(floxlog_tape_read_options, reorder_window) ==
-                          sizeof(floxlog_tape_filter) + 8,
-                      "read options reorder_window unmoved");
-FLOXLOG_STATIC_ASSERT(sizeof(floxlog_tape_read_options) ==
-                          offsetof(floxlog_tape_read_options, reorder_bytes) + 8,
-                      "read options size unchanged");
-
 #undef AT
 #undef SIZE
 

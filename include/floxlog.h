@@ -1299,18 +1299,6 @@ typedef struct floxlog_tape_read_options {
    */
   uint8_t ignore_manifest;
   /**
-   * Threads a file-order read may use (default 1; 0 and 1 both mean
-   * the calling thread only). Set in the padding after
-   * `ignore_manifest`, so the struct's size and other offsets are those
-   * of earlier headers (a caller that zeroes the struct gets 0). Today
-   * every read runs on the calling thread whatever `jobs` says: a
-   * value of 2 or more is accepted and gives exactly the events,
-   * positions, stats and errors of `jobs = 1`; a parallel file-order
-   * read is planned behind it (time order and filters that drop events
-   * will stay on one thread).
-   */
-  uint8_t jobs;
-  /**
    * Accepted and ignored (default 65536): time order is exact, not
    * windowed. Kept so that the struct's layout does not change.
    */

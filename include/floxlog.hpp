@@ -900,8 +900,6 @@ struct ReadOptions {
   ReadOptions& skip_unknown_types(bool v = true) noexcept { c.skip_unknown_types = v ? 1 : 0; return *this; }
   /** @brief Whether to list directories instead of trusting `manifest.json`. */
   ReadOptions& ignore_manifest(bool v = true) noexcept { c.ignore_manifest = v ? 1 : 0; return *this; }
-  /** @brief Threads a file-order read may use (0/1: the calling thread; see `floxlog_tape_read_options.jobs`). */
-  ReadOptions& jobs(std::uint8_t n) noexcept { c.jobs = n; return *this; }
   /** @brief Events of the reorder window of unsorted segments (time order). */
   ReadOptions& reorder_window(std::size_t n) noexcept { c.reorder_window = n; return *this; }
   /** @brief Most frame bytes the reorder windows may hold together (time order). */

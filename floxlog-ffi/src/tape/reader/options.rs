@@ -60,16 +60,6 @@ pub struct floxlog_tape_read_options {
     pub strict: u8,
     /// Non-zero: list each directory instead of trusting `manifest.json`.
     pub ignore_manifest: u8,
-    /// Threads a file-order read may use (default 1; 0 and 1 both mean
-    /// the calling thread only). Set in the padding after
-    /// `ignore_manifest`, so the struct's size and other offsets are those
-    /// of earlier headers (a caller that zeroes the struct gets 0). Today
-    /// every read runs on the calling thread whatever `jobs` says: a
-    /// value of 2 or more is accepted and gives exactly the events,
-    /// positions, stats and errors of `jobs = 1`; a parallel file-order
-    /// read is planned behind it (time order and filters that drop events
-    /// will stay on one thread).
-    pub jobs: u8,
     /// Accepted and ignored (default 65536): time order is exact, not
     /// windowed. Kept so that the struct's layout does not change.
     pub reorder_window: usize,
@@ -79,20 +69,6 @@ pub struct floxlog_tape_read_options {
     /// naming `reorder_bytes`, instead of growing without bound.
     pub reorder_bytes: u64,
 }
-
-// `jobs` lives in what was padding: the struct keeps its size and every
-// other field its offset (C callers built against older headers).
-const _: () = {
-    use core::mem::{offset_of, size_of};
-    type O = floxlog_tape_read_options;
-    assert!(offset_of!(O, jobs) == offset_of!(O, ignore_manifest) + 1);
-    assert!(
-        offset_of!(O, reorder_window)
-            == offset_of!(O, filter) + size_of::<floxlog_tape_filter>() + 8
-    );
-    assert!(offset_of!(O, reorder_bytes) == offset_of!(O, reorder_window) + size_of::<usize>());
-    assert!(size_of::<O>() == offset_of!(O, reorder_bytes) + 8);
-};
 
 /// What a tape reader has done so far.
 #[repr(C)]
@@ -163,7 +139,6 @@ impl Default for floxlog_tape_read_options {
             skip_unknown_types: 0,
             strict: 0,
             ignore_manifest: 0,
-            jobs: 1,
             reorder_window: DEFAULT_REORDER_WINDOW,
             reorder_bytes: DEFAULT_REORDER_BYTES as u64,
         }
