@@ -44,6 +44,19 @@ impl<'f> Behind<'f> {
     }
 }
 
+impl super::Cursor<'_> {
+    /// The read has gone on to `offset` (a frame or block it is reading,
+    /// in file order): as [`Behind::at`], so that reading a long segment
+    /// in place costs a few MiB of resident memory, not its size.
+    #[inline]
+    pub(super) fn passed(&mut self, offset: u64) {
+        if offset >= self.released + RELEASE_STEP {
+            self.file.release_range(self.released, offset);
+            self.released = offset;
+        }
+    }
+}
+
 /// Bytes of one key: what the bound on ordering memory counts.
 pub(super) const KEY_BYTES: usize = std::mem::size_of::<(i64, u64)>();
 

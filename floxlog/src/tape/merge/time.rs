@@ -246,13 +246,16 @@ impl TapeReader<'_> {
     /// block cache, so that they are not decompressed again).
     fn refill(&mut self, ci: usize) {
         let c = &mut self.cursors[ci];
-        let Stream::Run { ahead, .. } = &mut c.stream else {
-            return;
-        };
-        if !ahead.is_empty() {
-            return;
+        match &c.stream {
+            Stream::Run { ahead, .. } if ahead.is_empty() => {}
+            _ => return,
         }
         let Some(at) = c.next.take() else {
+            return;
+        };
+        // What came before this chunk has been handed out.
+        c.passed(at);
+        let Stream::Run { ahead, .. } = &mut c.stream else {
             return;
         };
         let compressed = c.seg.is_compressed();
