@@ -44,6 +44,7 @@ use std::path::{Path, PathBuf};
 mod blocks;
 mod filter;
 mod order;
+mod scan;
 mod time;
 mod trades;
 pub use filter::Filter;
