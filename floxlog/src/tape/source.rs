@@ -130,6 +130,15 @@ impl SegmentFile {
         }
     }
 
+    /// The mapped file opened again for reading (`None` if its path now
+    /// names another file, or it cannot be opened): for a walk that reads
+    /// through read(2) rather than faulting the map's pages in.
+    pub fn reopen(&self) -> Option<std::fs::File> {
+        let f = super::files::open_regular(&self.path, true).ok()?;
+        let id = file_id(&f.metadata().ok()?);
+        (id == self.id).then_some(f)
+    }
+
     /// File size.
     pub fn len(&self) -> u64 {
         self.bytes().len() as u64
