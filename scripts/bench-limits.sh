@@ -14,7 +14,12 @@
 #   2. floxlog_bench (c-tests/bench.c, CMake Release build under the cargo
 #      target dir): tape writer vs write(2) of the finished bytes, tape
 #      reader (CRC on and off; next, next_batch, next_trades) vs mmap + read
-#      every 8-byte word of the same file, C ABI batch vs per-call reads;
+#      every 8-byte word of the same file, C ABI batch vs per-call reads.
+#      The tape read (one segment, not flagged Sorted: the reference
+#      profile) is written by floxlog_tape_writer, then written over with
+#      its own bytes in 4 KiB write(2) calls (bench.c rewrite_small), as a
+#      C++ recorder writing through stdio leaves it: the page cache holds it
+#      in 4 KiB folios, as the issue's tape; steps 4 and 5 read that file;
 #   3. cargo bench --bench codec (floxlog-core, --features std): LZ4 encode
 #      vs its compressor (lz4_compress, liblz4's bytes) alone on the same
 #      blocks, LZ4 decode vs lz4_flex
@@ -49,7 +54,8 @@
 # dependencies; default .venv/bin/python, made by scripts/test-python.sh;
 # the package is installed into it from this tree first unless
 # FLOXLOG_BENCH_PYTHON_INSTALL=0), FLOXLOG_BENCH_JITTERED_TRADES (trades per
-# segment of step 6's tape, default 125000).
+# segment of step 6's tape, default 125000), FLOXLOG_BENCH_RSS_ONLY=1 (steps
+# 1 and 6 only: the memory check alone, a few minutes).
 set -euo pipefail
 
 TRADES=${1:-5000000}
@@ -63,6 +69,8 @@ SEGMENT_BYTES=${FLOXLOG_BENCH_SEGMENT_BYTES:-64M}
 ROUNDS=${FLOXLOG_BENCH_ROUNDS:-7}
 # Trades per segment of step 6's tape (smaller only to try the script).
 JT_PER_SEGMENT=${FLOXLOG_BENCH_JITTERED_TRADES:-125000}
+RSS_ONLY=0
+[ "${FLOXLOG_BENCH_RSS_ONLY:-0}" = 1 ] && RSS_ONLY=1
 BIN=$TARGET/release/floxlog
 PY=${FLOXLOG_BENCH_PYTHON:-$ROOT/.venv/bin/python}
 
@@ -181,6 +189,15 @@ quiet "$WORK/cmake-build.log" cmake --build "$CMAKE_DIR" --target floxlog_bench 
 C_BENCH=$CMAKE_DIR/c-tests/floxlog_bench
 [ -x "$C_BENCH" ] || die "no $C_BENCH after the build"
 
+# The Python package, for steps 5 and 6.
+if [ "${FLOXLOG_BENCH_PYTHON_INSTALL:-1}" != 0 ]; then
+  step "the Python package into $PY (release build of this tree)"
+  VENV_DIR=$(cd "$(dirname "$PY")/.." && pwd)
+  VIRTUAL_ENV=$VENV_DIR PATH="$VENV_DIR/bin:$PATH" quiet "$WORK/pip.log" "$PY" -m pip install \
+    --quiet --disable-pip-version-check --no-build-isolation --no-deps --force-reinstall ./python
+fi
+
+if [ "$RSS_ONLY" = 0 ]; then
 # --- 2. C ABI --------------------------------------------------------------
 step "floxlog_bench, $TRADES trades (a few minutes)"
 TMPDIR=$DATA FLOXLOG_BENCH_TAPE_EVENTS=$TRADES FLOXLOG_BENCH_RAM_EVENTS=$TRADES \
@@ -255,12 +272,6 @@ for comp in none lz4; do
 done
 
 # --- 5. Python --------------------------------------------------------------
-if [ "${FLOXLOG_BENCH_PYTHON_INSTALL:-1}" != 0 ]; then
-  step "the Python package into $PY (release build of this tree)"
-  VENV_DIR=$(cd "$(dirname "$PY")/.." && pwd)
-  VIRTUAL_ENV=$VENV_DIR PATH="$VENV_DIR/bin:$PATH" quiet "$WORK/pip.log" "$PY" -m pip install \
-    --quiet --disable-pip-version-check --no-build-isolation --no-deps --force-reinstall ./python
-fi
 step "Python tape.trades(), file and time order, on floxlog_bench's uncompressed tape"
 warm "${KEPT[uncompressed]}"
 "$PY" - "${KEPT[uncompressed]}" "$ROUNDS" "$TRADES" <<'PY' | tee -a "$CLI"
@@ -477,7 +488,13 @@ for r in rows:
     tgt = f">={target:.2f}" if target is not None else "-"
     met = "-" if target is None else ("yes" if ratio >= target else "NO")
     print(f"  {work:<{W - 2}} {mev:8.1f}  {lname:<28} {lim:8.1f} {ratio:6.2f}  {tgt:>7}  {met}")
+# Time order is the ordering pass (on a segment in order: the in-order scan)
+# and then the same read as file order: the pass's share of its time.
+tt, tf = T("tape read next_trades 1024, time order"), T("tape read next_trades 1024, file order")
+print(f"time order, next_trades, CRC: the ordering pass takes {100 * (1 - tt / tf):.0f}% of the read "
+      f"(1 - time-order speed / file-order speed)")
 PY
+fi # RSS_ONLY
 
 # --- 6. issue 21, item 4: time order in bounded memory ------------------------
 step "a 100-segment jittered reference-profile tape (~750 MB), read in time order: peak RSS < 256 MB"

@@ -44,6 +44,7 @@ use std::path::{Path, PathBuf};
 mod blocks;
 mod filter;
 mod order;
+mod scan;
 mod time;
 mod trades;
 pub use filter::Filter;
@@ -246,6 +247,8 @@ struct Cursor<'a> {
     stream: time::Stream,
     /// Whether it is cut short, and whether a writer is live.
     check: SegmentCheck,
+    /// Mapped pages before it are given back ([`Cursor::passed`]).
+    released: u64,
 }
 
 impl Cursor<'_> {
@@ -321,6 +324,9 @@ impl OpenedTape {
             match s.open() {
                 Ok(f) => {
                     checks.push(check(s.listed.as_ref(), f.bytes(), writer_live));
+                    // The header's page, mapped with its large folio (up to
+                    // 2 MiB): on a tape of many segments, more than a read.
+                    f.release();
                     files.push(Some(f));
                 }
                 Err(e) => {
@@ -378,7 +384,9 @@ impl OpenedTape {
             let Some(file) = file else { continue };
             let path: &Path = &file.path;
             let data = file.bytes();
-            let seg = match Segment::parse(data) {
+            let parsed = Segment::parse(data);
+            file.release(); // what the parse mapped (see `open`)
+            let seg = match parsed {
                 Ok(s) => s,
                 Err(e) => {
                     let shrunk = file.shrink_error(Some(&e));
@@ -414,6 +422,7 @@ impl OpenedTape {
                 last_ts: i64::MIN,
                 stream: time::Stream::default(),
                 check: self.check(i),
+                released: 0,
             });
         }
         self.scratch.clear();
@@ -618,6 +627,7 @@ impl<'a> TapeReader<'a> {
                 Ok(None) => break None,
                 Err(e) => break Some(e),
             };
+            c.passed(position.offset);
             let ts = ev.exchange_ts_ns();
             if let Some(e) = c.unsorted(ts, position) {
                 break Some(e);

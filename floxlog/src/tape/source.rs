@@ -104,10 +104,16 @@ impl SegmentFile {
         }
     }
 
-    /// [`SegmentFile::release`] for the bytes `[start, end)` only (the
-    /// compressed blocks a reader has decompressed, say).
+    /// [`SegmentFile::release`] for the bytes behind `end` from `start` on
+    /// (the compressed blocks a reader has decompressed, the frames a
+    /// cursor has gone past): the whole pages from the one holding `start`
+    /// up to the one holding `end`, which stays (it can hold the next
+    /// frame or block).
     pub fn release_range(&self, start: u64, end: u64) {
-        let end = end.min(self.len());
+        // The map starts on a page: offsets round as addresses do.
+        let page = page_size();
+        let end = end.min(self.len()) & !(page - 1);
+        let start = start & !(page - 1);
         if start >= end {
             return;
         }
@@ -122,6 +128,15 @@ impl SegmentFile {
                 )
             };
         }
+    }
+
+    /// The mapped file opened again for reading (`None` if its path now
+    /// names another file, or it cannot be opened): for a walk that reads
+    /// through read(2) rather than faulting the map's pages in.
+    pub fn reopen(&self) -> Option<std::fs::File> {
+        let f = super::files::open_regular(&self.path, true).ok()?;
+        let id = file_id(&f.metadata().ok()?);
+        (id == self.id).then_some(f)
     }
 
     /// File size.
@@ -230,6 +245,22 @@ impl SegmentFile {
         let ih = floxlog_core::IndexHeader::parse(b, off).ok()?;
         Some(off + floxlog_core::index::trailer_len(ih.entry_count as usize) as u64)
     }
+}
+
+/// The page size (a power of two), asked once.
+fn page_size() -> u64 {
+    static PAGE: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *PAGE.get_or_init(|| {
+        #[cfg(unix)]
+        {
+            // SAFETY: sysconf only reads a system constant.
+            let n = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+            if n > 0 && (n as u64).is_power_of_two() {
+                return n as u64;
+            }
+        }
+        4096
+    })
 }
 
 /// The `what` of the error a shrinking gives.

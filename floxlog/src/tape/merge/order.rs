@@ -31,15 +31,36 @@ pub(super) struct Behind<'f> {
 
 impl<'f> Behind<'f> {
     pub fn new(file: &'f SegmentFile) -> Self {
-        Behind { file, from: 0 }
+        Self::starting_at(file, 0)
     }
 
-    /// The walk has reached `offset` (a frame or block it is reading).
+    /// A walk from `from` (pages before it are not its own).
+    pub fn starting_at(file: &'f SegmentFile, from: u64) -> Self {
+        Behind { file, from }
+    }
+
+    /// The walk has reached `offset` (a frame or block it is reading);
+    /// true when it gave pages back (every few MiB).
     #[inline]
-    pub fn at(&mut self, offset: u64) {
+    pub fn at(&mut self, offset: u64) -> bool {
         if offset >= self.from + RELEASE_STEP {
             self.file.release_range(self.from, offset);
             self.from = offset;
+            return true;
+        }
+        false
+    }
+}
+
+impl super::Cursor<'_> {
+    /// The read has gone on to `offset` (a frame or block it is reading,
+    /// in file order): as [`Behind::at`], so that reading a long segment
+    /// in place costs a few MiB of resident memory, not its size.
+    #[inline]
+    pub(super) fn passed(&mut self, offset: u64) {
+        if offset >= self.released + RELEASE_STEP {
+            self.file.release_range(self.released, offset);
+            self.released = offset;
         }
     }
 }

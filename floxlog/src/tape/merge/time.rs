@@ -11,6 +11,7 @@
 
 use super::blocks::BlockCache;
 use super::order::{order_pass, range_pass, Ordering, Overflow, KEY_BYTES};
+use super::scan::{scan_in_order, Scan};
 use super::{Cursor, Item, TapeReader};
 use crate::tape::error::TapeError;
 use floxlog_core::{Block, FrameHeader, Position, RawFrame};
@@ -87,8 +88,21 @@ impl TapeReader<'_> {
         if !std::mem::take(&mut self.merge.unplanned) {
             return Ok(());
         }
-        if self.cursors.len() == 1 {
-            if self.order(0)? {
+        if let [c] = &self.cursors[..] {
+            // A segment in order (a recorder's usual tape, never flagged
+            // Sorted) is found so by a cheap walk before its file-order
+            // read, not by the ordering pass and its keys: the in-order
+            // scan, or for LZ4 the range pass (no CRCs, nothing kept; it
+            // sees at least the frames the checked read sees).
+            let in_order = match scan_in_order(&c.seg, c.file) {
+                Scan::InOrder => true,
+                Scan::OutOfOrder => false,
+                Scan::Unknown => {
+                    let f = &self.filter;
+                    range_pass(&c.seg, c.file, c.opts, f, self.scratch, false).in_order
+                }
+            };
+            if !in_order && self.order(0)? {
                 self.merge.waiting.push_back((i64::MIN, 0));
             } else {
                 self.direct = true;
@@ -246,13 +260,16 @@ impl TapeReader<'_> {
     /// block cache, so that they are not decompressed again).
     fn refill(&mut self, ci: usize) {
         let c = &mut self.cursors[ci];
-        let Stream::Run { ahead, .. } = &mut c.stream else {
-            return;
-        };
-        if !ahead.is_empty() {
-            return;
+        match &c.stream {
+            Stream::Run { ahead, .. } if ahead.is_empty() => {}
+            _ => return,
         }
         let Some(at) = c.next.take() else {
+            return;
+        };
+        // What came before this chunk has been handed out.
+        c.passed(at);
+        let Stream::Run { ahead, .. } = &mut c.stream else {
             return;
         };
         let compressed = c.seg.is_compressed();

@@ -179,6 +179,7 @@ impl TapeReader<'_> {
                 return;
             }
             let b = r.next_trades_into(&mut tail);
+            c.passed(r.position().offset);
             if b.count > 0 {
                 run.count += b.count;
                 run.last = Some((c.seg_no, r.position()));
