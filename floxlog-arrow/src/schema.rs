@@ -11,6 +11,7 @@
 //! a string or categorical column).
 
 use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef, TimeUnit};
+use floxlog_core::{FieldRole, FieldType, Record, Trade};
 use std::sync::Arc;
 
 /// Precision of the decimal columns.
@@ -95,12 +96,12 @@ impl RecordType {
     }
 
     /// The record type whose raw columns a schema carries, told by a
-    /// column only that table has: `trade_id`, `bids`, `mark_price_raw`,
-    /// `payload`.
+    /// column only that table has: the trade's first plain field no other
+    /// table has, `bids`, `mark_price_raw`, `payload`.
     pub fn of_schema(schema: &Schema) -> Option<RecordType> {
         let has = |n: &str| schema.index_of(n).is_ok();
         let found: Vec<RecordType> = [
-            (RecordType::Trade, "trade_id"),
+            (RecordType::Trade, trade_only_column()),
             (RecordType::Book, "bids"),
             (RecordType::OptionQuote, "mark_price_raw"),
             (RecordType::PoolState, "payload"),
@@ -124,6 +125,19 @@ impl RecordType {
             RecordType::PoolState => pool_state_schema(),
         }
     }
+}
+
+/// The first plain trade column no other table has: it tells a trade
+/// table. Not a fixed-point one: a table may carry its decimal twin
+/// instead.
+fn trade_only_column() -> &'static str {
+    let others = [book_schema(), option_quote_schema(), pool_state_schema()];
+    Trade::FIELDS
+        .iter()
+        .filter(|d| d.role == FieldRole::Plain)
+        .map(|d| d.name)
+        .find(|n| others.iter().all(|s| s.index_of(n).is_err()))
+        .unwrap_or("")
 }
 
 /// `Timestamp(Nanosecond, Some("UTC"))`.
@@ -172,23 +186,38 @@ fn levels_type() -> DataType {
     DataType::List(level_item_field())
 }
 
+/// The Arrow type of a record field's raw column.
+pub fn raw_type(t: FieldType) -> DataType {
+    match t {
+        FieldType::I64 => DataType::Int64,
+        FieldType::U64 => DataType::UInt64,
+        FieldType::U32 => DataType::UInt32,
+        FieldType::U16 => DataType::UInt16,
+        FieldType::U8 => DataType::UInt8,
+    }
+}
+
+/// A fixed-layout record's table, from its definition: the raw columns in
+/// record order, the [`tail`], then a decimal twin of each fixed-point
+/// field (its name without `_raw`).
+pub fn record_schema<R: Record>() -> SchemaRef {
+    let mut v: Vec<Field> = R::FIELDS
+        .iter()
+        .map(|d| f(d.name, raw_type(d.ty)))
+        .collect();
+    v.extend(tail());
+    v.extend(
+        R::FIELDS
+            .iter()
+            .filter(|d| d.role == FieldRole::Fixed)
+            .map(|d| f(d.decimal_name(), decimal_type())),
+    );
+    Arc::new(Schema::new(v))
+}
+
 /// Trades.
 pub fn trade_schema() -> SchemaRef {
-    let mut v = vec![
-        f("exchange_ts_ns", DataType::Int64),
-        f("recv_ts_ns", DataType::Int64),
-        f("price_raw", DataType::Int64),
-        f("qty_raw", DataType::Int64),
-        f("trade_id", DataType::UInt64),
-        f("symbol_id", DataType::UInt32),
-        f("side", DataType::UInt8),
-        f("instrument", DataType::UInt8),
-        f("exchange_id", DataType::UInt16),
-    ];
-    v.extend(tail());
-    v.push(f("price", decimal_type()));
-    v.push(f("qty", decimal_type()));
-    Arc::new(Schema::new(v))
+    record_schema::<Trade>()
 }
 
 /// Book snapshots and deltas.

@@ -32,10 +32,14 @@ macro_rules! convert {
 }
 pub(crate) use convert;
 
-convert!(t: &floxlog_trade <=> Trade {
-    exchange_ts_ns, recv_ts_ns, price_raw, qty_raw, trade_id, symbol_id, side, instrument,
-    exchange_id,
-});
+/// Both ways between `floxlog_trade` and the core's trade, over the
+/// core's field list.
+macro_rules! trade_convert {
+    ($( $(#[doc = $doc:literal])* $f:ident $F:ident: $t:ident @ $off:literal, $role:ident; )*) => {
+        convert!(t: &floxlog_trade <=> Trade { $($f),* });
+    };
+}
+floxlog_core::trade_fields!(trade_convert);
 
 /// The caller's trade array as the core's batch kernels fill it: each
 /// trade written straight into its slot (same layout: see `types.rs`).
