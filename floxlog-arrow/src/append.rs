@@ -8,7 +8,7 @@
 //! column may hold a null: a value the tape cannot hold is an error naming
 //! the column and row, never a silent zero.
 
-use crate::schema::{RecordType, OPTION_DECIMALS};
+use crate::schema::RecordType;
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Int64Type, UInt16Type, UInt32Type, UInt64Type, UInt8Type};
 use arrow_array::{Array, ArrowPrimitiveType, PrimitiveArray, RecordBatch};
@@ -143,8 +143,12 @@ pub fn for_each_event(
     f: &mut EventSink<'_>,
 ) -> Result<u64, TapeError> {
     let b = batch;
-    if rt == RecordType::Trade {
-        return for_each_record::<Trade>(rt, b, &mut |t| f(&Event::Trade(t)));
+    match rt {
+        RecordType::Trade => return for_each_record::<Trade>(rt, b, &mut |t| f(&Event::Trade(t))),
+        RecordType::OptionQuote => {
+            return for_each_record::<OptionQuote>(rt, b, &mut |q| f(&Event::OptionQuote(q)))
+        }
+        RecordType::Book | RecordType::PoolState => {}
     }
     let ex = values::<Int64Type>(rt, b, "exchange_ts_ns")?;
     let recv = values::<Int64Type>(rt, b, "recv_ts_ns")?;
@@ -152,35 +156,7 @@ pub fn for_each_event(
     let exch = values::<UInt16Type>(rt, b, "exchange_id")?;
     let n = b.num_rows();
     match rt {
-        RecordType::Trade => {} // above
-        RecordType::OptionQuote => {
-            let mut raw: Vec<&[i64]> = Vec::with_capacity(OPTION_DECIMALS.len());
-            for name in OPTION_DECIMALS {
-                raw.push(values::<Int64Type>(rt, b, &format!("{name}_raw"))?);
-            }
-            let inst = values::<UInt8Type>(rt, b, "instrument")?;
-            for i in 0..n {
-                let r = |k: usize| raw[k][i];
-                f(&Event::OptionQuote(OptionQuote {
-                    exchange_ts_ns: ex[i],
-                    recv_ts_ns: recv[i],
-                    mark_price_raw: r(0),
-                    index_price_raw: r(1),
-                    underlying_price_raw: r(2),
-                    iv_raw: r(3),
-                    bid_price_raw: r(4),
-                    ask_price_raw: r(5),
-                    bid_size_raw: r(6),
-                    ask_size_raw: r(7),
-                    bid_iv_raw: r(8),
-                    ask_iv_raw: r(9),
-                    open_interest_raw: r(10),
-                    symbol_id: sym[i],
-                    instrument: inst[i],
-                    exchange_id: exch[i],
-                }))?;
-            }
-        }
+        RecordType::Trade | RecordType::OptionQuote => {} // above
         RecordType::PoolState => {
             let sub = values::<UInt8Type>(rt, b, "sub_type")?;
             let venue = values::<UInt8Type>(rt, b, "venue")?;

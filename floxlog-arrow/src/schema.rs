@@ -11,7 +11,7 @@
 //! a string or categorical column).
 
 use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef, TimeUnit};
-use floxlog_core::{FieldRole, FieldType, Record, Trade};
+use floxlog_core::{FieldDesc, FieldRole, FieldType, OptionQuote, Record, Trade};
 use std::sync::Arc;
 
 /// Precision of the decimal columns.
@@ -116,6 +116,21 @@ impl RecordType {
         }
     }
 
+    /// The raw fields whose definition says 0 means unknown (writers may
+    /// leave them out).
+    pub fn optional_fields(self) -> Vec<&'static str> {
+        let fields: &[FieldDesc] = match self {
+            RecordType::Trade => Trade::FIELDS,
+            RecordType::OptionQuote => OptionQuote::FIELDS,
+            RecordType::Book | RecordType::PoolState => &[],
+        };
+        fields
+            .iter()
+            .filter(|d| d.role == FieldRole::Optional)
+            .map(|d| d.name)
+            .collect()
+    }
+
     /// The Arrow schema of this table.
     pub fn schema(self) -> SchemaRef {
         match self {
@@ -127,14 +142,16 @@ impl RecordType {
     }
 }
 
-/// The first plain trade column no other table has: it tells a trade
+/// The first trade column no other table has, not a fixed-point one: it tells a trade
 /// table. Not a fixed-point one: a table may carry its decimal twin
 /// instead.
 fn trade_only_column() -> &'static str {
+    // (The doc above: a table may carry a fixed-point column's decimal
+    // twin instead.)
     let others = [book_schema(), option_quote_schema(), pool_state_schema()];
     Trade::FIELDS
         .iter()
-        .filter(|d| d.role == FieldRole::Plain)
+        .filter(|d| d.role != FieldRole::Fixed)
         .map(|d| d.name)
         .find(|n| others.iter().all(|s| s.index_of(n).is_err()))
         .unwrap_or("")
@@ -238,39 +255,9 @@ pub fn book_schema() -> SchemaRef {
     Arc::new(Schema::new(v))
 }
 
-/// The fixed-point fields of an option quote, in record order: raw column
-/// `<name>_raw`, decimal column `<name>`.
-pub const OPTION_DECIMALS: [&str; 11] = [
-    "mark_price",
-    "index_price",
-    "underlying_price",
-    "iv",
-    "bid_price",
-    "ask_price",
-    "bid_size",
-    "ask_size",
-    "bid_iv",
-    "ask_iv",
-    "open_interest",
-];
-
 /// Option quotes.
 pub fn option_quote_schema() -> SchemaRef {
-    let mut v = vec![
-        f("exchange_ts_ns", DataType::Int64),
-        f("recv_ts_ns", DataType::Int64),
-    ];
-    v.extend(
-        OPTION_DECIMALS
-            .iter()
-            .map(|n| f(&format!("{n}_raw"), DataType::Int64)),
-    );
-    v.push(f("symbol_id", DataType::UInt32));
-    v.push(f("instrument", DataType::UInt8));
-    v.push(f("exchange_id", DataType::UInt16));
-    v.extend(tail());
-    v.extend(OPTION_DECIMALS.iter().map(|n| f(n, decimal_type())));
-    Arc::new(Schema::new(v))
+    record_schema::<OptionQuote>()
 }
 
 /// Pool states (`payload` is the opaque venue payload).

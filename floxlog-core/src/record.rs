@@ -65,6 +65,8 @@ pub enum FieldRole {
     Fixed,
     /// A plain integer (ids, codes, tags).
     Plain,
+    /// A plain integer whose 0 means unknown (a writer may leave it out).
+    Optional,
 }
 
 /// One field of a record: what the definition says of it.
@@ -199,7 +201,10 @@ pub trait Record: Copy + Default + PartialEq + 'static {
 /// Bytes no field covers are written as zeros.
 macro_rules! define_record {
     (
-        { $(#[$meta:meta])* struct $name:ident; what $what:literal; len $len:literal; }
+        {
+            $(#[$meta:meta])* struct $name:ident; what $what:literal; len $len:literal;
+            $( $(#[doc = $pdoc:literal])* pad $P:ident @ $poff:literal; )*
+        }
         $( $(#[doc = $doc:literal])* $f:ident $F:ident: $t:ident @ $off:literal, $role:ident; )*
     ) => {
         $(#[$meta])*
@@ -212,6 +217,7 @@ macro_rules! define_record {
         /// Byte offsets of the fields.
         pub mod field {
             $( $(#[doc = $doc])* pub const $F: usize = $off; )*
+            $( $(#[doc = $pdoc])* pub const $P: usize = $poff; )*
         }
 
         /// The field descriptors, one per field.

@@ -22,7 +22,7 @@ macro_rules! trade_fields {
             /// Quantity, fixed-point 1e8.
             qty_raw QTY_RAW: i64 @ 24, Fixed;
             /// Exchange trade id; 0 if unknown.
-            trade_id TRADE_ID: u64 @ 32, Plain;
+            trade_id TRADE_ID: u64 @ 32, Optional;
             /// Symbol tag.
             symbol_id SYMBOL_ID: u32 @ 40, Plain;
             /// 0 buy, 1 sell.

@@ -4,7 +4,7 @@
 
 use crate::consts::*;
 use core::mem::{align_of, offset_of, size_of};
-use floxlog_core::{IndexEntry, Level, Trade};
+use floxlog_core::{IndexEntry, Level, OptionQuote, Trade};
 
 /// Asserts that C mirror `$c` has core record `$core`'s size, alignment
 /// and, for every field of the core's list, the same name, type and offset.
@@ -72,6 +72,8 @@ const _: () = assert!(offset_of!(floxlog_trade, exchange_id) == 46);
 // definition, so a field the mirror lacks (or types differently) fails to
 // compile here.
 floxlog_core::trade_fields!(same_layout, floxlog_trade, Trade);
+
+floxlog_core::option_quote_fields!(same_layout, floxlog_option_quote, OptionQuote);
 
 /// A book snapshot or delta (which one is the event kind, or the function
 /// it is passed to).

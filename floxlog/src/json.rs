@@ -198,24 +198,7 @@ pub fn event_from_value(v: &Value) -> Result<OwnedEvent, JsonError> {
                 asks: levels_of(o, "asks")?,
             })
         }
-        "option_quote" => OwnedEvent::OptionQuote(OptionQuote {
-            exchange_ts_ns: i64_of(o, "exchange_ts_ns")?,
-            recv_ts_ns: i64_of(o, "recv_ts_ns")?,
-            mark_price_raw: raw_of(o, "mark_price_raw")?,
-            index_price_raw: raw_of(o, "index_price_raw")?,
-            underlying_price_raw: raw_of(o, "underlying_price_raw")?,
-            iv_raw: raw_of(o, "iv_raw")?,
-            bid_price_raw: raw_of(o, "bid_price_raw")?,
-            ask_price_raw: raw_of(o, "ask_price_raw")?,
-            bid_size_raw: raw_of(o, "bid_size_raw")?,
-            ask_size_raw: raw_of(o, "ask_size_raw")?,
-            bid_iv_raw: raw_of(o, "bid_iv_raw")?,
-            ask_iv_raw: raw_of(o, "ask_iv_raw")?,
-            open_interest_raw: raw_of(o, "open_interest_raw")?,
-            symbol_id: uint_of(o, "symbol_id")?,
-            instrument: uint_of(o, "instrument")?,
-            exchange_id: uint_of(o, "exchange_id")?,
-        }),
+        "option_quote" => OwnedEvent::OptionQuote(record_of::<OptionQuote>(o)?),
         "pool_state" => OwnedEvent::PoolState(OwnedPoolState {
             head: PoolState {
                 exchange_ts_ns: i64_of(o, "exchange_ts_ns")?,
@@ -287,16 +270,7 @@ pub fn event_to_value(ev: &Event<'_>, style: PriceStyle) -> Value {
             o.insert("bids".into(), levels_value(style, b.bids.iter()));
             o.insert("asks".into(), levels_value(style, b.asks.iter()));
         }
-        Event::OptionQuote(q) => {
-            o.insert("exchange_ts_ns".into(), q.exchange_ts_ns.into());
-            o.insert("recv_ts_ns".into(), q.recv_ts_ns.into());
-            for (k, v) in q.raw_fields() {
-                price(style, k, v, &mut o);
-            }
-            o.insert("symbol_id".into(), q.symbol_id.into());
-            o.insert("instrument".into(), q.instrument.into());
-            o.insert("exchange_id".into(), q.exchange_id.into());
-        }
+        Event::OptionQuote(q) => record_into(q, style, &mut o),
         Event::PoolState(p) => {
             o.insert("exchange_ts_ns".into(), p.exchange_ts_ns.into());
             o.insert("recv_ts_ns".into(), p.recv_ts_ns.into());

@@ -99,7 +99,7 @@ pub fn write_json_line(out: &mut Vec<u8>, ev: &Event<'_>, style: PriceStyle) {
     out.push(b'"');
     // Timestamps first, as in the corpus (a fixed-layout record's list
     // starts with them).
-    if !matches!(ev, Event::Trade(_)) {
+    if !matches!(ev, Event::Trade(_) | Event::OptionQuote(_)) {
         int_field(out, "exchange_ts_ns", ev.exchange_ts_ns());
         int_field(out, "recv_ts_ns", ev.recv_ts_ns());
     }
@@ -114,14 +114,7 @@ pub fn write_json_line(out: &mut Vec<u8>, ev: &Event<'_>, style: PriceStyle) {
             levels(out, style, "bids", &b.bids);
             levels(out, style, "asks", &b.asks);
         }
-        Event::OptionQuote(q) => {
-            for (k, v) in q.raw_fields() {
-                price_field(out, style, k, v);
-            }
-            uint_field(out, "symbol_id", q.symbol_id as u64);
-            uint_field(out, "instrument", q.instrument as u64);
-            uint_field(out, "exchange_id", q.exchange_id as u64);
-        }
+        Event::OptionQuote(q) => record_json(out, style, q),
         Event::PoolState(p) => {
             uint_field(out, "symbol_id", p.symbol_id as u64);
             uint_field(out, "sub_type", p.sub_type as u64);

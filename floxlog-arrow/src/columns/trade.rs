@@ -64,7 +64,7 @@ impl TradeValue for i64 {
                 let (raw, dec) = raw_and_decimal(v)?;
                 (raw, Some(dec))
             }
-            FieldRole::Plain => (
+            FieldRole::Plain | FieldRole::Optional => (
                 Arc::new(PrimitiveArray::<Int64Type>::new(v.take_buffer(), None)),
                 None,
             ),

@@ -72,32 +72,7 @@ pub fn field_diffs(a: &Event<'_>, b: &Event<'_>) -> Vec<FieldDiff> {
             levels(&mut o, "bids", &x.bids, &y.bids);
             levels(&mut o, "asks", &x.asks, &y.asks);
         }
-        (Event::OptionQuote(x), Event::OptionQuote(y)) => {
-            o.cmp("exchange_ts_ns", x.exchange_ts_ns, y.exchange_ts_ns);
-            o.cmp("recv_ts_ns", x.recv_ts_ns, y.recv_ts_ns);
-            o.cmp("mark_price_raw", x.mark_price_raw, y.mark_price_raw);
-            o.cmp("index_price_raw", x.index_price_raw, y.index_price_raw);
-            o.cmp(
-                "underlying_price_raw",
-                x.underlying_price_raw,
-                y.underlying_price_raw,
-            );
-            o.cmp("iv_raw", x.iv_raw, y.iv_raw);
-            o.cmp("bid_price_raw", x.bid_price_raw, y.bid_price_raw);
-            o.cmp("ask_price_raw", x.ask_price_raw, y.ask_price_raw);
-            o.cmp("bid_size_raw", x.bid_size_raw, y.bid_size_raw);
-            o.cmp("ask_size_raw", x.ask_size_raw, y.ask_size_raw);
-            o.cmp("bid_iv_raw", x.bid_iv_raw, y.bid_iv_raw);
-            o.cmp("ask_iv_raw", x.ask_iv_raw, y.ask_iv_raw);
-            o.cmp(
-                "open_interest_raw",
-                x.open_interest_raw,
-                y.open_interest_raw,
-            );
-            o.cmp("symbol_id", x.symbol_id, y.symbol_id);
-            o.cmp("instrument", x.instrument, y.instrument);
-            o.cmp("exchange_id", x.exchange_id, y.exchange_id);
-        }
+        (Event::OptionQuote(x), Event::OptionQuote(y)) => record(&mut o, x, y),
         (Event::PoolState(x), Event::PoolState(y)) => {
             o.cmp("exchange_ts_ns", x.exchange_ts_ns, y.exchange_ts_ns);
             o.cmp("recv_ts_ns", x.recv_ts_ns, y.recv_ts_ns);
