@@ -13,7 +13,7 @@ from . import _args, _floxlog, _prices
 _TRADE_SCHEMA = _floxlog.schema("trade")
 _RAW_TRADE = tuple(
     (f.name, np.dtype(f.type.to_pandas_dtype()).type)
-    for f in _TRADE_SCHEMA[: _TRADE_SCHEMA.get_field_index("symbol")]
+    for f in list(_TRADE_SCHEMA)[: _TRADE_SCHEMA.get_field_index("symbol")]
 )
 
 #: Least width of the ``symbol`` field of :meth:`Tape.trades_numpy`.
