@@ -8,12 +8,15 @@
 //! column may hold a null: a value the tape cannot hold is an error naming
 //! the column and row, never a silent zero.
 
-use crate::schema::{RecordType, OPTION_DECIMALS};
+use crate::schema::RecordType;
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Int64Type, UInt16Type, UInt32Type, UInt64Type, UInt8Type};
 use arrow_array::{Array, ArrowPrimitiveType, PrimitiveArray, RecordBatch};
 use floxlog::tape::{TapeError, TapeWriter};
-use floxlog_core::{Book, BookKind, Event, Level, Levels, OptionQuote, PoolState, Trade};
+use floxlog_core::{
+    Book, BookKind, Event, FieldDesc, FieldType, FieldValue, Level, Levels, OptionQuote, PoolState,
+    Record, Scalar, Trade,
+};
 
 fn usage(rt: RecordType, msg: String) -> TapeError {
     TapeError::usage(format!("{} table: {msg}", rt.name()))
@@ -58,6 +61,67 @@ fn values<'b, T: ArrowPrimitiveType>(
     Ok(a.values())
 }
 
+/// A raw column of a fixed-layout record, typed by its definition.
+enum RawCol<'b> {
+    I64(&'b [i64]),
+    U64(&'b [u64]),
+    U32(&'b [u32]),
+    U16(&'b [u16]),
+    U8(&'b [u8]),
+}
+
+impl RawCol<'_> {
+    fn get(&self, i: usize) -> Option<FieldValue> {
+        match self {
+            RawCol::I64(v) => v.get(i).map(|x| x.value()),
+            RawCol::U64(v) => v.get(i).map(|x| x.value()),
+            RawCol::U32(v) => v.get(i).map(|x| x.value()),
+            RawCol::U16(v) => v.get(i).map(|x| x.value()),
+            RawCol::U8(v) => v.get(i).map(|x| x.value()),
+        }
+    }
+}
+
+fn raw_col<'b>(rt: RecordType, b: &'b RecordBatch, d: &FieldDesc) -> Result<RawCol<'b>, TapeError> {
+    Ok(match d.ty {
+        FieldType::I64 => RawCol::I64(values::<Int64Type>(rt, b, d.name)?),
+        FieldType::U64 => RawCol::U64(values::<UInt64Type>(rt, b, d.name)?),
+        FieldType::U32 => RawCol::U32(values::<UInt32Type>(rt, b, d.name)?),
+        FieldType::U16 => RawCol::U16(values::<UInt16Type>(rt, b, d.name)?),
+        FieldType::U8 => RawCol::U8(values::<UInt8Type>(rt, b, d.name)?),
+    })
+}
+
+/// Each row of a fixed-layout record's table, by its definition.
+fn for_each_record<R: Record>(
+    rt: RecordType,
+    b: &RecordBatch,
+    f: &mut dyn FnMut(R) -> Result<(), TapeError>,
+) -> Result<u64, TapeError> {
+    let cols = R::FIELDS
+        .iter()
+        .map(|d| raw_col(rt, b, d))
+        .collect::<Result<Vec<_>, _>>()?;
+    let n = b.num_rows();
+    for i in 0..n {
+        let r = R::build(
+            |k, d| {
+                cols.get(k)
+                    .and_then(|c| c.get(i))
+                    .ok_or_else(|| usage(rt, format!("column `{}` has no row {i}", d.name)))
+            },
+            |d| {
+                usage(
+                    rt,
+                    format!("column `{}` is out of range at row {i}", d.name),
+                )
+            },
+        )?;
+        f(r)?;
+    }
+    Ok(n as u64)
+}
+
 /// What receives each row's event.
 pub type EventSink<'s> = dyn FnMut(&Event<'_>) -> Result<(), TapeError> + 's;
 
@@ -79,60 +143,20 @@ pub fn for_each_event(
     f: &mut EventSink<'_>,
 ) -> Result<u64, TapeError> {
     let b = batch;
+    match rt {
+        RecordType::Trade => return for_each_record::<Trade>(rt, b, &mut |t| f(&Event::Trade(t))),
+        RecordType::OptionQuote => {
+            return for_each_record::<OptionQuote>(rt, b, &mut |q| f(&Event::OptionQuote(q)))
+        }
+        RecordType::Book | RecordType::PoolState => {}
+    }
     let ex = values::<Int64Type>(rt, b, "exchange_ts_ns")?;
     let recv = values::<Int64Type>(rt, b, "recv_ts_ns")?;
     let sym = values::<UInt32Type>(rt, b, "symbol_id")?;
     let exch = values::<UInt16Type>(rt, b, "exchange_id")?;
     let n = b.num_rows();
     match rt {
-        RecordType::Trade => {
-            let price = values::<Int64Type>(rt, b, "price_raw")?;
-            let qty = values::<Int64Type>(rt, b, "qty_raw")?;
-            let id = values::<UInt64Type>(rt, b, "trade_id")?;
-            let side = values::<UInt8Type>(rt, b, "side")?;
-            let inst = values::<UInt8Type>(rt, b, "instrument")?;
-            for i in 0..n {
-                f(&Event::Trade(Trade {
-                    exchange_ts_ns: ex[i],
-                    recv_ts_ns: recv[i],
-                    price_raw: price[i],
-                    qty_raw: qty[i],
-                    trade_id: id[i],
-                    symbol_id: sym[i],
-                    side: side[i],
-                    instrument: inst[i],
-                    exchange_id: exch[i],
-                }))?;
-            }
-        }
-        RecordType::OptionQuote => {
-            let mut raw: Vec<&[i64]> = Vec::with_capacity(OPTION_DECIMALS.len());
-            for name in OPTION_DECIMALS {
-                raw.push(values::<Int64Type>(rt, b, &format!("{name}_raw"))?);
-            }
-            let inst = values::<UInt8Type>(rt, b, "instrument")?;
-            for i in 0..n {
-                let r = |k: usize| raw[k][i];
-                f(&Event::OptionQuote(OptionQuote {
-                    exchange_ts_ns: ex[i],
-                    recv_ts_ns: recv[i],
-                    mark_price_raw: r(0),
-                    index_price_raw: r(1),
-                    underlying_price_raw: r(2),
-                    iv_raw: r(3),
-                    bid_price_raw: r(4),
-                    ask_price_raw: r(5),
-                    bid_size_raw: r(6),
-                    ask_size_raw: r(7),
-                    bid_iv_raw: r(8),
-                    ask_iv_raw: r(9),
-                    open_interest_raw: r(10),
-                    symbol_id: sym[i],
-                    instrument: inst[i],
-                    exchange_id: exch[i],
-                }))?;
-            }
-        }
+        RecordType::Trade | RecordType::OptionQuote => {} // above
         RecordType::PoolState => {
             let sub = values::<UInt8Type>(rt, b, "sub_type")?;
             let venue = values::<UInt8Type>(rt, b, "venue")?;

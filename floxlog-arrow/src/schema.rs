@@ -11,6 +11,7 @@
 //! a string or categorical column).
 
 use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef, TimeUnit};
+use floxlog_core::{FieldDesc, FieldRole, FieldType, OptionQuote, Record, Trade};
 use std::sync::Arc;
 
 /// Precision of the decimal columns.
@@ -95,12 +96,12 @@ impl RecordType {
     }
 
     /// The record type whose raw columns a schema carries, told by a
-    /// column only that table has: `trade_id`, `bids`, `mark_price_raw`,
-    /// `payload`.
+    /// column only that table has: the trade's first plain field no other
+    /// table has, `bids`, `mark_price_raw`, `payload`.
     pub fn of_schema(schema: &Schema) -> Option<RecordType> {
         let has = |n: &str| schema.index_of(n).is_ok();
         let found: Vec<RecordType> = [
-            (RecordType::Trade, "trade_id"),
+            (RecordType::Trade, trade_only_column()),
             (RecordType::Book, "bids"),
             (RecordType::OptionQuote, "mark_price_raw"),
             (RecordType::PoolState, "payload"),
@@ -115,6 +116,21 @@ impl RecordType {
         }
     }
 
+    /// The raw fields whose definition says 0 means unknown (writers may
+    /// leave them out).
+    pub fn optional_fields(self) -> Vec<&'static str> {
+        let fields: &[FieldDesc] = match self {
+            RecordType::Trade => Trade::FIELDS,
+            RecordType::OptionQuote => OptionQuote::FIELDS,
+            RecordType::Book | RecordType::PoolState => &[],
+        };
+        fields
+            .iter()
+            .filter(|d| d.role == FieldRole::Optional)
+            .map(|d| d.name)
+            .collect()
+    }
+
     /// The Arrow schema of this table.
     pub fn schema(self) -> SchemaRef {
         match self {
@@ -124,6 +140,21 @@ impl RecordType {
             RecordType::PoolState => pool_state_schema(),
         }
     }
+}
+
+/// The first trade column no other table has, not a fixed-point one: it tells a trade
+/// table. Not a fixed-point one: a table may carry its decimal twin
+/// instead.
+fn trade_only_column() -> &'static str {
+    // (The doc above: a table may carry a fixed-point column's decimal
+    // twin instead.)
+    let others = [book_schema(), option_quote_schema(), pool_state_schema()];
+    Trade::FIELDS
+        .iter()
+        .filter(|d| d.role != FieldRole::Fixed)
+        .map(|d| d.name)
+        .find(|n| others.iter().all(|s| s.index_of(n).is_err()))
+        .unwrap_or("")
 }
 
 /// `Timestamp(Nanosecond, Some("UTC"))`.
@@ -172,23 +203,38 @@ fn levels_type() -> DataType {
     DataType::List(level_item_field())
 }
 
+/// The Arrow type of a record field's raw column.
+pub fn raw_type(t: FieldType) -> DataType {
+    match t {
+        FieldType::I64 => DataType::Int64,
+        FieldType::U64 => DataType::UInt64,
+        FieldType::U32 => DataType::UInt32,
+        FieldType::U16 => DataType::UInt16,
+        FieldType::U8 => DataType::UInt8,
+    }
+}
+
+/// A fixed-layout record's table, from its definition: the raw columns in
+/// record order, the [`tail`], then a decimal twin of each fixed-point
+/// field (its name without `_raw`).
+pub fn record_schema<R: Record>() -> SchemaRef {
+    let mut v: Vec<Field> = R::FIELDS
+        .iter()
+        .map(|d| f(d.name, raw_type(d.ty)))
+        .collect();
+    v.extend(tail());
+    v.extend(
+        R::FIELDS
+            .iter()
+            .filter(|d| d.role == FieldRole::Fixed)
+            .map(|d| f(d.decimal_name(), decimal_type())),
+    );
+    Arc::new(Schema::new(v))
+}
+
 /// Trades.
 pub fn trade_schema() -> SchemaRef {
-    let mut v = vec![
-        f("exchange_ts_ns", DataType::Int64),
-        f("recv_ts_ns", DataType::Int64),
-        f("price_raw", DataType::Int64),
-        f("qty_raw", DataType::Int64),
-        f("trade_id", DataType::UInt64),
-        f("symbol_id", DataType::UInt32),
-        f("side", DataType::UInt8),
-        f("instrument", DataType::UInt8),
-        f("exchange_id", DataType::UInt16),
-    ];
-    v.extend(tail());
-    v.push(f("price", decimal_type()));
-    v.push(f("qty", decimal_type()));
-    Arc::new(Schema::new(v))
+    record_schema::<Trade>()
 }
 
 /// Book snapshots and deltas.
@@ -209,39 +255,9 @@ pub fn book_schema() -> SchemaRef {
     Arc::new(Schema::new(v))
 }
 
-/// The fixed-point fields of an option quote, in record order: raw column
-/// `<name>_raw`, decimal column `<name>`.
-pub const OPTION_DECIMALS: [&str; 11] = [
-    "mark_price",
-    "index_price",
-    "underlying_price",
-    "iv",
-    "bid_price",
-    "ask_price",
-    "bid_size",
-    "ask_size",
-    "bid_iv",
-    "ask_iv",
-    "open_interest",
-];
-
 /// Option quotes.
 pub fn option_quote_schema() -> SchemaRef {
-    let mut v = vec![
-        f("exchange_ts_ns", DataType::Int64),
-        f("recv_ts_ns", DataType::Int64),
-    ];
-    v.extend(
-        OPTION_DECIMALS
-            .iter()
-            .map(|n| f(&format!("{n}_raw"), DataType::Int64)),
-    );
-    v.push(f("symbol_id", DataType::UInt32));
-    v.push(f("instrument", DataType::UInt8));
-    v.push(f("exchange_id", DataType::UInt16));
-    v.extend(tail());
-    v.extend(OPTION_DECIMALS.iter().map(|n| f(n, decimal_type())));
-    Arc::new(Schema::new(v))
+    record_schema::<OptionQuote>()
 }
 
 /// Pool states (`payload` is the opaque venue payload).

@@ -89,6 +89,7 @@ pub mod lz4_compress;
 pub mod option_quote;
 pub mod pool_state;
 pub mod reader;
+pub mod record;
 pub mod salvage;
 pub mod segment_header;
 pub mod trade;
@@ -107,6 +108,7 @@ pub use pool_state::PoolState;
 pub use reader::{
     Item, Position, ReadOptions, Reader, Segment, TradeBatch, TradeColumns, TradeSink, TradeStop,
 };
+pub use record::{values_of, FieldDesc, FieldRole, FieldType, FieldValue, Record, Scalar};
 pub use segment_header::{Compression, SegmentHeader};
 pub use trade::Trade;
 pub use writer::{

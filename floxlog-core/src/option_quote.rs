@@ -1,135 +1,74 @@
 //! OptionQuoteRecord, frame type 4: 112 bytes (layout in docs/format-notes.md).
+//! The one definition of the option quote: its field list below (see
+//! [`crate::record`]).
 
-use crate::error::{malformed, Result};
-use crate::le::{i64_at, put_i64, put_u16, put_u32, u16_at, u32_at};
+use crate::record::{define_record, FieldRole, FieldValue, Record};
 
-/// Byte offsets of the option-quote fields.
-pub mod field {
-    /// `i64` exchange timestamp.
-    pub const EXCHANGE_TS_NS: usize = 0;
-    /// `i64` receive timestamp.
-    pub const RECV_TS_NS: usize = 8;
-    /// `i64` mark price.
-    pub const MARK_PRICE_RAW: usize = 16;
-    /// `i64` index price.
-    pub const INDEX_PRICE_RAW: usize = 24;
-    /// `i64` underlying price.
-    pub const UNDERLYING_PRICE_RAW: usize = 32;
-    /// `i64` implied volatility, scale 1e8.
-    pub const IV_RAW: usize = 40;
-    /// `i64` bid price.
-    pub const BID_PRICE_RAW: usize = 48;
-    /// `i64` ask price.
-    pub const ASK_PRICE_RAW: usize = 56;
-    /// `i64` bid size.
-    pub const BID_SIZE_RAW: usize = 64;
-    /// `i64` ask size.
-    pub const ASK_SIZE_RAW: usize = 72;
-    /// `i64` bid implied volatility.
-    pub const BID_IV_RAW: usize = 80;
-    /// `i64` ask implied volatility.
-    pub const ASK_IV_RAW: usize = 88;
-    /// `i64` open interest.
-    pub const OPEN_INTEREST_RAW: usize = 96;
-    /// `u32` symbol tag.
-    pub const SYMBOL_ID: usize = 104;
-    /// `u8` instrument code.
-    pub const INSTRUMENT: usize = 108;
+/// The option quote's field list, in record order (as [`crate::trade_fields`]).
+#[macro_export]
+macro_rules! option_quote_fields {
+    ($m:ident $(, $arg:tt)*) => {
+        $m! {
+            $($arg)*
+            /// Exchange-side timestamp, ns.
+            exchange_ts_ns EXCHANGE_TS_NS: i64 @ 0, Timestamp;
+            /// Receiver-side timestamp, ns.
+            recv_ts_ns RECV_TS_NS: i64 @ 8, Timestamp;
+            /// Mark price, fixed-point 1e8.
+            mark_price_raw MARK_PRICE_RAW: i64 @ 16, Fixed;
+            /// Index price, fixed-point 1e8.
+            index_price_raw INDEX_PRICE_RAW: i64 @ 24, Fixed;
+            /// Underlying price, fixed-point 1e8.
+            underlying_price_raw UNDERLYING_PRICE_RAW: i64 @ 32, Fixed;
+            /// Implied volatility, fixed-point 1e8.
+            iv_raw IV_RAW: i64 @ 40, Fixed;
+            /// Bid price, fixed-point 1e8.
+            bid_price_raw BID_PRICE_RAW: i64 @ 48, Fixed;
+            /// Ask price, fixed-point 1e8.
+            ask_price_raw ASK_PRICE_RAW: i64 @ 56, Fixed;
+            /// Bid size, fixed-point 1e8.
+            bid_size_raw BID_SIZE_RAW: i64 @ 64, Fixed;
+            /// Ask size, fixed-point 1e8.
+            ask_size_raw ASK_SIZE_RAW: i64 @ 72, Fixed;
+            /// Bid implied volatility, fixed-point 1e8.
+            bid_iv_raw BID_IV_RAW: i64 @ 80, Fixed;
+            /// Ask implied volatility, fixed-point 1e8.
+            ask_iv_raw ASK_IV_RAW: i64 @ 88, Fixed;
+            /// Open interest, fixed-point 1e8.
+            open_interest_raw OPEN_INTEREST_RAW: i64 @ 96, Fixed;
+            /// Symbol tag.
+            symbol_id SYMBOL_ID: u32 @ 104, Plain;
+            /// Instrument code.
+            instrument INSTRUMENT: u8 @ 108, Plain;
+            /// Exchange tag.
+            exchange_id EXCHANGE_ID: u16 @ 110, Plain;
+        }
+    };
+}
+
+option_quote_fields!(define_record, {
+    /// An option quote (the byte at 109 is padding, written as zero).
+    struct OptionQuote;
+    what "option quote";
+    len 112;
     /// `u8` padding, zero.
-    pub const PAD: usize = 109;
-    /// `u16` exchange tag.
-    pub const EXCHANGE_ID: usize = 110;
-}
-
-/// An option quote. All `_raw` fields are fixed-point 1e8.
-#[allow(missing_docs)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Hash)]
-pub struct OptionQuote {
-    pub exchange_ts_ns: i64,
-    pub recv_ts_ns: i64,
-    pub mark_price_raw: i64,
-    pub index_price_raw: i64,
-    pub underlying_price_raw: i64,
-    pub iv_raw: i64,
-    pub bid_price_raw: i64,
-    pub ask_price_raw: i64,
-    pub bid_size_raw: i64,
-    pub ask_size_raw: i64,
-    pub bid_iv_raw: i64,
-    pub ask_iv_raw: i64,
-    pub open_interest_raw: i64,
-    pub symbol_id: u32,
-    pub instrument: u8,
-    pub exchange_id: u16,
-}
+    pad PAD @ 109;
+});
 
 impl OptionQuote {
-    /// Encoded length.
-    pub const LEN: usize = 112;
-
-    /// Decodes an option-quote payload; `Err` unless exactly 112 bytes.
-    /// The pad byte is not checked (readers accept what writers left there).
-    pub fn parse(b: &[u8], at: u64) -> Result<OptionQuote> {
-        if b.len() != Self::LEN {
-            return Err(malformed(at, "option quote payload is not 112 bytes"));
-        }
-        Ok(OptionQuote {
-            exchange_ts_ns: i64_at(b, field::EXCHANGE_TS_NS),
-            recv_ts_ns: i64_at(b, field::RECV_TS_NS),
-            mark_price_raw: i64_at(b, field::MARK_PRICE_RAW),
-            index_price_raw: i64_at(b, field::INDEX_PRICE_RAW),
-            underlying_price_raw: i64_at(b, field::UNDERLYING_PRICE_RAW),
-            iv_raw: i64_at(b, field::IV_RAW),
-            bid_price_raw: i64_at(b, field::BID_PRICE_RAW),
-            ask_price_raw: i64_at(b, field::ASK_PRICE_RAW),
-            bid_size_raw: i64_at(b, field::BID_SIZE_RAW),
-            ask_size_raw: i64_at(b, field::ASK_SIZE_RAW),
-            bid_iv_raw: i64_at(b, field::BID_IV_RAW),
-            ask_iv_raw: i64_at(b, field::ASK_IV_RAW),
-            open_interest_raw: i64_at(b, field::OPEN_INTEREST_RAW),
-            symbol_id: u32_at(b, field::SYMBOL_ID),
-            instrument: b[field::INSTRUMENT],
-            exchange_id: u16_at(b, field::EXCHANGE_ID),
-        })
-    }
-
-    /// The eleven fixed-point fields in layout order, with the names the
-    /// corpus's JSON (and every text output) gives them.
+    /// The eleven fixed-point fields in record order: name and raw value.
     pub fn raw_fields(&self) -> [(&'static str, i64); 11] {
-        [
-            ("mark_price_raw", self.mark_price_raw),
-            ("index_price_raw", self.index_price_raw),
-            ("underlying_price_raw", self.underlying_price_raw),
-            ("iv_raw", self.iv_raw),
-            ("bid_price_raw", self.bid_price_raw),
-            ("ask_price_raw", self.ask_price_raw),
-            ("bid_size_raw", self.bid_size_raw),
-            ("ask_size_raw", self.ask_size_raw),
-            ("bid_iv_raw", self.bid_iv_raw),
-            ("ask_iv_raw", self.ask_iv_raw),
-            ("open_interest_raw", self.open_interest_raw),
-        ]
-    }
-
-    /// Encodes into `out[..112]` (pad zero).
-    pub fn emit(&self, out: &mut [u8; 112]) {
-        put_i64(out, field::EXCHANGE_TS_NS, self.exchange_ts_ns);
-        put_i64(out, field::RECV_TS_NS, self.recv_ts_ns);
-        put_i64(out, field::MARK_PRICE_RAW, self.mark_price_raw);
-        put_i64(out, field::INDEX_PRICE_RAW, self.index_price_raw);
-        put_i64(out, field::UNDERLYING_PRICE_RAW, self.underlying_price_raw);
-        put_i64(out, field::IV_RAW, self.iv_raw);
-        put_i64(out, field::BID_PRICE_RAW, self.bid_price_raw);
-        put_i64(out, field::ASK_PRICE_RAW, self.ask_price_raw);
-        put_i64(out, field::BID_SIZE_RAW, self.bid_size_raw);
-        put_i64(out, field::ASK_SIZE_RAW, self.ask_size_raw);
-        put_i64(out, field::BID_IV_RAW, self.bid_iv_raw);
-        put_i64(out, field::ASK_IV_RAW, self.ask_iv_raw);
-        put_i64(out, field::OPEN_INTEREST_RAW, self.open_interest_raw);
-        put_u32(out, field::SYMBOL_ID, self.symbol_id);
-        out[field::INSTRUMENT] = self.instrument;
-        out[field::PAD] = 0;
-        put_u16(out, field::EXCHANGE_ID, self.exchange_id);
+        let mut out = [("", 0); 11];
+        let mut k = 0;
+        self.visit(|d, v| {
+            if let (FieldRole::Fixed, FieldValue::Signed(x)) = (d.role, v) {
+                if let Some(slot) = out.get_mut(k) {
+                    *slot = (d.name, x);
+                }
+                k += 1;
+            }
+        });
+        out
     }
 }
 

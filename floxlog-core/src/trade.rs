@@ -1,114 +1,48 @@
-//! TradeRecord, frame type 1: 48 bytes.
+//! TradeRecord, frame type 1: 48 bytes. The one definition of the trade:
+//! its field list below; the struct, codec, descriptors and every front
+//! end's columns follow from it (see [`crate::record`]).
 
-use crate::error::{malformed, Result};
-use crate::le::{i64_at, put_i64, put_u16, put_u32, put_u64, u16_at, u32_at, u64_at};
+use crate::record::define_record;
 
-/// Byte offsets of the trade fields.
-pub mod field {
-    /// `i64` exchange timestamp.
-    pub const EXCHANGE_TS_NS: usize = 0;
-    /// `i64` receive timestamp.
-    pub const RECV_TS_NS: usize = 8;
-    /// `i64` fixed-point price.
-    pub const PRICE_RAW: usize = 16;
-    /// `i64` fixed-point quantity.
-    pub const QTY_RAW: usize = 24;
-    /// `u64` exchange trade id.
-    pub const TRADE_ID: usize = 32;
-    /// `u32` symbol tag.
-    pub const SYMBOL_ID: usize = 40;
-    /// `u8` side (0 buy, 1 sell).
-    pub const SIDE: usize = 44;
-    /// `u8` instrument code.
-    pub const INSTRUMENT: usize = 45;
-    /// `u16` exchange tag.
-    pub const EXCHANGE_ID: usize = 46;
-}
-
-/// A trade. `#[repr(C)]` with the record's own field offsets (asserted
-/// below), so a caller's C struct of the same layout can be checked against
-/// it at compile time.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Hash)]
-pub struct Trade {
-    /// Exchange-side timestamp, ns.
-    pub exchange_ts_ns: i64,
-    /// Receiver-side timestamp, ns.
-    pub recv_ts_ns: i64,
-    /// Price, fixed-point 1e8.
-    pub price_raw: i64,
-    /// Quantity, fixed-point 1e8.
-    pub qty_raw: i64,
-    /// Exchange trade id; 0 if unknown.
-    pub trade_id: u64,
-    /// Symbol tag.
-    pub symbol_id: u32,
-    /// 0 buy, 1 sell.
-    pub side: u8,
-    /// Instrument code.
-    pub instrument: u8,
-    /// Exchange tag.
-    pub exchange_id: u16,
-}
-
-const _: () = {
-    use core::mem::{offset_of, size_of};
-    assert!(size_of::<Trade>() == Trade::LEN);
-    assert!(offset_of!(Trade, exchange_ts_ns) == field::EXCHANGE_TS_NS);
-    assert!(offset_of!(Trade, recv_ts_ns) == field::RECV_TS_NS);
-    assert!(offset_of!(Trade, price_raw) == field::PRICE_RAW);
-    assert!(offset_of!(Trade, qty_raw) == field::QTY_RAW);
-    assert!(offset_of!(Trade, trade_id) == field::TRADE_ID);
-    assert!(offset_of!(Trade, symbol_id) == field::SYMBOL_ID);
-    assert!(offset_of!(Trade, side) == field::SIDE);
-    assert!(offset_of!(Trade, instrument) == field::INSTRUMENT);
-    assert!(offset_of!(Trade, exchange_id) == field::EXCHANGE_ID);
-};
-
-impl Trade {
-    /// Encoded length.
-    pub const LEN: usize = 48;
-
-    /// Decodes a trade payload; `MalformedRecord` at `at` (the frame's
-    /// offset) unless it is exactly 48 bytes.
-    #[inline]
-    pub fn parse(b: &[u8], at: u64) -> Result<Trade> {
-        match <&[u8; Self::LEN]>::try_from(b) {
-            Ok(p) => Ok(Self::from_payload(p)),
-            Err(_) => Err(malformed(at, "trade payload is not 48 bytes")),
+/// The trade's field list, in record order: `name NAME: type @ offset,
+/// role;` with each field's doc. Calls `$m! { $($arg)* <list> }`: the core
+/// makes [`Trade`] from it, and columnar front ends (the batch kernels'
+/// [`crate::TradeColumns`], Arrow's trade columns) their per-field storage.
+#[macro_export]
+macro_rules! trade_fields {
+    ($m:ident $(, $arg:tt)*) => {
+        $m! {
+            $($arg)*
+            /// Exchange-side timestamp, ns.
+            exchange_ts_ns EXCHANGE_TS_NS: i64 @ 0, Timestamp;
+            /// Receiver-side timestamp, ns.
+            recv_ts_ns RECV_TS_NS: i64 @ 8, Timestamp;
+            /// Price, fixed-point 1e8.
+            price_raw PRICE_RAW: i64 @ 16, Fixed;
+            /// Quantity, fixed-point 1e8.
+            qty_raw QTY_RAW: i64 @ 24, Fixed;
+            /// Exchange trade id; 0 if unknown.
+            trade_id TRADE_ID: u64 @ 32, Optional;
+            /// Symbol tag.
+            symbol_id SYMBOL_ID: u32 @ 40, Plain;
+            /// 0 buy, 1 sell.
+            side SIDE: u8 @ 44, Plain;
+            /// Instrument code.
+            instrument INSTRUMENT: u8 @ 45, Plain;
+            /// Exchange tag.
+            exchange_id EXCHANGE_ID: u16 @ 46, Plain;
         }
-    }
-
-    /// Decodes a payload whose length is already known to be right.
-    #[inline(always)]
-    pub(crate) fn from_payload(b: &[u8; Self::LEN]) -> Trade {
-        Trade {
-            exchange_ts_ns: i64_at(b, field::EXCHANGE_TS_NS),
-            recv_ts_ns: i64_at(b, field::RECV_TS_NS),
-            price_raw: i64_at(b, field::PRICE_RAW),
-            qty_raw: i64_at(b, field::QTY_RAW),
-            trade_id: u64_at(b, field::TRADE_ID),
-            symbol_id: u32_at(b, field::SYMBOL_ID),
-            side: b[field::SIDE],
-            instrument: b[field::INSTRUMENT],
-            exchange_id: u16_at(b, field::EXCHANGE_ID),
-        }
-    }
-
-    /// Encodes into `out[..48]`.
-    #[inline]
-    pub fn emit(&self, out: &mut [u8; 48]) {
-        put_i64(out, field::EXCHANGE_TS_NS, self.exchange_ts_ns);
-        put_i64(out, field::RECV_TS_NS, self.recv_ts_ns);
-        put_i64(out, field::PRICE_RAW, self.price_raw);
-        put_i64(out, field::QTY_RAW, self.qty_raw);
-        put_u64(out, field::TRADE_ID, self.trade_id);
-        put_u32(out, field::SYMBOL_ID, self.symbol_id);
-        out[field::SIDE] = self.side;
-        out[field::INSTRUMENT] = self.instrument;
-        put_u16(out, field::EXCHANGE_ID, self.exchange_id);
-    }
+    };
 }
+
+trade_fields!(define_record, {
+    /// A trade. `#[repr(C)]` with the record's own field offsets (asserted),
+    /// so a caller's C struct of the same layout can be checked against it
+    /// at compile time.
+    struct Trade;
+    what "trade";
+    len 48;
+});
 
 #[cfg(test)]
 mod tests {

@@ -32,10 +32,14 @@ macro_rules! convert {
 }
 pub(crate) use convert;
 
-convert!(t: &floxlog_trade <=> Trade {
-    exchange_ts_ns, recv_ts_ns, price_raw, qty_raw, trade_id, symbol_id, side, instrument,
-    exchange_id,
-});
+/// Both ways between `floxlog_trade` and the core's trade, over the
+/// core's field list.
+macro_rules! trade_convert {
+    ($( $(#[doc = $doc:literal])* $f:ident $F:ident: $t:ident @ $off:literal, $role:ident; )*) => {
+        convert!(t: &floxlog_trade <=> Trade { $($f),* });
+    };
+}
+floxlog_core::trade_fields!(trade_convert);
 
 /// The caller's trade array as the core's batch kernels fill it: each
 /// trade written straight into its slot (same layout: see `types.rs`).
@@ -55,11 +59,14 @@ impl TradeSink for TradeSlots<'_> {
     }
 }
 
-convert!(q: &floxlog_option_quote <=> OptionQuote {
-    exchange_ts_ns, recv_ts_ns, mark_price_raw, index_price_raw, underlying_price_raw, iv_raw,
-    bid_price_raw, ask_price_raw, bid_size_raw, ask_size_raw, bid_iv_raw, ask_iv_raw,
-    open_interest_raw, symbol_id, instrument, exchange_id,
-} pad: 0);
+/// Both ways between `floxlog_option_quote` and the core's option quote,
+/// over the core's field list (the C struct's `pad` is written as 0).
+macro_rules! option_quote_convert {
+    ($( $(#[doc = $doc:literal])* $f:ident $F:ident: $t:ident @ $off:literal, $role:ident; )*) => {
+        convert!(q: &floxlog_option_quote <=> OptionQuote { $($f),* } pad: 0);
+    };
+}
+floxlog_core::option_quote_fields!(option_quote_convert);
 
 convert!(l: &Level => floxlog_level { price_raw, qty_raw });
 

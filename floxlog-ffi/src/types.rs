@@ -4,7 +4,23 @@
 
 use crate::consts::*;
 use core::mem::{align_of, offset_of, size_of};
-use floxlog_core::{IndexEntry, Level};
+use floxlog_core::{IndexEntry, Level, OptionQuote, Trade};
+
+/// Asserts that C mirror `$c` has core record `$core`'s size, alignment
+/// and, for every field of the core's list, the same name, type and offset.
+macro_rules! same_layout {
+    ($c:ident $core:ident
+     $( $(#[doc = $doc:literal])* $f:ident $F:ident: $t:ident @ $off:literal, $role:ident; )*) => {
+        const _: () = {
+            type T = $core;
+            assert!(size_of::<$c>() == size_of::<T>() && align_of::<$c>() == align_of::<T>());
+            $( assert!(offset_of!($c, $f) == offset_of!(T, $f) && offset_of!(T, $f) == $off); )*
+        };
+        const _: () = {
+            $( let _: fn(&$c) -> $t = |c| c.$f; )*
+        };
+    };
+}
 
 /// One price level (fixed-point, scale 1e8). Same layout as the 16-byte
 /// BookLevel of the format.
@@ -52,21 +68,12 @@ const _: () = assert!(size_of::<floxlog_trade>() == FLOXLOG_TRADE_LEN);
 const _: () = assert!(offset_of!(floxlog_trade, exchange_id) == 46);
 // The core's Trade has the same layout (it asserts the record's offsets):
 // the batch kernels' trades go into the caller's array as plain 48-byte
-// copies (`records::TradeSlots`).
-const _: () = {
-    use floxlog_core::Trade as T;
-    type C = floxlog_trade;
-    assert!(size_of::<C>() == size_of::<T>() && align_of::<C>() == align_of::<T>());
-    assert!(offset_of!(C, exchange_ts_ns) == offset_of!(T, exchange_ts_ns));
-    assert!(offset_of!(C, recv_ts_ns) == offset_of!(T, recv_ts_ns));
-    assert!(offset_of!(C, price_raw) == offset_of!(T, price_raw));
-    assert!(offset_of!(C, qty_raw) == offset_of!(T, qty_raw));
-    assert!(offset_of!(C, trade_id) == offset_of!(T, trade_id));
-    assert!(offset_of!(C, symbol_id) == offset_of!(T, symbol_id));
-    assert!(offset_of!(C, side) == offset_of!(T, side));
-    assert!(offset_of!(C, instrument) == offset_of!(T, instrument));
-    assert!(offset_of!(C, exchange_id) == offset_of!(T, exchange_id));
-};
+// copies (`records::TradeSlots`). Checked field by field from the core's
+// definition, so a field the mirror lacks (or types differently) fails to
+// compile here.
+floxlog_core::trade_fields!(same_layout, floxlog_trade, Trade);
+
+floxlog_core::option_quote_fields!(same_layout, floxlog_option_quote, OptionQuote);
 
 /// A book snapshot or delta (which one is the event kind, or the function
 /// it is passed to).

@@ -3,7 +3,10 @@
 
 use crate::owned::{OwnedBook, OwnedEvent, OwnedPoolState};
 use floxlog_core::fixed::{parse_decimal, Decimal};
-use floxlog_core::{Book, BookKind, Event, Level, Levels, OptionQuote, PoolState, Trade};
+use floxlog_core::{
+    Book, BookKind, Event, FieldRole, FieldValue, Level, Levels, OptionQuote, PoolState, Record,
+    Trade,
+};
 use serde_json::{Map, Value};
 use std::fmt;
 
@@ -128,6 +131,35 @@ fn hex_encode(b: &[u8]) -> String {
     s
 }
 
+/// A fixed-layout record from its fields, by its definition: fixed-point
+/// fields as [`raw_of`] reads them, the others as exact integers of the
+/// field's sign, narrowed to the field's type.
+fn record_of<R: Record>(o: &Map<String, Value>) -> Result<R, JsonError> {
+    R::build(
+        |_, d| {
+            Ok(match (d.role, d.ty.signed()) {
+                (FieldRole::Fixed, _) => FieldValue::Signed(raw_of(o, d.name)?),
+                (_, true) => FieldValue::Signed(i64_of(o, d.name)?),
+                (_, false) => FieldValue::Unsigned(u64_of(o, d.name)?),
+            })
+        },
+        |d| err(format!("field `{}` is out of range", d.name)),
+    )
+}
+
+/// A fixed-layout record's fields into `o`, in record order.
+fn record_into<R: Record>(r: &R, style: PriceStyle, o: &mut Map<String, Value>) {
+    r.visit(|d, v| match (d.role, v) {
+        (FieldRole::Fixed, FieldValue::Signed(x)) => price(style, d.name, x, o),
+        (_, FieldValue::Signed(x)) => {
+            o.insert(d.name.into(), x.into());
+        }
+        (_, FieldValue::Unsigned(x)) => {
+            o.insert(d.name.into(), x.into());
+        }
+    });
+}
+
 /// Parses one event object of the corpus schema.
 pub fn event_from_value(v: &Value) -> Result<OwnedEvent, JsonError> {
     let o = v
@@ -137,17 +169,7 @@ pub fn event_from_value(v: &Value) -> Result<OwnedEvent, JsonError> {
         .as_str()
         .ok_or_else(|| err("field `type` is not a string"))?;
     Ok(match ty {
-        "trade" => OwnedEvent::Trade(Trade {
-            exchange_ts_ns: i64_of(o, "exchange_ts_ns")?,
-            recv_ts_ns: i64_of(o, "recv_ts_ns")?,
-            price_raw: raw_of(o, "price_raw")?,
-            qty_raw: raw_of(o, "qty_raw")?,
-            trade_id: u64_of(o, "trade_id")?,
-            symbol_id: uint_of(o, "symbol_id")?,
-            side: uint_of(o, "side")?,
-            instrument: uint_of(o, "instrument")?,
-            exchange_id: uint_of(o, "exchange_id")?,
-        }),
+        "trade" => OwnedEvent::Trade(record_of::<Trade>(o)?),
         "book_snapshot" | "book_delta" => {
             let kind = if ty == "book_snapshot" {
                 BookKind::Snapshot
@@ -176,24 +198,7 @@ pub fn event_from_value(v: &Value) -> Result<OwnedEvent, JsonError> {
                 asks: levels_of(o, "asks")?,
             })
         }
-        "option_quote" => OwnedEvent::OptionQuote(OptionQuote {
-            exchange_ts_ns: i64_of(o, "exchange_ts_ns")?,
-            recv_ts_ns: i64_of(o, "recv_ts_ns")?,
-            mark_price_raw: raw_of(o, "mark_price_raw")?,
-            index_price_raw: raw_of(o, "index_price_raw")?,
-            underlying_price_raw: raw_of(o, "underlying_price_raw")?,
-            iv_raw: raw_of(o, "iv_raw")?,
-            bid_price_raw: raw_of(o, "bid_price_raw")?,
-            ask_price_raw: raw_of(o, "ask_price_raw")?,
-            bid_size_raw: raw_of(o, "bid_size_raw")?,
-            ask_size_raw: raw_of(o, "ask_size_raw")?,
-            bid_iv_raw: raw_of(o, "bid_iv_raw")?,
-            ask_iv_raw: raw_of(o, "ask_iv_raw")?,
-            open_interest_raw: raw_of(o, "open_interest_raw")?,
-            symbol_id: uint_of(o, "symbol_id")?,
-            instrument: uint_of(o, "instrument")?,
-            exchange_id: uint_of(o, "exchange_id")?,
-        }),
+        "option_quote" => OwnedEvent::OptionQuote(record_of::<OptionQuote>(o)?),
         "pool_state" => OwnedEvent::PoolState(OwnedPoolState {
             head: PoolState {
                 exchange_ts_ns: i64_of(o, "exchange_ts_ns")?,
@@ -253,17 +258,7 @@ pub fn event_to_value(ev: &Event<'_>, style: PriceStyle) -> Value {
     let mut o = Map::new();
     o.insert("type".into(), ev.type_name().into());
     match ev {
-        Event::Trade(t) => {
-            o.insert("exchange_ts_ns".into(), t.exchange_ts_ns.into());
-            o.insert("recv_ts_ns".into(), t.recv_ts_ns.into());
-            price(style, "price_raw", t.price_raw, &mut o);
-            price(style, "qty_raw", t.qty_raw, &mut o);
-            o.insert("trade_id".into(), t.trade_id.into());
-            o.insert("symbol_id".into(), t.symbol_id.into());
-            o.insert("side".into(), t.side.into());
-            o.insert("instrument".into(), t.instrument.into());
-            o.insert("exchange_id".into(), t.exchange_id.into());
-        }
+        Event::Trade(t) => record_into(t, style, &mut o),
         Event::Book(b) => {
             o.insert("exchange_ts_ns".into(), b.exchange_ts_ns.into());
             o.insert("recv_ts_ns".into(), b.recv_ts_ns.into());
@@ -275,16 +270,7 @@ pub fn event_to_value(ev: &Event<'_>, style: PriceStyle) -> Value {
             o.insert("bids".into(), levels_value(style, b.bids.iter()));
             o.insert("asks".into(), levels_value(style, b.asks.iter()));
         }
-        Event::OptionQuote(q) => {
-            o.insert("exchange_ts_ns".into(), q.exchange_ts_ns.into());
-            o.insert("recv_ts_ns".into(), q.recv_ts_ns.into());
-            for (k, v) in q.raw_fields() {
-                price(style, k, v, &mut o);
-            }
-            o.insert("symbol_id".into(), q.symbol_id.into());
-            o.insert("instrument".into(), q.instrument.into());
-            o.insert("exchange_id".into(), q.exchange_id.into());
-        }
+        Event::OptionQuote(q) => record_into(q, style, &mut o),
         Event::PoolState(p) => {
             o.insert("exchange_ts_ns".into(), p.exchange_ts_ns.into());
             o.insert("recv_ts_ns".into(), p.recv_ts_ns.into());

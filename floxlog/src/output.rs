@@ -4,7 +4,7 @@
 
 use crate::json::PriceStyle;
 use floxlog_core::fixed::Decimal;
-use floxlog_core::{Event, Levels};
+use floxlog_core::{values_of, Event, FieldRole, FieldValue, Levels, Record, Trade};
 use std::io::Write;
 
 fn push_u64(out: &mut Vec<u8>, mut v: u64) {
@@ -82,23 +82,29 @@ fn levels(out: &mut Vec<u8>, style: PriceStyle, k: &str, l: &Levels<'_>) {
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
 
+/// A fixed-layout record's fields, in record order, by its definition.
+#[inline]
+fn record_json<R: Record>(out: &mut Vec<u8>, style: PriceStyle, r: &R) {
+    r.visit(|d, v| match (d.role, v) {
+        (FieldRole::Fixed, FieldValue::Signed(x)) => price_field(out, style, d.name, x),
+        (_, FieldValue::Signed(x)) => int_field(out, d.name, x),
+        (_, FieldValue::Unsigned(x)) => uint_field(out, d.name, x),
+    });
+}
+
 /// Appends one JSON line (with `\n`) in the corpus schema.
 pub fn write_json_line(out: &mut Vec<u8>, ev: &Event<'_>, style: PriceStyle) {
     out.extend_from_slice(b"{\"type\":\"");
     out.extend_from_slice(ev.type_name().as_bytes());
     out.push(b'"');
-    int_field(out, "exchange_ts_ns", ev.exchange_ts_ns());
-    int_field(out, "recv_ts_ns", ev.recv_ts_ns());
+    // Timestamps first, as in the corpus (a fixed-layout record's list
+    // starts with them).
+    if !matches!(ev, Event::Trade(_) | Event::OptionQuote(_)) {
+        int_field(out, "exchange_ts_ns", ev.exchange_ts_ns());
+        int_field(out, "recv_ts_ns", ev.recv_ts_ns());
+    }
     match ev {
-        Event::Trade(t) => {
-            price_field(out, style, "price_raw", t.price_raw);
-            price_field(out, style, "qty_raw", t.qty_raw);
-            uint_field(out, "trade_id", t.trade_id);
-            uint_field(out, "symbol_id", t.symbol_id as u64);
-            uint_field(out, "side", t.side as u64);
-            uint_field(out, "instrument", t.instrument as u64);
-            uint_field(out, "exchange_id", t.exchange_id as u64);
-        }
+        Event::Trade(t) => record_json(out, style, t),
         Event::Book(b) => {
             int_field(out, "seq", b.seq);
             uint_field(out, "symbol_id", b.symbol_id as u64);
@@ -108,14 +114,7 @@ pub fn write_json_line(out: &mut Vec<u8>, ev: &Event<'_>, style: PriceStyle) {
             levels(out, style, "bids", &b.bids);
             levels(out, style, "asks", &b.asks);
         }
-        Event::OptionQuote(q) => {
-            for (k, v) in q.raw_fields() {
-                price_field(out, style, k, v);
-            }
-            uint_field(out, "symbol_id", q.symbol_id as u64);
-            uint_field(out, "instrument", q.instrument as u64);
-            uint_field(out, "exchange_id", q.exchange_id as u64);
-        }
+        Event::OptionQuote(q) => record_json(out, style, q),
         Event::PoolState(p) => {
             uint_field(out, "symbol_id", p.symbol_id as u64);
             uint_field(out, "sub_type", p.sub_type as u64);
@@ -133,10 +132,12 @@ pub fn write_json_line(out: &mut Vec<u8>, ev: &Event<'_>, style: PriceStyle) {
     out.extend_from_slice(b"}\n");
 }
 
-/// CSV columns: a name and the frame types it applies to (bit = type).
+/// A CSV column: its name, the frame types it applies to (bit = type),
+/// and for a trade column, where it is in the trade's definition.
 struct Col {
     name: &'static str,
     types: u8,
+    trade: Option<usize>,
 }
 
 const ALL: u8 = 0b11_1110;
@@ -145,125 +146,63 @@ const BOOK: u8 = (1 << 2) | (1 << 3);
 const OPT: u8 = 1 << 4;
 const POOL: u8 = 1 << 5;
 
-const COLS: &[Col] = &[
-    Col {
-        name: "type",
-        types: ALL,
-    },
-    Col {
-        name: "exchange_ts_ns",
-        types: ALL,
-    },
-    Col {
-        name: "recv_ts_ns",
-        types: ALL,
-    },
-    Col {
-        name: "symbol_id",
-        types: ALL,
-    },
-    Col {
-        name: "instrument",
-        types: TRADE | BOOK | OPT,
-    },
-    Col {
-        name: "exchange_id",
-        types: ALL,
-    },
-    Col {
-        name: "price_raw",
-        types: TRADE,
-    },
-    Col {
-        name: "qty_raw",
-        types: TRADE,
-    },
-    Col {
-        name: "trade_id",
-        types: TRADE,
-    },
-    Col {
-        name: "side",
-        types: TRADE,
-    },
-    Col {
-        name: "seq",
-        types: BOOK,
-    },
-    Col {
-        name: "header_type",
-        types: BOOK,
-    },
-    Col {
-        name: "bids",
-        types: BOOK,
-    },
-    Col {
-        name: "asks",
-        types: BOOK,
-    },
-    Col {
-        name: "mark_price_raw",
-        types: OPT,
-    },
-    Col {
-        name: "index_price_raw",
-        types: OPT,
-    },
-    Col {
-        name: "underlying_price_raw",
-        types: OPT,
-    },
-    Col {
-        name: "iv_raw",
-        types: OPT,
-    },
-    Col {
-        name: "bid_price_raw",
-        types: OPT,
-    },
-    Col {
-        name: "ask_price_raw",
-        types: OPT,
-    },
-    Col {
-        name: "bid_size_raw",
-        types: OPT,
-    },
-    Col {
-        name: "ask_size_raw",
-        types: OPT,
-    },
-    Col {
-        name: "bid_iv_raw",
-        types: OPT,
-    },
-    Col {
-        name: "ask_iv_raw",
-        types: OPT,
-    },
-    Col {
-        name: "open_interest_raw",
-        types: OPT,
-    },
-    Col {
-        name: "sub_type",
-        types: POOL,
-    },
-    Col {
-        name: "venue",
-        types: POOL,
-    },
-    Col {
-        name: "payload_hex",
-        types: POOL,
-    },
+/// The columns first in every CSV (what most records have).
+const COMMON: &[(&str, u8)] = &[
+    ("type", ALL),
+    ("exchange_ts_ns", ALL),
+    ("recv_ts_ns", ALL),
+    ("symbol_id", ALL),
+    ("instrument", TRADE | BOOK | OPT),
+    ("exchange_id", ALL),
 ];
+
+/// The book, option quote and pool state columns, after the trade's.
+const OTHERS: &[(&str, u8)] = &[
+    ("seq", BOOK),
+    ("header_type", BOOK),
+    ("bids", BOOK),
+    ("asks", BOOK),
+    ("mark_price_raw", OPT),
+    ("index_price_raw", OPT),
+    ("underlying_price_raw", OPT),
+    ("iv_raw", OPT),
+    ("bid_price_raw", OPT),
+    ("ask_price_raw", OPT),
+    ("bid_size_raw", OPT),
+    ("ask_size_raw", OPT),
+    ("bid_iv_raw", OPT),
+    ("ask_iv_raw", OPT),
+    ("open_interest_raw", OPT),
+    ("sub_type", POOL),
+    ("venue", POOL),
+    ("payload_hex", POOL),
+];
+
+/// Every column in order: [`COMMON`], the trade's other fields in record
+/// order (from its definition), then [`OTHERS`].
+fn all_columns() -> Vec<Col> {
+    let trade_index = |name: &str| Trade::FIELDS.iter().position(|d| d.name == name);
+    let trade_only = Trade::FIELDS
+        .iter()
+        .filter(|d| !COMMON.iter().any(|(n, _)| *n == d.name))
+        .map(|d| (d.name, TRADE));
+    COMMON
+        .iter()
+        .copied()
+        .chain(trade_only)
+        .chain(OTHERS.iter().copied())
+        .map(|(name, types)| Col {
+            name,
+            types,
+            trade: trade_index(name).filter(|_| types & TRADE != 0),
+        })
+        .collect()
+}
 
 /// CSV writer whose columns are the union of the selected types' fields.
 /// Book levels are one field each side: `price:qty` pairs joined by `|`.
 pub struct Csv {
-    cols: Vec<usize>,
+    cols: Vec<Col>,
     style: PriceStyle,
 }
 
@@ -275,8 +214,9 @@ impl Csv {
             Some(t) => (1..6).filter(|&i| t[i]).fold(0u8, |m, i| m | (1 << i)),
         };
         Csv {
-            cols: (0..COLS.len())
-                .filter(|&i| COLS[i].types & mask != 0)
+            cols: all_columns()
+                .into_iter()
+                .filter(|c| c.types & mask != 0)
                 .collect(),
             style,
         }
@@ -284,11 +224,11 @@ impl Csv {
 
     /// Appends the header line.
     pub fn write_header(&self, out: &mut Vec<u8>) {
-        for (n, &i) in self.cols.iter().enumerate() {
+        for (n, c) in self.cols.iter().enumerate() {
             if n > 0 {
                 out.push(b',');
             }
-            let name = COLS[i].name;
+            let name = c.name;
             let name = match self.style {
                 PriceStyle::Decimal if name.ends_with("_raw") => &name[..name.len() - 4],
                 _ => name,
@@ -301,7 +241,11 @@ impl Csv {
     /// Appends one event's line.
     pub fn write_row(&self, out: &mut Vec<u8>, ev: &Event<'_>) {
         let st = self.style;
-        for (n, &i) in self.cols.iter().enumerate() {
+        let trade = match ev {
+            Event::Trade(t) => Some(values_of(t)),
+            _ => None,
+        };
+        for (n, c) in self.cols.iter().enumerate() {
             if n > 0 {
                 out.push(b',');
             }
@@ -321,22 +265,25 @@ impl Csv {
                     price(out, lv.qty_raw);
                 }
             };
-            match (COLS[i].name, ev) {
+            if let (Some(vals), Some(k)) = (&trade, c.trade) {
+                match (Trade::FIELDS.get(k).map(|d| d.role), vals.get(k)) {
+                    (Some(FieldRole::Fixed), Some(&FieldValue::Signed(v))) => price(out, v),
+                    (_, Some(&FieldValue::Signed(v))) => push_i64(out, v),
+                    (_, Some(&FieldValue::Unsigned(v))) => push_u64(out, v),
+                    (_, None) => {}
+                }
+                continue;
+            }
+            match (c.name, ev) {
                 ("type", _) => out.extend_from_slice(ev.type_name().as_bytes()),
                 ("exchange_ts_ns", _) => push_i64(out, ev.exchange_ts_ns()),
                 ("recv_ts_ns", _) => push_i64(out, ev.recv_ts_ns()),
                 ("symbol_id", _) => push_u64(out, ev.symbol_id() as u64),
-                ("instrument", Event::Trade(t)) => push_u64(out, t.instrument as u64),
                 ("instrument", Event::Book(b)) => push_u64(out, b.instrument as u64),
                 ("instrument", Event::OptionQuote(q)) => push_u64(out, q.instrument as u64),
-                ("exchange_id", Event::Trade(t)) => push_u64(out, t.exchange_id as u64),
                 ("exchange_id", Event::Book(b)) => push_u64(out, b.exchange_id as u64),
                 ("exchange_id", Event::OptionQuote(q)) => push_u64(out, q.exchange_id as u64),
                 ("exchange_id", Event::PoolState(p)) => push_u64(out, p.exchange_id as u64),
-                ("price_raw", Event::Trade(t)) => price(out, t.price_raw),
-                ("qty_raw", Event::Trade(t)) => price(out, t.qty_raw),
-                ("trade_id", Event::Trade(t)) => push_u64(out, t.trade_id),
-                ("side", Event::Trade(t)) => push_u64(out, t.side as u64),
                 ("seq", Event::Book(b)) => push_i64(out, b.seq),
                 ("header_type", Event::Book(b)) => push_u64(out, b.header_type as u64),
                 ("bids", Event::Book(b)) => side(out, &b.bids),

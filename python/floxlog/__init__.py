@@ -342,12 +342,12 @@ class Tape:
         strict: bool = False,
         prices: str = "decimal",
     ) -> pa.Table:
-        """Trades as a ``pyarrow.Table``: ``exchange_ts_ns``, ``recv_ts_ns``,
-        ``price_raw``, ``qty_raw`` (int64, units of 1e-8), ``trade_id``
-        (uint64), ``symbol_id`` (uint32), ``side`` (uint8: 0 buy, 1 sell),
-        ``instrument`` (uint8), ``exchange_id`` (uint16), ``symbol``,
-        ``exchange_ts``, ``recv_ts``, ``price``, ``qty`` (as ``prices=``
-        says). Filters: see :class:`Tape`."""
+        """Trades as a ``pyarrow.Table`` of :func:`floxlog.schema`
+        ``("trade", prices)``: the trade record's raw fields in record order
+        (timestamps in int64 ns, prices and quantities in int64 units of
+        1e-8, ids and codes unsigned; ``side`` 0 buy, 1 sell), then
+        ``symbol``, ``exchange_ts``, ``recv_ts``, ``price``, ``qty`` (as
+        ``prices=`` says). Filters: see :class:`Tape`."""
         return self._read("trade", start, end, symbols, order, strict, prices, stacklevel=2)
 
     def books(

@@ -16,15 +16,16 @@ from typing import Any, Callable, Iterator
 import numpy as np
 import pyarrow as pa
 
-from . import _prices, _symbols, _values
+from . import _floxlog, _prices, _symbols, _values
 from ._args import usage
 from ._errors import InputError
 from ._values import Col
 
-#: Raw columns with a default, and where it comes from.
-DEFAULTS = {
+#: Raw columns with a default, and where it comes from: the fields whose
+#: record definition says 0 is unknown default to 0.
+DEFAULTS: dict[str, Any] = {
     "recv_ts_ns": "exchange_ts_ns",
-    "trade_id": 0,
+    **{name: 0 for name in _floxlog.optional_fields("trade")},
     "instrument": 0,
     "exchange_id": "exchange_id=",
 }

@@ -141,6 +141,10 @@ def read_dataset_piece(
 def schema(rtype: str) -> pa.Schema:
     """The Arrow schema of a record type's table."""
 
+def optional_fields(rtype: str) -> list[str]:
+    """The raw fields of a record type whose definition says 0 means
+    unknown (a writer may leave them out)."""
+
 def record_type_name(rtype: str) -> str:
     """The table name of a record type given by any of its names; raises
     ``FloxlogError`` (kind ``usage``) for an unknown one."""

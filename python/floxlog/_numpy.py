@@ -6,18 +6,14 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from . import _args, _prices
+from . import _args, _floxlog, _prices
 
-_RAW_TRADE = (
-    ("exchange_ts_ns", np.int64),
-    ("recv_ts_ns", np.int64),
-    ("price_raw", np.int64),
-    ("qty_raw", np.int64),
-    ("trade_id", np.uint64),
-    ("symbol_id", np.uint32),
-    ("side", np.uint8),
-    ("instrument", np.uint8),
-    ("exchange_id", np.uint16),
+# The raw trade columns and their numpy types, from the trade's definition
+# (the extension's Arrow schema: its columns before ``symbol``).
+_TRADE_SCHEMA = _floxlog.schema("trade")
+_RAW_TRADE = tuple(
+    (f.name, np.dtype(f.type.to_pandas_dtype()).type)
+    for f in list(_TRADE_SCHEMA)[: _TRADE_SCHEMA.get_field_index("symbol")]
 )
 
 #: Least width of the ``symbol`` field of :meth:`Tape.trades_numpy`.

@@ -74,7 +74,7 @@ def _known_type(name: str) -> bool:
 def _type_of(columns: list[str]) -> str | None:
     t = _floxlog.record_type_of(columns)
     if t is None and "side" in columns and ("price" in columns or "price_raw" in columns):
-        t = "trade"  # a human trade frame (no trade_id)
+        t = "trade"  # a human trade frame (no id column)
     return t
 
 
@@ -145,7 +145,7 @@ def write(
     order; the parts are held in memory for it. A single input is written batch by
     batch as it comes (bounded memory).
 
-    The record type is ``type`` or told from the columns (``trade_id`` or
+    The record type is ``type`` or told from the columns (the trade's id or
     ``side``: trades, ``bids``: books, ``mark_price_raw``: option quotes,
     ``payload``: pool states).
 
@@ -167,9 +167,9 @@ def write(
       ``metadata`` / ``symbols``.
     - ``side``: 0 (buy) / 1 (sell), or the strings ``"buy"`` / ``"sell"``.
     - Books need ``kind`` (``"snapshot"``/``"delta"``) or ``header_type``.
-    - Defaults, only these: ``recv_ts_ns`` = ``exchange_ts_ns``;
-      ``trade_id`` = 0; ``instrument`` = 0; ``exchange_id`` = the
-      ``exchange_id`` argument.
+    - Defaults, only these: ``recv_ts_ns`` = ``exchange_ts_ns``; 0 for the
+      fields whose definition says 0 is unknown (the trade's id) and for
+      ``instrument``; ``exchange_id`` = the ``exchange_id`` argument.
 
     Where a raw column and its twin are both given (a table read from a
     tape), they must agree row for row: an edited ``price`` beside a stale

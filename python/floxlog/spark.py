@@ -21,7 +21,7 @@ relative path is taken from the directory the Spark session started in
 (give absolute paths, visible on every worker).
 
 Spark has no unsigned integers: ``uint8`` columns come as ``short``,
-``uint16`` as ``int``, ``uint32`` as ``long`` and ``uint64`` (``trade_id``)
+``uint16`` as ``int``, ``uint32`` as ``long`` and ``uint64`` (the trade id)
 as ``decimal(20, 0)``, all exact; ``symbol`` as ``string``.
 
 With ``spark.sql.python.filterPushdown.enabled`` set when

@@ -349,6 +349,13 @@ fn schema<'py>(py: Python<'py>, rtype: &str) -> PyResult<Bound<'py, PyAny>> {
     record_type(py, rtype)?.schema().as_ref().to_pyarrow(py)
 }
 
+/// The raw fields of a record type whose definition says 0 means unknown
+/// (the Python writer defaults them to 0).
+#[pyfunction]
+fn optional_fields(py: Python<'_>, rtype: &str) -> PyResult<Vec<&'static str>> {
+    Ok(record_type(py, rtype)?.optional_fields())
+}
+
 /// The canonical name of a record type given by any of its names
 /// (`trades`, `book_delta`, ...).
 #[pyfunction]
@@ -376,6 +383,7 @@ fn _floxlog(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(parse_time, m)?)?;
     m.add_function(wrap_pyfunction!(record_type_name, m)?)?;
+    m.add_function(wrap_pyfunction!(optional_fields, m)?)?;
     m.add_function(wrap_pyfunction!(record_type_of, m)?)?;
     m.add_function(wrap_pyfunction!(dataset::dataset_pieces, m)?)?;
     m.add_function(wrap_pyfunction!(dataset::read_dataset_piece, m)?)?;

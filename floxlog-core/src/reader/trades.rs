@@ -57,66 +57,38 @@ impl TradeSink for [Trade] {
     }
 }
 
-/// One slice per trade field (what columnar consumers such as Arrow fill);
-/// the batch holds as many trades as the shortest slice.
-#[derive(Debug)]
-pub struct TradeColumns<'c> {
-    /// [`Trade::exchange_ts_ns`].
-    pub exchange_ts_ns: &'c mut [i64],
-    /// [`Trade::recv_ts_ns`].
-    pub recv_ts_ns: &'c mut [i64],
-    /// [`Trade::price_raw`].
-    pub price_raw: &'c mut [i64],
-    /// [`Trade::qty_raw`].
-    pub qty_raw: &'c mut [i64],
-    /// [`Trade::trade_id`].
-    pub trade_id: &'c mut [u64],
-    /// [`Trade::symbol_id`].
-    pub symbol_id: &'c mut [u32],
-    /// [`Trade::side`].
-    pub side: &'c mut [u8],
-    /// [`Trade::instrument`].
-    pub instrument: &'c mut [u8],
-    /// [`Trade::exchange_id`].
-    pub exchange_id: &'c mut [u16],
-}
+/// [`TradeColumns`] and its [`TradeSink`], from the trade's field list.
+macro_rules! trade_columns {
+    ($( $(#[doc = $doc:literal])* $f:ident $F:ident: $t:ident @ $off:literal, $role:ident; )*) => {
+        /// One slice per trade field (what columnar consumers such as Arrow
+        /// fill), named as the [`Trade`] fields; the batch holds as many
+        /// trades as the shortest slice.
+        #[derive(Debug)]
+        pub struct TradeColumns<'c> {
+            $(
+                #[doc = concat!("[`Trade::", stringify!($f), "`].")]
+                pub $f: &'c mut [$t],
+            )*
+        }
 
-impl TradeSink for TradeColumns<'_> {
-    fn capacity(&self) -> usize {
-        [
-            self.exchange_ts_ns.len(),
-            self.recv_ts_ns.len(),
-            self.price_raw.len(),
-            self.qty_raw.len(),
-            self.trade_id.len(),
-            self.symbol_id.len(),
-            self.side.len(),
-            self.instrument.len(),
-            self.exchange_id.len(),
-        ]
-        .into_iter()
-        .min()
-        .unwrap_or(0)
-    }
+        impl TradeSink for TradeColumns<'_> {
+            fn capacity(&self) -> usize {
+                [$(self.$f.len()),*].into_iter().min().unwrap_or(0)
+            }
 
-    #[inline(always)]
-    fn put(&mut self, i: usize, t: Trade) {
-        fn set<T>(col: &mut [T], i: usize, v: T) {
-            if let Some(slot) = col.get_mut(i) {
-                *slot = v;
+            #[inline(always)]
+            fn put(&mut self, i: usize, t: Trade) {
+                fn set<T>(col: &mut [T], i: usize, v: T) {
+                    if let Some(slot) = col.get_mut(i) {
+                        *slot = v;
+                    }
+                }
+                $( set(self.$f, i, t.$f); )*
             }
         }
-        set(self.exchange_ts_ns, i, t.exchange_ts_ns);
-        set(self.recv_ts_ns, i, t.recv_ts_ns);
-        set(self.price_raw, i, t.price_raw);
-        set(self.qty_raw, i, t.qty_raw);
-        set(self.trade_id, i, t.trade_id);
-        set(self.symbol_id, i, t.symbol_id);
-        set(self.side, i, t.side);
-        set(self.instrument, i, t.instrument);
-        set(self.exchange_id, i, t.exchange_id);
-    }
+    };
 }
+crate::trade_fields!(trade_columns);
 
 /// Why a batch of trades ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

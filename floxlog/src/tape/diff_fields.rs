@@ -3,7 +3,7 @@
 //! it favours clear output over speed.
 
 use floxlog_core::book::Levels;
-use floxlog_core::Event;
+use floxlog_core::{values_of, Event, Record};
 use serde::Serialize;
 
 /// One field that differs: its name and both values, as text.
@@ -42,22 +42,25 @@ impl Out {
     }
 }
 
+/// Compares two records of a fixed layout field by field, by their
+/// definition.
+fn record<R: Record>(o: &mut Out, x: &R, y: &R) {
+    let ys = values_of(y);
+    let mut k = 0;
+    x.visit(|d, a| {
+        if let Some(&b) = ys.get(k) {
+            o.cmp(d.name, a, b);
+        }
+        k += 1;
+    });
+}
+
 /// The fields in which `a` and `b` differ (empty when they are equal). Of
 /// different record types, only the type is named.
 pub fn field_diffs(a: &Event<'_>, b: &Event<'_>) -> Vec<FieldDiff> {
     let mut o = Out(Vec::new());
     match (a, b) {
-        (Event::Trade(x), Event::Trade(y)) => {
-            o.cmp("exchange_ts_ns", x.exchange_ts_ns, y.exchange_ts_ns);
-            o.cmp("recv_ts_ns", x.recv_ts_ns, y.recv_ts_ns);
-            o.cmp("price_raw", x.price_raw, y.price_raw);
-            o.cmp("qty_raw", x.qty_raw, y.qty_raw);
-            o.cmp("trade_id", x.trade_id, y.trade_id);
-            o.cmp("symbol_id", x.symbol_id, y.symbol_id);
-            o.cmp("side", x.side, y.side);
-            o.cmp("instrument", x.instrument, y.instrument);
-            o.cmp("exchange_id", x.exchange_id, y.exchange_id);
-        }
+        (Event::Trade(x), Event::Trade(y)) => record(&mut o, x, y),
         (Event::Book(x), Event::Book(y)) if x.kind == y.kind => {
             o.cmp("exchange_ts_ns", x.exchange_ts_ns, y.exchange_ts_ns);
             o.cmp("recv_ts_ns", x.recv_ts_ns, y.recv_ts_ns);
@@ -69,32 +72,7 @@ pub fn field_diffs(a: &Event<'_>, b: &Event<'_>) -> Vec<FieldDiff> {
             levels(&mut o, "bids", &x.bids, &y.bids);
             levels(&mut o, "asks", &x.asks, &y.asks);
         }
-        (Event::OptionQuote(x), Event::OptionQuote(y)) => {
-            o.cmp("exchange_ts_ns", x.exchange_ts_ns, y.exchange_ts_ns);
-            o.cmp("recv_ts_ns", x.recv_ts_ns, y.recv_ts_ns);
-            o.cmp("mark_price_raw", x.mark_price_raw, y.mark_price_raw);
-            o.cmp("index_price_raw", x.index_price_raw, y.index_price_raw);
-            o.cmp(
-                "underlying_price_raw",
-                x.underlying_price_raw,
-                y.underlying_price_raw,
-            );
-            o.cmp("iv_raw", x.iv_raw, y.iv_raw);
-            o.cmp("bid_price_raw", x.bid_price_raw, y.bid_price_raw);
-            o.cmp("ask_price_raw", x.ask_price_raw, y.ask_price_raw);
-            o.cmp("bid_size_raw", x.bid_size_raw, y.bid_size_raw);
-            o.cmp("ask_size_raw", x.ask_size_raw, y.ask_size_raw);
-            o.cmp("bid_iv_raw", x.bid_iv_raw, y.bid_iv_raw);
-            o.cmp("ask_iv_raw", x.ask_iv_raw, y.ask_iv_raw);
-            o.cmp(
-                "open_interest_raw",
-                x.open_interest_raw,
-                y.open_interest_raw,
-            );
-            o.cmp("symbol_id", x.symbol_id, y.symbol_id);
-            o.cmp("instrument", x.instrument, y.instrument);
-            o.cmp("exchange_id", x.exchange_id, y.exchange_id);
-        }
+        (Event::OptionQuote(x), Event::OptionQuote(y)) => record(&mut o, x, y),
         (Event::PoolState(x), Event::PoolState(y)) => {
             o.cmp("exchange_ts_ns", x.exchange_ts_ns, y.exchange_ts_ns);
             o.cmp("recv_ts_ns", x.recv_ts_ns, y.recv_ts_ns);
