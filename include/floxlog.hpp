@@ -296,6 +296,15 @@ inline void check_tape(floxlog_result rc, const floxlog_tape_error& err) {
   if (rc != FLOXLOG_OK) throw_tape(rc, err);
 }
 
+// Calls a tape-level function with a fresh error struct as its last
+// argument and throws what it reports.
+template <class F, class... A>
+inline void tape_call(F f, A... args) {
+  floxlog_tape_error err;
+  err.code = 0;
+  check_tape(f(args..., &err), err);
+}
+
 // A string view of a C string the library may leave NULL.
 inline std::string_view view_of(const char* s) noexcept { return s ? std::string_view(s) : std::string_view(); }
 
@@ -331,97 +340,95 @@ inline const char* kind_name(EventKind kind) noexcept {
 /** @brief The filter bit of an event type (`1u << kind`, for ReadOptions::types). */
 constexpr std::uint32_t type_bit(EventKind kind) noexcept { return 1u << static_cast<std::uint32_t>(kind); }
 
+/** @cond internal */
+namespace detail {
+// The accessors Book and PoolState share: a copy of the C struct `C`
+// whose header fields (timestamps, symbol, exchange) they expose.
+template <class C>
+class RecordView {
+ public:
+  /** @brief Exchange-side timestamp, ns. */
+  std::int64_t exchange_ts_ns() const noexcept { return c_.exchange_ts_ns; }
+  /** @brief Receiver-side timestamp, ns. */
+  std::int64_t recv_ts_ns() const noexcept { return c_.recv_ts_ns; }
+  /** @brief Symbol tag. */
+  std::uint32_t symbol_id() const noexcept { return c_.symbol_id; }
+  /** @brief Exchange tag. */
+  std::uint16_t exchange_id() const noexcept { return c_.exchange_id; }
+  /** @brief The C struct. */
+  const C& raw() const noexcept { return c_; }
+  /** @brief The C struct (so the view can be passed where a `C` is taken). */
+  operator const C&() const noexcept { return c_; }  // NOLINT: implicit by design
+
+ protected:
+  RecordView() noexcept : c_() {}
+  explicit RecordView(const C& c) noexcept : c_(c) {}
+  C c_;
+};
+}  // namespace detail
+/** @endcond */
+
 /**
  * @brief A book snapshot or delta: a copy of a `floxlog_book` whose levels
  * are viewed, not owned.
  */
-class Book {
+class Book : public detail::RecordView<floxlog_book> {
  public:
   /** @brief An empty book (no levels). */
-  Book() noexcept : b_() {}
+  Book() noexcept {}
   /** @brief A view of `b` (its level pointers are copied, not the levels). */
-  explicit Book(const floxlog_book& b) noexcept : b_(b) {}
+  explicit Book(const floxlog_book& b) noexcept : RecordView(b) {}
   /**
    * @brief A book to append: the header fields of `header` (its level
    * pointers and counts are ignored) with `bids` and `asks`, which must
    * outlive the Book.
    */
   Book(const floxlog_book& header, Span<const floxlog_level> bids, Span<const floxlog_level> asks) noexcept
-      : b_(header) {
-    b_.bids = bids.data();
-    b_.bid_count = bids.size();
-    b_.asks = asks.data();
-    b_.ask_count = asks.size();
+      : RecordView(header) {
+    c_.bids = bids.data();
+    c_.bid_count = bids.size();
+    c_.asks = asks.data();
+    c_.ask_count = asks.size();
   }
 
-  /** @brief Exchange-side timestamp, ns. */
-  std::int64_t exchange_ts_ns() const noexcept { return b_.exchange_ts_ns; }
-  /** @brief Receiver-side timestamp, ns. */
-  std::int64_t recv_ts_ns() const noexcept { return b_.recv_ts_ns; }
   /** @brief Source sequence number. */
-  std::int64_t seq() const noexcept { return b_.seq; }
-  /** @brief Symbol tag. */
-  std::uint32_t symbol_id() const noexcept { return b_.symbol_id; }
+  std::int64_t seq() const noexcept { return c_.seq; }
   /** @brief The stored record type byte (flox: 0 snapshot, 1 delta; spec: 2, 3). */
-  std::uint8_t header_type() const noexcept { return b_.header_type; }
+  std::uint8_t header_type() const noexcept { return c_.header_type; }
   /** @brief Instrument code. */
-  std::uint8_t instrument() const noexcept { return b_.instrument; }
-  /** @brief Exchange tag. */
-  std::uint16_t exchange_id() const noexcept { return b_.exchange_id; }
+  std::uint8_t instrument() const noexcept { return c_.instrument; }
   /** @brief Bid levels. */
-  Span<const floxlog_level> bids() const noexcept { return Span<const floxlog_level>(b_.bids, b_.bid_count); }
+  Span<const floxlog_level> bids() const noexcept { return Span<const floxlog_level>(c_.bids, c_.bid_count); }
   /** @brief Ask levels. */
-  Span<const floxlog_level> asks() const noexcept { return Span<const floxlog_level>(b_.asks, b_.ask_count); }
-  /** @brief The C struct. */
-  const floxlog_book& raw() const noexcept { return b_; }
-  /** @brief The C struct (so a Book can be passed where a `floxlog_book` is taken). */
-  operator const floxlog_book&() const noexcept { return b_; }  // NOLINT: implicit by design
-
- private:
-  floxlog_book b_;
+  Span<const floxlog_level> asks() const noexcept { return Span<const floxlog_level>(c_.asks, c_.ask_count); }
 };
 
 /** @brief A pool state: a copy of a `floxlog_pool_state` whose payload is viewed, not owned. */
-class PoolState {
+class PoolState : public detail::RecordView<floxlog_pool_state> {
  public:
   /** @brief An empty pool state. */
-  PoolState() noexcept : p_() {}
+  PoolState() noexcept {}
   /** @brief A view of `p`. */
-  explicit PoolState(const floxlog_pool_state& p) noexcept : p_(p) {}
+  explicit PoolState(const floxlog_pool_state& p) noexcept : RecordView(p) {}
   /** @brief A pool state to append: the fields of `header` with `payload`, which must outlive it. */
-  PoolState(const floxlog_pool_state& header, Span<const std::uint8_t> payload) noexcept : p_(header) {
-    p_.payload = payload.data();
-    p_.payload_len = payload.size();
+  PoolState(const floxlog_pool_state& header, Span<const std::uint8_t> payload) noexcept : RecordView(header) {
+    c_.payload = payload.data();
+    c_.payload_len = payload.size();
   }
 
-  /** @brief Exchange-side timestamp, ns. */
-  std::int64_t exchange_ts_ns() const noexcept { return p_.exchange_ts_ns; }
-  /** @brief Receiver-side timestamp, ns. */
-  std::int64_t recv_ts_ns() const noexcept { return p_.recv_ts_ns; }
-  /** @brief Symbol tag. */
-  std::uint32_t symbol_id() const noexcept { return p_.symbol_id; }
   /** @brief 1 Descriptor, 2 Checkpoint, 3 SwapDelta, 4 LiquidityDelta. */
-  std::uint8_t sub_type() const noexcept { return p_.sub_type; }
+  std::uint8_t sub_type() const noexcept { return c_.sub_type; }
   /** @brief Venue tag. */
-  std::uint8_t venue() const noexcept { return p_.venue; }
-  /** @brief Exchange tag. */
-  std::uint16_t exchange_id() const noexcept { return p_.exchange_id; }
+  std::uint8_t venue() const noexcept { return c_.venue; }
   /** @brief The opaque payload bytes. */
   Span<const std::uint8_t> payload() const noexcept {
-    return Span<const std::uint8_t>(p_.payload, p_.payload_len);
+    return Span<const std::uint8_t>(c_.payload, c_.payload_len);
   }
   /** @brief The payload bytes as characters. */
   std::string_view payload_view() const noexcept {
-    return p_.payload_len ? std::string_view(reinterpret_cast<const char*>(p_.payload), p_.payload_len)
+    return c_.payload_len ? std::string_view(reinterpret_cast<const char*>(c_.payload), c_.payload_len)
                           : std::string_view();
   }
-  /** @brief The C struct. */
-  const floxlog_pool_state& raw() const noexcept { return p_; }
-  /** @brief The C struct (so a PoolState can be passed where a `floxlog_pool_state` is taken). */
-  operator const floxlog_pool_state&() const noexcept { return p_; }  // NOLINT: implicit by design
-
- private:
-  floxlog_pool_state p_;
 };
 
 /**
@@ -714,33 +721,23 @@ class TapeWriter {
 
   /** @brief Appends a trade. @throws Error; the event was then not written, and all before it is intact. */
   void append(const floxlog_trade& trade) {
-    floxlog_tape_error err;
-    err.code = 0;
-    detail::check_tape(floxlog_tape_writer_append_trade(w_, &trade, &err), err);
+    detail::tape_call(floxlog_tape_writer_append_trade, w_, &trade);
   }
   /** @brief Appends a book snapshot (levels read during the call). @throws Error */
   void append_snapshot(const floxlog_book& book) {
-    floxlog_tape_error err;
-    err.code = 0;
-    detail::check_tape(floxlog_tape_writer_append_book_snapshot(w_, &book, &err), err);
+    detail::tape_call(floxlog_tape_writer_append_book_snapshot, w_, &book);
   }
   /** @brief Appends a book delta (levels read during the call). @throws Error */
   void append_delta(const floxlog_book& book) {
-    floxlog_tape_error err;
-    err.code = 0;
-    detail::check_tape(floxlog_tape_writer_append_book_delta(w_, &book, &err), err);
+    detail::tape_call(floxlog_tape_writer_append_book_delta, w_, &book);
   }
   /** @brief Appends an option quote. @throws Error */
   void append(const floxlog_option_quote& quote) {
-    floxlog_tape_error err;
-    err.code = 0;
-    detail::check_tape(floxlog_tape_writer_append_option_quote(w_, &quote, &err), err);
+    detail::tape_call(floxlog_tape_writer_append_option_quote, w_, &quote);
   }
   /** @brief Appends a pool state (payload copied during the call). @throws Error */
   void append(const floxlog_pool_state& pool) {
-    floxlog_tape_error err;
-    err.code = 0;
-    detail::check_tape(floxlog_tape_writer_append_pool_state(w_, &pool, &err), err);
+    detail::tape_call(floxlog_tape_writer_append_pool_state, w_, &pool);
   }
   /** @brief Appends an event of any kind. @throws Error (FLOXLOG_INVALID_INPUT for kind None) */
   void append(const floxlog_event& event) {
@@ -788,9 +785,7 @@ class TapeWriter {
    */
   void set_metadata(std::string_view json) {
     const std::string text(json);
-    floxlog_tape_error err;
-    err.code = 0;
-    detail::check_tape(floxlog_tape_writer_set_metadata(w_, text.c_str(), &err), err);
+    detail::tape_call(floxlog_tape_writer_set_metadata, w_, text.c_str());
   }
 
   /**
@@ -799,15 +794,11 @@ class TapeWriter {
    * @throws Error
    */
   void flush() {
-    floxlog_tape_error err;
-    err.code = 0;
-    detail::check_tape(floxlog_tape_writer_flush(w_, &err), err);
+    detail::tape_call(floxlog_tape_writer_flush, w_);
   }
   /** @brief flush(), then fsyncs the open segments and directory entries. @throws Error */
   void sync() {
-    floxlog_tape_error err;
-    err.code = 0;
-    detail::check_tape(floxlog_tape_writer_sync(w_, &err), err);
+    detail::tape_call(floxlog_tape_writer_sync, w_);
   }
 
   /** @brief Events whose bytes the OS has (they survive the process being killed). @throws Error */
@@ -832,9 +823,7 @@ class TapeWriter {
    * it: recoverable).
    */
   void close() {
-    floxlog_tape_error err;
-    err.code = 0;
-    detail::check_tape(floxlog_tape_writer_close(w_, &err), err);
+    detail::tape_call(floxlog_tape_writer_close, w_);
   }
 
  private:
@@ -1024,9 +1013,7 @@ class TapeReader {
    * @throws Error
    */
   void seek(std::int64_t ts) {
-    floxlog_tape_error err;
-    err.code = 0;
-    detail::check_tape(floxlog_tape_reader_seek(r_, ts, &err), err);
+    detail::tape_call(floxlog_tape_reader_seek, r_, ts);
   }
 
   /** @brief What the reader has done so far. @throws Error */
@@ -1629,9 +1616,7 @@ inline Inspection inspect(const std::string& path, const InspectOptions& options
     void operator()(floxlog_inspection* i) const noexcept { floxlog_inspection_free(i); }
   };
   floxlog_inspection* raw = nullptr;
-  floxlog_tape_error err;
-  err.code = 0;
-  detail::check_tape(floxlog_tape_inspect(path.c_str(), &options, &raw, &err), err);
+  detail::tape_call(floxlog_tape_inspect, path.c_str(), &options, &raw);
   const std::unique_ptr<floxlog_inspection, Free> handle(raw);
   Inspection out;
   detail::check_code(floxlog_inspection_summary(handle.get(), &out.summary));
@@ -1672,11 +1657,8 @@ inline BookAt book_at(const std::string& path, std::uint32_t symbol_id, std::int
   out.asks.resize(depth);
   std::size_t nb = 0;
   std::size_t na = 0;
-  floxlog_tape_error err;
-  err.code = 0;
-  detail::check_tape(floxlog_tape_book_at(path.c_str(), symbol_id, ts, out.bids.data(), depth, out.asks.data(),
-                                          depth, &nb, &na, &err),
-                     err);
+  detail::tape_call(floxlog_tape_book_at, path.c_str(), symbol_id, ts, out.bids.data(), depth, out.asks.data(),
+                    depth, &nb, &na);
   out.bids.resize(nb);
   out.asks.resize(na);
   return out;
