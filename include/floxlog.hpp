@@ -1073,12 +1073,13 @@ class TapeReader {
   floxlog_tape_reader* r_ = nullptr;
 };
 
-/**
- * @brief Input iterator over a TapeReader's events. Each increment reads
- * the next event and throws floxlog::Error for the errors the reader
- * returns after its last event; the current event is valid until then.
- */
-class TapeReader::iterator {
+/** @cond internal */
+namespace detail {
+// What TapeReader::iterator and Tail::iterator share: an input iterator
+// over the events `Derived::fetch(source, event)` reads (false at the end).
+// It holds its source until the end, or until a fetch throws.
+template <class Derived, class Source>
+class EventIterator {
  public:
   using iterator_category = std::input_iterator_tag;  ///< Single pass.
   using value_type = Event;                           ///< Events.
@@ -1086,6 +1087,44 @@ class TapeReader::iterator {
   using pointer = const Event*;                       ///< Pointer to the current event.
   using reference = const Event&;                     ///< The current event.
 
+  /** @brief The current event. */
+  reference operator*() const noexcept { return current_; }
+  /** @brief The current event. */
+  pointer operator->() const noexcept { return &current_; }
+  /** @brief Reads the next event. @throws Error */
+  Derived& operator++() {
+    advance();
+    return static_cast<Derived&>(*this);
+  }
+  /** @brief Whether both are at the end, or both iterate the same source. */
+  friend bool operator==(const Derived& a, const Derived& b) noexcept { return a.src_ == b.src_; }
+  /** @brief Negation of ==. */
+  friend bool operator!=(const Derived& a, const Derived& b) noexcept { return a.src_ != b.src_; }
+
+ protected:
+  EventIterator() noexcept = default;
+  explicit EventIterator(Source* src) noexcept : src_(src) {}
+
+  void advance() {
+    if (src_ == nullptr) return;
+    Source* s = src_;
+    src_ = nullptr;  // at the end if the fetch throws or finds nothing
+    if (static_cast<Derived*>(this)->fetch(*s, current_)) src_ = s;
+  }
+
+  Source* src_ = nullptr;
+  Event current_;
+};
+}  // namespace detail
+/** @endcond */
+
+/**
+ * @brief Input iterator over a TapeReader's events. Each increment reads
+ * the next event and throws floxlog::Error for the errors the reader
+ * returns after its last event; the current event is valid until then.
+ */
+class TapeReader::iterator : public detail::EventIterator<TapeReader::iterator, TapeReader> {
+ public:
   /** @brief The result of `it++`: the event before the increment. */
   class Proxy {
    public:
@@ -1101,39 +1140,19 @@ class TapeReader::iterator {
   /** @brief An end iterator. */
   iterator() noexcept = default;
 
-  /** @brief The current event. */
-  reference operator*() const noexcept { return current_; }
-  /** @brief The current event. */
-  pointer operator->() const noexcept { return &current_; }
-  /** @brief Reads the next event. @throws Error */
-  iterator& operator++() {
-    advance();
-    return *this;
-  }
+  using EventIterator::operator++;
   /** @brief Reads the next event. @throws Error */
   Proxy operator++(int) {
     Proxy p(current_);
     advance();
     return p;
   }
-  /** @brief Whether both are at the end, or both iterate the same reader. */
-  friend bool operator==(const iterator& a, const iterator& b) noexcept { return a.reader_ == b.reader_; }
-  /** @brief Negation of ==. */
-  friend bool operator!=(const iterator& a, const iterator& b) noexcept { return a.reader_ != b.reader_; }
 
  private:
   friend class TapeReader;
-  explicit iterator(TapeReader* reader) : reader_(reader) { advance(); }
-
-  void advance() {
-    if (reader_ == nullptr) return;
-    TapeReader* r = reader_;
-    reader_ = nullptr;  // at the end if next() throws or finds nothing
-    if (r->next(current_)) reader_ = r;
-  }
-
-  TapeReader* reader_ = nullptr;
-  Event current_;
+  friend class detail::EventIterator<TapeReader::iterator, TapeReader>;
+  explicit iterator(TapeReader* reader) : EventIterator(reader) { advance(); }
+  static bool fetch(TapeReader& r, Event& out) { return r.next(out); }
 };
 
 inline TapeReader::iterator TapeReader::begin() { return iterator(this); }
@@ -1343,44 +1362,18 @@ class Tail {
  * reads the next event (waiting at most the range's timeout); the current
  * event is valid until then.
  */
-class Tail::iterator {
+class Tail::iterator : public detail::EventIterator<Tail::iterator, Tail> {
  public:
-  using iterator_category = std::input_iterator_tag;  ///< Single pass.
-  using value_type = Event;                           ///< Events.
-  using difference_type = std::ptrdiff_t;             ///< Unused.
-  using pointer = const Event*;                       ///< Pointer to the current event.
-  using reference = const Event&;                     ///< The current event.
-
   /** @brief An end iterator. */
   iterator() noexcept = default;
-  /** @brief The current event. */
-  reference operator*() const noexcept { return current_; }
-  /** @brief The current event. */
-  pointer operator->() const noexcept { return &current_; }
-  /** @brief Reads the next event. @throws Error */
-  iterator& operator++() {
-    advance();
-    return *this;
-  }
-  /** @brief Whether both are at the end, or both iterate the same tailer. */
-  friend bool operator==(const iterator& a, const iterator& b) noexcept { return a.tail_ == b.tail_; }
-  /** @brief Negation of ==. */
-  friend bool operator!=(const iterator& a, const iterator& b) noexcept { return a.tail_ != b.tail_; }
 
  private:
   friend class Tail::Events;
-  iterator(Tail* tail, std::chrono::nanoseconds timeout) : tail_(tail), timeout_(timeout) { advance(); }
+  friend class detail::EventIterator<Tail::iterator, Tail>;
+  iterator(Tail* tail, std::chrono::nanoseconds timeout) : EventIterator(tail), timeout_(timeout) { advance(); }
+  bool fetch(Tail& t, Event& out) { return t.next(out, timeout_) == TailStatus::Event; }
 
-  void advance() {
-    if (tail_ == nullptr) return;
-    Tail* t = tail_;
-    tail_ = nullptr;  // at the end if next() throws or finds no event
-    if (t->next(current_, timeout_) == TailStatus::Event) tail_ = t;
-  }
-
-  Tail* tail_ = nullptr;
   std::chrono::nanoseconds timeout_{-1};
-  Event current_;
 };
 
 /** @brief The range Tail::events() returns. */
