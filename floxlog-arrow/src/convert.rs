@@ -8,7 +8,8 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::Int64Type;
 use arrow_array::Array;
 use arrow_array::{
-    ArrayRef, Float64Array, RecordBatch, TimestampMicrosecondArray, TimestampMillisecondArray,
+    ArrayRef, Float64Array, PrimitiveArray, RecordBatch, TimestampMicrosecondArray,
+    TimestampMillisecondArray,
 };
 use arrow_schema::{ArrowError, DataType, Field, Schema, SchemaRef, TimeUnit};
 use std::sync::Arc;
@@ -136,12 +137,7 @@ impl Conversion {
                         DataType::Timestamp(_, tz) => tz.clone(),
                         _ => None,
                     };
-                    let raw = b
-                        .column(src)
-                        .as_primitive_opt::<Int64Type>()
-                        .ok_or_else(|| {
-                            ArrowError::SchemaError(format!("{} is not int64", s.field(src).name()))
-                        })?;
+                    let raw = int64_column(b, src)?;
                     // Floored, not truncated: a time before 1970 falls in
                     // the unit it is in.
                     let v = raw.unary::<_, Int64Type>(|t| t.div_euclid(per));
@@ -156,12 +152,7 @@ impl Conversion {
                     });
                 }
                 Change::Float(src) => {
-                    let raw = b
-                        .column(src)
-                        .as_primitive_opt::<Int64Type>()
-                        .ok_or_else(|| {
-                            ArrowError::SchemaError(format!("{} is not int64", s.field(src).name()))
-                        })?;
+                    let raw = int64_column(b, src)?;
                     let v: Float64Array = raw.unary(raw_to_f64);
                     cols.push(Arc::new(v));
                 }
@@ -169,6 +160,13 @@ impl Conversion {
         }
         RecordBatch::try_new(self.schema(&s), cols)
     }
+}
+
+/// Column `i` of `b` as the `int64` column a conversion reads from.
+fn int64_column(b: &RecordBatch, i: usize) -> Result<&PrimitiveArray<Int64Type>, ArrowError> {
+    b.column(i).as_primitive_opt::<Int64Type>().ok_or_else(|| {
+        ArrowError::SchemaError(format!("{} is not int64", b.schema_ref().field(i).name()))
+    })
 }
 
 /// `raw / 1e8` correctly rounded (one rounding) for every int64: exact

@@ -5,10 +5,10 @@
 use crate::columns::fresh::Fresh;
 use arrow_array::types::Int32Type;
 use arrow_array::{ArrayRef, DictionaryArray, Int32Array, StringArray};
-use arrow_buffer::NullBuffer;
+use arrow_buffer::{BooleanBuffer, Buffer, NullBuffer, ScalarBuffer};
 use arrow_schema::ArrowError;
 use floxlog::tape::Tape;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// Ids below this are looked up in a dense table (4 bytes an id); larger
 /// ones by binary search.
@@ -95,11 +95,13 @@ impl Symbols {
     /// The `symbol` column of rows with these symbol ids.
     pub fn column(&self, ids: &[u32]) -> Result<ArrayRef, ArrowError> {
         if self.is_empty() {
-            // As `new_null_array` (keys 0), the keys in fresh memory.
-            let mut keys = Fresh::<i32>::with_capacity(ids.len());
-            keys.room(ids.len()).fill(0);
-            keys.set_len(ids.len());
-            let keys = Int32Array::new(keys.take_buffer(), Some(NullBuffer::new_null(ids.len())));
+            // As `new_null_array`: keys 0, every row null; both buffers
+            // are slices of one shared (immutable) run of zeros, so a
+            // tape without names costs no writes here.
+            let n = ids.len();
+            let keys = ScalarBuffer::new(zeros(n.saturating_mul(4)), 0, n);
+            let bits = BooleanBuffer::new(zeros(n.div_ceil(8)), 0, n);
+            let keys = Int32Array::new(keys, Some(NullBuffer::new(bits)));
             return Ok(Arc::new(DictionaryArray::<Int32Type>::try_new(
                 keys,
                 self.values.clone(),
@@ -131,6 +133,26 @@ impl Symbols {
             keys,
             self.values.clone(),
         )?))
+    }
+}
+
+/// `bytes` zero bytes (8-byte aligned) as a slice of one buffer shared by
+/// every call, grown (to the next power of two) when too short. Arrow
+/// buffers are immutable, so sharing them between results is safe; the
+/// shared one is as large as the largest batch asked for, a few MB.
+fn zeros(bytes: usize) -> Buffer {
+    static ZEROS: Mutex<Option<Buffer>> = Mutex::new(None);
+    let make = |len: usize| Buffer::from_vec(vec![0u64; len.div_ceil(8)]);
+    let Ok(mut shared) = ZEROS.lock() else {
+        return make(bytes).slice_with_length(0, bytes);
+    };
+    match &*shared {
+        Some(b) if b.len() >= bytes => b.slice_with_length(0, bytes),
+        _ => {
+            let b = make(bytes.checked_next_power_of_two().unwrap_or(bytes));
+            *shared = Some(b.clone());
+            b.slice_with_length(0, bytes)
+        }
     }
 }
 
@@ -168,5 +190,19 @@ mod tests {
         assert_eq!(col.len(), 3);
         assert_eq!(col.null_count(), 3);
         assert_eq!(col.data_type(), &symbol_type());
+        col.to_data().validate_full().unwrap();
+        // Longer than any column before (the shared zeros grow), then
+        // shorter again: keys 0, every row null.
+        for n in [100_000, 7, 0] {
+            let col = Symbols::none().column(&vec![9; n]).unwrap();
+            col.to_data().validate_full().unwrap();
+            let d = col
+                .as_any()
+                .downcast_ref::<DictionaryArray<Int32Type>>()
+                .unwrap();
+            assert_eq!(d.len(), n);
+            assert_eq!(d.null_count(), n);
+            assert!(d.keys().values().iter().all(|&k| k == 0));
+        }
     }
 }

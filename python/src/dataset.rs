@@ -12,7 +12,7 @@
 //! early, the Sorted flag is checked across the cut, the file is cut
 //! short), those ranges are read first, counting only.
 
-use crate::errors::{error_object, ErrInfo};
+use crate::errors::{error_objects, ErrInfo};
 use crate::read::{judge, list_tape, time_ns, type_filter, TimeArg};
 use crate::stream::{ArrowStream, Outcome, Source};
 use crate::wait::interruptible;
@@ -313,11 +313,7 @@ pub fn dataset_pieces<'py>(
     };
     let (rows, warnings, errors) =
         interruptible(py, "floxlog-list", move || list_pieces(&path, &a))?;
-    let errors = errors
-        .iter()
-        .map(|e| error_object(py, e))
-        .collect::<PyResult<Vec<_>>>()?;
-    Ok((rows, warnings, errors))
+    Ok((rows, warnings, error_objects(py, &errors)?))
 }
 
 /// Reads one piece listed by `dataset_pieces` (the same filters and
@@ -354,12 +350,7 @@ pub fn read_dataset_piece<'py>(
     let p = interruptible(py, "floxlog-read", move || {
         read_piece(&path, &segment, at, until, &a, rows)
     })?;
-    let errors = p
-        .outcome
-        .errors
-        .iter()
-        .map(|e| error_object(py, e))
-        .collect::<PyResult<Vec<_>>>()?;
+    let errors = error_objects(py, &p.outcome.errors)?;
     let warnings = p.outcome.warnings.clone();
     let stream = ArrowStream::new(p.rt.schema(), Source::Batches(p.batches), p.outcome);
     Ok((stream, warnings, errors, p.ends_segment, p.rank))

@@ -107,6 +107,11 @@ pub fn error_object<'py>(py: Python<'py>, e: &ErrInfo) -> PyResult<Bound<'py, Py
     error_class(py, &e.kind)?.call((&e.message,), Some(&kw))
 }
 
+/// `FloxlogError` objects of `errs`, in order (not raised).
+pub fn error_objects<'py>(py: Python<'py>, errs: &[ErrInfo]) -> PyResult<Vec<Bound<'py, PyAny>>> {
+    errs.iter().map(|e| error_object(py, e)).collect()
+}
+
 /// A `FloxlogError` to raise.
 pub fn to_pyerr(py: Python<'_>, e: impl Into<ErrInfo>) -> PyErr {
     match error_object(py, &e.into()) {

@@ -92,11 +92,7 @@ impl NativeTape {
             let (batches, outcome) = job.run_all();
             Ok((rt, batches, outcome))
         })?;
-        let errors = outcome
-            .errors
-            .iter()
-            .map(|e| errors::error_object(py, e))
-            .collect::<PyResult<Vec<_>>>()?;
+        let errors = errors::error_objects(py, &outcome.errors)?;
         let warnings = outcome.warnings.clone();
         let s = ArrowStream::new(rt.schema(), Source::Batches(batches), outcome);
         Ok((s, warnings, errors))

@@ -173,6 +173,7 @@ impl Job {
         } else {
             read_batches(&mut opened, &self.spec, &self.symbols, &mut |_, b| sink(b))
         };
+        release_later(opened);
         match res {
             Ok(summary) => {
                 judge(&summary, strict, &mut out);
@@ -225,6 +226,18 @@ impl Job {
             let _ = tx.send(Err(ArrowError::ExternalError(Box::new(e))));
         }
     }
+}
+
+/// Unmaps a read tape on a thread of its own: for a large tape written in
+/// 4 KiB pages that is a walk of every page's mapping (a tenth of a
+/// whole-table read), which the caller need not wait for, as nothing of
+/// the tape is used after the read (the batches hold copies; the tape
+/// holds no lock). Where no thread can be started, here.
+fn release_later(opened: OpenedTape) {
+    // On failure the closure, and the tape with it, is dropped here.
+    let _ = std::thread::Builder::new()
+        .name("floxlog-unmap".into())
+        .spawn(move || drop(opened));
 }
 
 /// Errors and warnings of a finished read, as `floxlog cat` reports them.

@@ -151,17 +151,22 @@ struct Output {
 }
 
 impl Output {
+    /// A tape written where it is to be (no temporary, never removed).
+    fn in_place(out: &Path, cfg: TapeWriterConfig) -> Result<Output, TapeError> {
+        let w = TapeWriter::create(out, cfg)?;
+        Ok(Output {
+            out: out.to_path_buf(),
+            tmp: out.to_path_buf(),
+            w: Some(w),
+            in_place: true,
+        })
+    }
+
     fn create(out: &Path, cfg: TapeWriterConfig) -> Result<Output, TapeError> {
         if cfg.resume {
             // The tape there (if any) is continued where it is: what was
             // written before must never be removed.
-            let w = TapeWriter::create(out, cfg)?;
-            return Ok(Output {
-                out: out.to_path_buf(),
-                tmp: out.to_path_buf(),
-                w: Some(w),
-                in_place: true,
-            });
+            return Output::in_place(out, cfg);
         }
         let empty_dir = std::fs::read_dir(out).is_ok_and(|mut d| d.next().is_none());
         if out.symlink_metadata().is_ok() && !empty_dir {
@@ -173,13 +178,7 @@ impl Output {
         if cfg.journal {
             // A recorder's tape: written in place, so that readers follow
             // it live; an interrupted one is left for `recover`.
-            let w = TapeWriter::create(out, cfg)?;
-            return Ok(Output {
-                out: out.to_path_buf(),
-                tmp: out.to_path_buf(),
-                w: Some(w),
-                in_place: true,
-            });
+            return Output::in_place(out, cfg);
         }
         let (parent, name) = dir_and_name(out)?;
         floxlog::tape::lock::remove_stale_partials(parent, &name);

@@ -25,8 +25,9 @@ impl Plain for u64 {}
 impl Plain for i128 {}
 
 /// Columns of at least this many bytes are mapped (huge-page advised from
-/// 2 MiB on); smaller ones are a `Vec`.
-const MAP_BYTES: usize = 256 << 10;
+/// 2 MiB on); smaller ones are a `Vec`. Low enough that every column of a
+/// batch of 64 Ki trades (one byte a row at least) is mapped, so reused.
+const MAP_BYTES: usize = 64 << 10;
 
 /// A growable column: `len` values written, `cap` slots (valid values,
 /// written or not).
@@ -153,19 +154,9 @@ impl<T: Plain> Fresh<T> {
                 ScalarBuffer::from(v)
             }
             #[cfg(unix)]
-            Mem::Map(m) => ScalarBuffer::new(m.into_buffer(), 0, len),
+            Mem::Map(m) => ScalarBuffer::new(m.into_buffer(len), 0, len),
         }
     }
-}
-
-/// `values.map(f)` as a new column of exactly that many values.
-pub fn mapped<S: Copy, T: Plain>(values: &[S], f: impl Fn(S) -> T) -> Fresh<T> {
-    let mut out = Fresh::with_capacity(values.len());
-    for (d, &s) in out.room(values.len()).iter_mut().zip(values) {
-        *d = f(s);
-    }
-    out.set_len(values.len());
-    out
 }
 
 #[cfg(unix)]
@@ -174,6 +165,7 @@ mod map {
     //! column until it becomes an immutable Arrow buffer.
     use super::Plain;
     use arrow_buffer::Buffer;
+    use std::collections::BTreeMap;
     use std::marker::PhantomData;
     use std::ptr::NonNull;
     use std::sync::{Arc, Mutex};
@@ -194,6 +186,9 @@ mod map {
     struct Raw {
         ptr: NonNull<u8>,
         bytes: usize,
+        /// Bytes from the start written in this map's lives so far (so
+        /// faulted in): the pool hands out the most written first.
+        touched: usize,
     }
 
     // SAFETY: `Raw` owns its mapping exclusively: while a `Map` holds it
@@ -219,7 +214,7 @@ mod map {
                         libc::madvise(self.ptr.as_ptr().cast(), bytes, libc::MADV_FREE)
                     };
                     p.bytes += bytes;
-                    p.maps.push((ptr, bytes));
+                    p.maps.entry(bytes).or_default().push((self.touched, ptr));
                     return;
                 }
             }
@@ -233,35 +228,41 @@ mod map {
     /// them), at most [`POOL_BYTES`] of them, for the next columns: a table
     /// read after another was dropped reuses its memory instead of having
     /// the kernel fault in and zero hundreds of MB again (a third of a
-    /// whole-table read's time). (address, bytes) pairs.
+    /// whole-table read's time; more on a virtual machine, where memory
+    /// the guest has not touched yet is also the host's to fault in).
+    /// (bytes written, address) pairs by size.
     struct Pool {
-        maps: Vec<(usize, usize)>,
+        maps: BTreeMap<usize, Vec<(usize, usize)>>,
         bytes: usize,
     }
 
     static POOL: Mutex<Pool> = Mutex::new(Pool {
-        maps: Vec::new(),
+        maps: BTreeMap::new(),
         bytes: 0,
     });
 
     /// Most bytes of maps the pool keeps.
     const POOL_BYTES: usize = 1 << 30;
 
-    /// A pooled map of at least `bytes` and at most twice that (the
-    /// smallest such), taken out of the pool.
+    /// A pooled map of at least `bytes` and at most twice that (of the
+    /// smallest such size, the one most written before: a batch cut short
+    /// leaves its maps partly written, and a page never written is still
+    /// the kernel's to fault in and zero), taken out of the pool.
     fn pooled(bytes: usize) -> Option<Raw> {
         let mut p = POOL.lock().ok()?;
-        let (i, &(ptr, got)) = p
-            .maps
-            .iter()
-            .enumerate()
-            .filter(|(_, &(_, b))| b >= bytes && b / 2 <= bytes)
-            .min_by_key(|(_, &(_, b))| b)?;
-        p.maps.swap_remove(i);
+        // A size is listed only while it has maps.
+        let (&got, _) = p.maps.range(bytes..=bytes.saturating_mul(2)).next()?;
+        let maps = p.maps.get_mut(&got)?;
+        let (i, _) = maps.iter().enumerate().max_by_key(|(_, m)| m.0)?;
+        let (touched, ptr) = maps.swap_remove(i);
+        if maps.is_empty() {
+            p.maps.remove(&got);
+        }
         p.bytes -= got;
         Some(Raw {
             ptr: NonNull::new(ptr as *mut u8)?,
             bytes: got,
+            touched,
         })
     }
 
@@ -304,7 +305,11 @@ mod map {
                 unsafe { libc::madvise(p, bytes, libc::MADV_HUGEPAGE) };
             }
             Some(Map {
-                raw: Raw { ptr, bytes },
+                raw: Raw {
+                    ptr,
+                    bytes,
+                    touched: 0,
+                },
                 cap: bytes / size_of::<T>(),
                 _t: PhantomData,
             })
@@ -325,8 +330,10 @@ mod map {
         }
 
         /// The whole map as an immutable Arrow buffer that unmaps it when
-        /// its last reference goes.
-        pub fn into_buffer(self) -> Buffer {
+        /// its last reference goes (`len` values written).
+        pub fn into_buffer(mut self, len: usize) -> Buffer {
+            let written = len.saturating_mul(size_of::<T>()).min(self.raw.bytes);
+            self.raw.touched = self.raw.touched.max(written);
             let ptr = self.raw.ptr;
             let bytes = self.raw.bytes;
             // SAFETY: ptr is valid for `bytes` initialised bytes for as
@@ -376,17 +383,5 @@ mod tests {
         b.room(3).copy_from_slice(&[1, 2, 3]);
         b.set_len(3);
         assert_eq!(&b.take_buffer()[..], &[1, 2, 3]);
-    }
-
-    #[test]
-    fn mapped_widens_every_value() {
-        let big: Vec<i64> = (0..(MAP_BYTES / 16 + 5) as i64).map(|i| -i).collect();
-        let w = mapped(&big, i128::from);
-        assert_eq!(w.len(), big.len());
-        assert!(w
-            .as_slice()
-            .iter()
-            .zip(&big)
-            .all(|(&a, &b)| a == i128::from(b)));
     }
 }

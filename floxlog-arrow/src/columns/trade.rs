@@ -1,7 +1,10 @@
 //! Trade columns: the bulk of most tapes, filled by the core's batch trade
-//! kernel straight into their zero-filled slots ([`Fresh`]).
+//! kernel straight into their zero-filled slots ([`Fresh`]). The decimal
+//! twins of the fixed-point fields are widened from each run the kernel
+//! stores while it is still in cache, into columns reserved with the raw
+//! ones (a pass over the finished batch read it back from memory).
 
-use super::fresh::{mapped, Fresh, Plain};
+use super::fresh::{Fresh, Plain};
 use crate::schema::{RecordType, DECIMAL_PRECISION, DECIMAL_SCALE};
 use crate::symbols::Symbols;
 use arrow_array::types::{
@@ -20,10 +23,13 @@ pub(super) fn ts_pair(b: ScalarBuffer<i64>) -> (ArrayRef, ArrayRef) {
     (raw, ts)
 }
 
-/// The raw `i64` column and its `decimal128(38, 8)` twin.
-fn raw_and_decimal(v: &mut Fresh<i64>) -> Result<(ArrayRef, ArrayRef), ArrowError> {
-    let wide = mapped(v.as_slice(), i128::from).take_buffer();
-    let dec = PrimitiveArray::<Decimal128Type>::new(wide, None)
+/// The raw `i64` column and its `decimal128(38, 8)` twin (`wide`: the
+/// same values widened).
+fn raw_and_decimal(
+    v: &mut Fresh<i64>,
+    wide: &mut Fresh<i128>,
+) -> Result<(ArrayRef, ArrayRef), ArrowError> {
+    let dec = PrimitiveArray::<Decimal128Type>::new(wide.take_buffer(), None)
         .with_precision_and_scale(DECIMAL_PRECISION, DECIMAL_SCALE)?;
     let raw = PrimitiveArray::<Int64Type>::new(v.take_buffer(), None);
     Ok((Arc::new(raw), Arc::new(dec)))
@@ -31,18 +37,24 @@ fn raw_and_decimal(v: &mut Fresh<i64>) -> Result<(ArrayRef, ArrayRef), ArrowErro
 
 /// A trade field's column type: its Arrow raw column, and the twin its
 /// role gives it (a timestamp or a decimal, `i64` fields only).
-pub(super) trait TradeValue: Plain {
-    /// The raw column and, for a timestamp or fixed-point field, its twin.
+pub(super) trait TradeValue: Plain + Into<i128> {
+    /// The raw column and, for a timestamp or fixed-point field, its twin
+    /// (a fixed-point field's from `wide`, its values widened).
     fn finish(
         v: &mut Fresh<Self>,
         role: FieldRole,
+        wide: Option<&mut Fresh<i128>>,
     ) -> Result<(ArrayRef, Option<ArrayRef>), ArrowError>;
 }
 
 macro_rules! unsigned_value {
     ($($t:ty => $arrow:ty),*) => {$(
         impl TradeValue for $t {
-            fn finish(v: &mut Fresh<$t>, _: FieldRole) -> Result<(ArrayRef, Option<ArrayRef>), ArrowError> {
+            fn finish(
+                v: &mut Fresh<$t>,
+                _: FieldRole,
+                _: Option<&mut Fresh<i128>>,
+            ) -> Result<(ArrayRef, Option<ArrayRef>), ArrowError> {
                 Ok((Arc::new(PrimitiveArray::<$arrow>::new(v.take_buffer(), None)), None))
             }
         }
@@ -54,17 +66,27 @@ impl TradeValue for i64 {
     fn finish(
         v: &mut Fresh<i64>,
         role: FieldRole,
+        wide: Option<&mut Fresh<i128>>,
     ) -> Result<(ArrayRef, Option<ArrayRef>), ArrowError> {
-        Ok(match role {
-            FieldRole::Timestamp => {
+        Ok(match (role, wide) {
+            (FieldRole::Timestamp, _) => {
                 let (raw, ts) = ts_pair(v.take_buffer());
                 (raw, Some(ts))
             }
-            FieldRole::Fixed => {
-                let (raw, dec) = raw_and_decimal(v)?;
+            (FieldRole::Fixed, Some(wide)) => {
+                let (raw, dec) = raw_and_decimal(v, wide)?;
                 (raw, Some(dec))
             }
-            FieldRole::Plain | FieldRole::Optional => (
+            // A fixed-point field always has its wide column (TradeCols
+            // keeps one per such field); without one, the values widened
+            // here.
+            (FieldRole::Fixed, None) => {
+                let mut wide = Fresh::default();
+                widen(&mut wide, v.as_slice());
+                let (raw, dec) = raw_and_decimal(v, &mut wide)?;
+                (raw, Some(dec))
+            }
+            (FieldRole::Plain | FieldRole::Optional, _) => (
                 Arc::new(PrimitiveArray::<Int64Type>::new(v.take_buffer(), None)),
                 None,
             ),
@@ -72,18 +94,41 @@ impl TradeValue for i64 {
     }
 }
 
+/// Appends `values` widened to `wide`.
+#[inline]
+fn widen<T: Copy + Into<i128>>(wide: &mut Fresh<i128>, values: &[T]) {
+    let at = wide.len();
+    for (d, &s) in wide.room(values.len()).iter_mut().zip(values) {
+        *d = s.into();
+    }
+    wide.set_len(at + values.len());
+}
+
+/// Whether a field of this role has a decimal twin.
+const fn is_fixed(role: FieldRole) -> bool {
+    matches!(role, FieldRole::Fixed)
+}
+
 /// [`TradeCols`] from the trade's field list: one [`Fresh`] column per
-/// field, named as the field (the first one's length is the row count).
+/// field, named as the field (the first one's length is the row count),
+/// and one `i128` column per fixed-point field (`wide`, in field order).
 macro_rules! trade_cols {
     (
         $(#[doc = $d0:literal])* $f0:ident $F0:ident: $t0:ident @ $o0:literal, $r0:ident;
         $( $(#[doc = $doc:literal])* $f:ident $F:ident: $t:ident @ $off:literal, $role:ident; )*
     ) => {
+        /// Fixed-point fields of a trade.
+        const FIXED: usize =
+            is_fixed(FieldRole::$r0) as usize $( + is_fixed(FieldRole::$role) as usize )*;
+
         /// Trades.
         #[derive(Default)]
         pub(super) struct TradeCols {
             $f0: Fresh<$t0>,
             $( $f: Fresh<$t>, )*
+            /// The fixed-point fields widened (their decimal twins), as
+            /// many rows as the raw columns.
+            wide: [Fresh<i128>; FIXED],
         }
 
         impl TradeCols {
@@ -106,6 +151,9 @@ macro_rules! trade_cols {
                 };
                 self.$f0.reserve_total(cap);
                 $( self.$f.reserve_total(cap); )*
+                for w in &mut self.wide {
+                    w.reserve_total(cap);
+                }
             }
 
             #[inline]
@@ -113,13 +161,34 @@ macro_rules! trade_cols {
                 if self.len() == self.$f0.cap() {
                     self.reserve(self.len() + 1, first);
                 }
+                let at = self.len();
                 self.$f0.push(t.$f0);
                 $( self.$f.push(t.$f); )*
+                self.widen_from(at);
+            }
+
+            /// The rows from `from` on, of each fixed-point field, widened
+            /// into its `wide` column (which holds `from` rows).
+            #[inline]
+            fn widen_from(&mut self, from: usize) {
+                let mut wide = self.wide.iter_mut();
+                if is_fixed(FieldRole::$r0) {
+                    if let (Some(w), Some(v)) = (wide.next(), self.$f0.as_slice().get(from..)) {
+                        widen(w, v);
+                    }
+                }
+                $(
+                    if is_fixed(FieldRole::$role) {
+                        if let (Some(w), Some(v)) = (wide.next(), self.$f.as_slice().get(from..)) {
+                            widen(w, v);
+                        }
+                    }
+                )*
             }
 
             /// `n` slots after the rows, in every column, for the kernel (no
             /// zeroing: they are zero-filled or hold values the kernel
-            /// overwrites, and only what [`TradeCols::set_len`] keeps is read).
+            /// overwrites, and only what [`TradeCols::stored`] keeps is read).
             pub(super) fn room(&mut self, n: usize, first: usize) -> TradeColumns<'_> {
                 self.reserve(self.len() + n, first);
                 TradeColumns {
@@ -128,10 +197,15 @@ macro_rules! trade_cols {
                 }
             }
 
-            /// Keeps `len` rows.
-            pub(super) fn set_len(&mut self, len: usize) {
+            /// Keeps the first `n` of the `room` slots after the rows
+            /// (written by the kernel), their decimal twins widened now,
+            /// while they are in cache.
+            pub(super) fn stored(&mut self, n: usize) {
+                let at = self.len();
+                let len = at + n;
                 self.$f0.set_len(len);
                 $( self.$f.set_len(len); )*
+                self.widen_from(at);
             }
 
             /// The rows as a batch (the schema's order: raw columns, symbol,
@@ -148,8 +222,13 @@ macro_rules! trade_cols {
                         (None, _) => {}
                     }
                 };
-                add(TradeValue::finish(&mut self.$f0, FieldRole::$r0)?, FieldRole::$r0);
-                $( add(TradeValue::finish(&mut self.$f, FieldRole::$role)?, FieldRole::$role); )*
+                let mut wide = self.wide.iter_mut();
+                let w = if is_fixed(FieldRole::$r0) { wide.next() } else { None };
+                add(TradeValue::finish(&mut self.$f0, FieldRole::$r0, w)?, FieldRole::$r0);
+                $(
+                    let w = if is_fixed(FieldRole::$role) { wide.next() } else { None };
+                    add(TradeValue::finish(&mut self.$f, FieldRole::$role, w)?, FieldRole::$role);
+                )*
                 raw.push(symbol);
                 raw.extend(stamps);
                 raw.extend(decimals);
