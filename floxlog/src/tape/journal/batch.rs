@@ -3,11 +3,12 @@
 //! `size` left 0, CRCs sealed four at a time), then is published as one:
 //! the sizes are stored last frame first, so the run's first size, stored
 //! last with release ordering, publishes every frame of it at once (a
-//! reader stops at the first zero size and never looks past it).
+//! reader stops at the first zero size and never looks past it). Trades
+//! (`append_trades`) go to the encoder's trade batch the same way.
 
 use super::{Journal, Live};
 use crate::tape::error::TapeError;
-use crate::tape::writer::Durability;
+use crate::tape::writer::{in_runs, Durability, RunResult};
 use floxlog_core::{frame_type, Event, FrameHeader, Trade};
 
 /// Encoded length of a trade frame.
@@ -19,26 +20,12 @@ impl Journal {
     /// appended: all, or those before the first failure, returned with it.
     pub(crate) fn append_batch(&mut self, evs: &[Event<'_>]) -> (usize, Result<(), TapeError>) {
         let fast = self.batches();
-        let mut i = 0;
-        while let Some(rest) = evs.get(i..).filter(|r| !r.is_empty()) {
-            let r = if fast {
-                self.append_run(rest)
-            } else {
-                rest.first()
-                    .map_or(Ok(0), |ev| self.append(ev).map(|()| 1))
-                    .map_err(|e| (0, e))
-            };
-            match r {
-                Ok(n) => i += n,
-                Err((n, e)) => return (i + n, Err(e)),
-            }
-        }
-        (evs.len(), Ok(()))
+        in_runs(self, evs, fast, Self::append_run, Self::append)
     }
 
     /// The leading run of `evs` that stays in one live segment (at least
     /// one event), appended and published; how many went in.
-    fn append_run(&mut self, evs: &[Event<'_>]) -> Result<usize, (usize, TapeError)> {
+    fn append_run(&mut self, evs: &[Event<'_>]) -> RunResult {
         let Some(first) = evs.first() else {
             return Ok(0);
         };
@@ -84,26 +71,14 @@ impl Journal {
     /// where the policy allows batches (as [`Journal::append_batch`]).
     pub(crate) fn append_trades(&mut self, trades: &[Trade]) -> (usize, Result<(), TapeError>) {
         let fast = self.batches();
-        let mut i = 0;
-        while let Some(rest) = trades.get(i..).filter(|r| !r.is_empty()) {
-            let r = if fast {
-                self.append_trade_run(rest)
-            } else {
-                rest.first()
-                    .map_or(Ok(0), |t| self.append(&Event::Trade(*t)).map(|()| 1))
-                    .map_err(|e| (0, e))
-            };
-            match r {
-                Ok(n) => i += n,
-                Err((n, e)) => return (i + n, Err(e)),
-            }
-        }
-        (trades.len(), Ok(()))
+        in_runs(self, trades, fast, Self::append_trade_run, |j, t| {
+            j.append(&Event::Trade(*t))
+        })
     }
 
     /// The leading run of `trades` that stays in one live segment (at
     /// least one trade), encoded and published; how many went in.
-    fn append_trade_run(&mut self, trades: &[Trade]) -> Result<usize, (usize, TapeError)> {
+    fn append_trade_run(&mut self, trades: &[Trade]) -> RunResult {
         let Some(first) = trades.first() else {
             return Ok(0);
         };
@@ -163,11 +138,7 @@ impl Live {
     }
 
     /// A batch's result in the journal's terms.
-    fn outcome(
-        &self,
-        n: usize,
-        r: floxlog_core::error::Result<()>,
-    ) -> Result<usize, (usize, TapeError)> {
+    fn outcome(&self, n: usize, r: floxlog_core::error::Result<()>) -> RunResult {
         match r {
             Ok(()) => Ok(n),
             Err(e) => Err((

@@ -1,7 +1,7 @@
 //! Appending runs of events through the encoder's batch append.
 
 use super::io_thread::CHUNK;
-use super::{Durability, TapeWriter};
+use super::{in_runs, Durability, RunResult, TapeWriter};
 use crate::tape::error::TapeError;
 use floxlog_core::{frame_type, Compression, Event, FrameHeader, Trade};
 
@@ -23,24 +23,12 @@ impl TapeWriter {
             return j.append_batch(evs);
         }
         let fast = self.batches();
-        let mut i = 0;
-        while i < evs.len() {
-            let r = if fast {
-                self.append_run(&evs[i..])
-            } else {
-                self.append(&evs[i]).map(|()| 1).map_err(|e| (0, e))
-            };
-            match r {
-                Ok(n) => i += n,
-                Err((n, e)) => return (i + n, Err(e)),
-            }
-        }
-        (evs.len(), Ok(()))
+        in_runs(self, evs, fast, Self::append_run, Self::append)
     }
 
     /// The leading run of `evs` that shares a segment and fits it (at least
     /// one event) through the encoder's batch append; how many went in.
-    fn append_run(&mut self, evs: &[Event<'_>]) -> Result<usize, (usize, TapeError)> {
+    fn append_run(&mut self, evs: &[Event<'_>]) -> RunResult {
         let first = &evs[0];
         self.check_event(first).map_err(|e| (0, e))?;
         let si = self.slot(first.frame_type());
@@ -88,26 +76,14 @@ impl TapeWriter {
             return j.append_trades(trades);
         }
         let fast = self.batches();
-        let mut i = 0;
-        while let Some(rest) = trades.get(i..).filter(|r| !r.is_empty()) {
-            let r = if fast {
-                self.append_trade_run(rest)
-            } else {
-                rest.first()
-                    .map_or(Ok(0), |t| self.append(&Event::Trade(*t)).map(|()| 1))
-                    .map_err(|e| (0, e))
-            };
-            match r {
-                Ok(n) => i += n,
-                Err((n, e)) => return (i + n, Err(e)),
-            }
-        }
-        (trades.len(), Ok(()))
+        in_runs(self, trades, fast, Self::append_trade_run, |w, t| {
+            w.append(&Event::Trade(*t))
+        })
     }
 
     /// The leading run of `trades` that fits the segment and one hand-over
     /// (at least one trade) through the trade encoder; how many went in.
-    fn append_trade_run(&mut self, trades: &[Trade]) -> Result<usize, (usize, TapeError)> {
+    fn append_trade_run(&mut self, trades: &[Trade]) -> RunResult {
         let Some(first) = trades.first() else {
             return Ok(0);
         };
@@ -146,7 +122,7 @@ impl TapeWriter {
         si: usize,
         ts: impl Iterator<Item = i64>,
         r: floxlog_core::error::Result<()>,
-    ) -> Result<usize, (usize, TapeError)> {
+    ) -> RunResult {
         let Some(seg) = self.open[si].as_mut() else {
             return Err((0, TapeError::input(None, "internal error: no open segment")));
         };

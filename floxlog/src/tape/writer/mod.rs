@@ -58,7 +58,7 @@
 use super::dir::{series_of, Layout, SERIES};
 use super::error::TapeError;
 use super::lock::TapeLock;
-use super::manifest::{sync_dir, write_atomic, Manifest, ManifestSegment, MANIFEST_FILE};
+use super::manifest::{sync_dir, Manifest, ManifestSegment, MANIFEST_FILE};
 use floxlog_core::{Compression, Event};
 use io_thread::{IoThread, CHUNK};
 use segment::{hand_over, ClosingSeg, OpenSeg};
@@ -73,9 +73,12 @@ mod finish;
 mod io_thread;
 mod resume;
 mod segment;
+mod shared;
 mod swap;
 
 pub use config::{now_ns, Clock, Durability, TapeWriterConfig, TapeWriterStats};
+pub(crate) use io_thread::write_all_at;
+pub(crate) use shared::{close_files, in_runs, RunResult};
 
 /// Writes a tape directory; see the module docs.
 pub struct TapeWriter {
@@ -660,19 +663,8 @@ impl TapeWriter {
             io.discard_spare();
         }
         self.save_manifest()?;
-        if let Some(md) = &self.metadata {
-            let text = serde_json::to_string_pretty(md).unwrap_or_default() + "\n";
-            write_atomic(
-                &self.dir,
-                super::flox_manifest::METADATA_FILE,
-                text.as_bytes(),
-                self.cfg.durability.syncs(),
-            )?;
-        }
-        if self.cfg.durability.syncs() {
-            sync_dir(&self.dir)?;
-        }
-        Ok(())
+        let syncs = self.cfg.durability.syncs();
+        close_files(&self.dir, None, self.metadata.as_ref(), syncs)
     }
 
     /// Stops as if the process died now: nothing is finalised (placeholder
