@@ -55,7 +55,7 @@
 //! appending thread never waits for one. A segment still open is not
 //! listed yet (readers find it anyway). `close` writes it a last time.
 
-use super::dir::{series_of, Layout, SERIES};
+use super::dir::{Layout, SERIES};
 use super::error::TapeError;
 use super::lock::TapeLock;
 use super::manifest::{sync_dir, Manifest, ManifestSegment, MANIFEST_FILE};
@@ -78,7 +78,7 @@ mod swap;
 
 pub use config::{now_ns, Clock, Durability, TapeWriterConfig, TapeWriterStats};
 pub(crate) use io_thread::write_all_at;
-pub(crate) use shared::{close_files, in_runs, RunResult};
+pub(crate) use shared::{by_seq, close_files, in_runs, slot_of, RunResult};
 
 /// Writes a tape directory; see the module docs.
 pub struct TapeWriter {
@@ -328,13 +328,7 @@ impl TapeWriter {
     }
 
     fn slot(&self, frame_type: u8) -> usize {
-        match self.cfg.layout {
-            Layout::Flox => 0,
-            Layout::Spec => SERIES
-                .iter()
-                .position(|s| *s == series_of(frame_type))
-                .unwrap_or(0),
-        }
+        slot_of(self.cfg.layout, frame_type)
     }
 
     /// Appends one event.
@@ -644,14 +638,7 @@ impl TapeWriter {
             return j.close_all();
         }
         self.check_io()?;
-        let mut order: Vec<(u64, usize)> = self
-            .open
-            .iter()
-            .enumerate()
-            .filter_map(|(i, s)| s.as_ref().map(|s| (s.seq, i)))
-            .collect();
-        order.sort();
-        for (_, si) in order {
+        for si in by_seq(&self.open, |s| s.seq) {
             self.close_segment(si)?;
         }
         // Every segment finished (the finisher wrote the manifest of all

@@ -3,6 +3,7 @@
 
 use super::super::flox_manifest::METADATA_FILE;
 use super::super::manifest::{sync_dir, write_atomic, Manifest};
+use crate::tape::dir::{series_of, Layout, SERIES};
 use crate::tape::error::TapeError;
 use std::path::Path;
 
@@ -38,6 +39,31 @@ pub(crate) fn in_runs<W, T>(
         }
     }
     (items.len(), Ok(()))
+}
+
+/// The slot of a `layout` tape that events of `frame_type` go to: one
+/// for the flox layout, one per series for the spec layout.
+#[inline]
+pub(crate) fn slot_of(layout: Layout, frame_type: u8) -> usize {
+    match layout {
+        Layout::Flox => 0,
+        Layout::Spec => SERIES
+            .iter()
+            .position(|s| *s == series_of(frame_type))
+            .unwrap_or(0),
+    }
+}
+
+/// The slots of `open` that hold a segment, in the order the segments
+/// were opened (`seq`): the order a close finalises them in.
+pub(crate) fn by_seq<T>(open: &[Option<T>], seq: impl Fn(&T) -> u64) -> Vec<usize> {
+    let mut order: Vec<(u64, usize)> = open
+        .iter()
+        .enumerate()
+        .filter_map(|(i, s)| s.as_ref().map(|s| (seq(s), i)))
+        .collect();
+    order.sort();
+    order.into_iter().map(|(_, i)| i).collect()
 }
 
 /// The last files of a closing tape in `dir`: `manifest` (when the tape

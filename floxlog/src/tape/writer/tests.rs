@@ -172,6 +172,19 @@ fn mixed(n: u64, payload: &[u8]) -> Vec<Event<'_>> {
     v
 }
 
+/// The files of a tape `evs` appended one by one make (rotated).
+fn one_by_one(c: TapeWriterConfig, evs: &[Event<'_>]) -> Vec<(String, Vec<u8>)> {
+    let one = tempfile::tempdir().unwrap();
+    let mut w = TapeWriter::create(one.path(), c).unwrap();
+    for e in evs {
+        w.append(e).unwrap();
+    }
+    w.close().unwrap();
+    let want = files(one.path());
+    assert!(want.len() > 4, "rotated: {}", want.len());
+    want
+}
+
 /// `append_batch` writes the tape `append` one by one writes: the same
 /// files byte for byte, across rotations, layouts and durabilities
 /// (the fast path and the fallback), in batches of any size, by the
@@ -193,14 +206,7 @@ fn batches_write_the_tape_single_appends_write() {
                 max_segment_bytes: 16_000,
                 ..cfg(dur, lz4)
             };
-            let one = tempfile::tempdir().unwrap();
-            let mut w = TapeWriter::create(one.path(), c).unwrap();
-            for e in &evs {
-                w.append(e).unwrap();
-            }
-            w.close().unwrap();
-            let want = files(one.path());
-            assert!(want.len() > 4, "rotated: {}", want.len());
+            let want = one_by_one(c, &evs);
             let journals: &[bool] = if lz4 { &[false] } else { &[false, true] };
             for (&journal, batch) in journals
                 .iter()
@@ -270,14 +276,8 @@ fn trade_batches_write_the_tape_single_appends_write() {
                     ..cfg(dur, lz4)
                 };
                 c.segment.profile = profile;
-                let one = tempfile::tempdir().unwrap();
-                let mut w = TapeWriter::create(one.path(), c).unwrap();
-                for t in &trades {
-                    w.append(&Event::Trade(*t)).unwrap();
-                }
-                w.close().unwrap();
-                let want = files(one.path());
-                assert!(want.len() > 4, "rotated: {}", want.len());
+                let evs: Vec<Event<'_>> = trades.iter().map(|t| Event::Trade(*t)).collect();
+                let want = one_by_one(c, &evs);
                 let journals: &[bool] = if lz4 { &[false] } else { &[false, true] };
                 for (&journal, batch) in journals
                     .iter()
