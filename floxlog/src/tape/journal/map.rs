@@ -120,7 +120,7 @@ impl Publisher {
         debug_assert!(at + 4 <= self.len);
         fence(Ordering::Release);
         let addr = self.base as usize + at;
-        if addr % 4 == 0 {
+        if addr.is_multiple_of(4) {
             // SAFETY: a 4-aligned word inside the mapping (at + 4 <= len);
             // no reference into the mapping is alive (module docs).
             let a = unsafe { AtomicU32::from_ptr(addr as *mut u32) };
