@@ -27,7 +27,12 @@
  * calls of 256 (floxlog_tape_writer_append_trades: in journal mode one
  * pass seals four frames' CRCs at a time and publishes each run of frames
  * with one release store), each timed as a whole (two clock reads), then
- * write(2) and memcpy of the same bytes; appends/s of each.
+ * write(2) and memcpy of the same bytes; appends/s of each. A second
+ * line gives the same rates over CPU time instead of wall time (the
+ * appending thread's, and the whole process's: with the writer's
+ * background thread), and write(2)'s over its thread's CPU time: on a
+ * machine shared with other work, wall time mostly measures the
+ * scheduler; CPU time measures the work.
  *
  * --tail spin|block: append-to-tailer latency. The writer stamps each
  * trade's exchange_ts_ns with CLOCK_MONOTONIC at the append (paced: its
@@ -102,10 +107,29 @@ static uint64_t percentile(const hist_t *h, double p) {
   return h->max;
 }
 
-static uint64_t now_ns(void) {
+static uint64_t clock_ns(clockid_t c) {
   struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
+  clock_gettime(c, &ts);
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t now_ns(void) { return clock_ns(CLOCK_MONOTONIC); }
+
+/* CPU time of a phase: this thread's, and the process's (all threads). */
+typedef struct {
+  double thread_s, process_s;
+} cpu_t;
+
+static cpu_t cpu_now(void) {
+  cpu_t c = {(double)clock_ns(CLOCK_THREAD_CPUTIME_ID) / 1e9,
+             (double)clock_ns(CLOCK_PROCESS_CPUTIME_ID) / 1e9};
+  return c;
+}
+
+static cpu_t cpu_since(cpu_t a) {
+  cpu_t b = cpu_now();
+  cpu_t d = {b.thread_s - a.thread_s, b.process_s - a.process_s};
+  return d;
 }
 
 static floxlog_trade trade(uint64_t i) {
@@ -163,7 +187,8 @@ static void print_hist(const char *what, const hist_t *h) {
 
 /* Seconds to write(2) `bytes` bytes to a file in `dir`, and to memcpy
  * them, 1 MiB at a time. */
-static int copy_times(const char *dir, uint64_t bytes, double *write_s, double *memcpy_s) {
+static int copy_times(const char *dir, uint64_t bytes, double *write_s, double *memcpy_s,
+                      cpu_t *write_cpu) {
   const size_t chunk = 1u << 20;
   char *src = malloc(chunk), *dst = malloc(chunk);
   if (!src || !dst) return -1;
@@ -172,12 +197,14 @@ static int copy_times(const char *dir, uint64_t bytes, double *write_s, double *
   snprintf(path, sizeof path, "%s/.bench-write", dir);
   int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (fd < 0) return -1;
+  const cpu_t c0 = cpu_now();
   uint64_t a = now_ns();
   for (uint64_t done = 0; done < bytes; done += chunk) {
     size_t n = bytes - done < chunk ? (size_t)(bytes - done) : chunk;
     if (write(fd, src, n) != (ssize_t)n) return -1;
   }
   uint64_t b = now_ns();
+  if (write_cpu) *write_cpu = cpu_since(c0);
   close(fd);
   unlink(path);
   uint64_t c = now_ns();
@@ -199,9 +226,10 @@ static int copy_times(const char *dir, uint64_t bytes, double *write_s, double *
 #define BATCH 256
 
 /* Appends `events` trades to a new tape in `dir` (one call each, or
- * `batch` > 0: calls of BATCH), timed as a whole; seconds, or < 0. */
+ * `batch` > 0: calls of BATCH), timed as a whole; seconds, or < 0, and
+ * the CPU time of the appends in `*cpu`. */
 static double timed_appends(const char *dir, const floxlog_tape_writer_config *cfg, uint64_t events,
-                            int batch) {
+                            int batch, cpu_t *cpu) {
   floxlog_tape_writer *w = NULL;
   floxlog_tape_error err;
   if (floxlog_tape_writer_open(dir, cfg, &w, &err) != FLOXLOG_OK) {
@@ -209,6 +237,7 @@ static double timed_appends(const char *dir, const floxlog_tape_writer_config *c
     return -1;
   }
   static floxlog_trade buf[BATCH];
+  const cpu_t c0 = cpu_now();
   const uint64_t t0 = now_ns();
   for (uint64_t i = 0; i < events; i += BATCH) {
     const size_t n = events - i < BATCH ? (size_t)(events - i) : BATCH;
@@ -229,6 +258,7 @@ static double timed_appends(const char *dir, const floxlog_tape_writer_config *c
     }
   }
   const uint64_t t1 = now_ns();
+  *cpu = cpu_since(c0);
   if (floxlog_tape_writer_close(w, &err) != FLOXLOG_OK) {
     fprintf(stderr, "close: %s\n", err.message);
     return -1;
@@ -242,15 +272,16 @@ static int throughput(const char *dir, const floxlog_tape_writer_config *cfg, ui
                       const char *label) {
   char batch_dir[4096];
   snprintf(batch_dir, sizeof batch_dir, "%s-batch", dir);
-  const double single = timed_appends(dir, cfg, events, 0);
+  cpu_t single_cpu, batched_cpu, write_cpu;
+  const double single = timed_appends(dir, cfg, events, 0, &single_cpu);
   const uint64_t bytes = tape_bytes(dir);
   /* One tape on disk at a time (10 M trades are 600 MB). */
   char cmd[4200];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
   if (system(cmd) != 0 || mkdir(dir, 0755) != 0) return 1;
   double ws = 0, ms = 0;
-  if (single < 0 || bytes == 0 || copy_times(dir, bytes, &ws, &ms) != 0) return 1;
-  const double batched = timed_appends(batch_dir, cfg, events, 1);
+  if (single < 0 || bytes == 0 || copy_times(dir, bytes, &ws, &ms, &write_cpu) != 0) return 1;
+  const double batched = timed_appends(batch_dir, cfg, events, 1, &batched_cpu);
   if (batched < 0) return 1;
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", batch_dir);
   if (system(cmd) != 0) return 1;
@@ -259,6 +290,13 @@ static int throughput(const char *dir, const floxlog_tape_writer_config *cfg, ui
          "%.2f M events/s; memcpy %.2f M events/s\n",
          label, ev / single / 1e6, BATCH, ev / batched / 1e6, (double)bytes / 1e6, ev / ws / 1e6,
          ev / ms / 1e6);
+  printf("%-34s one call each %.2f M/s (thread) %.2f M/s (process); append_trades(%d) %.2f M/s "
+         "(thread) %.2f M/s (process); write(2) %.2f M events/s (thread); batch/write(2) %.2f "
+         "(thread) %.2f (process)\n",
+         "  over CPU time", ev / single_cpu.thread_s / 1e6, ev / single_cpu.process_s / 1e6, BATCH,
+         ev / batched_cpu.thread_s / 1e6, ev / batched_cpu.process_s / 1e6,
+         ev / write_cpu.thread_s / 1e6, write_cpu.thread_s / batched_cpu.thread_s,
+         write_cpu.thread_s / batched_cpu.process_s);
   return 0;
 }
 
@@ -461,7 +499,7 @@ int main(int argc, char **argv) {
   if (!rate && bytes > 0) {
     /* write(2) and memcpy of the same bytes, 1 MiB at a time. */
     double ws = 0, ms = 0;
-    if (copy_times(dir, bytes, &ws, &ms) != 0) return 1;
+    if (copy_times(dir, bytes, &ws, &ms, NULL) != 0) return 1;
     const double per_ev = (double)bytes / (double)events;
     printf("  unpaced: %.2f M appends/s (%.1f MB/s of tape); write(2) of the same bytes %.2f M events/s "
            "(%.1f MB/s); memcpy %.2f M events/s (%.1f MB/s)\n",

@@ -23,6 +23,7 @@ use crate::segment_header::{flags, Compression, SegmentHeader};
 mod deferred;
 mod lz4;
 mod storage;
+mod trades;
 pub use deferred::{compress_block, SealedBlock, MAX_UNPLACED};
 pub use storage::{
     block_scratch_len, index_entries_needed, BlockSlot, Buffer, Parts, WriterBuffers, WriterStorage,

@@ -13,6 +13,9 @@ use crate::types::*;
 use floxlog_core::{BookKind, Event, OptionQuote, Trade};
 use floxlog_result::*;
 
+/// Trades converted per call of the tape writer's trade batch.
+const TRADE_CHUNK: usize = 256;
+
 /// Appends one event through `ev` (which reads the caller's struct).
 ///
 /// # Safety
@@ -200,10 +203,26 @@ pub unsafe extern "C" fn floxlog_tape_writer_append_trades(
     appended: *mut usize,
     err: *mut floxlog_tape_error,
 ) -> floxlog_result {
-    // SAFETY: forwarded caller promises.
-    unsafe {
-        append_many(w, trades, count, "trades", appended, err, |t| {
-            Ok(Event::Trade(Trade::from(t)))
-        })
-    }
+    let mut n = 0usize;
+    let rc = tape_boundary(err, || {
+        check_out(appended, "appended")?;
+        // SAFETY: forwarded caller promises; pointers are checked.
+        let (h, trades) = unsafe { (handle(w)?, slice_in(trades, count, "trades")?) };
+        let tw = h.open()?;
+        // Converted a chunk at a time on the stack (a field copy: the same
+        // layout), then the tape writer's trade batch.
+        let mut buf = [Trade::default(); TRADE_CHUNK];
+        for part in trades.chunks(TRADE_CHUNK) {
+            for (b, t) in buf.iter_mut().zip(part) {
+                *b = Trade::from(t);
+            }
+            let (k, r) = tw.append_trades(buf.get(..part.len()).unwrap_or(&[]));
+            n += k;
+            r?;
+        }
+        Ok(FLOXLOG_OK)
+    });
+    // SAFETY: the caller's promise.
+    unsafe { put_if_usable(appended, n) };
+    rc
 }

@@ -15,6 +15,7 @@ use super::prepare::{discard, prepare, MapStorage, Plan, Prepared, SegShared};
 use crate::tape::dir::Layout;
 use crate::tape::error::TapeError;
 use crate::tape::manifest::{sync_dir, Manifest, ManifestSegment};
+use crate::tape::writer::write_all_at;
 use floxlog_core::{SegmentWriter, WriterConfig};
 use std::collections::VecDeque;
 use std::path::PathBuf;
@@ -24,6 +25,16 @@ use std::time::Duration;
 
 /// How often the thread looks for work it was not woken for.
 const TICK: Duration = Duration::from_millis(1);
+
+/// Segments of each series prepared ahead of the live one. Two, so that a
+/// rotation does not wait while this thread is busy with something else
+/// (finalising the previous segment, whose fsync under `SyncOnClose` can
+/// take longer than the appending thread needs to fill a segment): the
+/// successor's successor is then prepared already. Each costs its
+/// pre-allocated, pre-faulted `max_segment_bytes` of disk and page cache
+/// until used (or removed at close; a crash leaves them empty, for
+/// readers to skip and `recover` to remove).
+pub(super) const AHEAD: usize = 2;
 
 /// A segment the appending thread is done with.
 pub(super) struct Finishing {
@@ -65,7 +76,8 @@ pub(super) struct Settings {
 #[derive(Default)]
 pub(super) struct State {
     jobs: VecDeque<Job>,
-    pub(super) ready: Vec<Option<Box<Prepared>>>,
+    /// Each series' prepared segments, oldest first (at most [`AHEAD`]).
+    pub(super) ready: Vec<VecDeque<Box<Prepared>>>,
     /// Live segments, for the fsyncs their policy asks for.
     pub(super) live: Vec<Arc<SegShared>>,
     pub(super) closed: Vec<(u64, ManifestSegment)>,
@@ -101,7 +113,7 @@ pub(super) struct Background {
 impl Background {
     pub(super) fn start(settings: Settings, slots: usize) -> Result<Background, TapeError> {
         let mut state = State {
-            ready: (0..slots).map(|_| None).collect(),
+            ready: (0..slots).map(|_| VecDeque::with_capacity(AHEAD)).collect(),
             ..State::default()
         };
         state.jobs.reserve(64);
@@ -163,24 +175,19 @@ impl Background {
         self.shared.cv.notify_all();
     }
 
-    /// The prepared segment of slot `si`, waiting for it if needed (one
-    /// was requested before).
+    /// The oldest prepared segment of slot `si`, waiting for it if needed
+    /// (it was requested before).
     pub(super) fn take_ready(&self, si: usize) -> Result<Box<Prepared>, TapeError> {
         let mut g = lock(&self.shared);
         loop {
-            if let Some(p) = g.ready[si].take() {
+            if let Some(p) = g.ready.get_mut(si).and_then(VecDeque::pop_front) {
                 return Ok(p);
             }
             if let Some(e) = &g.failed {
                 return Err(e.clone());
             }
             self.shared.cv.notify_all();
-            g = self
-                .shared
-                .cv
-                .wait_timeout(g, TICK)
-                .map(|(g, _)| g)
-                .unwrap_or_else(|e| e.into_inner().0);
+            g = tick(&self.shared, g);
         }
     }
 
@@ -193,12 +200,7 @@ impl Background {
         let mut g = lock(&self.shared);
         self.shared.cv.notify_all();
         while !g.jobs.is_empty() || g.busy {
-            g = self
-                .shared
-                .cv
-                .wait_timeout(g, TICK)
-                .map(|(g, _)| g)
-                .unwrap_or_else(|e| e.into_inner().0);
+            g = tick(&self.shared, g);
         }
         g.failed.clone().map_or(Ok(()), Err)
     }
@@ -222,7 +224,7 @@ impl Background {
             let ready: Vec<_> = lock(&self.shared)
                 .ready
                 .iter_mut()
-                .flat_map(|r| r.take())
+                .flat_map(|r| r.drain(..))
                 .collect();
             for p in ready {
                 if let Err(e) = discard(*p) {
@@ -297,11 +299,15 @@ fn run(s: &Shared) {
             g = lock(s);
             continue;
         }
-        g =
-            s.cv.wait_timeout(g, TICK)
-                .map(|(g, _)| g)
-                .unwrap_or_else(|e| e.into_inner().0);
+        g = tick(s, g);
     }
+}
+
+/// Waits on the condition variable for a wake-up or a [`TICK`].
+fn tick<'a>(s: &'a Shared, g: MutexGuard<'a, State>) -> MutexGuard<'a, State> {
+    s.cv.wait_timeout(g, TICK)
+        .map(|(g, _)| g)
+        .unwrap_or_else(|e| e.into_inner().0)
 }
 
 fn do_job(s: &Shared, job: Job) -> Result<(), TapeError> {
@@ -314,7 +320,9 @@ fn do_job(s: &Shared, job: Job) -> Result<(), TapeError> {
             number,
         } => {
             let p = prepare(&plan(set, series, created, number, set.frames_cap))?;
-            lock(s).ready[si] = Some(Box::new(p));
+            if let Some(r) = lock(s).ready.get_mut(si) {
+                r.push_back(Box::new(p));
+            }
             s.cv.notify_all();
             Ok(())
         }
@@ -419,28 +427,4 @@ fn finish(s: &Shared, f: Finishing) -> Result<(), TapeError> {
     g.finishing.retain(|(l, _)| !Arc::ptr_eq(l, &shared));
     g.closed_durable += durable;
     Ok(())
-}
-
-fn write_all_at(file: &std::fs::File, buf: &[u8], offset: u64) -> std::io::Result<()> {
-    #[cfg(unix)]
-    {
-        std::os::unix::fs::FileExt::write_all_at(file, buf, offset)
-    }
-    #[cfg(windows)]
-    {
-        use std::os::windows::fs::FileExt;
-        let (mut buf, mut offset) = (buf, offset);
-        while !buf.is_empty() {
-            match file.seek_write(buf, offset) {
-                Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
-                Ok(n) => {
-                    buf = &buf[n..];
-                    offset += n as u64;
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
-            }
-        }
-        Ok(())
-    }
 }

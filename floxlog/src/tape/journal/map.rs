@@ -17,7 +17,7 @@
 
 use memmap2::{MmapMut, MmapOptions};
 use std::fs::File;
-use std::sync::atomic::{fence, AtomicU64, Ordering};
+use std::sync::atomic::{fence, AtomicU32, AtomicU64, Ordering};
 
 /// A segment file mapped read-write, shared.
 pub(super) struct SegMap {
@@ -89,33 +89,44 @@ unsafe impl Sync for Publisher {}
 
 impl Publisher {
     /// Writes `size` (LE) at offset `at`, after everything written into
-    /// the mapping before: a release fence, then aligned 8-byte atomic
-    /// stores, so a reader that loads the size with acquire ordering and
-    /// sees it sees the frame whole.
+    /// the mapping before: a release fence, then aligned atomic stores, so
+    /// a reader that loads the size with acquire ordering and sees it sees
+    /// the frame whole.
     ///
-    /// Frames are not aligned (12-byte headers, payloads of any length),
-    /// so the 4 size bytes are read-modify-written inside the aligned
-    /// 8-byte word(s) holding them; the other bytes of those words are
-    /// final already (the previous frame's, or this frame's CRC and type),
-    /// and only this thread writes the mapping. Whenever the 4 bytes lie
-    /// in one aligned word (offset ≡ 0..4 mod 8: every frame of a tape of
-    /// trades, whose frames are 60 bytes) or the bytes in the second word
-    /// are zero (offset ≡ 7 with a payload under 256 bytes, ≡ 6 under
-    /// 64 KiB, ≡ 5 under 16 MiB), this is one single-copy-atomic store.
-    /// Otherwise the high word goes first, then the low one: a live
-    /// reader may briefly see only the high bytes (a wrong, larger-than-0
-    /// size whose payload CRC does not match) and must re-read a frame
-    /// whose CRC fails at the live end of an unfinished journal segment
-    /// (the tailer does: `tape/tail/cursor.rs`, `maybe_half_size`). With
-    /// the record types of 1.0 this does not arise: every payload length
-    /// is a multiple of 4 (trade 48, book 40 + 16n, option quote 112, pool
-    /// state 32 + 20n), so after the 64-byte header every frame starts at
-    /// an offset ≡ 0 or 4 mod 8 and its size is one store.
+    /// A size field at a 4-aligned offset is one aligned 4-byte store,
+    /// with no load: nothing around it is read back, so the store does not
+    /// wait for the frame's cache line, which the frame's own stores have
+    /// just asked of memory (a load from it would stall until the line
+    /// arrives). With the record types of 1.0 that is every frame: every
+    /// payload length is a multiple of 4 (trade 48, book 40 + 16n, option
+    /// quote 112, pool state 32 + 20n), so after the 64-byte header every
+    /// frame starts at a 4-aligned offset.
+    ///
+    /// Elsewhere (frames need not be aligned: 12-byte headers, payloads of
+    /// any length) the 4 size bytes are read-modify-written inside the
+    /// aligned 8-byte word(s) holding them; the other bytes of those words
+    /// are final already (the previous frame's, or this frame's CRC and
+    /// type), and only this thread writes the mapping. Whenever the bytes
+    /// in the second word are zero (offset ≡ 7 with a payload under 256
+    /// bytes, ≡ 6 under 64 KiB, ≡ 5 under 16 MiB) this is one
+    /// single-copy-atomic store. Otherwise the high word goes first, then
+    /// the low one: a live reader may briefly see only the high bytes (a
+    /// wrong, larger-than-0 size whose payload CRC does not match) and must
+    /// re-read a frame whose CRC fails at the live end of an unfinished
+    /// journal segment (the tailer does: `tape/tail/cursor.rs`,
+    /// `maybe_half_size`).
     #[inline(always)]
     pub(super) fn publish(&self, at: usize, size: u32) {
         debug_assert!(at + 4 <= self.len);
         fence(Ordering::Release);
         let addr = self.base as usize + at;
+        if addr.is_multiple_of(4) {
+            // SAFETY: a 4-aligned word inside the mapping (at + 4 <= len);
+            // no reference into the mapping is alive (module docs).
+            let a = unsafe { AtomicU32::from_ptr(addr as *mut u32) };
+            a.store(size.to_le(), Ordering::Release);
+            return;
+        }
         let w0 = addr & !7;
         let k = addr - w0; // first size byte's place in word 0
         let bytes = size.to_le_bytes();

@@ -30,14 +30,16 @@
 //! Segments are stamped (`created_ns`, the flox layout's file name) when
 //! prepared: `cfg.created_ns + i` for the `i`-th segment opened, as the
 //! default writer does, or the clock's value (`TapeWriter::set_clock`) or
-//! the wall clock when the previous segment of the series opens (not at
-//! the segment's own first event). The first segment of each series is
+//! the wall clock when the segment [`background::AHEAD`] before it in its
+//! series opens (not at the segment's own first event). The first segment of each series is
 //! reserved, mapped and pre-faulted by `create` under a hidden name, and
 //! the append of its first event only stamps and names it (a rename);
-//! every later one is prepared in the background. A crash leaves the live segment unfinished (placeholder
-//! header, frames, zeros to the pre-allocated size) and possibly the next,
-//! prepared segment with no frame at all: readers take the zeros as the
-//! end of the data and `recover` cuts them off.
+//! every later one is prepared in the background, [`background::AHEAD`]
+//! segments ahead of the live one. A crash leaves the live segment
+//! unfinished (placeholder header, frames, zeros to the pre-allocated
+//! size) and possibly the next, prepared segments with no frame at all:
+//! readers take the zeros as the end of the data and `recover` cuts them
+//! off.
 
 mod background;
 mod batch;
@@ -46,8 +48,8 @@ mod prepare;
 
 use super::dir::{series_of, Layout, MIXED, SERIES};
 use super::error::TapeError;
-use super::manifest::{sync_dir, write_atomic, Manifest, ManifestSegment};
-use super::writer::{now_ns, Clock, Durability, TapeWriterConfig, TapeWriterStats};
+use super::manifest::{sync_dir, Manifest, ManifestSegment};
+use super::writer::{close_files, now_ns, Clock, Durability, TapeWriterConfig, TapeWriterStats};
 use background::{Background, Finishing, Job, Settings};
 use floxlog_core::{Compression, Event, FrameHeader, SegmentWriter, WriterConfig};
 use prepare::{prepare, reserve_file, MapStorage, Prepared, Reserved, SegShared};
@@ -93,6 +95,8 @@ pub(crate) struct Journal {
     /// Segments opened so far (the next one's `seq`).
     seq: u64,
     last_created: i64,
+    /// The created_ns of the last segment asked of the background.
+    ahead_created: i64,
     events: u64,
     metadata: Option<serde_json::Value>,
     finished: bool,
@@ -159,6 +163,7 @@ impl Journal {
             numbers,
             seq,
             last_created: start.last_created,
+            ahead_created: start.last_created,
             events: 0,
             metadata: None,
             finished: false,
@@ -181,9 +186,9 @@ impl Journal {
     }
 
     /// Stamps segments with `clock()` (see `TapeWriter::set_clock`): it is
-    /// called on the appending thread once per segment, when the previous
-    /// segment of its series opens (the journal prepares segments ahead),
-    /// or when the first one of the series opens.
+    /// called on the appending thread once per segment, when the segment
+    /// [`background::AHEAD`] before it in its series opens (the journal
+    /// prepares segments ahead), or when the first one of the series opens.
     pub(crate) fn set_clock(&mut self, clock: Clock) {
         self.clock = Some(Mutex::new(clock));
     }
@@ -229,16 +234,18 @@ impl Journal {
             _ => prepare(&plan)?,
         };
         self.numbers[si] += 1;
-        self.install(si, series, p, created)
+        self.install(si, series, p, created, background::AHEAD)
     }
 
-    /// Makes `p` slot `si`'s live segment and asks for the next one.
+    /// Makes `p` slot `si`'s live segment and asks for `more` segments
+    /// after those asked for already.
     fn install(
         &mut self,
         si: usize,
         series: &'static str,
         mut p: Prepared,
         created: i64,
+        more: usize,
     ) -> Result<(), TapeError> {
         if p.created != created {
             // Spec layout with a fixed created_ns: which series opens next
@@ -259,33 +266,26 @@ impl Journal {
         if self.seq == 0 && self.clock.is_some() {
             self.bg.set_tape_created(created);
         }
-        let next_created = self.created_for(self.seq + 1, created)?;
-        let shared = p.shared.clone();
-        self.open[si] = Some(Live {
-            w: p.w,
-            publisher: p.publisher,
-            shared: p.shared,
-            name: p.name,
-            series,
-            seq: self.seq,
-            created,
-            frames_cap: p.frames_cap,
-            min_ts: i64::MAX,
-            max_ts: i64::MIN,
-            events: 0,
-            bucket: None,
-            unsynced: 0,
-        });
+        self.ahead_created = self.ahead_created.max(created);
+        self.bg.register_live(p.shared.clone());
+        self.open[si] = Some(Live::new(p, series, self.seq, created));
         self.seq += 1;
-        self.bg.register_live(shared);
-        let number = self.numbers[si];
-        self.numbers[si] += 1;
-        self.bg.push([Job::Prepare {
-            si,
-            series,
-            created: next_created,
-            number,
-        }]);
+        for k in 0..more {
+            // The segment's place among those to come, for the
+            // `cfg.created_ns + seq` rule (exact in the flox layout; the
+            // spec layout's rotate corrects it).
+            let seq = self.seq + (background::AHEAD - more + k) as u64;
+            let created = self.created_for(seq, self.ahead_created)?;
+            self.ahead_created = created;
+            let number = self.numbers[si];
+            self.numbers[si] += 1;
+            self.bg.push([Job::Prepare {
+                si,
+                series,
+                created,
+                number,
+            }]);
+        }
         Ok(())
     }
 
@@ -425,7 +425,7 @@ impl Journal {
         if let Some(old) = self.open[si].take() {
             self.bg.push_finish(finishing(old), false);
         }
-        self.install(si, series, *p, created)
+        self.install(si, series, *p, created, 1)
     }
 
     /// An event too big for the live segment, which has no event yet
@@ -459,23 +459,8 @@ impl Journal {
                 .unwrap_or(0),
         };
         let p = prepare(&background::plan(set, series, created, number, cap))?;
-        let shared = p.shared.clone();
-        self.open[si] = Some(Live {
-            w: p.w,
-            publisher: p.publisher,
-            shared: p.shared,
-            name: p.name,
-            series,
-            seq,
-            created,
-            frames_cap: p.frames_cap,
-            min_ts: i64::MAX,
-            max_ts: i64::MIN,
-            events: 0,
-            bucket: None,
-            unsynced: 0,
-        });
-        self.bg.register_live(shared);
+        self.bg.register_live(p.shared.clone());
+        self.open[si] = Some(Live::new(p, series, seq, created));
         Ok(())
     }
 
@@ -603,24 +588,12 @@ impl Journal {
             return Err(e);
         }
         let set = self.bg.settings();
-        if set.write_manifest {
+        let manifest = set.write_manifest.then(|| {
             let mut m = Manifest::new(set.segment.exchange_id, self.bg.tape_created());
             m.segments = self.closed_segments();
-            m.save(&set.dir, set.syncs)?;
-        }
-        if let Some(md) = &self.metadata {
-            let text = serde_json::to_string_pretty(md).unwrap_or_default() + "\n";
-            write_atomic(
-                &set.dir,
-                super::flox_manifest::METADATA_FILE,
-                text.as_bytes(),
-                set.syncs,
-            )?;
-        }
-        if set.syncs {
-            sync_dir(&set.dir)?;
-        }
-        Ok(())
+            m
+        });
+        close_files(&set.dir, manifest, self.metadata.as_ref(), set.syncs)
     }
 
     /// Stops as if the process died now: nothing is finalised that was not
@@ -632,6 +605,27 @@ impl Journal {
             s.take();
         }
         self.bg.stop(false);
+    }
+}
+
+impl Live {
+    /// A live segment from a prepared one, with no event yet.
+    fn new(p: Prepared, series: &'static str, seq: u64, created: i64) -> Live {
+        Live {
+            w: p.w,
+            publisher: p.publisher,
+            shared: p.shared,
+            name: p.name,
+            series,
+            seq,
+            created,
+            frames_cap: p.frames_cap,
+            min_ts: i64::MAX,
+            max_ts: i64::MIN,
+            events: 0,
+            bucket: None,
+            unsynced: 0,
+        }
     }
 }
 
@@ -659,3 +653,6 @@ impl Drop for Journal {
         let _ = self.close_all();
     }
 }
+
+#[cfg(test)]
+mod tests;

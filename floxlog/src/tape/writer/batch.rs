@@ -1,9 +1,12 @@
 //! Appending runs of events through the encoder's batch append.
 
 use super::io_thread::CHUNK;
-use super::{Durability, TapeWriter};
+use super::{in_runs, Durability, RunResult, TapeWriter};
 use crate::tape::error::TapeError;
-use floxlog_core::{Compression, Event, FrameHeader};
+use floxlog_core::{frame_type, Compression, Event, FrameHeader, Trade};
+
+/// Encoded length of a trade frame.
+const TRADE_FRAME: usize = FrameHeader::LEN + Trade::LEN;
 
 impl TapeWriter {
     /// Appends events in order, as [`TapeWriter::append`] one by one would
@@ -19,29 +22,13 @@ impl TapeWriter {
         if let Some(j) = &mut self.journal {
             return j.append_batch(evs);
         }
-        let fast = matches!(
-            self.cfg.durability,
-            Durability::None | Durability::SyncOnClose
-        ) && self.cfg.segment.compression == Compression::None
-            && self.cfg.rotate_every_ns.is_none();
-        let mut i = 0;
-        while i < evs.len() {
-            let r = if fast {
-                self.append_run(&evs[i..])
-            } else {
-                self.append(&evs[i]).map(|()| 1).map_err(|e| (0, e))
-            };
-            match r {
-                Ok(n) => i += n,
-                Err((n, e)) => return (i + n, Err(e)),
-            }
-        }
-        (evs.len(), Ok(()))
+        let fast = self.batches();
+        in_runs(self, evs, fast, Self::append_run, Self::append)
     }
 
     /// The leading run of `evs` that shares a segment and fits it (at least
     /// one event) through the encoder's batch append; how many went in.
-    fn append_run(&mut self, evs: &[Event<'_>]) -> Result<usize, (usize, TapeError)> {
+    fn append_run(&mut self, evs: &[Event<'_>]) -> RunResult {
         let first = &evs[0];
         self.check_event(first).map_err(|e| (0, e))?;
         let si = self.slot(first.frame_type());
@@ -75,15 +62,78 @@ impl TapeWriter {
             return Err((0, TapeError::input(None, "internal error: no open segment")));
         };
         let (n, r) = seg.w.append_batch(&evs[..k]);
-        if n > 0 {
-            self.stats.events += n as u64;
-            seg.events += n as u64;
-            for ev in &evs[..n] {
-                let ts = ev.exchange_ts_ns();
-                seg.min_ts = seg.min_ts.min(ts);
-                seg.max_ts = seg.max_ts.max(ts);
-            }
+        let done = evs.get(..n).unwrap_or(&[]);
+        self.after_run(si, done.iter().map(Event::exchange_ts_ns), r)
+    }
+
+    /// Appends trades in order, as [`TapeWriter::append`] of each would
+    /// (the same segments, bytes and errors), through the encoder's trade
+    /// batch (fixed-size frames, CRCs eight at a time) where
+    /// [`TapeWriter::append_batch`] would batch. Returns how many were
+    /// appended, and the first failure.
+    pub fn append_trades(&mut self, trades: &[Trade]) -> (usize, Result<(), TapeError>) {
+        if let Some(j) = &mut self.journal {
+            return j.append_trades(trades);
         }
+        let fast = self.batches();
+        in_runs(self, trades, fast, Self::append_trade_run, |w, t| {
+            w.append(&Event::Trade(*t))
+        })
+    }
+
+    /// The leading run of `trades` that fits the segment and one hand-over
+    /// (at least one trade) through the trade encoder; how many went in.
+    fn append_trade_run(&mut self, trades: &[Trade]) -> RunResult {
+        let Some(first) = trades.first() else {
+            return Ok(0);
+        };
+        let ev = Event::Trade(*first);
+        self.check_event(&ev).map_err(|e| (0, e))?;
+        let si = self.slot(frame_type::TRADE);
+        self.before(si, &ev).map_err(|e| (0, e))?;
+        let max = self.cfg.max_segment_bytes;
+        let Some(seg) = self.open[si].as_mut() else {
+            return Err((0, TapeError::input(None, "internal error: no open segment")));
+        };
+        let room = max.saturating_sub(seg.w.segment_bytes());
+        let chunk = CHUNK.saturating_sub(seg.w.pending().len()) as u64;
+        let fit = usize::try_from(room.min(chunk) / TRADE_FRAME as u64).unwrap_or(usize::MAX);
+        let run = trades.get(..fit.clamp(1, trades.len())).unwrap_or(&[]);
+        let (n, r) = seg.w.append_trades(run);
+        let done = run.get(..n).unwrap_or(&[]);
+        self.after_run(si, done.iter().map(|t| t.exchange_ts_ns), r)
+    }
+
+    /// Whether batches may go to the encoder together: the durability asks
+    /// for nothing per event, segments are uncompressed and rotate by size
+    /// only.
+    fn batches(&self) -> bool {
+        matches!(
+            self.cfg.durability,
+            Durability::None | Durability::SyncOnClose
+        ) && self.cfg.segment.compression == Compression::None
+            && self.cfg.rotate_every_ns.is_none()
+    }
+
+    /// Counts a run the encoder took (its events' timestamps), maps its
+    /// error, and hands a full chunk to the I/O thread.
+    fn after_run(
+        &mut self,
+        si: usize,
+        ts: impl Iterator<Item = i64>,
+        r: floxlog_core::error::Result<()>,
+    ) -> RunResult {
+        let Some(seg) = self.open[si].as_mut() else {
+            return Err((0, TapeError::input(None, "internal error: no open segment")));
+        };
+        let mut n = 0;
+        for ts in ts {
+            seg.min_ts = seg.min_ts.min(ts);
+            seg.max_ts = seg.max_ts.max(ts);
+            n += 1;
+        }
+        self.stats.events += n as u64;
+        seg.events += n as u64;
         if let Err(e) = r {
             return Err((
                 n,

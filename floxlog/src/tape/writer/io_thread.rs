@@ -51,7 +51,7 @@ pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 /// Writes all of `buf` at `offset` of `file`, not using (nor moving, on
 /// unix) the file position.
-pub(super) fn write_all_at(file: &File, buf: &[u8], offset: u64) -> std::io::Result<()> {
+pub(crate) fn write_all_at(file: &File, buf: &[u8], offset: u64) -> std::io::Result<()> {
     #[cfg(unix)]
     {
         std::os::unix::fs::FileExt::write_all_at(file, buf, offset)
@@ -414,12 +414,7 @@ impl IoThread {
                     Vec::new()
                 }));
             }
-            st.writer_waiting = true;
-            st = self
-                .shared
-                .wake_writer
-                .wait(st)
-                .unwrap_or_else(PoisonError::into_inner);
+            st = self.wait_writer(st);
         }
     }
 
@@ -490,6 +485,15 @@ impl IoThread {
         }
     }
 
+    /// Sleeps the appending thread until the I/O thread wakes it.
+    fn wait_writer<'a>(&'a self, mut st: MutexGuard<'a, State>) -> MutexGuard<'a, State> {
+        st.writer_waiting = true;
+        self.shared
+            .wake_writer
+            .wait(st)
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
     /// Waits until every queued command ran (a barrier); the first error
     /// if one failed.
     pub fn wait_idle(&self) -> Result<(), TapeError> {
@@ -497,12 +501,7 @@ impl IoThread {
         while (st.busy || !st.queue.is_empty() || st.fin_busy || !st.fin_queue.is_empty())
             && st.error.is_none()
         {
-            st.writer_waiting = true;
-            st = self
-                .shared
-                .wake_writer
-                .wait(st)
-                .unwrap_or_else(PoisonError::into_inner);
+            st = self.wait_writer(st);
         }
         match &st.error {
             Some(e) => Err(e.clone()),

@@ -55,10 +55,10 @@
 //! appending thread never waits for one. A segment still open is not
 //! listed yet (readers find it anyway). `close` writes it a last time.
 
-use super::dir::{series_of, Layout, SERIES};
+use super::dir::{Layout, SERIES};
 use super::error::TapeError;
 use super::lock::TapeLock;
-use super::manifest::{sync_dir, write_atomic, Manifest, ManifestSegment, MANIFEST_FILE};
+use super::manifest::{sync_dir, Manifest, ManifestSegment, MANIFEST_FILE};
 use floxlog_core::{Compression, Event};
 use io_thread::{IoThread, CHUNK};
 use segment::{hand_over, ClosingSeg, OpenSeg};
@@ -73,9 +73,12 @@ mod finish;
 mod io_thread;
 mod resume;
 mod segment;
+mod shared;
 mod swap;
 
 pub use config::{now_ns, Clock, Durability, TapeWriterConfig, TapeWriterStats};
+pub(crate) use io_thread::write_all_at;
+pub(crate) use shared::{by_seq, close_files, in_runs, slot_of, RunResult};
 
 /// Writes a tape directory; see the module docs.
 pub struct TapeWriter {
@@ -325,13 +328,7 @@ impl TapeWriter {
     }
 
     fn slot(&self, frame_type: u8) -> usize {
-        match self.cfg.layout {
-            Layout::Flox => 0,
-            Layout::Spec => SERIES
-                .iter()
-                .position(|s| *s == series_of(frame_type))
-                .unwrap_or(0),
-        }
+        slot_of(self.cfg.layout, frame_type)
     }
 
     /// Appends one event.
@@ -641,14 +638,7 @@ impl TapeWriter {
             return j.close_all();
         }
         self.check_io()?;
-        let mut order: Vec<(u64, usize)> = self
-            .open
-            .iter()
-            .enumerate()
-            .filter_map(|(i, s)| s.as_ref().map(|s| (s.seq, i)))
-            .collect();
-        order.sort();
-        for (_, si) in order {
+        for si in by_seq(&self.open, |s| s.seq) {
             self.close_segment(si)?;
         }
         // Every segment finished (the finisher wrote the manifest of all
@@ -660,19 +650,8 @@ impl TapeWriter {
             io.discard_spare();
         }
         self.save_manifest()?;
-        if let Some(md) = &self.metadata {
-            let text = serde_json::to_string_pretty(md).unwrap_or_default() + "\n";
-            write_atomic(
-                &self.dir,
-                super::flox_manifest::METADATA_FILE,
-                text.as_bytes(),
-                self.cfg.durability.syncs(),
-            )?;
-        }
-        if self.cfg.durability.syncs() {
-            sync_dir(&self.dir)?;
-        }
-        Ok(())
+        let syncs = self.cfg.durability.syncs();
+        close_files(&self.dir, None, self.metadata.as_ref(), syncs)
     }
 
     /// Stops as if the process died now: nothing is finalised (placeholder

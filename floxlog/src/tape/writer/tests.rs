@@ -3,7 +3,7 @@
 use super::io_thread::{self, SegIo, CHUNK};
 use super::*;
 use crate::tape::TapeErrorKind;
-use floxlog_core::{Trade, WriterConfig};
+use floxlog_core::{Profile, Trade, WriterConfig};
 use std::sync::Arc;
 
 fn trade(i: u64) -> Event<'static> {
@@ -172,6 +172,19 @@ fn mixed(n: u64, payload: &[u8]) -> Vec<Event<'_>> {
     v
 }
 
+/// The files of a tape `evs` appended one by one make (rotated).
+fn one_by_one(c: TapeWriterConfig, evs: &[Event<'_>]) -> Vec<(String, Vec<u8>)> {
+    let one = tempfile::tempdir().unwrap();
+    let mut w = TapeWriter::create(one.path(), c).unwrap();
+    for e in evs {
+        w.append(e).unwrap();
+    }
+    w.close().unwrap();
+    let want = files(one.path());
+    assert!(want.len() > 4, "rotated: {}", want.len());
+    want
+}
+
 /// `append_batch` writes the tape `append` one by one writes: the same
 /// files byte for byte, across rotations, layouts and durabilities
 /// (the fast path and the fallback), in batches of any size, by the
@@ -193,14 +206,7 @@ fn batches_write_the_tape_single_appends_write() {
                 max_segment_bytes: 16_000,
                 ..cfg(dur, lz4)
             };
-            let one = tempfile::tempdir().unwrap();
-            let mut w = TapeWriter::create(one.path(), c).unwrap();
-            for e in &evs {
-                w.append(e).unwrap();
-            }
-            w.close().unwrap();
-            let want = files(one.path());
-            assert!(want.len() > 4, "rotated: {}", want.len());
+            let want = one_by_one(c, &evs);
             let journals: &[bool] = if lz4 { &[false] } else { &[false, true] };
             for (&journal, batch) in journals
                 .iter()
@@ -228,6 +234,71 @@ fn batches_write_the_tape_single_appends_write() {
                     got == want,
                     "{layout:?} {dur:?} lz4 {lz4} journal {journal} batch {batch}: bytes differ"
                 );
+            }
+        }
+    }
+}
+
+/// `append_trades` (the encoder's trade batch) writes the tape `append`
+/// of each trade one by one writes: the same files byte for byte, across
+/// rotations, layouts, profiles and durabilities (the fast path and the
+/// fallback), in batches of any size, by the default writer and the
+/// journal writer; out-of-order and zero timestamps included (the
+/// header's first event, sorted flag and time range).
+#[test]
+fn trade_batches_write_the_tape_single_appends_write() {
+    let trades: Vec<Trade> = (0..3000u64)
+        .map(|i| Trade {
+            exchange_ts_ns: match i % 97 {
+                0 if i < 200 => 0,
+                5 => 10,
+                _ => 1_000_000 + (i * 7919 % 1000) as i64 + i as i64 * 100,
+            },
+            recv_ts_ns: i as i64,
+            price_raw: 100 + (i % 7) as i64,
+            qty_raw: 3,
+            trade_id: i,
+            symbol_id: (i % 5) as u32,
+            ..Default::default()
+        })
+        .collect();
+    for layout in [Layout::Flox, Layout::Spec] {
+        for profile in [Profile::Reference, Profile::Spec] {
+            for (dur, lz4) in [
+                (Durability::None, false),
+                (Durability::SyncOnClose, false),
+                (Durability::SyncEveryN(50), false),
+                (Durability::None, true),
+            ] {
+                let mut c = TapeWriterConfig {
+                    layout,
+                    max_segment_bytes: 16_000,
+                    ..cfg(dur, lz4)
+                };
+                c.segment.profile = profile;
+                let evs: Vec<Event<'_>> = trades.iter().map(|t| Event::Trade(*t)).collect();
+                let want = one_by_one(c, &evs);
+                let journals: &[bool] = if lz4 { &[false] } else { &[false, true] };
+                for (&journal, batch) in journals
+                    .iter()
+                    .flat_map(|j| [1, 7, 256, 1000, trades.len()].map(|b| (j, b)))
+                {
+                    let ctx = format!(
+                        "{layout:?} {profile:?} {dur:?} lz4 {lz4} journal {journal} batch {batch}"
+                    );
+                    let many = tempfile::tempdir().unwrap();
+                    let mut w =
+                        TapeWriter::create(many.path(), TapeWriterConfig { journal, ..c }).unwrap();
+                    for part in trades.chunks(batch) {
+                        let (n, r) = w.append_trades(part);
+                        r.unwrap();
+                        assert_eq!(n, part.len(), "{ctx}");
+                    }
+                    assert_eq!(w.stats().events, trades.len() as u64, "{ctx}");
+                    w.close().unwrap();
+                    let got = files(many.path());
+                    assert!(got == want, "{ctx}: files differ");
+                }
             }
         }
     }

@@ -1,0 +1,89 @@
+//! What the default writer and the journal writer (`tape/journal`) do
+//! alike: the loop of a batch append, and the files written at close.
+
+use super::super::flox_manifest::METADATA_FILE;
+use super::super::manifest::{sync_dir, write_atomic, Manifest};
+use crate::tape::dir::{series_of, Layout, SERIES};
+use crate::tape::error::TapeError;
+use std::path::Path;
+
+/// The result of appending a leading run of a batch: how many went in,
+/// or how many went in before the error.
+pub(crate) type RunResult = Result<usize, (usize, TapeError)>;
+
+/// Appends `items` in order to `w`: leading runs through `run` (at least
+/// one item each) when `fast`, else one by one through `one`. Returns how
+/// many were appended: all, or those before the first failure, returned
+/// with it.
+pub(crate) fn in_runs<W, T>(
+    w: &mut W,
+    items: &[T],
+    fast: bool,
+    run: impl Fn(&mut W, &[T]) -> RunResult,
+    one: impl Fn(&mut W, &T) -> Result<(), TapeError>,
+) -> (usize, Result<(), TapeError>) {
+    let mut i = 0;
+    while let Some(rest) = items.get(i..).filter(|r| !r.is_empty()) {
+        let r = if fast {
+            run(w, rest)
+        } else {
+            rest.first()
+                .map_or(Ok(0), |t| one(w, t).map(|()| 1))
+                .map_err(|e| (0, e))
+        };
+        match r {
+            // A run takes at least one item; 0 would loop for ever.
+            Ok(0) => return (i, Err(TapeError::input(None, "internal error: empty run"))),
+            Ok(n) => i += n,
+            Err((n, e)) => return (i + n, Err(e)),
+        }
+    }
+    (items.len(), Ok(()))
+}
+
+/// The slot of a `layout` tape that events of `frame_type` go to: one
+/// for the flox layout, one per series for the spec layout.
+#[inline]
+pub(crate) fn slot_of(layout: Layout, frame_type: u8) -> usize {
+    match layout {
+        Layout::Flox => 0,
+        Layout::Spec => SERIES
+            .iter()
+            .position(|s| *s == series_of(frame_type))
+            .unwrap_or(0),
+    }
+}
+
+/// The slots of `open` that hold a segment, in the order the segments
+/// were opened (`seq`): the order a close finalises them in.
+pub(crate) fn by_seq<T>(open: &[Option<T>], seq: impl Fn(&T) -> u64) -> Vec<usize> {
+    let mut order: Vec<(u64, usize)> = open
+        .iter()
+        .enumerate()
+        .filter_map(|(i, s)| s.as_ref().map(|s| (seq(s), i)))
+        .collect();
+    order.sort();
+    order.into_iter().map(|(_, i)| i).collect()
+}
+
+/// The last files of a closing tape in `dir`: `manifest` (when the tape
+/// keeps one), metadata.json (when set), then the directory fsynced under
+/// the syncing policies.
+pub(crate) fn close_files(
+    dir: &Path,
+    manifest: Option<Manifest>,
+    metadata: Option<&serde_json::Value>,
+    syncs: bool,
+) -> Result<(), TapeError> {
+    if let Some(m) = manifest {
+        m.save(dir, syncs)?;
+    }
+    if let Some(md) = metadata {
+        let text = serde_json::to_string_pretty(md).unwrap_or_default() + "\n";
+        write_atomic(dir, METADATA_FILE, text.as_bytes(), syncs)?;
+    }
+    if syncs {
+        sync_dir(dir)?;
+    }
+    Ok(())
+}
