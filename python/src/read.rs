@@ -27,7 +27,7 @@ pub fn time_ns(t: Option<TimeArg>, what: &str) -> Result<Option<i64>, TapeError>
     match t {
         None => Ok(None),
         Some(TimeArg::Ns(n)) => Ok(Some(n)),
-        Some(TimeArg::Text(s)) => floxlog::tape::time::parse_time(&s)
+        Some(TimeArg::Text(s)) => floxlog::time::parse_time(&s)
             .map(Some)
             .map_err(|m| TapeError::usage(format!("{what}: {m}"))),
     }

@@ -2,8 +2,8 @@
 
 use super::common::{progress, report_listing, CmdResult, Sink, TapeArgs, WriteOpts};
 use floxlog::core::{Compression, FrameHeader, ReadOptions, Segment, UnknownTypes};
-use floxlog::tape::merge::Problem;
-use floxlog::tape::read_ahead::{read_ahead, Ahead};
+use floxlog::tape::read::Problem;
+use floxlog::tape::read::{read_ahead, Ahead};
 use floxlog::tape::{Filter, OpenedTape, Order, ReadConfig, ReadOutcome, TapeError};
 use std::path::PathBuf;
 
@@ -84,8 +84,8 @@ pub fn run(a: Args) -> CmdResult {
             Order::File
         },
         filter: Filter::default(),
-        reorder_window: floxlog::tape::merge::DEFAULT_REORDER_WINDOW,
-        reorder_bytes: floxlog::tape::merge::DEFAULT_REORDER_BYTES,
+        reorder_window: floxlog::tape::read::DEFAULT_REORDER_WINDOW,
+        reorder_bytes: floxlog::tape::read::DEFAULT_REORDER_BYTES,
         read: ReadOptions {
             verify_crc: true,
             unknown_types: UnknownTypes::Reject,

@@ -3,7 +3,7 @@
 use super::common::{progress, ts, CmdResult, TapeArgs};
 use floxlog::core::frame_type;
 use floxlog::core::segment_header::flags;
-use floxlog::tape::inspect::{flag_names, inspect_tape, InspectOptions};
+use floxlog::tape::check::{flag_names, inspect_tape, InspectOptions};
 
 /// Summarise a tape or segments: headers, manifest, counts, time range,
 /// symbols, compression ratio.

@@ -22,7 +22,7 @@ fn segment_arg(p: &Path) -> Result<String, String> {
     match std::fs::metadata(p) {
         Err(_) => return Err(format!("corpus: segment file {} is missing", p.display())),
         Ok(md) => {
-            if let Some(what) = crate::tape::files::not_regular(&md) {
+            if let Some(what) = crate::tape::dir::files::not_regular(&md) {
                 return Err(format!(
                     "corpus: segment file {} is {what}, not a regular file",
                     p.display()

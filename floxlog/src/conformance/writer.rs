@@ -5,7 +5,7 @@ use super::corpus::Case;
 use super::run::{Ctx, Verdict};
 use super::segments::{compare_exact, compare_lz4};
 use super::template::Template;
-use crate::tape::source::SegmentFile;
+use crate::tape::read::source::SegmentFile;
 use floxlog_core::Compression;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -146,13 +146,13 @@ impl TapeError {
 /// the file: recovering needs a valid header, reindexing a segment that
 /// reads to its end.
 pub fn hint_for(e: &floxlog_core::Error) -> Hint {
-    if e.what == super::source::SHRANK {
+    if e.what == crate::tape::read::source::SHRANK {
         return Hint::from(
             "another program cut the file while it was read; the events before this \
              offset were delivered. Read it again once nothing truncates it",
         );
     }
-    if e.what == super::merge::UNSORTED {
+    if e.what == crate::tape::read::merge::UNSORTED {
         return Hint::new(
             "the segment's Sorted flag is wrong: a file-order read returns every event, \
              and {} writes the flag for what it holds",

@@ -7,11 +7,11 @@
 //! `inspect --json` prints, and the typed fields are what the text form
 //! (and the C API) are built from.
 
-use super::dir::{Tape, TapeDir};
-use super::error::TapeError;
-use super::report::Finding;
-use super::scan::{scan_segment, IndexScan, SegmentScan};
-use super::source::header_is_unfinished;
+use crate::tape::check::scan::{scan_segment, IndexScan, SegmentScan};
+use crate::tape::dir::discover::{Tape, TapeDir};
+use crate::tape::error::TapeError;
+use crate::tape::read::source::header_is_unfinished;
+use crate::tape::report::Finding;
 use floxlog_core::segment_header::flags;
 use floxlog_core::{frame_type, Error, ReadOptions, Segment, SegmentHeader};
 use serde_json::{json, Value};

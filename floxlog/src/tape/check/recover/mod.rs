@@ -3,14 +3,14 @@
 //! frame is copied byte for byte (`append_raw`); only the header, index and
 //! LZ4 block packing are made anew.
 
-use super::error::TapeError;
-use super::hint::{Hint, Remedy};
-use super::manifest::{dir_and_name, write_atomic, write_file_atomic};
-use super::report::{Finding, FindingKind, Severity};
-use super::scan::scan_segment;
-use super::source::SegmentFile;
-use super::verify::check_segment;
 use crate::segment::{finish_to_vec, vec_writer};
+use crate::tape::check::scan::scan_segment;
+use crate::tape::check::verify::check_segment;
+use crate::tape::dir::manifest::{dir_and_name, write_atomic, write_file_atomic};
+use crate::tape::error::TapeError;
+use crate::tape::hint::{Hint, Remedy};
+use crate::tape::read::source::SegmentFile;
+use crate::tape::report::{Finding, FindingKind, Severity};
 use floxlog_core::index::{emit_trailer, starts_trailer, trailer_len};
 use floxlog_core::salvage::{resync, ResyncBy};
 use floxlog_core::segment_header::flags;
@@ -22,7 +22,6 @@ use serde::Serialize;
 use std::path::{Path, PathBuf};
 
 mod stale;
-pub use stale::is_writer_temp;
 
 /// Settings of [`rewrite_segment`]; `None` keeps what the segment has.
 #[derive(Clone, Copy, Debug, Default)]
@@ -267,7 +266,7 @@ pub fn reindex_segment(
     cfg.check()
         .map_err(|e| TapeError::usage(format!("index interval: {}", e.what)))?;
     let mut h = *seg.header();
-    if super::source::header_is_unfinished(&h) && h.event_count == 0 {
+    if crate::tape::read::source::header_is_unfinished(&h) && h.event_count == 0 {
         return Err(TapeError::input(
             Some(path),
             "the header is a writer's placeholder (the segment was never closed)",
@@ -454,7 +453,7 @@ pub fn recover_file(path: &Path, opts: &RecoverOptions) -> Result<RecoverReport,
     // Nor when all it dropped is a journal's zero tail.
     let kept_len = match &out.stopped {
         Some(e)
-            if super::source::is_zero_tail(e)
+            if crate::tape::read::source::is_zero_tail(e)
                 && data
                     .get(e.offset as usize..)
                     .is_some_and(|z| z.iter().all(|&b| b == 0)) =>
@@ -508,7 +507,7 @@ fn keep_backup(path: &Path, dir: &Path, name: &str) -> Result<PathBuf, TapeError
                 .and_then(|f| f.sync_all())
                 .map_err(|e| TapeError::io(&bak, "syncing the backup", e))?;
         }
-        super::manifest::sync_dir(dir)?;
+        crate::tape::dir::manifest::sync_dir(dir)?;
         return Ok(bak);
     }
     Err(TapeError::input(
@@ -536,7 +535,7 @@ pub enum RecoverEvent<'a> {
     /// This `manifest.json` was rebuilt from the segment files.
     RebuiltManifest(&'a Path),
     /// This hidden temporary file, which a killed writer left (see
-    /// [`is_writer_temp`]), was removed.
+    /// [`stale::is_writer_temp`]), was removed.
     RemovedTemp(&'a Path),
 }
 
@@ -570,7 +569,7 @@ pub struct RecoverTapeSummary {
 }
 
 /// Recovers every segment file of `inputs` (segment files or tape
-/// directories; manifests are not read, see [`Tape::open_for_rewrite`](super::dir::Tape::open_for_rewrite)),
+/// directories; manifests are not read, see [`Tape::open_for_rewrite`](crate::tape::dir::discover::Tape::open_for_rewrite)),
 /// as `floxlog recover` does: takes the tape lock of every directory
 /// (unless `dry_run`), so a live writer's segments are not rewritten under
 /// it; runs [`recover_file`] on each segment, reporting each outcome to
@@ -579,7 +578,7 @@ pub struct RecoverTapeSummary {
 /// rewritten or the manifest was out of date
 /// ([`FindingKind::is_stale_manifest`]), keeping its `created_ns` and exchange;
 /// and removes from each directory given the hidden temporary files
-/// killed writers left ([`is_writer_temp`]: a journal's reserved first
+/// killed writers left ([`stale::is_writer_temp`]: a journal's reserved first
 /// segment, a spare segment file...).
 ///
 /// A segment that fails does not stop the others (it counts in
@@ -590,8 +589,8 @@ pub fn recover_tape(
     opts: &RecoverOptions,
     on: &mut dyn FnMut(RecoverEvent<'_>),
 ) -> Result<RecoverTapeSummary, TapeError> {
-    use super::dir::{OpenOptions, Tape};
-    use super::manifest::{Manifest, MANIFEST_FILE};
+    use crate::tape::dir::discover::{OpenOptions, Tape};
+    use crate::tape::dir::manifest::{Manifest, MANIFEST_FILE};
     let tape = Tape::open_for_rewrite(inputs, opts.output.is_some())?;
     let mut sum = RecoverTapeSummary {
         segments: tape.segments.len(),
@@ -609,7 +608,7 @@ pub fn recover_tape(
         Vec::new()
     } else {
         let paths = tape.segments.iter().map(|s| s.path.as_path());
-        super::lock::lock_dirs(
+        crate::tape::dir::lock::lock_dirs(
             paths.chain(in_dirs.iter().map(PathBuf::as_path)),
             "recovering",
         )?
@@ -669,7 +668,7 @@ pub fn recover_tape(
                     ignore_manifest: true,
                 },
             )?;
-            let (mut m, _, _) = super::rebuild::build_manifests(&t, 0, &mut |_| {})?;
+            let (mut m, _, _) = crate::tape::check::rebuild::build_manifests(&t, 0, &mut |_| {})?;
             if let Some(old) = &tape.dirs[i].manifest {
                 m.created_ns = old.created_ns;
             } else if let Ok(Some(old)) = Manifest::load(&d.path) {
@@ -687,8 +686,8 @@ pub fn recover_tape(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tape::dir::{OpenOptions, Tape};
-    use crate::tape::manifest::MANIFEST_FILE;
+    use crate::tape::dir::discover::{OpenOptions, Tape};
+    use crate::tape::dir::manifest::MANIFEST_FILE;
     use crate::tape::{Durability, TapeWriter, TapeWriterConfig};
 
     fn writer(dir: &Path, durability: Durability) -> TapeWriter {
@@ -789,7 +788,8 @@ mod tests {
             after.dirs[0].manifest.as_ref().unwrap().created_ns,
             before.dirs[0].manifest.as_ref().unwrap().created_ns
         );
-        let insp = crate::tape::inspect::inspect_tape(&after, Default::default(), &mut |_| {});
+        let insp =
+            crate::tape::check::inspect::inspect_tape(&after, Default::default(), &mut |_| {});
         assert!(!insp.failed);
         assert_eq!(insp.total.events, Some(kept));
         let (sum, seen) = recover(&p, &RecoverOptions::default());

@@ -1,10 +1,10 @@
 //! A tape's frames in file order, decoded ahead on a worker pool.
 //!
 //! For copying a whole tape (`floxlog convert`): the read engine's ranges
-//! ([`super::read::Split`]: at LZ4 block or proven frame boundaries) are
+//! ([`crate::tape::read::Split`]: at LZ4 block or proven frame boundaries) are
 //! read, CRC-checked and decompressed on the engine's threads
-//! ([`super::read::run_parallel_each`]), while the caller's thread takes
-//! their frames in order. What the caller sees is what a [`super::TapeReader`]
+//! ([`crate::tape::read::run_parallel_each`]), while the caller's thread takes
+//! their frames in order. What the caller sees is what a [`crate::tape::TapeReader`]
 //! in file order without a filter gives: the same frames in the same order,
 //! and each [`Problem`] at the point where that reader records it (segments
 //! whose header fails first; a stream error after every frame before it),
@@ -12,9 +12,9 @@
 //! Memory holds at most the pool's window of ranges of about
 //! [`RANGE_BYTES`] each.
 
-use super::error::TapeError;
-use super::merge::{OpenedTape, Order, Problem, ReadConfig};
-use super::read::{run_parallel_each, RangeRead, Settle, Split};
+use crate::tape::error::TapeError;
+use crate::tape::read::merge::{OpenedTape, Order, Problem, ReadConfig};
+use crate::tape::read::{run_parallel_each, RangeRead, Settle, Split};
 use floxlog_core::ReadOptions;
 
 /// Target size of a range (file bytes).

@@ -8,7 +8,7 @@
 //! taker simply locks again (a stale lock is never mistaken for a live
 //! one). The file holds the holder's pid, for the message.
 
-use super::error::TapeError;
+use crate::tape::error::TapeError;
 use std::fs::{File, TryLockError};
 use std::io::{Read, Seek, Write};
 use std::path::{Path, PathBuf};
@@ -102,7 +102,7 @@ fn try_lock_patiently(file: &File) -> Result<(), TryLockError> {
 /// shared lock, released at once. A lock file that is not a regular file
 /// (a FIFO would block the open) counts as no writer.
 pub fn writer_is_live(dir: &Path) -> bool {
-    let Ok(file) = super::files::open_regular(&dir.join(LOCK_FILE), false) else {
+    let Ok(file) = crate::tape::dir::files::open_regular(&dir.join(LOCK_FILE), false) else {
         return false;
     };
     match file.try_lock_shared() {
@@ -120,7 +120,7 @@ pub fn writer_is_live(dir: &Path) -> bool {
 /// empties it before letting go). A writer killed between two segments
 /// leaves only finished segments; this tells its tape from a closed one.
 pub fn holder_died(dir: &Path) -> bool {
-    let Ok(mut file) = super::files::open_regular(&dir.join(LOCK_FILE), false) else {
+    let Ok(mut file) = crate::tape::dir::files::open_regular(&dir.join(LOCK_FILE), false) else {
         return false;
     };
     let mut pid = String::new();

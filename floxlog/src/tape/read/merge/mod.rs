@@ -33,10 +33,10 @@
 //! flag the index cannot bound where events are, so the reader scans and
 //! filters.
 
-use super::dir::Tape;
-use super::error::TapeError;
-use super::shortfall::{check, torn_why, SegmentCheck, Short};
-use super::source::{is_torn_tail, SegmentFile};
+use crate::tape::dir::discover::Tape;
+use crate::tape::error::TapeError;
+use crate::tape::read::shortfall::{check, torn_why, SegmentCheck, Short};
+use crate::tape::read::source::{is_torn_tail, SegmentFile};
 use floxlog_core::segment_header::flags;
 use floxlog_core::{Event, Position, RawFrame, ReadOptions, Reader, Segment, SegmentHeader};
 use std::path::{Path, PathBuf};
@@ -320,7 +320,7 @@ impl OpenedTape {
             };
             let writer_live = *live
                 .entry(dir)
-                .or_insert_with_key(|d| super::lock::writer_is_live(d));
+                .or_insert_with_key(|d| crate::tape::dir::lock::writer_is_live(d));
             match s.open() {
                 Ok(f) => {
                     checks.push(check(s.listed.as_ref(), f.bytes(), writer_live));
@@ -476,7 +476,7 @@ impl<'a> TapeReader<'a> {
 
     /// The first problem that is not a tolerated torn tail.
     pub fn first_error(&self) -> Option<&Problem> {
-        super::outcome::ReadOutcome::new(&self.problems, false)
+        crate::tape::read::outcome::ReadOutcome::new(&self.problems, false)
             .errors()
             .next()
     }

@@ -2,8 +2,8 @@
 //! re-mapped on every poll and read by the core reader in tail mode from
 //! where the last poll stopped, up to its last complete frame (or block).
 
-use super::error::TapeError;
-use super::source::{header_is_unfinished, SegmentFile};
+use crate::tape::error::TapeError;
+use crate::tape::read::source::{header_is_unfinished, SegmentFile};
 use floxlog_core::{Event, RawFrame, ReadOptions, Segment, SegmentHeader};
 use std::path::{Path, PathBuf};
 
@@ -62,7 +62,7 @@ impl Follower {
                 floxlog_core::Error::new(
                     floxlog_core::ErrorKind::Truncated,
                     data.len() as u64,
-                    crate::tape::source::SHRANK,
+                    crate::tape::read::source::SHRANK,
                 ),
             ));
         }

@@ -13,7 +13,7 @@
 
 mod guard;
 
-use super::error::TapeError;
+use crate::tape::error::TapeError;
 use floxlog_core::{segment_header::flags, SegmentHeader};
 use memmap2::Mmap;
 use std::path::{Path, PathBuf};
@@ -42,7 +42,7 @@ pub struct SegmentFile {
 
 impl SegmentFile {
     /// Opens and maps `path` read-only (an empty file maps to no bytes).
-    /// Only a regular file is opened (see [`super::files::open_regular`]);
+    /// Only a regular file is opened (see [`crate::tape::dir::files::open_regular`]);
     /// a symbolic link is followed (the caller named the file).
     pub fn open(path: &Path) -> Result<SegmentFile, TapeError> {
         Self::open_with(path, true)
@@ -51,7 +51,7 @@ impl SegmentFile {
     /// [`SegmentFile::open`]; `follow`: whether a symbolic link is
     /// followed (not for a file found in a tape directory).
     pub fn open_with(path: &Path, follow: bool) -> Result<SegmentFile, TapeError> {
-        let f = super::files::open_regular(path, follow)
+        let f = crate::tape::dir::files::open_regular(path, follow)
             .map_err(|e| TapeError::io(path, "opening the segment", e))?;
         let meta = f
             .metadata()
@@ -134,7 +134,7 @@ impl SegmentFile {
     /// names another file, or it cannot be opened): for a walk that reads
     /// through read(2) rather than faulting the map's pages in.
     pub fn reopen(&self) -> Option<std::fs::File> {
-        let f = super::files::open_regular(&self.path, true).ok()?;
+        let f = crate::tape::dir::files::open_regular(&self.path, true).ok()?;
         let id = file_id(&f.metadata().ok()?);
         (id == self.id).then_some(f)
     }

@@ -3,10 +3,10 @@
 //! writer is running or died), and the warning a tolerated torn tail gets.
 //! Front ends (`cat`, `export`, book replay, the C tape reader, Arrow and
 //! Python reads) only format what [`ReadOutcome`] says; the worst finding
-//! of a verify is [`super::verify::VerifyReport::worst`].
+//! of a verify is [`crate::tape::check::verify::VerifyReport::worst`].
 
-use super::error::TapeError;
-use super::merge::Problem;
+use crate::tape::error::TapeError;
+use crate::tape::read::merge::Problem;
 
 /// What a read did with the events it kept: the verb of the torn-tail
 /// warning ("read its 12 complete events").
@@ -47,7 +47,7 @@ pub struct ReadOutcome<'a> {
     /// Events handed out (0 where the front end does not count them).
     pub events: u64,
     /// Segments that stopped early, in the order the read found them
-    /// ([`super::TapeReader::problems`]).
+    /// ([`crate::tape::TapeReader::problems`]).
     pub problems: &'a [Problem],
     /// A torn tail is an error too.
     pub strict: bool,
@@ -173,8 +173,8 @@ mod tests {
 
     #[test]
     fn the_worst_finding_of_a_verify_is_its_first_error_or_strict_warning() {
+        use crate::tape::check::verify::VerifyReport;
         use crate::tape::report::{Finding, FindingKind, Severity};
-        use crate::tape::verify::VerifyReport;
         let f = |sev, kind| Finding::new(sev, kind, None, "x");
         let mut rep = VerifyReport::default();
         rep.findings.push(f(Severity::Info, FindingKind::Io));

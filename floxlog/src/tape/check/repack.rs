@@ -8,9 +8,9 @@
 //! entry (its first event's timestamp), and the Sorted flag is set only
 //! if the whole stream, as written, never goes back in time.
 
-use super::error::TapeError;
-use super::recover::{settings_of, RewriteOutcome};
-use super::source::header_is_unfinished;
+use crate::tape::check::recover::{settings_of, RewriteOutcome};
+use crate::tape::error::TapeError;
+use crate::tape::read::source::header_is_unfinished;
 use floxlog_core::block::{compress_bound, MAX_SCRATCH};
 use floxlog_core::index::{emit_trailer, trailer_len};
 use floxlog_core::segment_header::flags;

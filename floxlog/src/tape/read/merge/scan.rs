@@ -14,8 +14,8 @@
 //! timestamps in order, whatever subset of them the checked, filtered read
 //! returns is in order too.
 
-use super::order::Behind;
-use crate::tape::source::SegmentFile;
+use crate::tape::read::merge::order::Behind;
+use crate::tape::read::source::SegmentFile;
 use floxlog_core::{frame_type, FrameHeader, Segment, SegmentHeader};
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 

@@ -9,7 +9,7 @@
 //! file_size u64, flags u32 (0x1 index, 0x2 compressed), reserved u32), then
 //! `symbol_count` u32 symbol ids in ascending order.
 
-use super::error::TapeError;
+use crate::tape::error::TapeError;
 use std::path::Path;
 
 /// File name of the binary manifest.
@@ -72,9 +72,9 @@ impl FloxManifest {
             TapeError::manifest(
                 path,
                 msg.to_string(),
-                super::hint::Hint::new(
+                crate::tape::hint::Hint::new(
                     "it is only a cache: delete it; {} replaces it",
-                    &[super::hint::Remedy::RebuildFloxManifest],
+                    &[crate::tape::hint::Remedy::RebuildFloxManifest],
                 ),
             )
             .at(off)
@@ -162,7 +162,7 @@ impl FloxManifest {
     /// Reads `dir/.manifest`; `Ok(None)` if absent.
     pub fn load(dir: &Path) -> Result<Option<FloxManifest>, TapeError> {
         let path = dir.join(FLOX_MANIFEST_FILE);
-        match super::files::read_side_file(&path) {
+        match crate::tape::dir::files::read_side_file(&path) {
             Ok(Some(b)) => FloxManifest::parse(&b, &path).map(Some),
             Ok(None) => Ok(None),
             Err(e) => Err(TapeError::io(&path, "reading the flox manifest", e)),
@@ -178,7 +178,7 @@ impl Metadata {
     /// Reads `dir/metadata.json`; `Ok(None)` if absent.
     pub fn load(dir: &Path) -> Result<Option<Metadata>, TapeError> {
         let path = dir.join(METADATA_FILE);
-        let text = super::files::read_side_file(&path).and_then(|b| {
+        let text = crate::tape::dir::files::read_side_file(&path).and_then(|b| {
             b.map(String::from_utf8)
                 .transpose()
                 .map_err(|_| std::io::ErrorKind::InvalidData.into())

@@ -17,13 +17,16 @@
 //! `equal_events` counts only events compared before it; in time order the
 //! merge reads ahead, so the damage may be noticed some events later.
 
-use super::diff_bytes::diff_segment_bytes;
-pub use super::diff_bytes::ByteDifference;
-pub use super::diff_fields::{field_diffs, FieldDiff};
-use super::dir::{OpenOptions, Tape};
-use super::error::TapeError;
-use super::merge::{OpenedTape, Order, Problem, ReadConfig, TapeReader};
-use super::outcome::ReadOutcome;
+mod bytes;
+mod fields;
+
+use crate::tape::diff::bytes::diff_segment_bytes;
+pub use crate::tape::diff::bytes::ByteDifference;
+pub use crate::tape::diff::fields::{field_diffs, FieldDiff};
+use crate::tape::dir::discover::{OpenOptions, Tape};
+use crate::tape::error::TapeError;
+use crate::tape::read::merge::{OpenedTape, Order, Problem, ReadConfig, TapeReader};
+use crate::tape::read::outcome::ReadOutcome;
 use floxlog_core::{Event, Position, ReadOptions};
 use serde::Serialize;
 use std::path::PathBuf;

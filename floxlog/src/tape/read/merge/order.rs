@@ -13,8 +13,8 @@
 //! earliest timestamp, so that a merge opens a segment only when its first
 //! event comes due, and whether its events already come in order.
 
-use super::Filter;
-use crate::tape::source::SegmentFile;
+use crate::tape::read::merge::Filter;
+use crate::tape::read::source::SegmentFile;
 use floxlog_core::segment_header::flags;
 use floxlog_core::{Position, ReadOptions, Segment};
 
@@ -52,7 +52,7 @@ impl<'f> Behind<'f> {
     }
 }
 
-impl super::Cursor<'_> {
+impl crate::tape::read::merge::Cursor<'_> {
     /// The read has gone on to `offset` (a frame or block it is reading,
     /// in file order): as [`Behind::at`], so that reading a long segment
     /// in place costs a few MiB of resident memory, not its size.

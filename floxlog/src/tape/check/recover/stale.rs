@@ -14,10 +14,10 @@
 //!   before the rename), or one `recover` was rewriting;
 //! - `.manifest.json.tmp`, `.metadata.json.tmp`: crash-atomic rewrites.
 
-use crate::tape::dir::segment_series;
+use crate::tape::dir::discover::segment_series;
+use crate::tape::dir::flox_manifest::METADATA_FILE;
+use crate::tape::dir::manifest::MANIFEST_FILE;
 use crate::tape::error::TapeError;
-use crate::tape::flox_manifest::METADATA_FILE;
-use crate::tape::manifest::MANIFEST_FILE;
 use std::path::{Path, PathBuf};
 
 /// Whether `name` is one of the temporary files a floxlog writer (or
@@ -72,7 +72,7 @@ pub fn remove_writer_temps(dir: &Path) -> Result<Vec<PathBuf>, TapeError> {
 
 #[cfg(test)]
 mod tests {
-    use super::is_writer_temp;
+    use crate::tape::check::recover::stale::is_writer_temp;
 
     #[test]
     fn only_the_writers_own_temporary_names() {

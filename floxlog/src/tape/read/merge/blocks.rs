@@ -3,7 +3,7 @@
 //! recently used evicted first, bounded in bytes (always room for the one
 //! block being read, however large: the core bounds a block's scratch).
 
-use crate::tape::source::SegmentFile;
+use crate::tape::read::source::SegmentFile;
 use floxlog_core::{Block, Segment};
 
 /// Bytes of decompressed blocks kept beyond the one in use.

@@ -14,7 +14,7 @@
 //!   over the rest of that map (`MAP_FIXED`), marks the map as faulted and
 //!   returns: the read resumes on zeros, which no frame check accepts, and
 //!   the reader then reports that the file shrank (see
-//!   [`super::SegmentFile::shrunk`]). Any other address goes to the handler
+//!   [`crate::tape::read::source::SegmentFile::shrunk`]). Any other address goes to the handler
 //!   that was installed before ours (Rust's stack-overflow handler, a
 //!   host's, ASan's), or to the default action: only our maps are ours.
 //!

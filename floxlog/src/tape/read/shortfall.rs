@@ -10,8 +10,8 @@
 //! no live writer holds the tape's lock: with one, the old tolerance stays
 //! (a writer that is rewriting its tape is trusted to finish).
 
-use super::manifest::ManifestSegment;
-use super::source::header_is_unfinished;
+use crate::tape::dir::manifest::ManifestSegment;
+use crate::tape::read::source::header_is_unfinished;
 use floxlog_core::segment_header::flags;
 use floxlog_core::SegmentHeader;
 

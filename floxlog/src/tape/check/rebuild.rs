@@ -1,12 +1,12 @@
 //! Rebuilding a tape directory's manifests from its segment files:
 //! `manifest.json` (spec schema) and, on request, flox's binary `.manifest`.
 
-use super::dir::Tape;
-use super::error::TapeError;
-use super::flox_manifest::{FloxManifest, FloxManifestEntry};
-use super::manifest::{Manifest, ManifestSegment};
-use super::report::{Finding, Severity};
-use super::scan::scan_segment;
+use crate::tape::check::scan::scan_segment;
+use crate::tape::dir::discover::Tape;
+use crate::tape::dir::flox_manifest::{FloxManifest, FloxManifestEntry};
+use crate::tape::dir::manifest::{Manifest, ManifestSegment};
+use crate::tape::error::TapeError;
+use crate::tape::report::{Finding, Severity};
 use floxlog_core::segment_header::flags;
 use floxlog_core::ReadOptions;
 use std::collections::BTreeSet;
@@ -35,9 +35,9 @@ pub fn build_manifests(
         done += f.len();
         if let Some(e) = scan.header_error.or(scan.stream_error) {
             findings.push(Finding::from_error(Severity::Error, &s.path, &e).hint(
-                super::hint::Hint::new(
+                crate::tape::hint::Hint::new(
                     "listed with its readable events only; {} first gives a valid segment",
-                    &[super::hint::Remedy::Recover],
+                    &[crate::tape::hint::Remedy::Recover],
                 ),
             ));
         }

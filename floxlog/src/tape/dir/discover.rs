@@ -8,12 +8,12 @@
 //! missing, files that are not listed, and sizes that disagree are reported
 //! as findings, and every segment file found is read.
 
-use super::error::TapeError;
-use super::files::not_regular;
-use super::flox_manifest::{FloxManifest, Metadata};
-use super::hint::{Hint, Remedy};
-use super::manifest::{Manifest, ManifestSegment, MANIFEST_FILE};
-use super::report::{Finding, FindingKind, Severity};
+use crate::tape::dir::files::not_regular;
+use crate::tape::dir::flox_manifest::{FloxManifest, Metadata};
+use crate::tape::dir::manifest::{Manifest, ManifestSegment, MANIFEST_FILE};
+use crate::tape::error::TapeError;
+use crate::tape::hint::{Hint, Remedy};
+use crate::tape::report::{Finding, FindingKind, Severity};
 use std::path::{Path, PathBuf};
 
 /// Segment file layouts.
@@ -62,8 +62,8 @@ pub struct TapeSegment {
 impl TapeSegment {
     /// Opens and maps the segment: a file found in a tape directory is
     /// never opened through a symbolic link; one the caller named is.
-    pub fn open(&self) -> Result<super::source::SegmentFile, TapeError> {
-        super::source::SegmentFile::open_with(&self.path, self.dir.is_none())
+    pub fn open(&self) -> Result<crate::tape::read::source::SegmentFile, TapeError> {
+        crate::tape::read::source::SegmentFile::open_with(&self.path, self.dir.is_none())
     }
 }
 
@@ -492,7 +492,7 @@ impl Tape {
     /// Resolves symbols given as numeric ids or as names from the tape's
     /// `metadata.json` files (case-insensitive; surrounding blanks
     /// ignored) into sorted, distinct ids: the symbol filter of
-    /// [`super::Filter`]. No names means no filter (`None`). A name the
+    /// [`crate::tape::Filter`]. No names means no filter (`None`). A name the
     /// metadata does not know is a usage error listing the known names.
     pub fn symbol_ids<S: AsRef<str>>(&self, names: &[S]) -> Result<Option<Vec<u32>>, TapeError> {
         if names.is_empty() {
@@ -597,9 +597,9 @@ mod tests {
     fn symbol_ids_resolve_numbers_and_metadata_names() {
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("t");
-        let mut w = super::super::TapeWriter::create(
+        let mut w = crate::tape::TapeWriter::create(
             &p,
-            super::super::TapeWriterConfig {
+            crate::tape::TapeWriterConfig {
                 created_ns: Some(1),
                 ..Default::default()
             },
@@ -641,9 +641,9 @@ mod tests {
     fn open_for_rewrite_ignores_the_manifest_and_checks_single_output() {
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("t");
-        let mut w = super::super::TapeWriter::create(
+        let mut w = crate::tape::TapeWriter::create(
             &p,
-            super::super::TapeWriterConfig {
+            crate::tape::TapeWriterConfig {
                 created_ns: Some(1),
                 max_segment_bytes: 4096,
                 ..Default::default()

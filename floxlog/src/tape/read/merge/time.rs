@@ -9,11 +9,11 @@
 //! exact: before an event at (t, s) is handed out, every segment whose
 //! earliest event is at or before (t, s) is open.
 
-use super::blocks::BlockCache;
-use super::order::{order_pass, range_pass, Ordering, Overflow, KEY_BYTES};
-use super::scan::{scan_in_order, Scan};
 use super::{Cursor, Item, TapeReader};
 use crate::tape::error::TapeError;
+use crate::tape::read::merge::blocks::BlockCache;
+use crate::tape::read::merge::order::{order_pass, range_pass, Ordering, Overflow, KEY_BYTES};
+use crate::tape::read::merge::scan::{scan_in_order, Scan};
 use floxlog_core::{Block, FrameHeader, Position, RawFrame};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -304,7 +304,9 @@ impl TapeReader<'_> {
                 Err(e) => break Err(e),
             };
             let ts = ev.exchange_ts_ns();
-            if let Some(e) = super::unsorted(c.check_sorted, &mut c.last_ts, ts, at) {
+            if let Some(e) =
+                crate::tape::read::merge::unsorted(c.check_sorted, &mut c.last_ts, ts, at)
+            {
                 break Err(e);
             }
             if c.sorted && self.filter.to.is_some_and(|t| ts >= t) {

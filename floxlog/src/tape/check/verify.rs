@@ -2,13 +2,13 @@
 //! blocks, index), header counts and time range against the frames, the
 //! Sorted claim against the timestamps, and the manifests against the files.
 
-use super::dir::{Tape, TapeSegment};
-use super::error::TapeError;
-use super::hint::{Hint, Remedy};
-use super::read::{run_parallel_each, Split};
-use super::report::{Finding, FindingKind, Severity};
-use super::scan::{scan_segment, RangeScan, Scanner, SegmentScan};
-use super::source::SegmentFile;
+use crate::tape::check::scan::{scan_segment, RangeScan, Scanner, SegmentScan};
+use crate::tape::dir::discover::{Tape, TapeSegment};
+use crate::tape::error::TapeError;
+use crate::tape::hint::{Hint, Remedy};
+use crate::tape::read::source::SegmentFile;
+use crate::tape::read::{run_parallel_each, Split};
+use crate::tape::report::{Finding, FindingKind, Severity};
 use floxlog_core::segment_header::flags;
 use floxlog_core::ReadOptions;
 use serde::Serialize;
@@ -105,7 +105,9 @@ pub fn verify_tape_with(
     }
     for d in &tape.dirs {
         if let Some(fm) = &d.flox_manifest {
-            let fpath = d.path.join(super::flox_manifest::FLOX_MANIFEST_FILE);
+            let fpath = d
+                .path
+                .join(crate::tape::dir::flox_manifest::FLOX_MANIFEST_FILE);
             for e in &fm.segments {
                 let p = d.path.join(&e.filename);
                 let actual = rep.segments.iter().find(|s| s.path == p);
@@ -262,7 +264,7 @@ pub fn check_segment(path: &std::path::Path, s: &SegmentScan, out: &mut Vec<Find
     }
     let Some(h) = s.header else { return };
     if let Some(e) = &s.stream_error {
-        if s.unfinished && super::source::is_zero_tail(e) {
+        if s.unfinished && crate::tape::read::source::is_zero_tail(e) {
             // An unfinished journal segment's pre-allocated tail: the end
             // of its data, not damage.
             out.push(
@@ -485,7 +487,7 @@ fn add_segment(rep: &mut VerifyReport, seg: &TapeSegment, scanned: Result<Segmen
 
 fn check_listed(
     path: &std::path::Path,
-    l: &super::manifest::ManifestSegment,
+    l: &crate::tape::dir::manifest::ManifestSegment,
     s: &SegmentScan,
     out: &mut Vec<Finding>,
 ) {

@@ -187,7 +187,7 @@ impl<'a> Scanner<'a> {
         };
         let h = *seg.header();
         s.header = Some(h);
-        s.unfinished = super::source::header_is_unfinished(&h);
+        s.unfinished = crate::tape::read::source::header_is_unfinished(&h);
         s.frames_end = seg.frames_end();
         s.index.flagged = h.has(flags::HAS_INDEX);
         // Unproven: the entries are checked against the frames, each
@@ -232,7 +232,7 @@ impl<'a> Scanner<'a> {
 
     /// Reads the frames (or LZ4 blocks) that start in `[start, end)`;
     /// `start` is a boundary from the engine's splitter
-    /// ([`super::read::Split::bounds`]), or the first frame.
+    /// ([`crate::tape::read::Split::bounds`]), or the first frame.
     /// `progress` gets the offset reached now and then.
     pub fn scan_range(&self, start: u64, end: u64, progress: &mut dyn FnMut(u64)) -> RangeScan {
         let mut p = RangeScan {

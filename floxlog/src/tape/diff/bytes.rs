@@ -2,9 +2,9 @@
 //! listing order. Nothing is decoded, so damage is not looked for: equal
 //! bytes are equal whatever they hold.
 
-use super::diff::{DiffOutcome, DiffReport, TypeCounts};
-use super::dir::Tape;
-use super::error::TapeError;
+use crate::tape::diff::{DiffOutcome, DiffReport, TypeCounts};
+use crate::tape::dir::discover::Tape;
+use crate::tape::error::TapeError;
 use serde::Serialize;
 use std::path::PathBuf;
 
@@ -104,7 +104,7 @@ fn first_difference(x: &[u8], y: &[u8]) -> usize {
 
 #[cfg(test)]
 mod tests {
-    use super::first_difference;
+    use crate::tape::diff::bytes::first_difference;
 
     #[test]
     fn common_prefix() {

@@ -6,8 +6,8 @@
 //! ignored. Writing goes through a temporary file and a rename, so a reader
 //! never sees half a manifest.
 
-use super::error::TapeError;
-use super::hint::{Hint, Remedy};
+use crate::tape::error::TapeError;
+use crate::tape::hint::{Hint, Remedy};
 use serde::{Deserialize, Serialize};
 use std::io::Write;
 use std::path::Path;
@@ -136,7 +136,7 @@ impl Manifest {
     pub fn load(dir: &Path) -> Result<Option<Manifest>, TapeError> {
         let path = dir.join(MANIFEST_FILE);
         // A FIFO or a link out of the directory is never opened.
-        let bytes = match super::files::read_side_file(&path) {
+        let bytes = match crate::tape::dir::files::read_side_file(&path) {
             Ok(Some(b)) => b,
             Ok(None) => return Ok(None),
             Err(e) => return Err(TapeError::io(&path, "reading the manifest", e)),

@@ -1,5 +1,5 @@
 //! Which decoded fields of two events differ, for the first difference of
-//! [`super::diff::diff_tapes`]. Only called once events compare unequal, so
+//! [`crate::tape::diff::diff_tapes`]. Only called once events compare unequal, so
 //! it favours clear output over speed.
 
 use floxlog_core::book::Levels;
