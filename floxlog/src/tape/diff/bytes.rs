@@ -2,27 +2,9 @@
 //! listing order. Nothing is decoded, so damage is not looked for: equal
 //! bytes are equal whatever they hold.
 
-use crate::tape::diff::{DiffOutcome, DiffReport, TypeCounts};
+use crate::tape::diff::report::{ByteDifference, DiffOutcome, DiffReport, TypeCounts};
 use crate::tape::dir::discover::Tape;
 use crate::tape::error::TapeError;
-use serde::Serialize;
-use std::path::PathBuf;
-
-/// The first differing bytes of two tapes.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct ByteDifference {
-    /// Segment number (the same in both listings).
-    pub segment: usize,
-    /// The file in tape A (`None`: A has fewer segments).
-    pub file_a: Option<PathBuf>,
-    /// The file in tape B (`None`: B has fewer segments).
-    pub file_b: Option<PathBuf>,
-    /// The first differing byte offset in the files (where the shorter one
-    /// ends, if one is a prefix of the other).
-    pub offset: u64,
-    /// What differs: `bytes`, `length`, `name` or `segment_count`.
-    pub reason: &'static str,
-}
 
 /// Compares the files; `equal` counts the bytes that compared equal
 /// (every segment before the first difference, and its equal prefix).

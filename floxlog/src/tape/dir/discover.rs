@@ -155,6 +155,37 @@ pub(crate) fn file_order(name: &str) -> (u8, i64, &str) {
     }
 }
 
+/// The files of `dir` named like segments, with their series, and those
+/// that are not regular files (with what they are instead).
+#[allow(clippy::type_complexity)]
+fn list_segment_files(
+    dir: &Path,
+) -> Result<(Vec<(String, String)>, Vec<(String, &'static str)>), TapeError> {
+    let mut files: Vec<(String, String)> = Vec::new();
+    let mut skipped: Vec<(String, &'static str)> = Vec::new();
+    let rd = std::fs::read_dir(dir).map_err(|e| TapeError::io(dir, "listing the directory", e))?;
+    for entry in rd {
+        let entry = entry.map_err(|e| TapeError::io(dir, "listing the directory", e))?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(series) = segment_series(&name) else {
+            continue;
+        };
+        // The entry's own type: a symbolic link is not followed (it may
+        // lead out of the tape directory), a FIFO never opened (it
+        // would block). Named like a segment, it is reported, not
+        // skipped in silence.
+        let what = match entry.metadata() {
+            Ok(md) => not_regular(&md),
+            Err(_) => Some("unreadable"),
+        };
+        match what {
+            None => files.push((name, series)),
+            Some(what) => skipped.push((name, what)),
+        }
+    }
+    Ok((files, skipped))
+}
+
 /// The finding of a directory entry named like a segment that is not a
 /// regular file.
 fn skipped_finding(path: &Path, what: &str) -> Finding {
@@ -210,6 +241,43 @@ impl Tape {
         } else {
             Manifest::load(dir)?
         };
+        let (flox_manifest, metadata) = self.load_flox_files(dir);
+        let (mut files, mut skipped) = list_segment_files(dir)?;
+        files.sort_by(|a, b| file_order(&a.0).cmp(&file_order(&b.0)));
+        // Listed ones get their own finding below.
+        skipped.sort();
+        for (name, what) in skipped {
+            if !manifest
+                .as_ref()
+                .is_some_and(|m| m.segments.iter().any(|s| s.name == name))
+            {
+                self.note(skipped_finding(&dir.join(&name), what));
+            }
+        }
+        let di = self.dirs.len();
+        if let Some(m) = &manifest {
+            self.add_listed(dir, di, m);
+        }
+        self.add_unlisted(dir, di, files, manifest.as_ref());
+        if self.segments.iter().all(|s| s.dir != Some(di)) && manifest.is_none() {
+            return Err(TapeError::input(
+                Some(dir),
+                "no segment files here (expected *.floxlog or <type>-NNNNNN.bin, or a manifest.json)",
+            )
+            .with_hint("pass a tape directory or segment files"));
+        }
+        self.dirs.push(TapeDir {
+            path: dir.to_path_buf(),
+            manifest,
+            flox_manifest,
+            metadata,
+        });
+        Ok(())
+    }
+
+    /// flox's `.manifest` and `metadata.json` of `dir`, where present and
+    /// readable.
+    fn load_flox_files(&mut self, dir: &Path) -> (Option<FloxManifest>, Option<Metadata>) {
         // flox's side files are optional caches: a bad one is a finding.
         let flox_manifest = match FloxManifest::load(dir) {
             Ok(m) => m,
@@ -237,153 +305,109 @@ impl Tape {
                 None
             }
         };
-        let mut files: Vec<(String, String)> = Vec::new();
-        let mut skipped: Vec<(String, &str)> = Vec::new();
-        let rd =
-            std::fs::read_dir(dir).map_err(|e| TapeError::io(dir, "listing the directory", e))?;
-        for entry in rd {
-            let entry = entry.map_err(|e| TapeError::io(dir, "listing the directory", e))?;
-            let name = entry.file_name().to_string_lossy().into_owned();
-            let Some(series) = segment_series(&name) else {
-                continue;
-            };
-            // The entry's own type: a symbolic link is not followed (it may
-            // lead out of the tape directory), a FIFO never opened (it
-            // would block). Named like a segment, it is reported, not
-            // skipped in silence.
-            let what = match entry.metadata() {
-                Ok(md) => not_regular(&md),
-                Err(_) => Some("unreadable"),
-            };
-            match what {
-                None => files.push((name, series)),
-                Some(what) => skipped.push((name, what)),
-            }
-        }
+        (flox_manifest, metadata)
+    }
 
-        files.sort_by(|a, b| file_order(&a.0).cmp(&file_order(&b.0)));
-        // Listed ones get their own finding below.
-        skipped.sort();
-        for (name, what) in skipped {
-            if !manifest
-                .as_ref()
-                .is_some_and(|m| m.segments.iter().any(|s| s.name == name))
-            {
-                self.note(skipped_finding(&dir.join(&name), what));
-            }
-        }
-        let di = self.dirs.len();
+    /// The segments manifest `m` of directory `dir` (number `di`) lists,
+    /// each checked against its file.
+    fn add_listed(&mut self, dir: &Path, di: usize, m: &Manifest) {
         let mpath = dir.join(MANIFEST_FILE);
-        if let Some(m) = &manifest {
-            let mut seen = std::collections::HashSet::new();
-            for s in &m.segments {
-                if !is_plain_file_name(&s.name) {
-                    self.note(
-                        Finding::new(
-                            Severity::Error,
-                            FindingKind::ManifestBadName,
-                            Some(&mpath),
-                            format!(
-                                "lists segment {:?}, which is not a file name inside the tape directory; not read",
-                                s.name
-                            ),
-                        )
-                        .hint(Hint::new("segment names are plain file names (no `/`, no `..`): fix the manifest; {} replaces it", &[Remedy::RebuildManifest])),
-                    );
-                    continue;
-                }
-                if !seen.insert(s.name.as_str()) {
-                    self.note(
-                        Finding::new(
-                            Severity::Error,
-                            FindingKind::ManifestDuplicate,
-                            Some(&mpath),
-                            format!("lists segment {} more than once; read once", s.name),
-                        )
-                        .hint(Hint::new("{} replaces it", &[Remedy::RebuildManifest])),
-                    );
-                    continue;
-                }
-                let path = dir.join(&s.name);
-                match std::fs::symlink_metadata(&path) {
-                    Ok(md) if !md.is_file() => self.note(
-                        Finding::new(
-                            Severity::Error,
-                            FindingKind::NotAFile,
-                            Some(&path),
-                            format!(
-                                "listed in the manifest, but {}; not read",
-                                not_regular(&md).unwrap_or("not a regular file")
-                            ),
-                        )
-                        .hint("segments are regular files in the tape directory: put the segment itself there"),
-                    ),
-                    Ok(md) => {
-                        if md.len() != s.size_bytes {
-                            self.note(
-                                Finding::new(
-                                    Severity::Error,
-                                    FindingKind::ManifestMismatch,
-                                    Some(&path),
-                                    format!(
-                                        "manifest says {} bytes, the file has {}",
-                                        s.size_bytes,
-                                        md.len()
-                                    ),
-                                )
-                                .hint(Hint::new(
-                                    "{} brings it up to date",
-                                    &[Remedy::RebuildManifest],
-                                )),
-                            );
-                        }
-                        self.segments.push(TapeSegment {
-                            path,
-                            name: s.name.clone(),
-                            series: s.kind.clone(),
-                            listed: Some(s.clone()),
-                            dir: Some(di),
-                        });
-                    }
-                    _ => self.note(
-                        Finding::new(
-                            Severity::Error,
-                            FindingKind::MissingSegment,
-                            Some(&mpath),
-                            format!("lists segment {} but the file is missing", s.name),
-                        )
-                        .hint(Hint::new(
-                            "restore the file; {} replaces the manifest",
-                            &[Remedy::RebuildManifest],
-                        )),
-                    ),
-                }
-            }
-            let listed: std::collections::HashSet<&str> =
-                m.segments.iter().map(|s| s.name.as_str()).collect();
-            for (name, series) in files {
-                if listed.contains(name.as_str()) {
-                    continue;
-                }
-                let path = dir.join(&name);
+        let mut seen = std::collections::HashSet::new();
+        for s in &m.segments {
+            if !is_plain_file_name(&s.name) {
                 self.note(
                     Finding::new(
-                        Severity::Warning,
-                        FindingKind::UnlistedSegment,
-                        Some(&path),
-                        "segment file not listed in manifest.json (a segment still being written, or a stale manifest); read anyway",
+                        Severity::Error,
+                        FindingKind::ManifestBadName,
+                        Some(&mpath),
+                        format!(
+                            "lists segment {:?}, which is not a file name inside the tape directory; not read",
+                            s.name
+                        ),
                     )
-                    .hint(Hint::new("{} adds it once its writer has closed it", &[Remedy::RebuildManifest])),
+                    .hint(Hint::new("segment names are plain file names (no `/`, no `..`): fix the manifest; {} replaces it", &[Remedy::RebuildManifest])),
                 );
-                self.segments.push(TapeSegment {
-                    path,
-                    name,
-                    series,
-                    listed: None,
-                    dir: Some(di),
-                });
+                continue;
             }
-        } else {
+            if !seen.insert(s.name.as_str()) {
+                self.note(
+                    Finding::new(
+                        Severity::Error,
+                        FindingKind::ManifestDuplicate,
+                        Some(&mpath),
+                        format!("lists segment {} more than once; read once", s.name),
+                    )
+                    .hint(Hint::new("{} replaces it", &[Remedy::RebuildManifest])),
+                );
+                continue;
+            }
+            let path = dir.join(&s.name);
+            match std::fs::symlink_metadata(&path) {
+                Ok(md) if !md.is_file() => self.note(
+                    Finding::new(
+                        Severity::Error,
+                        FindingKind::NotAFile,
+                        Some(&path),
+                        format!(
+                            "listed in the manifest, but {}; not read",
+                            not_regular(&md).unwrap_or("not a regular file")
+                        ),
+                    )
+                    .hint("segments are regular files in the tape directory: put the segment itself there"),
+                ),
+                Ok(md) => {
+                    if md.len() != s.size_bytes {
+                        self.note(
+                            Finding::new(
+                                Severity::Error,
+                                FindingKind::ManifestMismatch,
+                                Some(&path),
+                                format!(
+                                    "manifest says {} bytes, the file has {}",
+                                    s.size_bytes,
+                                    md.len()
+                                ),
+                            )
+                            .hint(Hint::new(
+                                "{} brings it up to date",
+                                &[Remedy::RebuildManifest],
+                            )),
+                        );
+                    }
+                    self.segments.push(TapeSegment {
+                        path,
+                        name: s.name.clone(),
+                        series: s.kind.clone(),
+                        listed: Some(s.clone()),
+                        dir: Some(di),
+                    });
+                }
+                _ => self.note(
+                    Finding::new(
+                        Severity::Error,
+                        FindingKind::MissingSegment,
+                        Some(&mpath),
+                        format!("lists segment {} but the file is missing", s.name),
+                    )
+                    .hint(Hint::new(
+                        "restore the file; {} replaces the manifest",
+                        &[Remedy::RebuildManifest],
+                    )),
+                ),
+            }
+        }
+    }
+
+    /// The segment files of `dir` (number `di`) that manifest `m` does not
+    /// list (with no manifest: all of them), in file order.
+    fn add_unlisted(
+        &mut self,
+        dir: &Path,
+        di: usize,
+        files: Vec<(String, String)>,
+        m: Option<&Manifest>,
+    ) {
+        let Some(m) = m else {
             for (name, series) in files {
                 self.segments.push(TapeSegment {
                     path: dir.join(&name),
@@ -393,21 +417,32 @@ impl Tape {
                     dir: Some(di),
                 });
             }
+            return;
+        };
+        let listed: std::collections::HashSet<&str> =
+            m.segments.iter().map(|s| s.name.as_str()).collect();
+        for (name, series) in files {
+            if listed.contains(name.as_str()) {
+                continue;
+            }
+            let path = dir.join(&name);
+            self.note(
+                Finding::new(
+                    Severity::Warning,
+                    FindingKind::UnlistedSegment,
+                    Some(&path),
+                    "segment file not listed in manifest.json (a segment still being written, or a stale manifest); read anyway",
+                )
+                .hint(Hint::new("{} adds it once its writer has closed it", &[Remedy::RebuildManifest])),
+            );
+            self.segments.push(TapeSegment {
+                path,
+                name,
+                series,
+                listed: None,
+                dir: Some(di),
+            });
         }
-        if self.segments.iter().all(|s| s.dir != Some(di)) && manifest.is_none() {
-            return Err(TapeError::input(
-                Some(dir),
-                "no segment files here (expected *.floxlog or <type>-NNNNNN.bin, or a manifest.json)",
-            )
-            .with_hint("pass a tape directory or segment files"));
-        }
-        self.dirs.push(TapeDir {
-            path: dir.to_path_buf(),
-            manifest,
-            flox_manifest,
-            metadata,
-        });
-        Ok(())
     }
 
     /// Records a finding (up to [`FINDINGS_PER_KIND`] of its kind).

@@ -62,7 +62,7 @@ impl Follower {
                 floxlog_core::Error::new(
                     floxlog_core::ErrorKind::Truncated,
                     data.len() as u64,
-                    crate::tape::read::source::SHRANK,
+                    crate::tape::error::SHRANK,
                 ),
             ));
         }

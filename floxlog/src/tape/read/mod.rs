@@ -22,6 +22,7 @@ pub(crate) mod follow;
 pub(crate) mod merge;
 pub(crate) mod outcome;
 pub(crate) mod parallel;
+pub(crate) mod problem;
 pub(crate) mod ranges;
 pub(crate) mod read_ahead;
 pub(crate) mod shortfall;
@@ -30,11 +31,12 @@ pub(crate) mod split;
 
 pub use follow::{Follower, PollOutcome};
 pub use merge::{
-    Filter, OpenedTape, Order, Problem, ReadConfig, SegmentTrades, TapeReader, TradeRun,
+    Filter, OpenedTape, Order, ReadConfig, SegmentTrades, TapeReader, TradeRun,
     DEFAULT_REORDER_BYTES, DEFAULT_REORDER_WINDOW,
 };
 pub use outcome::{Judged, Kept, ReadOutcome};
 pub use parallel::{concat_order, run_parallel, run_parallel_each};
+pub use problem::Problem;
 pub use ranges::{RangeEnd, RangeRead, RangeSink, Settle, Split, Track};
 pub use read_ahead::{read_ahead, read_ahead_in, Ahead};
 pub use source::{header_is_unfinished, SegmentFile};

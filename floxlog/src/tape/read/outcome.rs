@@ -6,7 +6,7 @@
 //! of a verify is [`crate::tape::check::verify::VerifyReport::worst`].
 
 use crate::tape::error::TapeError;
-use crate::tape::read::merge::Problem;
+use crate::tape::read::problem::Problem;
 
 /// What a read did with the events it kept: the verb of the torn-tail
 /// warning ("read its 12 complete events").

@@ -11,7 +11,8 @@
 //! errors, offsets and event counts.
 
 use crate::tape::error::TapeError;
-use crate::tape::read::merge::{unsorted, OpenedTape, Order, Problem, ReadConfig};
+use crate::tape::read::merge::{unsorted, OpenedTape, Order, ReadConfig};
+use crate::tape::read::problem::Problem;
 use crate::tape::read::shortfall::SegmentCheck;
 use crate::tape::read::source::{is_torn_tail, SegmentFile};
 use floxlog_core::segment_header::flags;

@@ -13,7 +13,8 @@
 //! [`RANGE_BYTES`] each.
 
 use crate::tape::error::TapeError;
-use crate::tape::read::merge::{OpenedTape, Order, Problem, ReadConfig};
+use crate::tape::read::merge::{OpenedTape, Order, ReadConfig};
+use crate::tape::read::problem::Problem;
 use crate::tape::read::{run_parallel_each, RangeRead, Settle, Split};
 use floxlog_core::ReadOptions;
 

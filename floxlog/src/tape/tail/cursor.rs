@@ -13,7 +13,8 @@ use super::listing::Listed;
 use super::pending::Pending;
 use super::position::Spot;
 use crate::tape::error::TapeError;
-use crate::tape::read::source::{header_is_unfinished, SegmentFile, SHRANK};
+use crate::tape::error::SHRANK;
+use crate::tape::read::source::{header_is_unfinished, SegmentFile};
 use floxlog_core::{Error, ErrorKind, ReadOptions, Segment, SegmentHeader};
 
 /// What a poll found.

@@ -188,7 +188,7 @@ impl SegmentFile {
         Some(floxlog_core::Error::new(
             floxlog_core::ErrorKind::Truncated,
             e.map_or(at, |e| e.offset.min(at)),
-            SHRANK,
+            crate::tape::error::SHRANK,
         ))
     }
 
@@ -262,9 +262,6 @@ fn page_size() -> u64 {
         4096
     })
 }
-
-/// The `what` of the error a shrinking gives.
-pub const SHRANK: &str = "the file shrank while it was being read (another program truncated it)";
 
 #[cfg(unix)]
 fn file_id(m: &std::fs::Metadata) -> (u64, u64) {
