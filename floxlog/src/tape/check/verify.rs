@@ -10,7 +10,7 @@ use crate::tape::read::source::SegmentFile;
 use crate::tape::read::{run_parallel_each, Split};
 use crate::tape::report::{Finding, FindingKind, Severity};
 use floxlog_core::segment_header::flags;
-use floxlog_core::ReadOptions;
+use floxlog_core::{ReadOptions, SegmentHeader};
 use serde::Serialize;
 use std::path::PathBuf;
 
@@ -289,6 +289,17 @@ pub fn check_segment(path: &std::path::Path, s: &SegmentScan, out: &mut Vec<Find
         f.message = format!("{} (after {} good events)", f.message, s.events);
         out.push(f);
     }
+    index_findings(path, s, out);
+    // Counts cannot be compared with a partial read.
+    if s.stream_error.is_none() {
+        header_findings(path, s, &h, out);
+    }
+    ordering_findings(path, s, &h, out);
+}
+
+/// The findings about a scanned segment's index, LZ4 blocks and trailing
+/// bytes.
+fn index_findings(path: &std::path::Path, s: &SegmentScan, out: &mut Vec<Finding>) {
     // reindex needs a segment that reads to its end; past damage, recover
     // (which rebuilds the index too) is the command that works.
     let index_hint = if s.stream_error.is_some() {
@@ -339,38 +350,51 @@ pub fn check_segment(path: &std::path::Path, s: &SegmentScan, out: &mut Vec<Find
             .at(s.file_size - s.trailing_bytes),
         );
     }
-    let ordering = |out: &mut Vec<Finding>| {
-        if s.inversions > 0 {
-            let sorted = h.has(flags::SORTED);
-            let sev = if sorted {
-                Severity::Error
-            } else {
-                Severity::Warning
-            };
-            let kind = if sorted {
-                FindingKind::SortedViolation
-            } else {
-                FindingKind::TimestampsBackwards
-            };
-            let msg = if sorted {
-                format!(
-                    "header flags Sorted, but timestamps go backwards {} times",
-                    s.inversions
-                )
-            } else {
-                format!(
-                    "timestamps go backwards {} times (the segment is not flagged Sorted)",
-                    s.inversions
-                )
-            };
-            out.push(Finding::new(sev, kind, Some(path), msg).at(s.first_inversion.unwrap_or(0)));
-        }
-    };
-    if s.stream_error.is_some() {
-        // Counts cannot be compared with a partial read.
-        ordering(out);
-        return;
+}
+
+/// The finding of timestamps that go back: an error where the header
+/// claims Sorted, a warning otherwise.
+fn ordering_findings(
+    path: &std::path::Path,
+    s: &SegmentScan,
+    h: &SegmentHeader,
+    out: &mut Vec<Finding>,
+) {
+    if s.inversions > 0 {
+        let sorted = h.has(flags::SORTED);
+        let sev = if sorted {
+            Severity::Error
+        } else {
+            Severity::Warning
+        };
+        let kind = if sorted {
+            FindingKind::SortedViolation
+        } else {
+            FindingKind::TimestampsBackwards
+        };
+        let msg = if sorted {
+            format!(
+                "header flags Sorted, but timestamps go backwards {} times",
+                s.inversions
+            )
+        } else {
+            format!(
+                "timestamps go backwards {} times (the segment is not flagged Sorted)",
+                s.inversions
+            )
+        };
+        out.push(Finding::new(sev, kind, Some(path), msg).at(s.first_inversion.unwrap_or(0)));
     }
+}
+
+/// The header's counts, time range and symbol count against the frames of
+/// a segment read to its end.
+fn header_findings(
+    path: &std::path::Path,
+    s: &SegmentScan,
+    h: &SegmentHeader,
+    out: &mut Vec<Finding>,
+) {
     let count_ok = h.event_count as u64 == s.events;
     if s.unfinished && !count_ok {
         out.push(
@@ -445,7 +469,6 @@ pub fn check_segment(path: &std::path::Path, s: &SegmentScan, out: &mut Vec<Find
             .at(0),
         );
     }
-    ordering(out);
 }
 
 /// Adds a segment's scan (or why it could not be opened) to the report.
