@@ -49,6 +49,8 @@ pub enum OrderArg {
 }
 
 /// Runs `convert`.
+// Long but kept whole: settings, the copy and its outcome in the order
+// the command runs them, sharing the opened tape and the writer.
 pub fn run(a: Args) -> CmdResult {
     let tape = a.tape.open()?;
     let unread = report_listing(&tape);

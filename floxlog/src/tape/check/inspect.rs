@@ -141,6 +141,8 @@ fn by_type_map(by_type: &[u64; 6]) -> BTreeMap<&'static str, u64> {
 
 /// Summarises every segment of `tape` (see [`Inspection`]); `progress` gets
 /// the bytes of the tape read so far now and then.
+// Long but kept whole: one pass over the segments adding to the totals
+// kept in its locals.
 pub fn inspect_tape(
     tape: &Tape,
     opts: InspectOptions,

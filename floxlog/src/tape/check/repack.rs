@@ -27,6 +27,8 @@ struct Staged {
 /// Re-packs LZ4 segment `data` (at `path`) into blocks of `interval`
 /// events in file order; see the module docs. The segment must be
 /// finished and readable to its end.
+// Long but kept whole: checks, one copy loop, then the header and index
+// made from what that loop counted.
 pub fn repack_lz4(data: &[u8], path: &Path, interval: u16) -> Result<RewriteOutcome, TapeError> {
     let seg = Segment::parse(data).map_err(|e| TapeError::data(path, e))?;
     if !seg.is_compressed() {

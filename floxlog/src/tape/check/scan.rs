@@ -337,6 +337,8 @@ impl<'a> Scanner<'a> {
 
     /// Folds the ranges (in file order) into the segment's scan: those up
     /// to the first that ended on an error, as one pass would read them.
+    // Long but kept whole: one fold in file order; the index checks after it
+    // read the frame positions the fold collected.
     pub fn finish(&self, parts: impl IntoIterator<Item = RangeScan>) -> SegmentScan {
         let mut s = self.s.clone();
         let Some(seg) = &self.seg else {

@@ -589,6 +589,18 @@ impl Tape {
 mod tests {
     use super::*;
 
+    /// A writer of a new tape at `p`, created at time 1.
+    fn writer(p: &Path, cfg: crate::tape::TapeWriterConfig) -> crate::tape::TapeWriter {
+        crate::tape::TapeWriter::create(
+            p,
+            crate::tape::TapeWriterConfig {
+                created_ns: Some(1),
+                ..cfg
+            },
+        )
+        .unwrap()
+    }
+
     #[test]
     fn manifest_names_stay_inside_the_tape_directory() {
         for ok in ["trades-000000.bin", "1714.floxlog", "a..b.floxlog"] {
@@ -632,14 +644,7 @@ mod tests {
     fn symbol_ids_resolve_numbers_and_metadata_names() {
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("t");
-        let mut w = crate::tape::TapeWriter::create(
-            &p,
-            crate::tape::TapeWriterConfig {
-                created_ns: Some(1),
-                ..Default::default()
-            },
-        )
-        .unwrap();
+        let mut w = writer(&p, crate::tape::TapeWriterConfig::default());
         w.set_metadata(serde_json::json!({"symbols": [
             {"symbol_id": 7, "name": "BTCUSDT"},
             {"symbol_id": 9, "name": "ETHUSDT"},
@@ -676,15 +681,13 @@ mod tests {
     fn open_for_rewrite_ignores_the_manifest_and_checks_single_output() {
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("t");
-        let mut w = crate::tape::TapeWriter::create(
+        let mut w = writer(
             &p,
             crate::tape::TapeWriterConfig {
-                created_ns: Some(1),
                 max_segment_bytes: 4096,
                 ..Default::default()
             },
-        )
-        .unwrap();
+        );
         for i in 0..500 {
             w.append(&crate::synth::mixed_event(1, i).as_event())
                 .unwrap();

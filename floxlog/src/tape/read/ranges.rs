@@ -344,14 +344,7 @@ impl<'a> Split<'a> {
             .get(i)
             .ok_or_else(|| TapeError::usage(format!("no range {i}")))?;
         let input = &self.inputs[c.input];
-        let mut scratch = vec![
-            0u8;
-            if input.seg.is_compressed() {
-                self.scratch_len
-            } else {
-                0
-            }
-        ];
+        let mut scratch = self.scratch_for(input);
         let f = &self.cfg.filter;
         let stop_at = f.to.filter(|_| input.sorted);
         let whole = c.start.is_none() && c.end == u64::MAX;
@@ -463,6 +456,19 @@ impl<'a> Split<'a> {
         Ok(r)
     }
 
+    /// Scratch for a reader of `input`: room for its largest LZ4 block, none
+    /// for an uncompressed segment.
+    fn scratch_for(&self, input: &Input<'_>) -> Vec<u8> {
+        vec![
+            0u8;
+            if input.seg.is_compressed() {
+                self.scratch_len
+            } else {
+                0
+            }
+        ]
+    }
+
     /// Reads range `i` frame by frame, unfiltered (for copying a tape:
     /// the split's filter is not applied), handing each frame's type and
     /// payload to `frame`.
@@ -475,14 +481,7 @@ impl<'a> Split<'a> {
             return out;
         };
         let input = &self.inputs[c.input];
-        let mut scratch = vec![
-            0u8;
-            if input.seg.is_compressed() {
-                self.scratch_len
-            } else {
-                0
-            }
-        ];
+        let mut scratch = self.scratch_for(input);
         let whole = c.start.is_none() && c.end == u64::MAX;
         let mut r = match self.reader(c, &mut scratch) {
             Ok(r) => r,

@@ -190,6 +190,8 @@ impl Cursor {
         self.poll_mapped(opts, sink)
     }
 
+    // Long but kept whole: one poll is one pass in order (header, position,
+    // read, why it stopped, end of segment), and its locals carry across.
     fn poll_mapped(&mut self, opts: ReadOptions, sink: &mut Pending) -> Result<Polled, TapeError> {
         if self.file.is_none() && !self.open()? {
             return Ok(Polled::Idle { finished: false });

@@ -140,6 +140,8 @@ fn describe_damage(data: &[u8], at: u64, compressed: bool, end: u64) -> String {
 }
 
 /// Re-encodes a segment, copying every frame; see [`RewriteOptions`].
+// Long but kept whole: one copy loop whose salvage state (checkpoints,
+// resync budget, skipped regions) all its exits share.
 pub fn rewrite_segment(
     data: &[u8],
     path: &Path,
