@@ -119,6 +119,16 @@ pub(super) struct Pass {
     pub end: Option<floxlog_core::Error>,
 }
 
+/// What a pass over one segment walks: the segment, its file (whose pages
+/// behind the pass are released), the read options and the filter.
+#[derive(Clone, Copy)]
+pub(super) struct Walk<'w> {
+    pub seg: &'w Segment<'w>,
+    pub file: &'w SegmentFile,
+    pub opts: ReadOptions,
+    pub filter: &'w Filter,
+}
+
 /// The keys of a segment that is not in order need more than `room` bytes.
 #[derive(Debug)]
 pub(super) struct Overflow;
@@ -127,14 +137,13 @@ pub(super) struct Overflow;
 /// `filter.from`, and to `filter.to`), keeping the keys of the events
 /// `filter` accepts in at most `room` bytes. Keys of a segment found in
 /// order are dropped, so such a segment never overflows.
-pub(super) fn order_pass(
-    seg: &Segment<'_>,
-    file: &SegmentFile,
-    opts: ReadOptions,
-    filter: &Filter,
-    scratch: &mut [u8],
-    room: usize,
-) -> Result<Pass, Overflow> {
+pub(super) fn order_pass(w: Walk<'_>, scratch: &mut [u8], room: usize) -> Result<Pass, Overflow> {
+    let Walk {
+        seg,
+        file,
+        opts,
+        filter,
+    } = w;
     let sorted = seg.header().has(flags::SORTED);
     let mut r = seg.reader(opts, scratch);
     if let (true, Some(t)) = (sorted, filter.from) {
@@ -229,14 +238,13 @@ pub(super) struct Range {
 /// perhaps more; its earliest timestamp is never later than the checked
 /// read's). With `sorted` (the segment is flagged Sorted, so its events
 /// never go back) it stops at the first accepted event.
-pub(super) fn range_pass(
-    seg: &Segment<'_>,
-    file: &SegmentFile,
-    opts: ReadOptions,
-    filter: &Filter,
-    scratch: &mut [u8],
-    sorted: bool,
-) -> Range {
+pub(super) fn range_pass(w: Walk<'_>, scratch: &mut [u8], sorted: bool) -> Range {
+    let Walk {
+        seg,
+        file,
+        opts,
+        filter,
+    } = w;
     let opts = ReadOptions {
         verify_crc: false,
         ..opts

@@ -12,8 +12,11 @@
 use super::{Cursor, Item, TapeReader};
 use crate::tape::error::TapeError;
 use crate::tape::read::merge::blocks::BlockCache;
-use crate::tape::read::merge::order::{order_pass, range_pass, Ordering, Overflow, KEY_BYTES};
+use crate::tape::read::merge::order::{
+    order_pass, range_pass, Ordering, Overflow, Walk, KEY_BYTES,
+};
 use crate::tape::read::merge::scan::{scan_in_order, Scan};
+use crate::tape::read::merge::Filter;
 use floxlog_core::{Block, FrameHeader, Position, RawFrame};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -99,7 +102,7 @@ impl TapeReader<'_> {
                 Scan::OutOfOrder => false,
                 Scan::Unknown => {
                     let f = &self.filter;
-                    range_pass(&c.seg, c.file, c.opts, f, self.scratch, false).in_order
+                    range_pass(walk(c, f), self.scratch, false).in_order
                 }
             };
             if !in_order && self.order(0)? {
@@ -116,7 +119,7 @@ impl TapeReader<'_> {
             // are sorted before they are written (format notes), so it can
             // be later than the earliest. A Sorted segment's walk stops at
             // its first accepted event.
-            let r = range_pass(&c.seg, c.file, c.opts, &self.filter, self.scratch, c.sorted);
+            let r = range_pass(walk(c, &self.filter), self.scratch, c.sorted);
             // Without events that pass, it is opened first: its errors are
             // found by then.
             let (first, in_order) = (r.first.unwrap_or(i64::MIN), r.in_order);
@@ -190,7 +193,7 @@ impl TapeReader<'_> {
     fn order(&mut self, ci: usize) -> Result<bool, TapeError> {
         let c = &mut self.cursors[ci];
         let room = self.merge.budget.saturating_sub(self.merge.held);
-        let pass = order_pass(&c.seg, c.file, c.opts, &self.filter, self.scratch, room)
+        let pass = order_pass(walk(c, &self.filter), self.scratch, room)
             .map_err(|Overflow| overflow(c, self.merge.budget))?;
         let Some(ordering) = pass.ordering else {
             c.stream = Stream::Run {
@@ -405,4 +408,14 @@ fn overflow(c: &Cursor<'_>, budget: usize) -> TapeError {
             crate::tape::hint::Remedy::FileOrder,
         ],
     ))
+}
+
+/// What the passes over cursor `c`'s segment walk, with `filter`.
+fn walk<'w>(c: &'w Cursor<'_>, filter: &'w Filter) -> Walk<'w> {
+    Walk {
+        seg: &c.seg,
+        file: c.file,
+        opts: c.opts,
+        filter,
+    }
 }
