@@ -138,12 +138,7 @@ pub(super) struct Overflow;
 /// `filter` accepts in at most `room` bytes. Keys of a segment found in
 /// order are dropped, so such a segment never overflows.
 pub(super) fn order_pass(w: Walk<'_>, scratch: &mut [u8], room: usize) -> Result<Pass, Overflow> {
-    let Walk {
-        seg,
-        file,
-        opts,
-        filter,
-    } = w;
+    let (seg, file, opts, filter) = (w.seg, w.file, w.opts, w.filter);
     let sorted = seg.header().has(flags::SORTED);
     let mut r = seg.reader(opts, scratch);
     if let (true, Some(t)) = (sorted, filter.from) {
@@ -239,15 +234,10 @@ pub(super) struct Range {
 /// read's). With `sorted` (the segment is flagged Sorted, so its events
 /// never go back) it stops at the first accepted event.
 pub(super) fn range_pass(w: Walk<'_>, scratch: &mut [u8], sorted: bool) -> Range {
-    let Walk {
-        seg,
-        file,
-        opts,
-        filter,
-    } = w;
+    let (seg, file, filter) = (w.seg, w.file, w.filter);
     let opts = ReadOptions {
         verify_crc: false,
-        ..opts
+        ..w.opts
     };
     let mut r = seg.reader(opts, scratch);
     let mut first: Option<i64> = None;
