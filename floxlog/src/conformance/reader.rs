@@ -1,10 +1,10 @@
 //! The reader adapter's checks: events against `expected.jsonl`, damaged
 //! segments' outcomes, index verdicts.
 
+use super::check::{Ctx, Verdict};
 use super::corpus::{read_jsonl, Case, CorruptCase, Expect};
 use super::events::{compare_events, GotEvent};
 use super::process::{last_line, Output};
-use super::run::{Ctx, Verdict};
 use super::template::Template;
 use std::path::Path;
 
