@@ -337,8 +337,6 @@ impl<'a> Scanner<'a> {
 
     /// Folds the ranges (in file order) into the segment's scan: those up
     /// to the first that ended on an error, as one pass would read them.
-    // Long but kept whole: one fold in file order; the index checks after it
-    // read the frame positions the fold collected.
     pub fn finish(&self, parts: impl IntoIterator<Item = RangeScan>) -> SegmentScan {
         let mut s = self.s.clone();
         let Some(seg) = &self.seg else {
@@ -382,68 +380,11 @@ impl<'a> Scanner<'a> {
             }
         }
         s.last_ts = last.map(|(_, ts)| ts);
-        let entries = &self.entries;
-        if !compressed {
-            // Entry order, as one pass reports them: an entry not at a
-            // frame is found out by the first frame past it.
-            let last_off = last.map(|(off, _)| off);
-            for (i, (e, frame_ts)) in entries.iter().zip(&at_frame).enumerate() {
-                match frame_ts {
-                    Some(ts) if e.1 != *ts => s.index.problems.push((
-                        e.0,
-                        format!("index entry {i} says timestamp {}, the frame has {ts}", e.1),
-                    )),
-                    Some(_) => {}
-                    None if last_off.is_some_and(|l| e.0 < l) => s.index.problems.push((
-                        e.0,
-                        format!(
-                            "index entry {i} points at offset {}, which is not a frame header",
-                            e.0
-                        ),
-                    )),
-                    None if s.stream_error.is_none() => s.index.problems.push((
-                        e.0,
-                        format!(
-                            "index entry {i} points at offset {}, past the last frame",
-                            e.0
-                        ),
-                    )),
-                    None => {}
-                }
-            }
-        }
         if compressed {
-            for (i, e) in entries.iter().enumerate() {
-                match blocks.binary_search_by_key(&e.0, |b| b.0) {
-                    Ok(bi) => {
-                        let (_, lo, hi) = blocks[bi];
-                        if e.1 < lo || e.1 > hi {
-                            s.index.problems.push((
-                                e.0,
-                                format!("index entry {i} says timestamp {}, outside its block's range [{lo}, {hi}]", e.1),
-                            ));
-                        }
-                    }
-                    Err(_) if s.stream_error.is_none() => s.index.problems.push((
-                        e.0,
-                        format!(
-                            "index entry {i} points at offset {}, which is not a block header",
-                            e.0
-                        ),
-                    )),
-                    Err(_) => {}
-                }
-            }
-            // Block headers, for sizes and reserved flags (up to where the read stopped).
-            let read = seg.blocks().map_while(|b| b.ok());
-            for b in read.take_while(|b| b.offset < s.stream_end) {
-                s.blocks += 1;
-                s.block_original += b.header.original_size as u64;
-                s.block_compressed += b.header.block_len();
-                if b.header.flags != 0 && s.block_flags_nonzero.is_none() {
-                    s.block_flags_nonzero = Some(b.offset);
-                }
-            }
+            check_block_entries(&self.entries, &blocks, &mut s);
+            count_blocks(seg, &mut s);
+        } else {
+            check_frame_entries(&self.entries, &at_frame, last.map(|(off, _)| off), &mut s);
         }
         if let Some(ix) = &self.index {
             check_index_header(ix, &mut s);
@@ -452,6 +393,83 @@ impl<'a> Scanner<'a> {
         v.sort_unstable();
         s.symbols = v.into_iter().collect();
         s
+    }
+}
+
+/// The index entries of an uncompressed segment against the frames
+/// (`at_frame`: the timestamp of the frame each entry points at, if one
+/// does; `last_off`: the offset of the last frame read).
+fn check_frame_entries(
+    entries: &[(u64, i64)],
+    at_frame: &[Option<i64>],
+    last_off: Option<u64>,
+    s: &mut SegmentScan,
+) {
+    // Entry order, as one pass reports them: an entry not at a
+    // frame is found out by the first frame past it.
+    for (i, (e, frame_ts)) in entries.iter().zip(at_frame).enumerate() {
+        match frame_ts {
+            Some(ts) if e.1 != *ts => s.index.problems.push((
+                e.0,
+                format!("index entry {i} says timestamp {}, the frame has {ts}", e.1),
+            )),
+            Some(_) => {}
+            None if last_off.is_some_and(|l| e.0 < l) => s.index.problems.push((
+                e.0,
+                format!(
+                    "index entry {i} points at offset {}, which is not a frame header",
+                    e.0
+                ),
+            )),
+            None if s.stream_error.is_none() => s.index.problems.push((
+                e.0,
+                format!(
+                    "index entry {i} points at offset {}, past the last frame",
+                    e.0
+                ),
+            )),
+            None => {}
+        }
+    }
+}
+
+/// The index entries of an LZ4 segment against its blocks (offset, lowest
+/// and highest timestamp).
+fn check_block_entries(entries: &[(u64, i64)], blocks: &[(u64, i64, i64)], s: &mut SegmentScan) {
+    for (i, e) in entries.iter().enumerate() {
+        match blocks.binary_search_by_key(&e.0, |b| b.0) {
+            Ok(bi) => {
+                let (_, lo, hi) = blocks[bi];
+                if e.1 < lo || e.1 > hi {
+                    s.index.problems.push((
+                        e.0,
+                        format!("index entry {i} says timestamp {}, outside its block's range [{lo}, {hi}]", e.1),
+                    ));
+                }
+            }
+            Err(_) if s.stream_error.is_none() => s.index.problems.push((
+                e.0,
+                format!(
+                    "index entry {i} points at offset {}, which is not a block header",
+                    e.0
+                ),
+            )),
+            Err(_) => {}
+        }
+    }
+}
+
+/// Block headers, for sizes and reserved flags (up to where the read
+/// stopped).
+fn count_blocks(seg: &Segment<'_>, s: &mut SegmentScan) {
+    let read = seg.blocks().map_while(|b| b.ok());
+    for b in read.take_while(|b| b.offset < s.stream_end) {
+        s.blocks += 1;
+        s.block_original += b.header.original_size as u64;
+        s.block_compressed += b.header.block_len();
+        if b.header.flags != 0 && s.block_flags_nonzero.is_none() {
+            s.block_flags_nonzero = Some(b.offset);
+        }
     }
 }
 
