@@ -32,13 +32,13 @@ use arrow_array::types::{Int64Type, UInt32Type};
 use arrow_array::{RecordBatch, UInt32Array};
 use floxlog::json::PriceStyle;
 use floxlog::output::Csv;
-use floxlog::tape::lock::{TapeLock, LOCK_FILE};
-use floxlog::tape::manifest::{dir_and_name, sync_dir};
-use floxlog::tape::merge::Problem;
+use floxlog::tape::dir::{dir_and_name, sync_dir};
+use floxlog::tape::dir::{TapeLock, LOCK_FILE};
+use floxlog::tape::read::header_is_unfinished;
+use floxlog::tape::read::Problem;
 use floxlog::tape::read::{run_parallel, RangeRead, Split};
-use floxlog::tape::source::header_is_unfinished;
-use floxlog::tape::time::civil_from_days;
 use floxlog::tape::{Filter, Hint, OpenedTape, Order, ReadOutcome, Remedy, Tape, TapeError};
+use floxlog::time::civil_from_days;
 use floxlog_core::{ReadOptions, Segment, UnknownTypes};
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression as PqCompression, ZstdLevel};
@@ -567,7 +567,7 @@ pub fn export(
             )),
         );
     }
-    floxlog::tape::lock::remove_stale_partials(parent, &name);
+    floxlog::tape::dir::remove_stale_partials(parent, &name);
     let tmp = parent.join(format!(".{name}.partial-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&tmp);
     std::fs::create_dir_all(&tmp).map_err(io_err(&tmp, "creating the export directory"))?;

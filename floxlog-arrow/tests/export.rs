@@ -113,7 +113,7 @@ fn dataset_events(
             assert_eq!(b.schema().fields(), rt.schema().fields(), "{rel}");
             for_each_event(rt, &b, &mut |ev| {
                 let day = ev.exchange_ts_ns().div_euclid(86_400_000_000_000);
-                let want = floxlog::tape::time::format_ns(day * 86_400_000_000_000);
+                let want = floxlog::time::format_ns(day * 86_400_000_000_000);
                 assert_eq!(&want[..10], date, "{rel}: row in the wrong date partition");
                 if by_symbol {
                     let s = match ev.symbol_id() {

@@ -9,7 +9,7 @@ use arrow_array::RecordBatch;
 use floxlog::core::{Compression, Event, Profile, ReadOptions, WriterConfig};
 use floxlog::owned::OwnedEvent;
 use floxlog::synth::mixed_event;
-use floxlog::tape::merge::Problem;
+use floxlog::tape::read::Problem;
 use floxlog::tape::{
     Filter, Layout, OpenOptions, OpenedTape, Order, ReadConfig, Tape, TapeWriter, TapeWriterConfig,
 };

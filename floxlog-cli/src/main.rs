@@ -56,7 +56,7 @@ enum Cmd {
 fn main() -> ExitCode {
     // Library hints name the remedies in the CLI's words (its commands and
     // flags); the C ABI and Python render their own.
-    floxlog::tape::hint::set_program_vocabulary(&cmd::words::Cli);
+    floxlog::tape::set_program_vocabulary(&cmd::words::Cli);
     let cli = Cli::parse();
     let r = match cli.cmd {
         Cmd::Inspect(a) => cmd::inspect::run(a),

@@ -588,7 +588,7 @@ fn flox_layout_reads_with_flox_manifest_and_metadata() {
     // Filters: symbol by name (metadata.json), type, time range in ISO-8601 and ns.
     let from = ts(&all[all.len() / 3]);
     let to = ts(&all[2 * all.len() / 3]);
-    let iso = |ns: i64| floxlog::tape::time::format_ns(ns);
+    let iso = |ns: i64| floxlog::time::format_ns(ns);
     let got = cat(&[
         tp,
         "--symbol",
@@ -649,7 +649,7 @@ fn follow_reads_a_segment_while_it_is_written() {
     let half = 64 + 5000 * 60 + 30;
     std::fs::write(&seg, placeholder(&src[..half])).unwrap();
     // The writer holds the tape lock while it writes.
-    let lock = floxlog::tape::lock::TapeLock::acquire(t.path(), "writing").unwrap();
+    let lock = floxlog::tape::dir::TapeLock::acquire(t.path(), "writing").unwrap();
     let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("floxlog"))
         .args(["cat", "--follow", "--poll-ms", "20", "--idle-timeout", "20"])
         .arg(&seg)

@@ -93,7 +93,7 @@ fn listed_segment_cut_to_0_or_64_bytes_is_damage_when_no_writer_holds_the_tape()
             );
             assert!(!err.contains("still running"), "{err}");
             // A live writer holds the tape: its torn tail is tolerated.
-            let live = floxlog::tape::lock::TapeLock::acquire(&tape, "writing").unwrap();
+            let live = floxlog::tape::dir::TapeLock::acquire(&tape, "writing").unwrap();
             let o = cat_trades(&tape);
             let err = String::from_utf8_lossy(&o.stderr);
             assert_eq!(o.status.code(), Some(0), "{compression} {len}: {err}");

@@ -580,7 +580,7 @@ fn a_live_writers_tape_is_not_rewritten_under_it() {
         v
     };
     let before = names();
-    let live = floxlog::tape::lock::TapeLock::acquire(&tape, "writing").unwrap();
+    let live = floxlog::tape::dir::TapeLock::acquire(&tape, "writing").unwrap();
     let t = tape.to_str().unwrap();
     for args in [vec!["recover", t], vec!["reindex", t]] {
         let o = bin().args(&args).output().unwrap();

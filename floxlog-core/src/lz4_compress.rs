@@ -300,6 +300,8 @@ fn last_literals(
 }
 
 /// liblz4's single-block, no-dictionary compression loop.
+// Long but kept whole: one loop, as liblz4's, so the two compare line by
+// line (and the hot loop stays in one function for the optimiser).
 #[inline(always)]
 fn compress_generic<T: Table>(
     src: &[u8],

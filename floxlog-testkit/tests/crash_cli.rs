@@ -28,9 +28,9 @@
 
 use floxlog::core::{Compression, ReadOptions, WriterConfig};
 use floxlog::synth::{mixed_event, Rng};
+use floxlog::tape::check::verify_tape;
+use floxlog::tape::check::{recover_file, RecoverOptions};
 use floxlog::tape::dir::{segment_series, series_of};
-use floxlog::tape::recover::{recover_file, RecoverOptions};
-use floxlog::tape::verify::verify_tape;
 use floxlog::tape::{
     Durability, Layout, Manifest, OpenOptions, OpenedTape, Order, ReadConfig, Severity, Tape,
     TapeWriter, TapeWriterConfig,

@@ -14,7 +14,7 @@ use floxlog::core::{Event, Trade, WriterConfig};
 use floxlog::segment::{finish_to_vec, vec_writer};
 
 fn read(order: &str, dir: &std::path::Path) {
-    use floxlog::tape::merge::{OpenedTape, Order, ReadConfig};
+    use floxlog::tape::read::{OpenedTape, Order, ReadConfig};
     use floxlog::tape::{OpenOptions, Tape};
     let t0 = std::time::Instant::now();
     let tape = Tape::open(&[dir.to_path_buf()], OpenOptions::default()).unwrap();

@@ -12,7 +12,7 @@ use std::path::Path;
 
 use floxlog_core::{Book, BookState, Event, Level, Levels, ReadOptions, UnknownTypes};
 
-use crate::tape::merge::{Filter, OpenedTape, Order, ReadConfig};
+use crate::tape::read::merge::{Filter, OpenedTape, Order, ReadConfig};
 use crate::tape::{Kept, ReadOutcome, Tape, TapeError};
 
 /// Default levels a side may hold: the most one record can list.

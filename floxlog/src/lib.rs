@@ -23,6 +23,7 @@ pub mod read;
 pub mod segment;
 pub mod synth;
 pub mod tape;
+pub mod time;
 
 pub use floxlog_core as core;
 pub use owned::OwnedEvent;

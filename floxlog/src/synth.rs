@@ -87,6 +87,8 @@ impl Rng {
 }
 
 /// Calls `f` with every event, in timestamp order.
+// Long but kept whole: one loop over the session, its state (mids, books,
+// sequence numbers) in locals that every branch updates.
 pub fn generate<E>(
     cfg: &SynthConfig,
     mut f: impl FnMut(&Event<'_>) -> Result<(), E>,
@@ -290,6 +292,7 @@ fn mix(mut z: u64) -> u64 {
 /// timestamp of event `i` is `MIXED_START_NS + i * MIXED_STEP_NS` plus a
 /// jitter of up to `MIXED_JITTER_NS` either way, so timestamps sometimes
 /// go backwards (the LZ4 writer's in-block sort then reorders them).
+// Long but kept whole: one match arm per record type, a table of the mix.
 pub fn mixed_event(seed: u64, i: u64) -> OwnedEvent {
     let mut rng = Rng::new(mix(mix(seed) ^ i));
     let jitter = rng.below(2 * MIXED_JITTER_NS as u64 + 1) as i64 - MIXED_JITTER_NS;
@@ -421,8 +424,8 @@ pub fn metadata(cfg: &SynthConfig, trades: u64, book_updates: u64) -> serde_json
         "has_book_snapshots": true,
         "has_book_deltas": true,
         "book_depth": cfg.depth,
-        "recording_start": crate::tape::time::format_ns(cfg.start_ns),
-        "recording_end": crate::tape::time::format_ns(cfg.start_ns + cfg.duration_ns),
+        "recording_start": crate::time::format_ns(cfg.start_ns),
+        "recording_end": crate::time::format_ns(cfg.start_ns + cfg.duration_ns),
         "price_scale": 100_000_000u64,
         "qty_scale": 100_000_000u64,
         "total_trades": trades,

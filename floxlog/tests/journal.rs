@@ -161,8 +161,8 @@ fn a_live_segment_is_header_frames_and_zeros() {
 
 /// Every event of the tape at `dir` in file order, as frame payload bytes,
 /// and the problems the read met.
-fn read_all(dir: &Path) -> (Vec<Vec<u8>>, Vec<floxlog::tape::merge::Problem>) {
-    use floxlog::tape::merge::{OpenedTape, Order, ReadConfig};
+fn read_all(dir: &Path) -> (Vec<Vec<u8>>, Vec<floxlog::tape::read::Problem>) {
+    use floxlog::tape::read::{OpenedTape, Order, ReadConfig};
     use floxlog::tape::{OpenOptions, Tape};
     let tape = Tape::open(&[dir.to_path_buf()], OpenOptions::default()).unwrap();
     let mut o = OpenedTape::open(tape);
@@ -178,10 +178,10 @@ fn read_all(dir: &Path) -> (Vec<Vec<u8>>, Vec<floxlog::tape::merge::Problem>) {
     (v, r.problems().to_vec())
 }
 
-fn verify(dir: &Path) -> floxlog::tape::verify::VerifyReport {
+fn verify(dir: &Path) -> floxlog::tape::check::VerifyReport {
     use floxlog::tape::{OpenOptions, Tape};
     let tape = Tape::open(&[dir.to_path_buf()], OpenOptions::default()).unwrap();
-    floxlog::tape::verify::verify_tape(&tape, Default::default(), &mut |_| {})
+    floxlog::tape::check::verify_tape(&tape, Default::default(), &mut |_| {})
 }
 
 /// A journal writer that stops as if killed leaves segments that every
@@ -265,7 +265,7 @@ fn a_killed_journal_leaves_zero_tails_that_readers_accept_and_recover_cuts() {
         );
         std::fs::write(&live, &keep).unwrap();
 
-        let sum = floxlog::tape::recover::recover_tape(
+        let sum = floxlog::tape::check::recover_tape(
             std::slice::from_ref(&dir),
             &Default::default(),
             &mut |_| {},
@@ -349,7 +349,7 @@ fn hidden(dir: &Path) -> Vec<String> {
 /// removes nothing.
 #[test]
 fn recover_removes_the_temporary_files_a_killed_writer_left() {
-    use floxlog::tape::recover::{recover_tape, RecoverEvent, RecoverOptions};
+    use floxlog::tape::check::{recover_tape, RecoverEvent, RecoverOptions};
     let t = tempfile::tempdir().unwrap();
     let dir = t.path().join("t");
     let cfg = TapeWriterConfig {

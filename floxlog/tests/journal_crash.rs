@@ -11,7 +11,7 @@
 
 use floxlog::core::{encode_frame, Profile};
 use floxlog::synth::mixed_event;
-use floxlog::tape::merge::{OpenedTape, Order, ReadConfig};
+use floxlog::tape::read::{OpenedTape, Order, ReadConfig};
 use floxlog::tape::{Durability, Layout, OpenOptions, Tape, TapeWriter, TapeWriterConfig};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -92,7 +92,7 @@ fn read_all(dir: &Path) -> (Vec<Vec<u8>>, Vec<String>) {
 
 fn verify_errors(dir: &Path) -> Vec<String> {
     let tape = Tape::open(&[dir.to_path_buf()], OpenOptions::default()).unwrap();
-    let rep = floxlog::tape::verify::verify_tape(&tape, Default::default(), &mut |_| {});
+    let rep = floxlog::tape::check::verify_tape(&tape, Default::default(), &mut |_| {});
     rep.findings
         .iter()
         .filter(|f| f.severity == floxlog::tape::Severity::Error)
@@ -191,7 +191,7 @@ fn a_killed_journal_writer_loses_no_acknowledged_event() {
         let (got, bad) = read_all(&dir);
         assert!(bad.is_empty(), "{ctx}: {bad:?}");
         check_events(&got, acked, &ctx);
-        let sum = floxlog::tape::recover::recover_tape(
+        let sum = floxlog::tape::check::recover_tape(
             std::slice::from_ref(&dir),
             &Default::default(),
             &mut |_| {},

@@ -3,15 +3,15 @@
 //! same point among them, on intact and damaged tapes.
 
 use floxlog::core::{Compression, ReadOptions};
-use floxlog::tape::merge::{OpenedTape, Order, ReadConfig};
-use floxlog::tape::read_ahead::{read_ahead_in, Ahead};
+use floxlog::tape::read::{read_ahead_in, Ahead};
+use floxlog::tape::read::{OpenedTape, Order, ReadConfig};
 use floxlog::tape::{OpenOptions, Tape};
 use std::path::Path;
 
 mod common;
 use common::mixed_segment;
 
-fn problem_line(p: &floxlog::tape::merge::Problem) -> String {
+fn problem_line(p: &floxlog::tape::read::Problem) -> String {
     format!(
         "P {} {:?} {} {}",
         p.segment, p.error, p.events_before, p.tolerated

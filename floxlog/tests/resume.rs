@@ -4,8 +4,8 @@
 //! recover with an error naming the file and offset.
 
 use floxlog::core::{Event, Trade};
-use floxlog::tape::merge::{OpenedTape, Order, ReadConfig};
-use floxlog::tape::verify::verify_tape;
+use floxlog::tape::check::verify_tape;
+use floxlog::tape::read::{OpenedTape, Order, ReadConfig};
 use floxlog::tape::{
     Durability, Layout, Manifest, OpenOptions, Tape, TapeErrorKind, TapeWriter, TapeWriterConfig,
 };

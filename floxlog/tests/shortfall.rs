@@ -4,9 +4,9 @@
 //! while one does.
 
 use floxlog::core::Compression;
-use floxlog::tape::lock::TapeLock;
-use floxlog::tape::merge::{OpenedTape, Order, Problem, ReadConfig};
-use floxlog::tape::read_ahead::{read_ahead, Ahead};
+use floxlog::tape::dir::TapeLock;
+use floxlog::tape::read::{read_ahead, Ahead};
+use floxlog::tape::read::{OpenedTape, Order, Problem, ReadConfig};
 use floxlog::tape::{OpenOptions, Tape, TapeWriter, TapeWriterConfig};
 use std::path::{Path, PathBuf};
 

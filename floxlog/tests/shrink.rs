@@ -6,7 +6,7 @@
 mod common;
 use common::mixed_segment;
 use floxlog::core::{Compression, ReadOptions};
-use floxlog::tape::merge::{OpenedTape, Order, ReadConfig};
+use floxlog::tape::read::{OpenedTape, Order, ReadConfig};
 use floxlog::tape::{OpenOptions, Tape};
 
 /// What a read returned: event texts, then the errors (reader and
@@ -199,7 +199,7 @@ fn read_changing(
     let mut got = Vec::new();
     let mut errors = Vec::new();
     let Via::Reader(order) = via else {
-        use floxlog::tape::read_ahead::{read_ahead_in, Ahead};
+        use floxlog::tape::read::{read_ahead_in, Ahead};
         let r = read_ahead_in(&o, read, 1, 64 << 10, &mut |a| {
             match a {
                 Ahead::Frame { payload, .. } => got.push(format!("{payload:?}")),

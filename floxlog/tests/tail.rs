@@ -3,8 +3,8 @@
 //! positions, CRC damage, and a segment trimmed under it.
 
 use floxlog::core::{Event, FrameHeader, SegmentHeader, Trade};
-use floxlog::tape::lock::TapeLock;
-use floxlog::tape::recover::{recover_file, RecoverOptions};
+use floxlog::tape::check::{recover_file, RecoverOptions};
+use floxlog::tape::dir::TapeLock;
 use floxlog::tape::{
     Durability, Tail, TailNext, TailOptions, TailStart, TailTrades, TapeWriter, TapeWriterConfig,
 };

@@ -2,9 +2,9 @@
 //! recovery, merged reading with filters and index seeks.
 
 use floxlog::core::{Compression, Event, ReadOptions, Trade, WriterConfig};
-use floxlog::tape::merge::{Filter, OpenedTape, Order, ReadConfig};
-use floxlog::tape::recover::{recover_file, RecoverOptions};
-use floxlog::tape::verify::verify_tape;
+use floxlog::tape::check::verify_tape;
+use floxlog::tape::check::{recover_file, RecoverOptions};
+use floxlog::tape::read::{Filter, OpenedTape, Order, ReadConfig};
 use floxlog::tape::{
     Durability, Layout, OpenOptions, Severity, Tape, TapeWriter, TapeWriterConfig,
 };

@@ -7,8 +7,8 @@
 
 use floxlog::json::{event_from_line, event_from_value, event_to_value, PriceStyle};
 use floxlog::tape::dir::is_plain_file_name;
-use floxlog::tape::flox_manifest::{FloxManifest, Metadata};
-use floxlog::tape::time::parse_time;
+use floxlog::tape::dir::{FloxManifest, Metadata};
+use floxlog::time::parse_time;
 use floxlog::tape::Manifest;
 use libfuzzer_sys::fuzz_target;
 use std::path::Path;

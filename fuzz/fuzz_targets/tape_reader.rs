@@ -13,11 +13,11 @@
 #![no_main]
 
 use floxlog::core::ReadOptions;
-use floxlog::tape::follow::Follower;
-use floxlog::tape::merge::{OpenedTape, Order, ReadConfig};
-use floxlog::tape::recover::{recover_file, RecoverOptions};
-use floxlog::tape::scan::scan_segment;
-use floxlog::tape::verify::verify_tape;
+use floxlog::tape::read::Follower;
+use floxlog::tape::read::{OpenedTape, Order, ReadConfig};
+use floxlog::tape::check::{recover_file, RecoverOptions};
+use floxlog::tape::check::scan_segment;
+use floxlog::tape::check::verify_tape;
 use floxlog::tape::{OpenOptions, Tape};
 use libfuzzer_sys::fuzz_target;
 use std::path::PathBuf;
@@ -98,9 +98,9 @@ fn ranges_agree(data: &[u8]) {
     }
     let mut scratch = vec![0u8; seg.scratch_len()];
     let (whole, _) = read_range(&seg, 64, u64::MAX, &mut scratch);
-    let starts = floxlog::tape::split::range_starts(&seg, ReadOptions::default(), 64);
+    let starts = floxlog::tape::read::range_starts(&seg, ReadOptions::default(), 64);
     let mut parts = Vec::new();
-    for (a, b) in floxlog::tape::split::ranges(&starts) {
+    for (a, b) in floxlog::tape::read::split_ranges(&starts) {
         let (v, clean) = read_range(&seg, a, b, &mut scratch);
         parts.extend(v);
         if !clean {

@@ -3,13 +3,23 @@
 //! once, or on a thread feeding a stream).
 
 use crate::errors::ErrInfo;
-use crate::stream::Outcome;
 use arrow_array::RecordBatch;
 use arrow_schema::ArrowError;
 use floxlog::core::ReadOptions;
 use floxlog::tape::{Filter, Judged, Kept, OpenOptions, OpenedTape, Order, Tape, TapeError};
 use floxlog_arrow::{read_batches, read_table, Limits, ReadSpec, ReadSummary, RecordType, Symbols};
 use std::path::PathBuf;
+
+/// What a stream reports beside its batches.
+#[derive(Default, Debug)]
+pub struct Outcome {
+    /// Warnings (torn tails tolerated, late events, listing findings).
+    pub warnings: Vec<String>,
+    /// Whether the read has ended (all batches sent, or it failed).
+    pub done: bool,
+    /// The errors that ended the read or were found by it.
+    pub errors: Vec<ErrInfo>,
+}
 use std::sync::mpsc::SyncSender;
 use std::sync::{Arc, Mutex};
 
@@ -27,7 +37,7 @@ pub fn time_ns(t: Option<TimeArg>, what: &str) -> Result<Option<i64>, TapeError>
     match t {
         None => Ok(None),
         Some(TimeArg::Ns(n)) => Ok(Some(n)),
-        Some(TimeArg::Text(s)) => floxlog::tape::time::parse_time(&s)
+        Some(TimeArg::Text(s)) => floxlog::time::parse_time(&s)
             .map(Some)
             .map_err(|m| TapeError::usage(format!("{what}: {m}"))),
     }

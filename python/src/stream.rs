@@ -10,8 +10,11 @@
 //! the consumer stops (drops the stream), the thread's next send fails and
 //! the read ends.
 
-use crate::errors::{to_pyerr, ErrInfo};
+use crate::errors::to_pyerr;
 use crate::read::Job;
+// Defined beside the read that fills it; named here too, where the stream
+// reports it.
+pub use crate::read::Outcome;
 use arrow_array::ffi::FFI_ArrowSchema;
 use arrow_array::ffi_stream::FFI_ArrowArrayStream;
 use arrow_array::{RecordBatch, RecordBatchIterator, RecordBatchReader};
@@ -32,17 +35,6 @@ pub enum Source {
     Batches(Vec<RecordBatch>),
     /// A read to run on a thread when the stream is consumed.
     Tape(Box<Job>),
-}
-
-/// What a stream reports beside its batches.
-#[derive(Default, Debug)]
-pub struct Outcome {
-    /// Warnings (torn tails tolerated, late events, listing findings).
-    pub warnings: Vec<String>,
-    /// Whether the read has ended (all batches sent, or it failed).
-    pub done: bool,
-    /// The errors that ended the read or were found by it.
-    pub errors: Vec<ErrInfo>,
 }
 
 /// An Arrow C stream of record batches, consumable once.

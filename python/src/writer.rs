@@ -10,7 +10,7 @@ use arrow_array::types::Int64Type;
 use arrow_array::RecordBatch;
 use arrow_pyarrow::FromPyArrow;
 use floxlog::core::{Compression, Profile, WriterConfig, DEFAULT_INDEX_INTERVAL};
-use floxlog::tape::manifest::{dir_and_name, sync_dir};
+use floxlog::tape::dir::{dir_and_name, sync_dir};
 use floxlog::tape::{Durability, Layout, TapeError, TapeWriter, TapeWriterConfig};
 use floxlog_arrow::{append_batch, RecordType};
 use pyo3::prelude::*;
@@ -181,7 +181,7 @@ impl Output {
             return Output::in_place(out, cfg);
         }
         let (parent, name) = dir_and_name(out)?;
-        floxlog::tape::lock::remove_stale_partials(parent, &name);
+        floxlog::tape::dir::remove_stale_partials(parent, &name);
         let tmp = parent.join(format!(".{name}.partial-{}", std::process::id()));
         if tmp.exists() {
             let _ = std::fs::remove_dir_all(&tmp);

@@ -5,8 +5,8 @@ use super::common::{parse_duration, parse_time, report_listing, CmdResult, TapeA
 use floxlog::book_replay::{self, BookSample, ReplayOptions, DEFAULT_CAPACITY};
 use floxlog::core::fixed::Decimal;
 use floxlog::core::Level;
-use floxlog::tape::time::format_ns;
 use floxlog::tape::TapeError;
+use floxlog::time::format_ns;
 use floxlog_arrow::book_samples::{sample_columns, BookSampleWriter};
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -3,7 +3,7 @@
 use super::common::{parse_size, report_listing, CmdResult, ErrorFormat, FilterArgs, TapeArgs};
 use floxlog::json::PriceStyle;
 use floxlog::output::{write_json_line, Csv};
-use floxlog::tape::merge::DEFAULT_REORDER_WINDOW;
+use floxlog::tape::read::DEFAULT_REORDER_WINDOW;
 use floxlog::tape::{
     Filter, Judged, Kept, OpenedTape, Order, ReadConfig, ReadOutcome, Tail, TailNext, TailOptions,
     TapeError,

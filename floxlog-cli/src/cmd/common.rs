@@ -158,7 +158,7 @@ pub fn parse_durability(s: &str) -> Result<Durability, String> {
 
 /// Parses a timestamp: integer ns or ISO-8601.
 pub fn parse_time(s: &str) -> Result<i64, String> {
-    floxlog::tape::time::parse_time(s)
+    floxlog::time::parse_time(s)
 }
 
 /// Writer options shared by `encode` and `convert`.
@@ -258,8 +258,8 @@ impl Sink {
                 tmp: None,
             });
         }
-        let (parent, name) = floxlog::tape::manifest::dir_and_name(out)?;
-        floxlog::tape::lock::remove_stale_partials(parent, &name);
+        let (parent, name) = floxlog::tape::dir::dir_and_name(out)?;
+        floxlog::tape::dir::remove_stale_partials(parent, &name);
         let tmp = parent.join(format!(".{name}.partial-{}", std::process::id()));
         let cfg = TapeWriterConfig {
             layout: o.layout.into(),
@@ -328,7 +328,7 @@ impl Sink {
 
     /// Finishes and moves the output into place; returns (segments, bytes).
     pub fn close(mut self) -> Result<(u64, u64), TapeError> {
-        let (parent, name) = floxlog::tape::manifest::dir_and_name(&self.out)?;
+        let (parent, name) = floxlog::tape::dir::dir_and_name(&self.out)?;
         match self.inner.take() {
             Some(SinkKind::Tape(w)) => {
                 let segs = w.close()?;
@@ -337,13 +337,13 @@ impl Sink {
                     TapeError::io(&self.out, "moving the finished tape into place", e)
                 })?;
                 self.tmp = None;
-                floxlog::tape::manifest::sync_dir(parent)?;
+                floxlog::tape::dir::sync_dir(parent)?;
                 Ok((segs.len() as u64, segs.iter().map(|s| s.size_bytes).sum()))
             }
             Some(SinkKind::Segment(w)) => {
                 let bytes = finish_to_vec(*w)
                     .map_err(|e| TapeError::input(Some(&self.out), e.to_string()))?;
-                floxlog::tape::manifest::write_atomic(parent, &name, &bytes, true)?;
+                floxlog::tape::dir::write_atomic(parent, &name, &bytes, true)?;
                 Ok((1, bytes.len() as u64))
             }
             None => Err(TapeError::input(
@@ -376,7 +376,7 @@ pub fn print_findings(findings: &[Finding]) {
 
 /// Formats a timestamp as ns and ISO-8601.
 pub fn ts(ns: i64) -> String {
-    format!("{ns} ({})", floxlog::tape::time::format_ns(ns))
+    format!("{ns} ({})", floxlog::time::format_ns(ns))
 }
 
 /// Which events a reading command keeps (`cat`, `export`).

@@ -2,8 +2,8 @@
 
 use super::common::{progress, report_listing, CmdResult, Sink, TapeArgs, WriteOpts};
 use floxlog::core::{Compression, FrameHeader, ReadOptions, Segment, UnknownTypes};
-use floxlog::tape::merge::Problem;
-use floxlog::tape::read_ahead::{read_ahead, Ahead};
+use floxlog::tape::read::Problem;
+use floxlog::tape::read::{read_ahead, Ahead};
 use floxlog::tape::{Filter, OpenedTape, Order, ReadConfig, ReadOutcome, TapeError};
 use std::path::PathBuf;
 
@@ -49,6 +49,8 @@ pub enum OrderArg {
 }
 
 /// Runs `convert`.
+// Long but kept whole: settings, the copy and its outcome in the order
+// the command runs them, sharing the opened tape and the writer.
 pub fn run(a: Args) -> CmdResult {
     let tape = a.tape.open()?;
     let unread = report_listing(&tape);
@@ -84,8 +86,8 @@ pub fn run(a: Args) -> CmdResult {
             Order::File
         },
         filter: Filter::default(),
-        reorder_window: floxlog::tape::merge::DEFAULT_REORDER_WINDOW,
-        reorder_bytes: floxlog::tape::merge::DEFAULT_REORDER_BYTES,
+        reorder_window: floxlog::tape::read::DEFAULT_REORDER_WINDOW,
+        reorder_bytes: floxlog::tape::read::DEFAULT_REORDER_BYTES,
         read: ReadOptions {
             verify_crc: true,
             unknown_types: UnknownTypes::Reject,

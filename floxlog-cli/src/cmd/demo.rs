@@ -3,7 +3,7 @@
 use super::common::{parse_size, CmdResult, CompressionArg};
 use floxlog::core::{ReadOptions, WriterConfig};
 use floxlog::synth::{generate, metadata, SynthConfig};
-use floxlog::tape::verify::verify_tape;
+use floxlog::tape::check::verify_tape;
 use floxlog::tape::{
     Durability, Layout, OpenOptions, Severity, Tape, TapeError, TapeWriter, TapeWriterConfig,
 };

@@ -3,7 +3,7 @@
 use super::common::{progress, ts, CmdResult, TapeArgs};
 use floxlog::core::frame_type;
 use floxlog::core::segment_header::flags;
-use floxlog::tape::inspect::{flag_names, inspect_tape, InspectOptions};
+use floxlog::tape::check::{flag_names, inspect_tape, InspectOptions, Inspection};
 
 /// Summarise a tape or segments: headers, manifest, counts, time range,
 /// symbols, compression ratio.
@@ -35,6 +35,17 @@ pub fn run(a: Args) -> CmdResult {
         outln!("{}", insp.to_json_text());
         return Ok(u8::from(insp.failed));
     }
+    print_dirs(&insp);
+    print_segments(&insp);
+    for f in &insp.findings {
+        outln!("{}", f.line());
+    }
+    print_total(&insp);
+    Ok(u8::from(insp.failed))
+}
+
+/// Per tape directory: its manifests and metadata.
+fn print_dirs(insp: &Inspection) {
     for d in &insp.dirs {
         outln!("tape {}", d.path.display());
         match &d.manifest {
@@ -64,6 +75,10 @@ pub fn run(a: Args) -> CmdResult {
             );
         }
     }
+}
+
+/// Per segment: header, counts, time range, symbols, index, compression.
+fn print_segments(insp: &Inspection) {
     for s in &insp.segments {
         // Counts by type and the index are shown as `inspect --json` has them.
         let seg = s.to_json();
@@ -111,9 +126,10 @@ pub fn run(a: Args) -> CmdResult {
             }
         }
     }
-    for f in &insp.findings {
-        outln!("{}", f.line());
-    }
+}
+
+/// Totals over every segment (with `--quick`, only counts and bytes).
+fn print_total(insp: &Inspection) {
     let t = &insp.total;
     outln!("total: {} segments, {} bytes", t.segments, t.bytes);
     if !insp.quick {
@@ -158,5 +174,4 @@ pub fn run(a: Args) -> CmdResult {
             outln!("  compression ratio: {r:.2} (frame bytes / stored block bytes)");
         }
     }
-    Ok(u8::from(insp.failed))
 }

@@ -1,9 +1,9 @@
 //! `floxlog manifest`: rebuild manifest.json (and flox's .manifest).
 
 use super::common::{print_findings, progress, CmdResult};
-use floxlog::tape::flox_manifest::FLOX_MANIFEST_FILE;
-use floxlog::tape::manifest::write_atomic;
-use floxlog::tape::rebuild::build_manifests;
+use floxlog::tape::check::build_manifests;
+use floxlog::tape::dir::write_atomic;
+use floxlog::tape::dir::FLOX_MANIFEST_FILE;
 use floxlog::tape::{OpenOptions, Tape, TapeError};
 use std::path::PathBuf;
 

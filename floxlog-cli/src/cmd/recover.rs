@@ -1,7 +1,7 @@
 //! `floxlog recover`: repair segments whose writer died.
 
 use super::common::CmdResult;
-use floxlog::tape::recover::{recover_tape, RecoverEvent, RecoverOptions, RecoverReport};
+use floxlog::tape::check::{recover_tape, RecoverEvent, RecoverOptions, RecoverReport};
 use std::path::PathBuf;
 
 /// Rewrite damaged or unfinished segments into valid ones, keeping every

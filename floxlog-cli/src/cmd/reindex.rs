@@ -1,10 +1,10 @@
 //! `floxlog reindex`: rebuild segment indexes.
 
 use super::common::CmdResult;
-use floxlog::tape::lock::lock_dirs;
-use floxlog::tape::manifest::write_file_atomic;
-use floxlog::tape::recover::reindex_segment;
-use floxlog::tape::repack::repack_lz4;
+use floxlog::tape::check::reindex_segment;
+use floxlog::tape::check::repack_lz4;
+use floxlog::tape::dir::lock_dirs;
+use floxlog::tape::dir::write_file_atomic;
 use floxlog::tape::{OpenOptions, Tape};
 use std::path::PathBuf;
 
@@ -63,7 +63,7 @@ pub fn run(a: Args) -> CmdResult {
                         ignore_manifest: true,
                     },
                 )?;
-                let (mut m, _, _) = floxlog::tape::rebuild::build_manifests(&t, 0, &mut |_| {})?;
+                let (mut m, _, _) = floxlog::tape::check::build_manifests(&t, 0, &mut |_| {})?;
                 m.created_ns = old.created_ns;
                 m.exchange_id = old.exchange_id;
                 m.save(&d.path, true)?;

@@ -3,7 +3,7 @@
 use super::common::{progress, CmdResult, ErrorFormat, TapeArgs};
 use floxlog::core::{Error, ReadOptions, Segment, UnknownTypes};
 use floxlog::read::for_each_item;
-use floxlog::tape::verify::verify_tape_with;
+use floxlog::tape::check::verify_tape_with;
 use floxlog::tape::Severity;
 
 /// Check every segment: CRCs, frames, blocks, index, header counts and time

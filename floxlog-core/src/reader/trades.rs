@@ -9,7 +9,8 @@
 //! are the ones repeated [`Reader::next_event`] calls give. A frame of
 //! another type that step reads is put back, for the per-event call.
 
-use super::{crc_pending, plain_position, Position, Reader};
+use super::checks::crc_pending;
+use super::{plain_position, Position, Reader};
 use crate::consts::{frame_type, RECORD_VERSION};
 use crate::crc32::crc32_same;
 use crate::error::Error;

@@ -160,7 +160,7 @@ pub const MAX_EXPECTED: u64 = 256 << 20;
 fn read_text(path: &Path, cap: u64) -> Result<String, String> {
     use std::io::Read;
     let err = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
-    let f = crate::tape::files::open_regular(path, true).map_err(|e| err(&e))?;
+    let f = crate::tape::dir::files::open_regular(path, true).map_err(|e| err(&e))?;
     let len = f.metadata().map_err(|e| err(&e))?.len();
     if len > cap {
         return Err(format!(

@@ -11,6 +11,7 @@
 //!   difference is.
 //! - [`report`]: expected failures, report lines, summary, JUnit.
 
+mod check;
 pub mod corpus;
 pub mod events;
 pub mod plan;

@@ -1,10 +1,10 @@
 //! The reader adapter's checks: events against `expected.jsonl`, damaged
 //! segments' outcomes, index verdicts.
 
+use super::check::{Ctx, Verdict};
 use super::corpus::{read_jsonl, Case, CorruptCase, Expect};
 use super::events::{compare_events, GotEvent};
 use super::process::{last_line, Output};
-use super::run::{Ctx, Verdict};
 use super::template::Template;
 use std::path::Path;
 
@@ -22,7 +22,7 @@ fn segment_arg(p: &Path) -> Result<String, String> {
     match std::fs::metadata(p) {
         Err(_) => return Err(format!("corpus: segment file {} is missing", p.display())),
         Ok(md) => {
-            if let Some(what) = crate::tape::files::not_regular(&md) {
+            if let Some(what) = crate::tape::dir::files::not_regular(&md) {
                 return Err(format!(
                     "corpus: segment file {} is {what}, not a regular file",
                     p.display()

@@ -1,7 +1,8 @@
 //! Turning verdicts into the kit's report: expected-failure lists, one
 //! line per case, the summary, JUnit XML.
 
-use super::run::{CaseResult, Verdict};
+use super::check::Verdict;
+use super::run::CaseResult;
 use std::collections::BTreeSet;
 use std::path::Path;
 

@@ -1,9 +1,11 @@
 //! Running the planned checks against adapters: the shared call helper,
 //! the verdicts, and the loop over the plan.
 
+use super::check::Ctx;
+pub use super::check::Verdict;
 use super::corpus::Corpus;
 use super::plan::{plan, Half, Planned, Target};
-use super::process::{self, Caps, Output, RunError};
+use super::process::Caps;
 use super::template::Template;
 use super::{reader, writer};
 use std::time::{Duration, Instant};
@@ -40,17 +42,6 @@ impl KitOptions {
     }
 }
 
-/// The outcome of one check.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Verdict {
-    /// Everything matched.
-    Pass,
-    /// The first difference (one line).
-    Fail(String),
-    /// Not checked, and why.
-    Skip(String),
-}
-
 /// One check's id, verdict and duration.
 #[derive(Clone, Debug)]
 pub struct CaseResult {
@@ -60,38 +51,6 @@ pub struct CaseResult {
     pub verdict: Verdict,
     /// Wall time taken.
     pub seconds: f64,
-}
-
-/// What one check may use: its deadline, the caps.
-pub(crate) struct Ctx {
-    pub deadline: Instant,
-    pub timeout: Duration,
-    pub caps: Caps,
-    pub lz4_exact: bool,
-}
-
-impl Ctx {
-    /// Runs `t` with `subs`; a call that could not give output is the
-    /// check's failure message.
-    pub fn call(&self, t: &Template, subs: &[(&str, &str)]) -> Result<Output, String> {
-        let argv = t.expand(subs);
-        process::run(&argv, self.deadline, self.caps).map_err(|e| match e {
-            RunError::TimedOut => format!("timed out after {} s", fmt_secs(self.timeout)),
-            e @ RunError::PipesHeld(_) => {
-                format!("timed out after {} s: {e}", fmt_secs(self.timeout))
-            }
-            e => e.to_string(),
-        })
-    }
-}
-
-fn fmt_secs(d: Duration) -> String {
-    let s = d.as_secs_f64();
-    if s.fract() == 0.0 {
-        format!("{}", s as u64)
-    } else {
-        format!("{s}")
-    }
 }
 
 /// One line, whatever the message held (a case's report is one line).

@@ -1,11 +1,11 @@
 //! The writer adapter's check: the case's events written with its
 //! settings, the segments compared with the reference's.
 
+use super::check::{Ctx, Verdict};
 use super::corpus::Case;
-use super::run::{Ctx, Verdict};
 use super::segments::{compare_exact, compare_lz4};
 use super::template::Template;
-use crate::tape::source::SegmentFile;
+use crate::tape::read::source::SegmentFile;
 use floxlog_core::Compression;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -142,17 +142,25 @@ impl TapeError {
     }
 }
 
+/// The `what` of the error a shrinking gives.
+pub const SHRANK: &str = "the file shrank while it was being read (another program truncated it)";
+
+/// The `what` of the error of a segment flagged Sorted whose timestamps
+/// go back.
+pub const UNSORTED: &str =
+    "the segment is flagged Sorted, but exchange_ts_ns goes back here (a time-ordered or time-filtered read relies on the flag)";
+
 /// What to do about codec error `e`. Never an operation that would refuse
 /// the file: recovering needs a valid header, reindexing a segment that
 /// reads to its end.
 pub fn hint_for(e: &floxlog_core::Error) -> Hint {
-    if e.what == super::source::SHRANK {
+    if e.what == SHRANK {
         return Hint::from(
             "another program cut the file while it was read; the events before this \
              offset were delivered. Read it again once nothing truncates it",
         );
     }
-    if e.what == super::merge::UNSORTED {
+    if e.what == UNSORTED {
         return Hint::new(
             "the segment's Sorted flag is wrong: a file-order read returns every event, \
              and {} writes the flag for what it holds",

@@ -1,43 +1,45 @@
 //! Tapes: directories of segment files, and the operations users run on
-//! them (read merged or in file order, write with rotation and durability,
-//! verify, recover, rewrite, rebuild manifests, follow a live segment).
+//! them, in folders by job:
+//!
+//! - [`dir`]: a tape directory: finding its segments, `manifest.json` and
+//!   flox's manifest, the tape lock, opening files safely.
+//! - [`read`]: the read engine: merged or file-order reads, the ranges read
+//!   on several threads, read-ahead, following a live segment, and a read's
+//!   judged outcome.
+//! - [`check`]: verify, scan, inspect, recover and reindex, rebuild
+//!   manifests, re-pack LZ4 blocks.
+//! - [`diff`]: comparing two tapes.
+//! - [`tail`]: live tailing across rotations.
+//! - [`writer`] (with its journal mode): writing with rotation and
+//!   durability.
+//!
+//! Shared by all: errors ([`TapeError`]), hints ([`Hint`]) and findings
+//! ([`Finding`]). Each folder's `mod.rs` is its public face; front ends use
+//! the faces and the re-exports here, not the files inside.
 
+pub mod check;
 pub mod diff;
-mod diff_bytes;
-mod diff_fields;
 pub mod dir;
-pub mod error;
-pub mod files;
-pub mod flox_manifest;
-pub mod follow;
-pub mod hint;
-pub mod inspect;
+mod error;
+mod hint;
 mod journal;
-pub mod lock;
-pub mod manifest;
-pub mod merge;
-pub mod outcome;
 pub mod read;
-pub mod read_ahead;
-pub mod rebuild;
-pub mod recover;
-pub mod repack;
-pub mod report;
-pub mod scan;
-pub mod shortfall;
-pub mod source;
-pub mod split;
+mod report;
 pub mod tail;
-pub mod time;
-pub mod verify;
 pub mod writer;
 
+// The paths the writer and the journal name (`super::manifest`, ...) from
+// before the folders, kept so that their edits on other branches merge.
+use check::{recover, scan};
+use dir::{flox_manifest, lock, manifest};
+use read::source;
+
 pub use dir::{Layout, OpenOptions, Tape, TapeSegment};
+pub use dir::{Manifest, ManifestSegment};
 pub use error::{TapeError, TapeErrorKind};
-pub use hint::{Hint, Neutral, Remedy, Vocabulary};
-pub use manifest::{Manifest, ManifestSegment};
-pub use merge::{Filter, OpenedTape, Order, ReadConfig, TapeReader};
-pub use outcome::{Judged, Kept, ReadOutcome};
+pub use hint::{set_program_vocabulary, Hint, Neutral, Remedy, Vocabulary};
+pub use read::{Filter, OpenedTape, Order, ReadConfig, TapeReader};
+pub use read::{Judged, Kept, ReadOutcome};
 pub use report::{Finding, FindingKind, Severity};
 pub use tail::{
     SeriesPosition, Tail, TailNext, TailOptions, TailPosition, TailStart, TailTrades, WaitStrategy,

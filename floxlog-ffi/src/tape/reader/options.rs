@@ -2,7 +2,7 @@
 //! defaults.
 
 use core::ffi::c_char;
-use floxlog::tape::merge::{DEFAULT_REORDER_BYTES, DEFAULT_REORDER_WINDOW};
+use floxlog::tape::read::{DEFAULT_REORDER_BYTES, DEFAULT_REORDER_WINDOW};
 
 /// `floxlog_tape_read_options.order`: merged by exchange timestamp across
 /// segments (a stable k-way merge: ties keep segment, then file order).

@@ -1,5 +1,8 @@
-//! The read engine's ranges: a tape cut into byte ranges with proven cut
-//! points ([`ranges::Split`], on [`super::split`]'s cut points), read on
+//! The read engine: a tape's events merged in time order or in file order
+//! ([`TapeReader`]), each segment mapped ([`SegmentFile`]), a read's
+//! judged outcome ([`ReadOutcome`]), following a live segment
+//! ([`Follower`]), and ranges: a tape cut into byte ranges with proven cut
+//! points ([`ranges::Split`], on [`crate::tape::read::split`]'s cut points), read on
 //! several threads with results handed back in order
 //! ([`parallel::run_parallel`], or streamed as they complete:
 //! [`parallel::run_parallel_each`], which `verify -j` and `convert -j`
@@ -13,10 +16,28 @@
 //! events of a range; every judgement (where a range ends, which ranges a
 //! sequential read reaches, the problems and their event counts) is made
 //! here, once; whether those problems are errors or warnings is
-//! [`super::outcome::ReadOutcome`]'s.
+//! [`crate::tape::read::outcome::ReadOutcome`]'s.
 
-pub mod parallel;
-pub mod ranges;
+pub(crate) mod follow;
+pub(crate) mod merge;
+pub(crate) mod outcome;
+pub(crate) mod parallel;
+pub(crate) mod problem;
+pub(crate) mod ranges;
+pub(crate) mod read_ahead;
+pub(crate) mod shortfall;
+pub(crate) mod source;
+pub(crate) mod split;
 
+pub use follow::{Follower, PollOutcome};
+pub use merge::{
+    Filter, OpenedTape, Order, ReadConfig, SegmentTrades, TapeReader, TradeRun,
+    DEFAULT_REORDER_BYTES, DEFAULT_REORDER_WINDOW,
+};
+pub use outcome::{Judged, Kept, ReadOutcome};
 pub use parallel::{concat_order, run_parallel, run_parallel_each};
+pub use problem::Problem;
 pub use ranges::{RangeEnd, RangeRead, RangeSink, Settle, Split, Track};
+pub use read_ahead::{read_ahead, read_ahead_in, Ahead};
+pub use source::{header_is_unfinished, SegmentFile};
+pub use split::{range_starts, range_starts_on, ranges as split_ranges};

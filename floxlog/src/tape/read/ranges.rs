@@ -1,7 +1,7 @@
 //! A tape cut into byte ranges that threads read independently.
 //!
 //! Every segment is one range, and a large one is cut further where
-//! [`crate::tape::split::range_starts`] proves a frame (or LZ4 block)
+//! [`crate::tape::read::split::range_starts`] proves a frame (or LZ4 block)
 //! boundary, about four ranges per thread. A Sorted segment read from a
 //! time is one range (its index seek skips what comes before). Reading
 //! every range in tape order gives what a [`crate::tape::TapeReader`] in
@@ -11,9 +11,10 @@
 //! errors, offsets and event counts.
 
 use crate::tape::error::TapeError;
-use crate::tape::merge::{unsorted, OpenedTape, Order, Problem, ReadConfig};
-use crate::tape::shortfall::SegmentCheck;
-use crate::tape::source::{is_torn_tail, SegmentFile};
+use crate::tape::read::merge::{unsorted, OpenedTape, Order, ReadConfig};
+use crate::tape::read::problem::Problem;
+use crate::tape::read::shortfall::SegmentCheck;
+use crate::tape::read::source::{is_torn_tail, SegmentFile};
 use floxlog_core::segment_header::flags;
 use floxlog_core::{
     Event, Position, ReadOptions, Reader, Segment, SegmentHeader, TradeColumns, TradeStop,
@@ -251,9 +252,9 @@ impl<'a> Split<'a> {
             let starts = if input.sorted && f.from.is_some() {
                 Vec::new()
             } else {
-                let big = input.seg.frames_end() >= crate::tape::split::PARALLEL_PROOF_BYTES;
+                let big = input.seg.frames_end() >= crate::tape::read::split::PARALLEL_PROOF_BYTES;
                 let jobs = if big { jobs } else { 1 };
-                crate::tape::split::range_starts_on(&input.seg, cfg.read, target, jobs)
+                crate::tape::read::split::range_starts_on(&input.seg, cfg.read, target, jobs)
             };
             let begins = std::iter::once(None).chain(starts.iter().map(|&s| Some(s)));
             let ends = starts.iter().copied().chain(std::iter::once(u64::MAX));
@@ -343,14 +344,7 @@ impl<'a> Split<'a> {
             .get(i)
             .ok_or_else(|| TapeError::usage(format!("no range {i}")))?;
         let input = &self.inputs[c.input];
-        let mut scratch = vec![
-            0u8;
-            if input.seg.is_compressed() {
-                self.scratch_len
-            } else {
-                0
-            }
-        ];
+        let mut scratch = self.scratch_for(input);
         let f = &self.cfg.filter;
         let stop_at = f.to.filter(|_| input.sorted);
         let whole = c.start.is_none() && c.end == u64::MAX;
@@ -462,6 +456,19 @@ impl<'a> Split<'a> {
         Ok(r)
     }
 
+    /// Scratch for a reader of `input`: room for its largest LZ4 block, none
+    /// for an uncompressed segment.
+    fn scratch_for(&self, input: &Input<'_>) -> Vec<u8> {
+        vec![
+            0u8;
+            if input.seg.is_compressed() {
+                self.scratch_len
+            } else {
+                0
+            }
+        ]
+    }
+
     /// Reads range `i` frame by frame, unfiltered (for copying a tape:
     /// the split's filter is not applied), handing each frame's type and
     /// payload to `frame`.
@@ -474,14 +481,7 @@ impl<'a> Split<'a> {
             return out;
         };
         let input = &self.inputs[c.input];
-        let mut scratch = vec![
-            0u8;
-            if input.seg.is_compressed() {
-                self.scratch_len
-            } else {
-                0
-            }
-        ];
+        let mut scratch = self.scratch_for(input);
         let whole = c.start.is_none() && c.end == u64::MAX;
         let mut r = match self.reader(c, &mut scratch) {
             Ok(r) => r,

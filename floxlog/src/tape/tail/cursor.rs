@@ -13,7 +13,8 @@ use super::listing::Listed;
 use super::pending::Pending;
 use super::position::Spot;
 use crate::tape::error::TapeError;
-use crate::tape::source::{header_is_unfinished, SegmentFile, SHRANK};
+use crate::tape::error::SHRANK;
+use crate::tape::read::source::{header_is_unfinished, SegmentFile};
 use floxlog_core::{Error, ErrorKind, ReadOptions, Segment, SegmentHeader};
 
 /// What a poll found.
@@ -189,6 +190,8 @@ impl Cursor {
         self.poll_mapped(opts, sink)
     }
 
+    // Long but kept whole: one poll is one pass in order (header, position,
+    // read, why it stopped, end of segment), and its locals carry across.
     fn poll_mapped(&mut self, opts: ReadOptions, sink: &mut Pending) -> Result<Polled, TapeError> {
         if self.file.is_none() && !self.open()? {
             return Ok(Polled::Idle { finished: false });

@@ -3,8 +3,8 @@
 //! each rotation, and a restarted writer adds them after the last). The
 //! directory is the truth here: `manifest.json` lags behind a live writer.
 
-use super::super::dir::{file_order, segment_series};
 use super::super::error::TapeError;
+use crate::tape::dir::discover::{file_order, segment_series};
 use std::path::{Path, PathBuf};
 
 /// One segment file of the listing.

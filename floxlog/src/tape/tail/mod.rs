@@ -3,7 +3,7 @@
 //!
 //! A [`Tail`] follows each series of a tape (the flox layout has one; the
 //! spec layout one per record type) segment by segment in file order. It
-//! reads through the read engine's sources ([`crate::tape::source`], the
+//! reads through the read engine's sources ([`crate::tape::read::source`], the
 //! core reader in tail mode), so CRCs are checked (unless turned off), a
 //! half-written frame or a journal segment's zero tail is "nothing yet",
 //! and a segment trimmed under it by `recover` is mapped again rather than
@@ -17,7 +17,7 @@
 //! missed.
 //!
 //! When nothing new arrives, [`Tail::next`] asks the tape lock
-//! ([`crate::tape::lock::writer_is_live`]): with no writer holding it, it
+//! ([`crate::tape::dir::lock::writer_is_live`]): with no writer holding it, it
 //! returns [`TailNext::End`] if every segment is finished and read and the
 //! lock was let go (the writer closed the tape), else
 //! [`TailNext::WriterGone`] (a writer killed between two segments leaves
@@ -31,9 +31,9 @@ mod pending;
 mod position;
 mod wait;
 
-use super::dir::file_order;
 use super::error::TapeError;
-use super::lock::{holder_died, writer_is_live};
+use crate::tape::dir::discover::file_order;
+use crate::tape::dir::lock::{holder_died, writer_is_live};
 use cursor::{Cursor, Polled};
 use floxlog_core::{Event, ReadOptions, Trade, UnknownTypes};
 use listing::Listed;
@@ -186,8 +186,8 @@ impl Tail {
             };
             let one = Listed {
                 path: path.to_path_buf(),
-                series: crate::tape::dir::segment_series(&name)
-                    .unwrap_or_else(|| crate::tape::dir::MIXED.to_string()),
+                series: crate::tape::dir::discover::segment_series(&name)
+                    .unwrap_or_else(|| crate::tape::dir::discover::MIXED.to_string()),
                 name,
             };
             (None, lock_dir, vec![one])
@@ -505,7 +505,7 @@ fn has_events(l: &Listed, read: ReadOptions) -> bool {
 /// The segment of `series` whose header says `created_ns`.
 fn find_created(of: &[&Listed], series: &str, created_ns: i64) -> Result<Listed, TapeError> {
     for l in of {
-        let Ok(f) = crate::tape::source::SegmentFile::open_with(&l.path, false) else {
+        let Ok(f) = crate::tape::read::source::SegmentFile::open_with(&l.path, false) else {
             continue;
         };
         if floxlog_core::SegmentHeader::parse(f.bytes()).is_ok_and(|h| h.created_ns == created_ns) {
