@@ -28,12 +28,6 @@ mod report;
 pub mod tail;
 pub mod writer;
 
-// The paths the writer and the journal name (`super::manifest`, ...) from
-// before the folders, kept so that their edits on other branches merge.
-use check::{recover, scan};
-use dir::{flox_manifest, lock, manifest};
-use read::source;
-
 pub use dir::{Layout, OpenOptions, Tape, TapeSegment};
 pub use dir::{Manifest, ManifestSegment};
 pub use error::{TapeError, TapeErrorKind};

@@ -12,9 +12,9 @@
 //! segment is not prepared yet, or to close, flush or sync.
 
 use super::prepare::{discard, prepare, MapStorage, Plan, Prepared, SegShared};
+use crate::tape::dir::manifest::{sync_dir, Manifest, ManifestSegment};
 use crate::tape::dir::Layout;
 use crate::tape::error::TapeError;
-use crate::tape::manifest::{sync_dir, Manifest, ManifestSegment};
 use crate::tape::writer::write_all_at;
 use floxlog_core::{SegmentWriter, WriterConfig};
 use std::collections::VecDeque;

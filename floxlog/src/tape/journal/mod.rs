@@ -48,8 +48,8 @@ mod prepare;
 
 use super::dir::{series_of, Layout, MIXED, SERIES};
 use super::error::TapeError;
-use super::manifest::{sync_dir, Manifest, ManifestSegment};
 use super::writer::{close_files, now_ns, Clock, Durability, TapeWriterConfig, TapeWriterStats};
+use crate::tape::dir::manifest::{sync_dir, Manifest, ManifestSegment};
 use background::{Background, Finishing, Job, Settings};
 use floxlog_core::{Compression, Event, FrameHeader, SegmentWriter, WriterConfig};
 use prepare::{prepare, reserve_file, MapStorage, Prepared, Reserved, SegShared};

@@ -16,8 +16,8 @@
 //! its directory entry under the syncing policies) is on disk.
 
 use super::io_thread::{lock, Header, PanicGuard, SegIo, Shared};
+use crate::tape::dir::manifest::{sync_dir, Manifest, ManifestSegment};
 use crate::tape::error::TapeError;
-use crate::tape::manifest::{sync_dir, Manifest, ManifestSegment};
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, PoisonError};

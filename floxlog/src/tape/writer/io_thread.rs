@@ -26,8 +26,8 @@
 //! [`TapeWriter`]: super::TapeWriter
 
 use super::finish::{Closing, FinJob};
+use crate::tape::dir::manifest::{sync_dir, ManifestSegment};
 use crate::tape::error::TapeError;
-use crate::tape::manifest::{sync_dir, ManifestSegment};
 use std::collections::VecDeque;
 use std::fs::File;
 use std::path::{Path, PathBuf};

@@ -57,8 +57,8 @@
 
 use super::dir::{Layout, SERIES};
 use super::error::TapeError;
-use super::lock::TapeLock;
-use super::manifest::{sync_dir, Manifest, ManifestSegment, MANIFEST_FILE};
+use crate::tape::dir::lock::TapeLock;
+use crate::tape::dir::manifest::{sync_dir, Manifest, ManifestSegment, MANIFEST_FILE};
 use floxlog_core::{Compression, Event};
 use io_thread::{IoThread, CHUNK};
 use segment::{hand_over, ClosingSeg, OpenSeg};

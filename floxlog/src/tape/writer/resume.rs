@@ -16,9 +16,9 @@
 
 use super::super::dir::{segment_series, Layout, OpenOptions, Tape, MIXED, SERIES};
 use super::super::hint::{Hint, Remedy};
-use super::super::manifest::{Manifest, ManifestSegment};
-use super::super::recover::{recover_file, RecoverOptions};
-use super::super::scan::scan_segment;
+use crate::tape::check::recover::{recover_file, RecoverOptions};
+use crate::tape::check::scan::scan_segment;
+use crate::tape::dir::manifest::{Manifest, ManifestSegment};
 use crate::tape::error::TapeError;
 use floxlog_core::ReadOptions;
 use std::path::Path;
@@ -110,7 +110,8 @@ fn header_is_final(path: &Path, events: u64) -> bool {
     let read = std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut head));
     read.is_ok()
         && floxlog_core::SegmentHeader::parse(&head).is_ok_and(|h| {
-            !super::super::source::header_is_unfinished(&h) && u64::from(h.event_count) == events
+            !crate::tape::read::source::header_is_unfinished(&h)
+                && u64::from(h.event_count) == events
         })
 }
 
@@ -145,7 +146,7 @@ fn recovered_entry(path: &Path, name: &str, series: &str) -> Result<ManifestSegm
             &[Remedy::Recover],
         ))
     })?;
-    let f = super::super::source::SegmentFile::open(path)?;
+    let f = crate::tape::read::source::SegmentFile::open(path)?;
     let scan = scan_segment(f.bytes(), ReadOptions::default(), &mut |_| {});
     if let Some(e) = scan.header_error.or(scan.stream_error) {
         return Err(TapeError::data(path, e)

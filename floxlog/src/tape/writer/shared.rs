@@ -1,8 +1,8 @@
 //! What the default writer and the journal writer (`tape/journal`) do
 //! alike: the loop of a batch append, and the files written at close.
 
-use super::super::flox_manifest::METADATA_FILE;
-use super::super::manifest::{sync_dir, write_atomic, Manifest};
+use crate::tape::dir::flox_manifest::METADATA_FILE;
+use crate::tape::dir::manifest::{sync_dir, write_atomic, Manifest};
 use crate::tape::dir::{series_of, Layout, SERIES};
 use crate::tape::error::TapeError;
 use std::path::Path;

@@ -310,8 +310,8 @@ fn trade_batches_write_the_tape_single_appends_write() {
 /// else behind (no spare file).
 #[test]
 fn closed_segments_are_finished_and_listed_in_the_background() {
-    use crate::tape::manifest::Manifest;
-    use crate::tape::source::header_is_unfinished;
+    use crate::tape::dir::manifest::Manifest;
+    use crate::tape::read::source::header_is_unfinished;
     let t = tempfile::tempdir().unwrap();
     for dur in [
         Durability::None,
