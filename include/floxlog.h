@@ -52,12 +52,6 @@
 #define FLOXLOG_MESSAGE_MAX 320
 
 /**
- * Largest decompressed block `floxlog_segment_scratch_len` asks for
- * (256 MiB; the reference's own limit is 100 MiB).
- */
-#define FLOXLOG_MAX_BLOCK_BYTES (256 << 20)
-
-/**
  * No event (a skipped frame of an unknown type).
  */
 #define FLOXLOG_EVENT_NONE 0
@@ -199,6 +193,22 @@
 #define FLOXLOG_MAX_LEVELS_PER_SIDE 65535
 
 /**
+ * Largest decompressed block `floxlog_segment_scratch_len` asks for
+ * (256 MiB; the reference's own limit is 100 MiB).
+ */
+#define FLOXLOG_MAX_BLOCK_BYTES (256 << 20)
+
+/**
+ * `side` argument of `floxlog_book_best` and `floxlog_book_side`: bids.
+ */
+#define FLOXLOG_BOOK_BID 0
+
+/**
+ * `side` argument of `floxlog_book_best` and `floxlog_book_side`: asks.
+ */
+#define FLOXLOG_BOOK_ASK 1
+
+/**
  * Bytes of `floxlog_tape_error.file`, including its NUL (PATH_MAX).
  */
 #define FLOXLOG_TAPE_PATH_LEN 4096
@@ -333,16 +343,6 @@
  * a core busy while waiting).
  */
 #define FLOXLOG_TAIL_WAIT_BUSY_SPIN 2
-
-/**
- * `side` argument of `floxlog_book_best` and `floxlog_book_side`: bids.
- */
-#define FLOXLOG_BOOK_BID 0
-
-/**
- * `side` argument of `floxlog_book_best` and `floxlog_book_side`: asks.
- */
-#define FLOXLOG_BOOK_ASK 1
 
 /**
  * Size of `floxlog_diff_result.fields` (with its NUL).
@@ -1220,6 +1220,84 @@ typedef struct floxlog_writer_buffer_sizes {
 } floxlog_writer_buffer_sizes;
 
 /**
+ * One symbol's order book over level arrays the caller owns. Plain data:
+ * `floxlog_book_init` fills it; `floxlog_book_apply` keeps `bids[0 ..
+ * bid_count]` sorted by price descending (best bid first) and `asks[0 ..
+ * ask_count]` ascending (best ask first), one level per price. The caller
+ * may read the levels directly; it must not change the struct or the
+ * arrays between calls (a struct that no longer describes a sorted book
+ * is refused with `FLOXLOG_INVALID_INPUT`). No memory is allocated, and
+ * nothing needs freeing beyond the caller's own arrays.
+ */
+typedef struct floxlog_book_state {
+  /**
+   * Bid storage: `bid_capacity` levels.
+   */
+  struct floxlog_level *bids;
+  /**
+   * Most bid levels the book can hold.
+   */
+  size_t bid_capacity;
+  /**
+   * Bid levels held.
+   */
+  size_t bid_count;
+  /**
+   * Ask storage: `ask_capacity` levels.
+   */
+  struct floxlog_level *asks;
+  /**
+   * Most ask levels the book can hold.
+   */
+  size_t ask_capacity;
+  /**
+   * Ask levels held.
+   */
+  size_t ask_count;
+} floxlog_book_state;
+
+/**
+ * Details of a failed tape operation, filled when a function that takes a
+ * `floxlog_tape_error *` fails and the pointer is not NULL (untouched on
+ * success). Plain data owned by the caller (about 5 KiB: fine on the
+ * stack); it holds no pointers and outlives the handle that failed.
+ */
+typedef struct floxlog_tape_error {
+  /**
+   * The `floxlog_result` code the function returned.
+   */
+  uint32_t code;
+  /**
+   * Non-zero when `offset` is meaningful.
+   */
+  uint8_t has_offset;
+  /**
+   * Non-zero when `file` names a file (else it is the empty string).
+   */
+  uint8_t has_file;
+  /**
+   * Non-zero when `file` or `message` was cut to fit.
+   */
+  uint8_t truncated;
+  /**
+   * Byte offset in `file` of what failed (segment header 0, the frame
+   * or block header of a damaged frame, the index offset...).
+   */
+  uint64_t offset;
+  /**
+   * The file concerned (a segment, manifest, lock file or directory),
+   * NUL-terminated UTF-8 (a non-UTF-8 path is shown lossily).
+   */
+  char file[FLOXLOG_TAPE_PATH_LEN];
+  /**
+   * One printable text, NUL-terminated: `<file> at byte <offset>:
+   * <what failed>`, then on a second line `  hint: <what to do>` when
+   * there is a hint, naming this API's functions and settings.
+   */
+  char message[FLOXLOG_TAPE_MESSAGE_LEN];
+} floxlog_tape_error;
+
+/**
  * Which events a tape reader returns. All-zero means every event.
  */
 typedef struct floxlog_tape_filter {
@@ -1311,47 +1389,6 @@ typedef struct floxlog_tape_read_options {
    */
   uint64_t reorder_bytes;
 } floxlog_tape_read_options;
-
-/**
- * Details of a failed tape operation, filled when a function that takes a
- * `floxlog_tape_error *` fails and the pointer is not NULL (untouched on
- * success). Plain data owned by the caller (about 5 KiB: fine on the
- * stack); it holds no pointers and outlives the handle that failed.
- */
-typedef struct floxlog_tape_error {
-  /**
-   * The `floxlog_result` code the function returned.
-   */
-  uint32_t code;
-  /**
-   * Non-zero when `offset` is meaningful.
-   */
-  uint8_t has_offset;
-  /**
-   * Non-zero when `file` names a file (else it is the empty string).
-   */
-  uint8_t has_file;
-  /**
-   * Non-zero when `file` or `message` was cut to fit.
-   */
-  uint8_t truncated;
-  /**
-   * Byte offset in `file` of what failed (segment header 0, the frame
-   * or block header of a damaged frame, the index offset...).
-   */
-  uint64_t offset;
-  /**
-   * The file concerned (a segment, manifest, lock file or directory),
-   * NUL-terminated UTF-8 (a non-UTF-8 path is shown lossily).
-   */
-  char file[FLOXLOG_TAPE_PATH_LEN];
-  /**
-   * One printable text, NUL-terminated: `<file> at byte <offset>:
-   * <what failed>`, then on a second line `  hint: <what to do>` when
-   * there is a hint, naming this API's functions and settings.
-   */
-  char message[FLOXLOG_TAPE_MESSAGE_LEN];
-} floxlog_tape_error;
 
 /**
  * What a tape reader has done so far.
@@ -1909,43 +1946,6 @@ typedef struct floxlog_tail_options {
    */
   size_t position_len;
 } floxlog_tail_options;
-
-/**
- * One symbol's order book over level arrays the caller owns. Plain data:
- * `floxlog_book_init` fills it; `floxlog_book_apply` keeps `bids[0 ..
- * bid_count]` sorted by price descending (best bid first) and `asks[0 ..
- * ask_count]` ascending (best ask first), one level per price. The caller
- * may read the levels directly; it must not change the struct or the
- * arrays between calls (a struct that no longer describes a sorted book
- * is refused with `FLOXLOG_INVALID_INPUT`). No memory is allocated, and
- * nothing needs freeing beyond the caller's own arrays.
- */
-typedef struct floxlog_book_state {
-  /**
-   * Bid storage: `bid_capacity` levels.
-   */
-  struct floxlog_level *bids;
-  /**
-   * Most bid levels the book can hold.
-   */
-  size_t bid_capacity;
-  /**
-   * Bid levels held.
-   */
-  size_t bid_count;
-  /**
-   * Ask storage: `ask_capacity` levels.
-   */
-  struct floxlog_level *asks;
-  /**
-   * Most ask levels the book can hold.
-   */
-  size_t ask_capacity;
-  /**
-   * Ask levels held.
-   */
-  size_t ask_count;
-} floxlog_book_state;
 
 /**
  * Options of `floxlog_tape_diff`. All-zero is the default: events in file
@@ -2792,6 +2792,112 @@ floxlog_result floxlog_writer_get_buffer_sizes(const struct floxlog_writer_confi
                                                struct floxlog_error *err);
 
 /**
+ * Sets up `*book` over `bids` (`bid_capacity` levels) and `asks`
+ * (`ask_capacity` levels), both empty; the arrays are zeroed. The arrays
+ * stay the caller's; they must outlive every use of `*book` and must not
+ * overlap. A NULL array is allowed with capacity 0 (that side can only be
+ * empty).
+ *
+ * # Safety
+ * `book` writable; each array writable for its capacity; `err` may be
+ * NULL.
+ */
+floxlog_result floxlog_book_init(struct floxlog_book_state *book,
+                                 struct floxlog_level *bids,
+                                 size_t bid_capacity,
+                                 struct floxlog_level *asks,
+                                 size_t ask_capacity,
+                                 struct floxlog_error *err);
+
+/**
+ * Applies a book event (`FLOXLOG_EVENT_BOOK_SNAPSHOT` or
+ * `FLOXLOG_EVENT_BOOK_DELTA`) to `*book`, as spec 1.0 says: a snapshot
+ * replaces each side with its listed levels; a delta sets the level of
+ * each listed price with `qty_raw > 0` and removes it with `qty_raw ==
+ * 0`. The event's `symbol_id` is not checked (one book is one symbol's).
+ * `offset` is the event's byte offset, reported in `err->offset` on a
+ * data error.
+ *
+ * Errors: `FLOXLOG_MALFORMED_RECORD` (a negative `qty_raw`, a price listed
+ * twice on one side of a snapshot), `FLOXLOG_CAPACITY_EXCEEDED` (a side
+ * would need more levels than its capacity; `err->needed` says how many),
+ * `FLOXLOG_INVALID_INPUT` (not a book event, event levels inside the
+ * book's storage, a struct that is not a sorted book). After a data or
+ * capacity error the book is empty; after the others it is unchanged.
+ *
+ * # Safety
+ * `book` initialised by `floxlog_book_init`; `event` valid (its level
+ * arrays too); `err` may be NULL.
+ */
+floxlog_result floxlog_book_apply(struct floxlog_book_state *book,
+                                  const struct floxlog_event *event,
+                                  uint64_t offset,
+                                  struct floxlog_error *err);
+
+/**
+ * Empties both sides of `*book` (the storage is kept).
+ *
+ * # Safety
+ * `book` NULL or writable.
+ */
+floxlog_result floxlog_book_clear(struct floxlog_book_state *book);
+
+/**
+ * The levels of one side (`FLOXLOG_BOOK_BID` or `FLOXLOG_BOOK_ASK`),
+ * best first: `*levels` points into the book's storage (valid until the
+ * next apply or clear), `*count` levels.
+ *
+ * # Safety
+ * `book` valid; `levels` and `count` writable.
+ */
+floxlog_result floxlog_book_side(const struct floxlog_book_state *book,
+                                 uint32_t side,
+                                 const struct floxlog_level **levels,
+                                 size_t *count);
+
+/**
+ * The best level of one side (highest bid, lowest ask) in `*level`:
+ * `FLOXLOG_OK`, or `FLOXLOG_END` if the side is empty (`*level` untouched).
+ *
+ * # Safety
+ * `book` valid; `level` writable.
+ */
+floxlog_result floxlog_book_best(const struct floxlog_book_state *book,
+                                 uint32_t side,
+                                 struct floxlog_level *level);
+
+/**
+ * The book of `symbol_id` in the tape at `path` (a tape directory or a
+ * segment file) after every event stamped at or before `ts`
+ * (exchange_ts_ns): its best `bid_capacity` bids into `bids_out` (highest
+ * first) and best `ask_capacity` asks into `asks_out` (lowest first);
+ * `*bid_count` / `*ask_count` are the levels written (fewer than the
+ * capacities when the side is shorter; the capacities act as a depth).
+ * Arrays may be NULL with capacity 0. The replay holds up to 65535 levels
+ * a side in memory of its own, freed before returning.
+ *
+ * Errors name the file and byte offset in `*err`: damage in a segment,
+ * `FLOXLOG_MALFORMED_RECORD` for a negative quantity or a price listed
+ * twice in a snapshot side, `FLOXLOG_IO_ERROR`, `FLOXLOG_BAD_MANIFEST`.
+ * The torn tail of a segment whose writer is running or died is not an
+ * error (the events before it are used).
+ *
+ * # Safety
+ * `path` NUL-terminated; the arrays writable for their capacities; the
+ * counts writable; `err` may be NULL.
+ */
+floxlog_result floxlog_tape_book_at(const char *path,
+                                    uint32_t symbol_id,
+                                    int64_t ts,
+                                    struct floxlog_level *bids_out,
+                                    size_t bid_capacity,
+                                    struct floxlog_level *asks_out,
+                                    size_t ask_capacity,
+                                    size_t *bid_count,
+                                    size_t *ask_count,
+                                    struct floxlog_tape_error *err);
+
+/**
  * Fills `*opts` with the defaults: time order, every event, CRCs checked,
  * unknown types rejected, torn tails tolerated, manifest trusted, 65536
  * events (ignored) and 256 MiB of ordering room.
@@ -3413,112 +3519,6 @@ floxlog_result floxlog_tape_tail_position(struct floxlog_tape_tail *t,
  * freed.
  */
 void floxlog_tape_tail_free(struct floxlog_tape_tail *t);
-
-/**
- * Sets up `*book` over `bids` (`bid_capacity` levels) and `asks`
- * (`ask_capacity` levels), both empty; the arrays are zeroed. The arrays
- * stay the caller's; they must outlive every use of `*book` and must not
- * overlap. A NULL array is allowed with capacity 0 (that side can only be
- * empty).
- *
- * # Safety
- * `book` writable; each array writable for its capacity; `err` may be
- * NULL.
- */
-floxlog_result floxlog_book_init(struct floxlog_book_state *book,
-                                 struct floxlog_level *bids,
-                                 size_t bid_capacity,
-                                 struct floxlog_level *asks,
-                                 size_t ask_capacity,
-                                 struct floxlog_error *err);
-
-/**
- * Applies a book event (`FLOXLOG_EVENT_BOOK_SNAPSHOT` or
- * `FLOXLOG_EVENT_BOOK_DELTA`) to `*book`, as spec 1.0 says: a snapshot
- * replaces each side with its listed levels; a delta sets the level of
- * each listed price with `qty_raw > 0` and removes it with `qty_raw ==
- * 0`. The event's `symbol_id` is not checked (one book is one symbol's).
- * `offset` is the event's byte offset, reported in `err->offset` on a
- * data error.
- *
- * Errors: `FLOXLOG_MALFORMED_RECORD` (a negative `qty_raw`, a price listed
- * twice on one side of a snapshot), `FLOXLOG_CAPACITY_EXCEEDED` (a side
- * would need more levels than its capacity; `err->needed` says how many),
- * `FLOXLOG_INVALID_INPUT` (not a book event, event levels inside the
- * book's storage, a struct that is not a sorted book). After a data or
- * capacity error the book is empty; after the others it is unchanged.
- *
- * # Safety
- * `book` initialised by `floxlog_book_init`; `event` valid (its level
- * arrays too); `err` may be NULL.
- */
-floxlog_result floxlog_book_apply(struct floxlog_book_state *book,
-                                  const struct floxlog_event *event,
-                                  uint64_t offset,
-                                  struct floxlog_error *err);
-
-/**
- * Empties both sides of `*book` (the storage is kept).
- *
- * # Safety
- * `book` NULL or writable.
- */
-floxlog_result floxlog_book_clear(struct floxlog_book_state *book);
-
-/**
- * The levels of one side (`FLOXLOG_BOOK_BID` or `FLOXLOG_BOOK_ASK`),
- * best first: `*levels` points into the book's storage (valid until the
- * next apply or clear), `*count` levels.
- *
- * # Safety
- * `book` valid; `levels` and `count` writable.
- */
-floxlog_result floxlog_book_side(const struct floxlog_book_state *book,
-                                 uint32_t side,
-                                 const struct floxlog_level **levels,
-                                 size_t *count);
-
-/**
- * The best level of one side (highest bid, lowest ask) in `*level`:
- * `FLOXLOG_OK`, or `FLOXLOG_END` if the side is empty (`*level` untouched).
- *
- * # Safety
- * `book` valid; `level` writable.
- */
-floxlog_result floxlog_book_best(const struct floxlog_book_state *book,
-                                 uint32_t side,
-                                 struct floxlog_level *level);
-
-/**
- * The book of `symbol_id` in the tape at `path` (a tape directory or a
- * segment file) after every event stamped at or before `ts`
- * (exchange_ts_ns): its best `bid_capacity` bids into `bids_out` (highest
- * first) and best `ask_capacity` asks into `asks_out` (lowest first);
- * `*bid_count` / `*ask_count` are the levels written (fewer than the
- * capacities when the side is shorter; the capacities act as a depth).
- * Arrays may be NULL with capacity 0. The replay holds up to 65535 levels
- * a side in memory of its own, freed before returning.
- *
- * Errors name the file and byte offset in `*err`: damage in a segment,
- * `FLOXLOG_MALFORMED_RECORD` for a negative quantity or a price listed
- * twice in a snapshot side, `FLOXLOG_IO_ERROR`, `FLOXLOG_BAD_MANIFEST`.
- * The torn tail of a segment whose writer is running or died is not an
- * error (the events before it are used).
- *
- * # Safety
- * `path` NUL-terminated; the arrays writable for their capacities; the
- * counts writable; `err` may be NULL.
- */
-floxlog_result floxlog_tape_book_at(const char *path,
-                                    uint32_t symbol_id,
-                                    int64_t ts,
-                                    struct floxlog_level *bids_out,
-                                    size_t bid_capacity,
-                                    struct floxlog_level *asks_out,
-                                    size_t ask_capacity,
-                                    size_t *bid_count,
-                                    size_t *ask_count,
-                                    struct floxlog_tape_error *err);
 
 /**
  * Compares the tapes at `path_a` and `path_b` (directories or segment

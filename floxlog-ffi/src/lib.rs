@@ -41,69 +41,36 @@ mod error;
 // Names and messages of codes and errors.
 mod message;
 
-// Standalone frames and block headers.
-mod frame;
-
-// The reader handle.
-mod reader;
-
-// Segment queries without a reader (scratch size, header).
-mod segment;
-
 // Constants of the format and the ABI.
 mod consts;
 
-// The C structs.
-mod types;
+// The codec over caller buffers (codec/).
+mod codec;
 
-// The writer handle.
-mod writer;
-
-// Buffer size helpers.
-mod sizes;
-
-// Tape-level failures: `floxlog_tape_error`.
-mod tape_error;
-
-// The tape reader and writer handles (tape/reader/, tape/writer/).
+// Tapes on disk (tape/).
 mod tape;
-
-// Verify, recover and inspect a tape.
-mod tape_ops;
-
-// Follow a tape as it is written.
-mod tape_tail;
-
-// Order books over caller storage, and a tape's book at a time.
-mod book;
-
-// Compare two tapes.
-mod tape_diff;
 
 // Internal: no C items.
 mod boundary;
-mod chunks;
-mod event;
 mod handle;
-mod records;
 mod words;
 
-pub use book::*;
+pub use codec::book::*;
+pub use codec::frame::*;
+pub use codec::reader::*;
+pub use codec::segment::*;
+pub use codec::sizes::*;
+pub use codec::types::*;
+pub use codec::writer::*;
 pub use consts::*;
 pub use error::{floxlog_error, floxlog_result, FLOXLOG_WHAT_LEN};
-pub use frame::*;
 pub use message::*;
-pub use reader::*;
-pub use segment::*;
-pub use sizes::*;
+pub use tape::diff::*;
+pub use tape::error::*;
+pub use tape::ops::*;
 pub use tape::reader::*;
+pub use tape::tail::*;
 pub use tape::writer::*;
-pub use tape_diff::*;
-pub use tape_error::*;
-pub use tape_ops::*;
-pub use tape_tail::*;
-pub use types::*;
-pub use writer::*;
 
 /// The library version, e.g. `"0.1.0"`: a static NUL-terminated string
 /// (never free it).
@@ -127,9 +94,5 @@ pub extern "C" fn floxlog_lz4_supported() -> bool {
 #[cfg(test)]
 mod tests;
 
-#[cfg(test)]
-mod tape_ahead_tests;
-#[cfg(test)]
-mod tape_tests;
 #[cfg(test)]
 mod words_tests;

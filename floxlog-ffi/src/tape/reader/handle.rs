@@ -2,10 +2,10 @@
 //! and what the C calls have handed out so far.
 
 use crate::boundary::slice_in;
+use crate::codec::types::*;
 use crate::error::{floxlog_result, Fail};
 use crate::handle::Opaque;
-use crate::tape_error::{str_in, TapeFail, TapeResult};
-use crate::types::*;
+use crate::tape::error::{str_in, TapeFail, TapeResult};
 use core::mem::MaybeUninit;
 use core::ptr::NonNull;
 use floxlog::tape::{

@@ -4,11 +4,11 @@
 //! uses.
 
 use crate::boundary::{batch_slots, check_out, in_ref, put, put_if_usable, slice_in};
+use crate::codec::records::TradeSlots;
+use crate::codec::types::*;
 use crate::error::{floxlog_result, Fail};
 use crate::handle::{free, get, handle, into_c};
-use crate::records::TradeSlots;
-use crate::tape_error::{floxlog_tape_error, path_in, tape_boundary, TapeResult};
-use crate::types::*;
+use crate::tape::error::{floxlog_tape_error, path_in, tape_boundary, TapeResult};
 use core::ffi::c_char;
 use floxlog_result::*;
 use std::path::PathBuf;

@@ -14,7 +14,7 @@ pub use config::*;
 use crate::boundary::{check_out, in_ref, put};
 use crate::error::{floxlog_result, Fail};
 use crate::handle::{free, get, handle, into_c, Opaque};
-use crate::tape_error::{floxlog_tape_error, path_in, str_in, tape_boundary};
+use crate::tape::error::{floxlog_tape_error, path_in, str_in, tape_boundary};
 use config::{tape_config_in, CClock};
 use core::ffi::c_char;
 use floxlog::tape::{Durability, TapeWriter};

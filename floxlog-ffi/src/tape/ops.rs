@@ -6,7 +6,7 @@
 use crate::boundary::{check_out, in_ref, put};
 use crate::error::floxlog_result;
 use crate::handle::{free, get, handle, into_c, Opaque};
-use crate::tape_error::{floxlog_tape_error, path_in, tape_boundary, TapeFail, TapeResult};
+use crate::tape::error::{floxlog_tape_error, path_in, tape_boundary, TapeFail, TapeResult};
 use core::ffi::{c_char, c_void};
 use floxlog::tape::inspect::{inspect_tape, InspectOptions, Inspection};
 use floxlog::tape::recover::{recover_tape, RecoverEvent, RecoverOptions, RecoverReport};
@@ -386,7 +386,7 @@ fn deliver_recover(cb: floxlog_recover_fn, ctx: *mut c_void, ev: &RecoverEvent<'
         ),
         RecoverEvent::Failed { path, error } => {
             let f = TapeFail::from((*error).clone());
-            let mut c = Box::new(crate::tape_error::zeroed_error());
+            let mut c = Box::new(crate::tape::error::zeroed_error());
             f.fill(&mut c);
             error_c = Some(c);
             ("failed", path, None, "null".into())

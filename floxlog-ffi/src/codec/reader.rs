@@ -4,11 +4,11 @@
 use crate::boundary::{
     batch_slots, boundary, bytes_mut, check_out, data_in, output, overlap, put, put_if_usable,
 };
+use crate::codec::event::{levels_short, write_event, write_trade, LevelScratch};
+use crate::codec::records::TradeSlots;
+use crate::codec::types::*;
 use crate::error::{floxlog_error, floxlog_result, Fail};
-use crate::event::{levels_short, write_event, write_trade, LevelScratch};
 use crate::handle::{free, get, handle, into_c, Opaque};
-use crate::records::TradeSlots;
-use crate::types::*;
 use core::mem::MaybeUninit;
 use floxlog_core::{Error, Event, Index, IndexEntry, Reader, Segment, TradeStop};
 use floxlog_result::*;

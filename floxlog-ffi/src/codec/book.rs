@@ -3,10 +3,10 @@
 //! `floxlog_tape_book_at`, one symbol's book replayed from a tape.
 
 use crate::boundary::{boundary, check_out, check_slice, overlap, put, slice_uninit};
+use crate::codec::event::event_ptr_in;
+use crate::codec::types::floxlog_level;
 use crate::error::{floxlog_error, floxlog_result, Fail};
-use crate::event::event_ptr_in;
-use crate::tape_error::{floxlog_tape_error, path_in, tape_boundary};
-use crate::types::floxlog_level;
+use crate::tape::error::{floxlog_tape_error, path_in, tape_boundary};
 use core::ffi::c_char;
 use core::mem::size_of;
 use floxlog::book_replay::{book_at, ReplayOptions};
@@ -136,7 +136,7 @@ pub unsafe extern "C" fn floxlog_book_init(
 #[no_mangle]
 pub unsafe extern "C" fn floxlog_book_apply(
     book: *mut floxlog_book_state,
-    event: *const crate::types::floxlog_event,
+    event: *const crate::codec::types::floxlog_event,
     offset: u64,
     err: *mut floxlog_error,
 ) -> floxlog_result {

@@ -4,10 +4,10 @@
 //! scratch.
 
 use crate::boundary::{check_in, slice_in, slice_uninit};
+use crate::codec::records::convert;
+use crate::codec::types::*;
 use crate::consts::*;
 use crate::error::Fail;
-use crate::records::convert;
-use crate::types::*;
 use core::mem::MaybeUninit;
 use core::ptr::addr_of_mut;
 use floxlog_core::book::MAX_LEVELS_PER_SIDE;

@@ -2,11 +2,11 @@
 //! streams.
 
 use crate::boundary::{boundary, bytes_mut, check_out, data_in, output, put};
+use crate::codec::event::{event_ptr_in, levels_short, write_event, LevelScratch};
+use crate::codec::records::profile_in;
+use crate::codec::types::*;
 use crate::consts::*;
 use crate::error::{floxlog_error, floxlog_result, Fail};
-use crate::event::{event_ptr_in, levels_short, write_event, LevelScratch};
-use crate::records::profile_in;
-use crate::types::*;
 use floxlog_core::{decode_frame, encode_frame, BlockHeader, FrameHeader, FrameOptions};
 use floxlog_result::*;
 

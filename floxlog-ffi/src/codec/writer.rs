@@ -5,13 +5,13 @@ use crate::boundary::{
     boundary, bytes_mut, check_out, check_slice, copy_out, in_ref, output, overlap, put,
     put_if_usable, slice_in, slice_uninit,
 };
-use crate::chunks::append_in_chunks;
+use crate::codec::chunks::append_in_chunks;
+use crate::codec::event::{book_in, event_in, event_ptr_in, pool_state_in};
+use crate::codec::records::config_in;
+use crate::codec::types::*;
 use crate::consts::*;
 use crate::error::{floxlog_error, floxlog_result, Fail};
-use crate::event::{book_in, event_in, event_ptr_in, pool_state_in};
 use crate::handle::{free, get, handle, into_c, Opaque};
-use crate::records::config_in;
-use crate::types::*;
 use core::mem::ManuallyDrop;
 use floxlog_core::{
     BlockSlot, BookKind, Compression, Event, IndexEntry, OptionQuote, SegmentWriter, Trade,

@@ -3,9 +3,9 @@
 //! payload pointers are in `event.rs`). Nothing here casts file bytes:
 //! decoded values are copied out of the core's types.
 
+use crate::codec::types::*;
 use crate::consts::*;
 use crate::error::Fail;
-use crate::types::*;
 use core::mem::MaybeUninit;
 use floxlog_core::{
     BlockHeader, Compression, FrameHeader, IndexEntry, IndexHeader, Level, OptionQuote, PoolState,

@@ -3,11 +3,11 @@
 //! crate's `Tail`, which `floxlog cat --follow` runs too).
 
 use crate::boundary::{batch_slots, check_out, check_slice, in_ref, put, put_if_usable};
+use crate::codec::event::{write_event, LevelScratch};
+use crate::codec::types::*;
 use crate::error::{floxlog_result, Fail};
-use crate::event::{write_event, LevelScratch};
 use crate::handle::{free, handle, into_c, Opaque};
-use crate::tape_error::{floxlog_tape_error, path_in, tape_boundary, TapeResult};
-use crate::types::*;
+use crate::tape::error::{floxlog_tape_error, path_in, tape_boundary, TapeResult};
 use core::ffi::c_char;
 use core::mem::MaybeUninit;
 use floxlog::tape::{

@@ -2,8 +2,8 @@
 //! needs, and the segment header.
 
 use crate::boundary::{data_in, output};
+use crate::codec::types::*;
 use crate::error::{floxlog_error, floxlog_result};
-use crate::types::*;
 use floxlog_core::{Segment, SegmentHeader};
 
 /// Largest decompressed block `floxlog_segment_scratch_len` asks for
