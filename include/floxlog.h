@@ -6,10 +6,18 @@
  *   for non-error statuses (FLOXLOG_END, FLOXLOG_NO_INDEX), 100..199 for
  *   data errors (100..114 are the conformance corpus's error kinds), and
  *   200..299 for usage and resource errors. The numbers are stable.
- * - Outputs are written only on success. On failure, a non-NULL
- *   floxlog_error * receives the code, byte offset and what failed
- *   (floxlog_error_format turns it into one line). There is no
- *   thread-local error state.
+ * - Errors, one rule for the whole API: the returned floxlog_result is
+ *   the error; details go to the function's last parameter `err` (NULL is
+ *   allowed). The codec's functions (floxlog_writer_*, floxlog_reader_*,
+ *   floxlog_frame_*, floxlog_segment_*, floxlog_book_*, the size helpers)
+ *   take a floxlog_error * (code, byte offset and what failed;
+ *   floxlog_error_format turns it into one line). The tape level's
+ *   (floxlog_tape_*, floxlog_inspection_*, floxlog_tail_*) take a
+ *   floxlog_tape_error * (code, file, byte offset and a printable
+ *   message). A function without `err` fails only on its arguments (a
+ *   NULL or misaligned pointer, a handle of the wrong type, a value out
+ *   of range) and returns the code alone. Outputs are written only on
+ *   success. There is no thread-local error state.
  * - Every pointer is checked: NULL or a misaligned pointer, and a buffer
  *   that is too short, give an error code, never a crash. (A pointer to
  *   memory that does not exist cannot be detected.)
@@ -1257,47 +1265,6 @@ typedef struct floxlog_book_state {
 } floxlog_book_state;
 
 /**
- * Details of a failed tape operation, filled when a function that takes a
- * `floxlog_tape_error *` fails and the pointer is not NULL (untouched on
- * success). Plain data owned by the caller (about 5 KiB: fine on the
- * stack); it holds no pointers and outlives the handle that failed.
- */
-typedef struct floxlog_tape_error {
-  /**
-   * The `floxlog_result` code the function returned.
-   */
-  uint32_t code;
-  /**
-   * Non-zero when `offset` is meaningful.
-   */
-  uint8_t has_offset;
-  /**
-   * Non-zero when `file` names a file (else it is the empty string).
-   */
-  uint8_t has_file;
-  /**
-   * Non-zero when `file` or `message` was cut to fit.
-   */
-  uint8_t truncated;
-  /**
-   * Byte offset in `file` of what failed (segment header 0, the frame
-   * or block header of a damaged frame, the index offset...).
-   */
-  uint64_t offset;
-  /**
-   * The file concerned (a segment, manifest, lock file or directory),
-   * NUL-terminated UTF-8 (a non-UTF-8 path is shown lossily).
-   */
-  char file[FLOXLOG_TAPE_PATH_LEN];
-  /**
-   * One printable text, NUL-terminated: `<file> at byte <offset>:
-   * <what failed>`, then on a second line `  hint: <what to do>` when
-   * there is a hint, naming this API's functions and settings.
-   */
-  char message[FLOXLOG_TAPE_MESSAGE_LEN];
-} floxlog_tape_error;
-
-/**
  * Which events a tape reader returns. All-zero means every event.
  */
 typedef struct floxlog_tape_filter {
@@ -1389,6 +1356,47 @@ typedef struct floxlog_tape_read_options {
    */
   uint64_t reorder_bytes;
 } floxlog_tape_read_options;
+
+/**
+ * Details of a failed tape operation, filled when a function that takes a
+ * `floxlog_tape_error *` fails and the pointer is not NULL (untouched on
+ * success). Plain data owned by the caller (about 5 KiB: fine on the
+ * stack); it holds no pointers and outlives the handle that failed.
+ */
+typedef struct floxlog_tape_error {
+  /**
+   * The `floxlog_result` code the function returned.
+   */
+  uint32_t code;
+  /**
+   * Non-zero when `offset` is meaningful.
+   */
+  uint8_t has_offset;
+  /**
+   * Non-zero when `file` names a file (else it is the empty string).
+   */
+  uint8_t has_file;
+  /**
+   * Non-zero when `file` or `message` was cut to fit.
+   */
+  uint8_t truncated;
+  /**
+   * Byte offset in `file` of what failed (segment header 0, the frame
+   * or block header of a damaged frame, the index offset...).
+   */
+  uint64_t offset;
+  /**
+   * The file concerned (a segment, manifest, lock file or directory),
+   * NUL-terminated UTF-8 (a non-UTF-8 path is shown lossily).
+   */
+  char file[FLOXLOG_TAPE_PATH_LEN];
+  /**
+   * One printable text, NUL-terminated: `<file> at byte <offset>:
+   * <what failed>`, then on a second line `  hint: <what to do>` when
+   * there is a hint, naming this API's functions and settings.
+   */
+  char message[FLOXLOG_TAPE_MESSAGE_LEN];
+} floxlog_tape_error;
 
 /**
  * What a tape reader has done so far.
@@ -2501,6 +2509,112 @@ floxlog_result floxlog_writer_new(const struct floxlog_writer_config *cfg,
 void floxlog_writer_free(struct floxlog_writer *w);
 
 /**
+ * The reference's rotation test: sets `*exceeds` to whether appending
+ * `event` would take an uncompressed segment past `max_segment_bytes`
+ * (`segment bytes + 12 + payload > max`). Always false for LZ4 and for a
+ * segment with no events yet. Finish the segment and start a new writer
+ * when it is true.
+ *
+ * # Safety
+ * `w` must be a live handle; `event` valid; `exceeds` writable.
+ */
+floxlog_result floxlog_writer_would_exceed(struct floxlog_writer *w,
+                                           const struct floxlog_event *event,
+                                           uint64_t max_segment_bytes,
+                                           bool *exceeds,
+                                           struct floxlog_error *err);
+
+/**
+ * LZ4 only: emits the staged events as a block now, before it holds
+ * `index_interval` events (valid, but no longer the reference's block
+ * grouping). No-op when nothing is staged or uncompressed.
+ *
+ * # Safety
+ * `w` must be a live handle; `err` may be NULL.
+ */
+floxlog_result floxlog_writer_flush_block(struct floxlog_writer *w,
+                                          struct floxlog_error *err);
+
+/**
+ * Points `*data` at the encoded bytes not yet drained (inside the
+ * caller's `out` buffer) and sets `*len`. The bytes stay valid until the
+ * next call that changes the writer (append, consume, drain, finish,
+ * free). The first 64 bytes of a segment are a placeholder header: put
+ * the header from `floxlog_writer_finish` at offset 0 when done.
+ *
+ * # Safety
+ * `w` must be a live handle; `data` and `len` writable.
+ */
+floxlog_result floxlog_writer_pending(struct floxlog_writer *w,
+                                      const uint8_t **data,
+                                      size_t *len);
+
+/**
+ * Marks the first `n` pending bytes as taken (written out by the caller);
+ * the rest move to the front of `out`. `FLOXLOG_INVALID_INPUT` (nothing
+ * consumed) if `n` exceeds the pending length.
+ *
+ * # Safety
+ * `w` must be a live handle.
+ */
+floxlog_result floxlog_writer_consume(struct floxlog_writer *w,
+                                      size_t n);
+
+/**
+ * Copies up to `cap` pending bytes into `dst` (caller-owned) and consumes
+ * them; `*written` receives how many (0 when nothing is pending).
+ *
+ * # Safety
+ * `w` must be a live handle; `dst` valid for `cap` bytes (NULL only with
+ * 0); `written` writable.
+ */
+floxlog_result floxlog_writer_drain(struct floxlog_writer *w,
+                                    uint8_t *dst,
+                                    size_t cap,
+                                    size_t *written);
+
+/**
+ * Ends the segment: emits the last LZ4 block, appends the index trailer
+ * to the pending bytes, and copies the final 64-byte header into
+ * `header_out` (caller-owned, at least 64 bytes), which belongs at offset
+ * 0 of the segment in place of the placeholder.
+ *
+ * On `FLOXLOG_BUFFER_TOO_SMALL` nothing is lost: drain and call again.
+ * Afterwards the pending bytes (ending with the trailer) can still be
+ * drained; appends fail with `FLOXLOG_FINISHED`.
+ *
+ * # Safety
+ * `w` must be a live handle; `header_out` valid for `header_len` bytes;
+ * `err` may be NULL.
+ */
+floxlog_result floxlog_writer_finish(struct floxlog_writer *w,
+                                     uint8_t *header_out,
+                                     size_t header_len,
+                                     struct floxlog_error *err);
+
+/**
+ * Copies into `header_out` (at least 64 bytes) the header a reader would
+ * find at offset 0 if the writer stopped now, as the reference leaves it:
+ * uncompressed, the placeholder; LZ4, the counts as of the last emitted
+ * block. Recorders that rewrite the header as they go write this.
+ *
+ * # Safety
+ * `w` must be a live handle; `header_out` valid for `header_len` bytes.
+ */
+floxlog_result floxlog_writer_current_header(struct floxlog_writer *w,
+                                             uint8_t *header_out,
+                                             size_t header_len);
+
+/**
+ * Fills `*stats` with the writer's counts.
+ *
+ * # Safety
+ * `w` must be a live handle; `stats` writable.
+ */
+floxlog_result floxlog_writer_get_stats(struct floxlog_writer *w,
+                                        struct floxlog_writer_stats *stats);
+
+/**
  * Appends a trade. On any error the event was not accepted and everything
  * before it is intact: after `FLOXLOG_BUFFER_TOO_SMALL` drain and retry;
  * after `FLOXLOG_INDEX_FULL` finish the segment and start another.
@@ -2624,112 +2738,6 @@ floxlog_result floxlog_writer_append_raw(struct floxlog_writer *w,
                                          const uint8_t *payload,
                                          size_t len,
                                          struct floxlog_error *err);
-
-/**
- * The reference's rotation test: sets `*exceeds` to whether appending
- * `event` would take an uncompressed segment past `max_segment_bytes`
- * (`segment bytes + 12 + payload > max`). Always false for LZ4 and for a
- * segment with no events yet. Finish the segment and start a new writer
- * when it is true.
- *
- * # Safety
- * `w` must be a live handle; `event` valid; `exceeds` writable.
- */
-floxlog_result floxlog_writer_would_exceed(struct floxlog_writer *w,
-                                           const struct floxlog_event *event,
-                                           uint64_t max_segment_bytes,
-                                           bool *exceeds,
-                                           struct floxlog_error *err);
-
-/**
- * LZ4 only: emits the staged events as a block now, before it holds
- * `index_interval` events (valid, but no longer the reference's block
- * grouping). No-op when nothing is staged or uncompressed.
- *
- * # Safety
- * `w` must be a live handle; `err` may be NULL.
- */
-floxlog_result floxlog_writer_flush_block(struct floxlog_writer *w,
-                                          struct floxlog_error *err);
-
-/**
- * Points `*data` at the encoded bytes not yet drained (inside the
- * caller's `out` buffer) and sets `*len`. The bytes stay valid until the
- * next call that changes the writer (append, consume, drain, finish,
- * free). The first 64 bytes of a segment are a placeholder header: put
- * the header from `floxlog_writer_finish` at offset 0 when done.
- *
- * # Safety
- * `w` must be a live handle; `data` and `len` writable.
- */
-floxlog_result floxlog_writer_pending(struct floxlog_writer *w,
-                                      const uint8_t **data,
-                                      size_t *len);
-
-/**
- * Marks the first `n` pending bytes as taken (written out by the caller);
- * the rest move to the front of `out`. `FLOXLOG_INVALID_INPUT` (nothing
- * consumed) if `n` exceeds the pending length.
- *
- * # Safety
- * `w` must be a live handle.
- */
-floxlog_result floxlog_writer_consume(struct floxlog_writer *w,
-                                      size_t n);
-
-/**
- * Copies up to `cap` pending bytes into `dst` (caller-owned) and consumes
- * them; `*written` receives how many (0 when nothing is pending).
- *
- * # Safety
- * `w` must be a live handle; `dst` valid for `cap` bytes (NULL only with
- * 0); `written` writable.
- */
-floxlog_result floxlog_writer_drain(struct floxlog_writer *w,
-                                    uint8_t *dst,
-                                    size_t cap,
-                                    size_t *written);
-
-/**
- * Ends the segment: emits the last LZ4 block, appends the index trailer
- * to the pending bytes, and copies the final 64-byte header into
- * `header_out` (caller-owned, at least 64 bytes), which belongs at offset
- * 0 of the segment in place of the placeholder.
- *
- * On `FLOXLOG_BUFFER_TOO_SMALL` nothing is lost: drain and call again.
- * Afterwards the pending bytes (ending with the trailer) can still be
- * drained; appends fail with `FLOXLOG_FINISHED`.
- *
- * # Safety
- * `w` must be a live handle; `header_out` valid for `header_len` bytes;
- * `err` may be NULL.
- */
-floxlog_result floxlog_writer_finish(struct floxlog_writer *w,
-                                     uint8_t *header_out,
-                                     size_t header_len,
-                                     struct floxlog_error *err);
-
-/**
- * Copies into `header_out` (at least 64 bytes) the header a reader would
- * find at offset 0 if the writer stopped now, as the reference leaves it:
- * uncompressed, the placeholder; LZ4, the counts as of the last emitted
- * block. Recorders that rewrite the header as they go write this.
- *
- * # Safety
- * `w` must be a live handle; `header_out` valid for `header_len` bytes.
- */
-floxlog_result floxlog_writer_current_header(struct floxlog_writer *w,
-                                             uint8_t *header_out,
-                                             size_t header_len);
-
-/**
- * Fills `*stats` with the writer's counts.
- *
- * # Safety
- * `w` must be a live handle; `stats` writable.
- */
-floxlog_result floxlog_writer_get_stats(struct floxlog_writer *w,
-                                        struct floxlog_writer_stats *stats);
 
 /**
  * Block scratch bytes an LZ4 writer needs for blocks of up to
@@ -2865,37 +2873,6 @@ floxlog_result floxlog_book_side(const struct floxlog_book_state *book,
 floxlog_result floxlog_book_best(const struct floxlog_book_state *book,
                                  uint32_t side,
                                  struct floxlog_level *level);
-
-/**
- * The book of `symbol_id` in the tape at `path` (a tape directory or a
- * segment file) after every event stamped at or before `ts`
- * (exchange_ts_ns): its best `bid_capacity` bids into `bids_out` (highest
- * first) and best `ask_capacity` asks into `asks_out` (lowest first);
- * `*bid_count` / `*ask_count` are the levels written (fewer than the
- * capacities when the side is shorter; the capacities act as a depth).
- * Arrays may be NULL with capacity 0. The replay holds up to 65535 levels
- * a side in memory of its own, freed before returning.
- *
- * Errors name the file and byte offset in `*err`: damage in a segment,
- * `FLOXLOG_MALFORMED_RECORD` for a negative quantity or a price listed
- * twice in a snapshot side, `FLOXLOG_IO_ERROR`, `FLOXLOG_BAD_MANIFEST`.
- * The torn tail of a segment whose writer is running or died is not an
- * error (the events before it are used).
- *
- * # Safety
- * `path` NUL-terminated; the arrays writable for their capacities; the
- * counts writable; `err` may be NULL.
- */
-floxlog_result floxlog_tape_book_at(const char *path,
-                                    uint32_t symbol_id,
-                                    int64_t ts,
-                                    struct floxlog_level *bids_out,
-                                    size_t bid_capacity,
-                                    struct floxlog_level *asks_out,
-                                    size_t ask_capacity,
-                                    size_t *bid_count,
-                                    size_t *ask_count,
-                                    struct floxlog_tape_error *err);
 
 /**
  * Fills `*opts` with the defaults: time order, every event, CRCs checked,
@@ -3519,6 +3496,37 @@ floxlog_result floxlog_tape_tail_position(struct floxlog_tape_tail *t,
  * freed.
  */
 void floxlog_tape_tail_free(struct floxlog_tape_tail *t);
+
+/**
+ * The book of `symbol_id` in the tape at `path` (a tape directory or a
+ * segment file) after every event stamped at or before `ts`
+ * (exchange_ts_ns): its best `bid_capacity` bids into `bids_out` (highest
+ * first) and best `ask_capacity` asks into `asks_out` (lowest first);
+ * `*bid_count` / `*ask_count` are the levels written (fewer than the
+ * capacities when the side is shorter; the capacities act as a depth).
+ * Arrays may be NULL with capacity 0. The replay holds up to 65535 levels
+ * a side in memory of its own, freed before returning.
+ *
+ * Errors name the file and byte offset in `*err`: damage in a segment,
+ * `FLOXLOG_MALFORMED_RECORD` for a negative quantity or a price listed
+ * twice in a snapshot side, `FLOXLOG_IO_ERROR`, `FLOXLOG_BAD_MANIFEST`.
+ * The torn tail of a segment whose writer is running or died is not an
+ * error (the events before it are used).
+ *
+ * # Safety
+ * `path` NUL-terminated; the arrays writable for their capacities; the
+ * counts writable; `err` may be NULL.
+ */
+floxlog_result floxlog_tape_book_at(const char *path,
+                                    uint32_t symbol_id,
+                                    int64_t ts,
+                                    struct floxlog_level *bids_out,
+                                    size_t bid_capacity,
+                                    struct floxlog_level *asks_out,
+                                    size_t ask_capacity,
+                                    size_t *bid_count,
+                                    size_t *ask_count,
+                                    struct floxlog_tape_error *err);
 
 /**
  * Compares the tapes at `path_a` and `path_b` (directories or segment

@@ -9,6 +9,7 @@
 #![allow(clippy::field_reassign_with_default)]
 
 use crate::codec::types::*;
+use crate::codec::writer::floxlog_writer_config;
 use crate::error::floxlog_result::{self, *};
 use crate::tape::error::{floxlog_tape_error, zeroed_error};
 use crate::tape::ops::*;

@@ -19,7 +19,7 @@ pub(crate) mod writer;
 // Buffer size helpers.
 pub(crate) mod sizes;
 
-// Order books over caller storage, and a tape's book at a time.
+// Order books over caller storage.
 pub(crate) mod book;
 
 // Internal: no C items.

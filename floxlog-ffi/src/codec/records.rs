@@ -3,7 +3,11 @@
 //! payload pointers are in `event.rs`). Nothing here casts file bytes:
 //! decoded values are copied out of the core's types.
 
+use crate::codec::frame::{floxlog_block_header, floxlog_frame_header};
+use crate::codec::reader::{floxlog_index_header, floxlog_position, floxlog_read_options};
+use crate::codec::segment::floxlog_segment_header;
 use crate::codec::types::*;
+use crate::codec::writer::{floxlog_index_entry, floxlog_writer_config};
 use crate::consts::*;
 use crate::error::Fail;
 use core::mem::MaybeUninit;

@@ -5,6 +5,7 @@
 use crate::boundary::output;
 use crate::codec::event::event_ptr_in;
 use crate::codec::types::*;
+use crate::codec::writer::floxlog_writer_config;
 use crate::consts::*;
 use crate::error::{floxlog_error, floxlog_result};
 use floxlog_core::block::compress_bound;

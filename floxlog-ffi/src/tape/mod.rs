@@ -14,6 +14,9 @@ pub(crate) mod ops;
 // Follow a tape as it is written.
 pub(crate) mod tail;
 
+// One symbol's book at a time.
+pub(crate) mod book;
+
 // Compare two tapes.
 pub(crate) mod diff;
 

@@ -3,7 +3,7 @@
 //! defaults, and their checked conversion to `TapeWriterConfig`.
 
 use crate::codec::records::config_in;
-use crate::codec::types::*;
+use crate::codec::writer::floxlog_writer_config;
 use crate::error::{floxlog_result, Fail};
 use core::ffi::c_void;
 use floxlog::tape::{Durability, Layout, TapeWriterConfig};
