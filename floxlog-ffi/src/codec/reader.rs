@@ -680,3 +680,4 @@ pub struct floxlog_index_header {
     pub last_ts_ns: i64,
 }
 const _: () = assert!(size_of::<floxlog_index_header>() == FLOXLOG_INDEX_HEADER_LEN);
+floxlog_core::index_header_fields!(same_fields, floxlog_index_header);

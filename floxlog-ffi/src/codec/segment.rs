@@ -2,6 +2,7 @@
 //! needs, and the segment header.
 
 use crate::boundary::{data_in, output};
+use crate::codec::types::same_fields;
 use crate::consts::*;
 use crate::error::{floxlog_error, floxlog_result};
 use floxlog_core::{Segment, SegmentHeader};
@@ -94,3 +95,4 @@ pub struct floxlog_segment_header {
     pub reserved: [u8; 15],
 }
 const _: () = assert!(size_of::<floxlog_segment_header>() == FLOXLOG_SEGMENT_HEADER_LEN);
+floxlog_core::segment_header_fields!(same_fields, floxlog_segment_header);

@@ -5,7 +5,7 @@
 //! headers', options' and writer's structs stand beside their functions.
 
 use crate::consts::*;
-use core::mem::{align_of, offset_of, size_of};
+use core::mem::{offset_of, size_of};
 use floxlog_core::{Level, OptionQuote, Trade};
 
 /// Asserts that C mirror `$c` has core record `$core`'s size, alignment
@@ -14,15 +14,30 @@ macro_rules! same_layout {
     ($c:ident $core:ident
      $( $(#[doc = $doc:literal])* $f:ident $F:ident: $t:ident @ $off:literal, $role:ident; )*) => {
         const _: () = {
+            use core::mem::{align_of, offset_of, size_of};
             type T = $core;
             assert!(size_of::<$c>() == size_of::<T>() && align_of::<$c>() == align_of::<T>());
             $( assert!(offset_of!($c, $f) == offset_of!(T, $f) && offset_of!(T, $f) == $off); )*
         };
+        $crate::codec::types::same_fields!($c $( $f: $t; )*);
+    };
+}
+
+/// Asserts that C struct `$c` has every field of a core list with the same
+/// name and type (books and pool states: their C structs hold pointers
+/// where the wire holds counts, so only names and types can agree).
+macro_rules! same_fields {
+    ($c:ident $( $f:ident: $t:ident; )*) => {
         const _: () = {
             $( let _: fn(&$c) -> $t = |c| c.$f; )*
         };
     };
+    ($c:ident
+     $( $(#[doc = $doc:literal])* $f:ident $F:ident: $t:ident @ $off:literal, $role:ident; )*) => {
+        $crate::codec::types::same_fields!($c $( $f: $t; )*);
+    };
 }
+pub(crate) use {same_fields, same_layout};
 
 /// One price level (fixed-point, scale 1e8). Same layout as the 16-byte
 /// BookLevel of the format.
@@ -36,10 +51,8 @@ pub struct floxlog_level {
 }
 
 // Levels handed in from C are viewed as `&[Level]` without copying: both
-// are repr(C) {i64, i64}.
-const _: () = assert!(size_of::<floxlog_level>() == size_of::<Level>());
-const _: () = assert!(align_of::<floxlog_level>() == align_of::<Level>());
-const _: () = assert!(offset_of!(floxlog_level, qty_raw) == offset_of!(Level, qty_raw));
+// are repr(C) {i64, i64}, checked field by field from the core's list.
+floxlog_core::level_fields!(same_layout, floxlog_level, Level);
 const _: () = assert!(size_of::<floxlog_level>() == FLOXLOG_LEVEL_LEN);
 
 /// A trade. Field order, sizes and offsets are those of the format's
@@ -116,6 +129,7 @@ pub struct floxlog_book {
     /// Number of ask levels.
     pub ask_count: usize,
 }
+floxlog_core::book_fields!(same_fields, floxlog_book);
 
 /// An option quote. Field order, sizes and offsets are those of the
 /// 112-byte OptionQuoteRecord (frame type 4).
@@ -187,6 +201,7 @@ pub struct floxlog_pool_state {
     /// Payload length.
     pub payload_len: usize,
 }
+floxlog_core::pool_state_fields!(same_fields, floxlog_pool_state);
 
 /// The payload of a `floxlog_event`; the member to use is named by
 /// `floxlog_event.kind`.

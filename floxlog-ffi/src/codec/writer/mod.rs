@@ -7,11 +7,12 @@ use crate::boundary::{
 };
 use crate::codec::event::event_ptr_in;
 use crate::codec::records::config_in;
+use crate::codec::types::same_layout;
 use crate::codec::types::*;
 use crate::consts::*;
 use crate::error::{floxlog_error, floxlog_result, Fail};
 use crate::handle::{free, get, handle, into_c, Opaque};
-use core::mem::{align_of, offset_of, size_of, ManuallyDrop};
+use core::mem::ManuallyDrop;
 use floxlog_core::{
     BlockSlot, Compression, IndexEntry, SegmentWriter, WriterBuffers, WriterConfig,
 };
@@ -492,11 +493,9 @@ pub struct floxlog_index_entry {
     pub file_offset: u64,
 }
 // The writer's index storage is caller memory of floxlog_index_entry,
-// handed to the core as `&mut [IndexEntry]` (both repr(C) {i64, u64}).
-const _: () = assert!(size_of::<floxlog_index_entry>() == size_of::<IndexEntry>());
-const _: () = assert!(align_of::<floxlog_index_entry>() == align_of::<IndexEntry>());
-const _: () =
-    assert!(offset_of!(floxlog_index_entry, file_offset) == offset_of!(IndexEntry, file_offset));
+// handed to the core as `&mut [IndexEntry]` (both repr(C) {i64, u64}):
+// checked field by field from the core's list.
+floxlog_core::index_entry_fields!(same_layout, floxlog_index_entry, IndexEntry);
 
 /// Counts of what a writer has accepted.
 #[repr(C)]
