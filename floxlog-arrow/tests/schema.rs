@@ -3,9 +3,9 @@
 //! derived from the core's record definitions (so a change to a definition
 //! that moves a column shows here).
 
+use arrow_schema::DataType;
 use floxlog_arrow::schema::{decimal_type, level_item_field, symbol_type, timestamp_type};
 use floxlog_arrow::RecordType;
-use arrow_schema::DataType;
 
 fn columns(rt: RecordType) -> Vec<(String, DataType, bool)> {
     rt.schema()
@@ -56,7 +56,10 @@ fn book_schema_is_pinned() {
         .collect();
     assert_eq!(
         level,
-        [("price_raw".to_string(), Int64), ("qty_raw".to_string(), Int64)]
+        [
+            ("price_raw".to_string(), Int64),
+            ("qty_raw".to_string(), Int64)
+        ]
     );
 }
 
