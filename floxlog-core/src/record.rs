@@ -215,6 +215,64 @@ pub trait Fields: Copy {
     ) -> Result<Self, E>;
 }
 
+/// The `field` (byte offsets, the `pad` ones too) and `desc` (descriptors)
+/// modules of a field list, for [`define_record!`] and [`define_head!`].
+#[doc(hidden)]
+#[macro_export]
+macro_rules! field_mods {
+    (
+        { $( $(#[doc = $pdoc:literal])* pad $P:ident @ $poff:literal; )* }
+        $( $(#[doc = $doc:literal])* $f:ident $F:ident: $t:ident @ $off:literal, $role:ident; )*
+    ) => {
+        /// Byte offsets of the fields.
+        pub mod field {
+            $( $(#[doc = $doc])* pub const $F: usize = $off; )*
+            $( $(#[doc = $pdoc])* pub const $P: usize = $poff; )*
+        }
+
+        /// The field descriptors, one per field.
+        pub mod desc {
+            use $crate::record::{FieldDesc, FieldRole, Scalar};
+            $(
+                $(#[doc = $doc])*
+                pub const $F: FieldDesc = FieldDesc {
+                    name: stringify!($f),
+                    doc: concat!($($doc),*),
+                    offset: $off,
+                    ty: <$t as Scalar>::TYPE,
+                    role: FieldRole::$role,
+                };
+            )*
+        }
+    };
+}
+#[doc(hidden)]
+pub use field_mods;
+
+/// The body of a builder: each field from `$get`'s value (index and
+/// descriptor, in record order), `$range` for one the field cannot hold,
+/// the rest from `$base` (`{}` or `{ ..self }`).
+#[doc(hidden)]
+#[macro_export]
+macro_rules! build_fields {
+    ($name:ident, $get:ident, $range:ident, { $($base:tt)* }, $($f:ident $F:ident: $t:ident),*) => {{
+        use $crate::record::Scalar;
+        let mut k = 0usize;
+        Ok($name {
+            $(
+                $f: {
+                    let v = $get(k, &desc::$F)?;
+                    k += 1;
+                    <$t as Scalar>::from_value(v).ok_or_else(|| $range(&desc::$F))?
+                },
+            )*
+            $($base)*
+        })
+    }};
+}
+#[doc(hidden)]
+pub use build_fields;
+
 /// Defines a fixed-layout record from its field list: the `#[repr(C)]`
 /// struct (its offsets asserted against the wire offsets, so C mirrors can
 /// be checked and batch copies are plain), `field::NAME` offsets,
@@ -235,25 +293,9 @@ macro_rules! define_record {
             $( $(#[doc = $doc])* pub $f: $t, )*
         }
 
-        /// Byte offsets of the fields.
-        pub mod field {
-            $( $(#[doc = $doc])* pub const $F: usize = $off; )*
-            $( $(#[doc = $pdoc])* pub const $P: usize = $poff; )*
-        }
-
-        /// The field descriptors, one per field.
-        pub mod desc {
-            use $crate::record::{FieldDesc, FieldRole, Scalar};
-            $(
-                $(#[doc = $doc])*
-                pub const $F: FieldDesc = FieldDesc {
-                    name: stringify!($f),
-                    doc: concat!($($doc),*),
-                    offset: $off,
-                    ty: <$t as Scalar>::TYPE,
-                    role: FieldRole::$role,
-                };
-            )*
+        $crate::record::field_mods! {
+            { $( $(#[doc = $pdoc])* pad $P @ $poff; )* }
+            $( $(#[doc = $doc])* $f $F: $t @ $off, $role; )*
         }
 
         const _: () = {
@@ -319,17 +361,7 @@ macro_rules! define_record {
                     -> core::result::Result<$crate::record::FieldValue, E>,
                 mut range: impl FnMut(&'static $crate::record::FieldDesc) -> E,
             ) -> core::result::Result<Self, E> {
-                use $crate::record::Scalar;
-                let mut k = 0usize;
-                Ok($name {
-                    $(
-                        $f: {
-                            let v = f(k, &desc::$F)?;
-                            k += 1;
-                            <$t as Scalar>::from_value(v).ok_or_else(|| range(&desc::$F))?
-                        },
-                    )*
-                })
+                $crate::record::build_fields!($name, f, range, {}, $($f $F: $t),*)
             }
         }
 
@@ -381,25 +413,9 @@ macro_rules! define_head {
             $( $(#[doc = $tdoc])* pub $x: $xt, )*
         }
 
-        /// Byte offsets of the header fields.
-        pub mod field {
-            $( $(#[doc = $doc])* pub const $F: usize = $off; )*
-            $( $(#[doc = $pdoc])* pub const $P: usize = $poff; )*
-        }
-
-        /// The descriptors of the header fields.
-        pub mod desc {
-            use $crate::record::{FieldDesc, FieldRole, Scalar};
-            $(
-                $(#[doc = $doc])*
-                pub const $F: FieldDesc = FieldDesc {
-                    name: stringify!($f),
-                    doc: concat!($($doc),*),
-                    offset: $off,
-                    ty: <$t as Scalar>::TYPE,
-                    role: FieldRole::$role,
-                };
-            )*
+        $crate::record::field_mods! {
+            { $( $(#[doc = $pdoc])* pad $P @ $poff; )* }
+            $( $(#[doc = $doc])* $f $F: $t @ $off, $role; )*
         }
 
         const _: () = {
@@ -453,18 +469,7 @@ macro_rules! define_head {
                     -> core::result::Result<$crate::record::FieldValue, E>,
                 mut range: impl FnMut(&'static $crate::record::FieldDesc) -> E,
             ) -> core::result::Result<Self, E> {
-                use $crate::record::Scalar;
-                let mut k = 0usize;
-                Ok($name {
-                    $(
-                        $f: {
-                            let v = f(k, &desc::$F)?;
-                            k += 1;
-                            <$t as Scalar>::from_value(v).ok_or_else(|| range(&desc::$F))?
-                        },
-                    )*
-                    ..self
-                })
+                $crate::record::build_fields!($name, f, range, { ..self }, $($f $F: $t),*)
             }
         }
     };

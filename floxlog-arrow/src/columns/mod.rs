@@ -495,13 +495,8 @@ mod tests {
         assert_eq!(c.push(&Event::Book(b)).unwrap(), None);
         assert_eq!(c.push(&Event::Book(b)).unwrap(), Some(RecordType::Book));
         let p = PoolState {
-            exchange_ts_ns: 0,
-            recv_ts_ns: 0,
-            symbol_id: 0,
-            sub_type: 0,
-            venue: 0,
-            exchange_id: 0,
             payload: &[1, 2, 3],
+            ..PoolState::default()
         };
         assert_eq!(c.push(&Event::PoolState(p)).unwrap(), None);
         assert_eq!(

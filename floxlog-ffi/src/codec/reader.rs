@@ -11,7 +11,7 @@ use crate::codec::types::*;
 use crate::codec::writer::floxlog_index_entry;
 use crate::consts::*;
 use crate::error::{floxlog_error, floxlog_result, Fail};
-use crate::handle::{free, get, handle, into_c, Opaque};
+use crate::handle::{free, get, handle, into_c, opaque};
 use core::mem::MaybeUninit;
 use floxlog_core::{Error, Event, Index, IndexEntry, Reader, Segment, TradeStop};
 use floxlog_result::*;
@@ -48,13 +48,7 @@ pub(crate) struct ReaderHandle {
     compressed: bool,
 }
 
-// SAFETY: ReaderHandle is repr(C) with the u64 magic first.
-unsafe impl Opaque for floxlog_reader {
-    type Handle = ReaderHandle;
-    const MAGIC: u64 = READER_MAGIC;
-    const NULL: &'static str = "r";
-    const WRONG: &'static str = "not a floxlog_reader handle";
-}
+opaque!(floxlog_reader => ReaderHandle, magic READER_MAGIC, null "r");
 
 impl ReaderHandle {
     /// The index as validated at open: `None` without one, its error if

@@ -5,7 +5,7 @@
 
 use crate::boundary::{check_out, in_ref, put};
 use crate::error::floxlog_result;
-use crate::handle::{free, get, handle, into_c, Opaque};
+use crate::handle::{free, get, handle, into_c, opaque};
 use crate::tape::error::{floxlog_tape_error, path_in, tape_boundary, TapeFail, TapeResult};
 use core::ffi::{c_char, c_void};
 use floxlog::tape::inspect::{inspect_tape, InspectOptions, Inspection};
@@ -228,13 +228,7 @@ pub(crate) struct InspectionHandle {
     json: CString,
 }
 
-// SAFETY: InspectionHandle is repr(C) with the u64 magic first.
-unsafe impl Opaque for floxlog_inspection {
-    type Handle = InspectionHandle;
-    const MAGIC: u64 = INSPECTION_MAGIC;
-    const NULL: &'static str = "i";
-    const WRONG: &'static str = "not a floxlog_inspection handle";
-}
+opaque!(floxlog_inspection => InspectionHandle, magic INSPECTION_MAGIC, null "i");
 
 /// A C string of `s` (an interior NUL, which no path or message of ours
 /// holds, becomes U+FFFD).

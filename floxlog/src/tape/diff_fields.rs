@@ -164,13 +164,8 @@ mod tests {
         assert_eq!(s, ["bids.len: 1 vs 2", "bids[0].qty_raw: 2 vs 3"]);
 
         let p = |b: &'static [u8]| PoolState {
-            exchange_ts_ns: 0,
-            recv_ts_ns: 0,
-            symbol_id: 0,
-            sub_type: 0,
-            venue: 0,
-            exchange_id: 0,
             payload: b,
+            ..PoolState::default()
         };
         let d = field_diffs(
             &Event::PoolState(p(&[1, 2, 3])),

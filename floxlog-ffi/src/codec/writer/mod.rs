@@ -11,7 +11,7 @@ use crate::codec::types::same_layout;
 use crate::codec::types::*;
 use crate::consts::*;
 use crate::error::{floxlog_error, floxlog_result, Fail};
-use crate::handle::{free, get, handle, into_c, Opaque};
+use crate::handle::{free, get, handle, into_c, opaque};
 use core::mem::ManuallyDrop;
 use floxlog_core::{
     BlockSlot, Compression, IndexEntry, SegmentWriter, WriterBuffers, WriterConfig,
@@ -55,13 +55,7 @@ impl Drop for WriterHandle {
     }
 }
 
-// SAFETY: WriterHandle is repr(C) with the u64 magic first.
-unsafe impl Opaque for floxlog_writer {
-    type Handle = WriterHandle;
-    const MAGIC: u64 = WRITER_MAGIC;
-    const NULL: &'static str = "w";
-    const WRONG: &'static str = "not a floxlog_writer handle";
-}
+opaque!(floxlog_writer => WriterHandle, magic WRITER_MAGIC, null "w");
 
 /// Fills `*cfg` with the defaults: uncompressed, index every 1000 events,
 /// exchange 0, reference profile, created_ns 0.
