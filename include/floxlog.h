@@ -6,10 +6,18 @@
  *   for non-error statuses (FLOXLOG_END, FLOXLOG_NO_INDEX), 100..199 for
  *   data errors (100..114 are the conformance corpus's error kinds), and
  *   200..299 for usage and resource errors. The numbers are stable.
- * - Outputs are written only on success. On failure, a non-NULL
- *   floxlog_error * receives the code, byte offset and what failed
- *   (floxlog_error_format turns it into one line). There is no
- *   thread-local error state.
+ * - Errors, one rule for the whole API: the returned floxlog_result is
+ *   the error; details go to the function's last parameter `err` (NULL is
+ *   allowed). The codec's functions (floxlog_writer_*, floxlog_reader_*,
+ *   floxlog_frame_*, floxlog_segment_*, floxlog_book_*, the size helpers)
+ *   take a floxlog_error * (code, byte offset and what failed;
+ *   floxlog_error_format turns it into one line). The tape level's
+ *   (floxlog_tape_*, floxlog_inspection_*, floxlog_tail_*) take a
+ *   floxlog_tape_error * (code, file, byte offset and a printable
+ *   message). A function without `err` fails only on its arguments (a
+ *   NULL or misaligned pointer, a handle of the wrong type, a value out
+ *   of range) and returns the code alone. Outputs are written only on
+ *   success. There is no thread-local error state.
  * - Every pointer is checked: NULL or a misaligned pointer, and a buffer
  *   that is too short, give an error code, never a crash. (A pointer to
  *   memory that does not exist cannot be detected.)
@@ -50,12 +58,6 @@
  * `floxlog_strerror` and `floxlog_error_format`, NUL included.
  */
 #define FLOXLOG_MESSAGE_MAX 320
-
-/**
- * Largest decompressed block `floxlog_segment_scratch_len` asks for
- * (256 MiB; the reference's own limit is 100 MiB).
- */
-#define FLOXLOG_MAX_BLOCK_BYTES (256 << 20)
 
 /**
  * No event (a skipped frame of an unknown type).
@@ -199,6 +201,22 @@
 #define FLOXLOG_MAX_LEVELS_PER_SIDE 65535
 
 /**
+ * Largest decompressed block `floxlog_segment_scratch_len` asks for
+ * (256 MiB; the reference's own limit is 100 MiB).
+ */
+#define FLOXLOG_MAX_BLOCK_BYTES (256 << 20)
+
+/**
+ * `side` argument of `floxlog_book_best` and `floxlog_book_side`: bids.
+ */
+#define FLOXLOG_BOOK_BID 0
+
+/**
+ * `side` argument of `floxlog_book_best` and `floxlog_book_side`: asks.
+ */
+#define FLOXLOG_BOOK_ASK 1
+
+/**
  * Bytes of `floxlog_tape_error.file`, including its NUL (PATH_MAX).
  */
 #define FLOXLOG_TAPE_PATH_LEN 4096
@@ -333,16 +351,6 @@
  * a core busy while waiting).
  */
 #define FLOXLOG_TAIL_WAIT_BUSY_SPIN 2
-
-/**
- * `side` argument of `floxlog_book_best` and `floxlog_book_side`: bids.
- */
-#define FLOXLOG_BOOK_BID 0
-
-/**
- * `side` argument of `floxlog_book_best` and `floxlog_book_side`: asks.
- */
-#define FLOXLOG_BOOK_ASK 1
 
 /**
  * Size of `floxlog_diff_result.fields` (with its NUL).
@@ -1220,6 +1228,43 @@ typedef struct floxlog_writer_buffer_sizes {
 } floxlog_writer_buffer_sizes;
 
 /**
+ * One symbol's order book over level arrays the caller owns. Plain data:
+ * `floxlog_book_init` fills it; `floxlog_book_apply` keeps `bids[0 ..
+ * bid_count]` sorted by price descending (best bid first) and `asks[0 ..
+ * ask_count]` ascending (best ask first), one level per price. The caller
+ * may read the levels directly; it must not change the struct or the
+ * arrays between calls (a struct that no longer describes a sorted book
+ * is refused with `FLOXLOG_INVALID_INPUT`). No memory is allocated, and
+ * nothing needs freeing beyond the caller's own arrays.
+ */
+typedef struct floxlog_book_state {
+  /**
+   * Bid storage: `bid_capacity` levels.
+   */
+  struct floxlog_level *bids;
+  /**
+   * Most bid levels the book can hold.
+   */
+  size_t bid_capacity;
+  /**
+   * Bid levels held.
+   */
+  size_t bid_count;
+  /**
+   * Ask storage: `ask_capacity` levels.
+   */
+  struct floxlog_level *asks;
+  /**
+   * Most ask levels the book can hold.
+   */
+  size_t ask_capacity;
+  /**
+   * Ask levels held.
+   */
+  size_t ask_count;
+} floxlog_book_state;
+
+/**
  * Which events a tape reader returns. All-zero means every event.
  */
 typedef struct floxlog_tape_filter {
@@ -1911,43 +1956,6 @@ typedef struct floxlog_tail_options {
 } floxlog_tail_options;
 
 /**
- * One symbol's order book over level arrays the caller owns. Plain data:
- * `floxlog_book_init` fills it; `floxlog_book_apply` keeps `bids[0 ..
- * bid_count]` sorted by price descending (best bid first) and `asks[0 ..
- * ask_count]` ascending (best ask first), one level per price. The caller
- * may read the levels directly; it must not change the struct or the
- * arrays between calls (a struct that no longer describes a sorted book
- * is refused with `FLOXLOG_INVALID_INPUT`). No memory is allocated, and
- * nothing needs freeing beyond the caller's own arrays.
- */
-typedef struct floxlog_book_state {
-  /**
-   * Bid storage: `bid_capacity` levels.
-   */
-  struct floxlog_level *bids;
-  /**
-   * Most bid levels the book can hold.
-   */
-  size_t bid_capacity;
-  /**
-   * Bid levels held.
-   */
-  size_t bid_count;
-  /**
-   * Ask storage: `ask_capacity` levels.
-   */
-  struct floxlog_level *asks;
-  /**
-   * Most ask levels the book can hold.
-   */
-  size_t ask_capacity;
-  /**
-   * Ask levels held.
-   */
-  size_t ask_count;
-} floxlog_book_state;
-
-/**
  * Options of `floxlog_tape_diff`. All-zero is the default: events in file
  * order.
  */
@@ -2501,6 +2509,112 @@ floxlog_result floxlog_writer_new(const struct floxlog_writer_config *cfg,
 void floxlog_writer_free(struct floxlog_writer *w);
 
 /**
+ * The reference's rotation test: sets `*exceeds` to whether appending
+ * `event` would take an uncompressed segment past `max_segment_bytes`
+ * (`segment bytes + 12 + payload > max`). Always false for LZ4 and for a
+ * segment with no events yet. Finish the segment and start a new writer
+ * when it is true.
+ *
+ * # Safety
+ * `w` must be a live handle; `event` valid; `exceeds` writable.
+ */
+floxlog_result floxlog_writer_would_exceed(struct floxlog_writer *w,
+                                           const struct floxlog_event *event,
+                                           uint64_t max_segment_bytes,
+                                           bool *exceeds,
+                                           struct floxlog_error *err);
+
+/**
+ * LZ4 only: emits the staged events as a block now, before it holds
+ * `index_interval` events (valid, but no longer the reference's block
+ * grouping). No-op when nothing is staged or uncompressed.
+ *
+ * # Safety
+ * `w` must be a live handle; `err` may be NULL.
+ */
+floxlog_result floxlog_writer_flush_block(struct floxlog_writer *w,
+                                          struct floxlog_error *err);
+
+/**
+ * Points `*data` at the encoded bytes not yet drained (inside the
+ * caller's `out` buffer) and sets `*len`. The bytes stay valid until the
+ * next call that changes the writer (append, consume, drain, finish,
+ * free). The first 64 bytes of a segment are a placeholder header: put
+ * the header from `floxlog_writer_finish` at offset 0 when done.
+ *
+ * # Safety
+ * `w` must be a live handle; `data` and `len` writable.
+ */
+floxlog_result floxlog_writer_pending(struct floxlog_writer *w,
+                                      const uint8_t **data,
+                                      size_t *len);
+
+/**
+ * Marks the first `n` pending bytes as taken (written out by the caller);
+ * the rest move to the front of `out`. `FLOXLOG_INVALID_INPUT` (nothing
+ * consumed) if `n` exceeds the pending length.
+ *
+ * # Safety
+ * `w` must be a live handle.
+ */
+floxlog_result floxlog_writer_consume(struct floxlog_writer *w,
+                                      size_t n);
+
+/**
+ * Copies up to `cap` pending bytes into `dst` (caller-owned) and consumes
+ * them; `*written` receives how many (0 when nothing is pending).
+ *
+ * # Safety
+ * `w` must be a live handle; `dst` valid for `cap` bytes (NULL only with
+ * 0); `written` writable.
+ */
+floxlog_result floxlog_writer_drain(struct floxlog_writer *w,
+                                    uint8_t *dst,
+                                    size_t cap,
+                                    size_t *written);
+
+/**
+ * Ends the segment: emits the last LZ4 block, appends the index trailer
+ * to the pending bytes, and copies the final 64-byte header into
+ * `header_out` (caller-owned, at least 64 bytes), which belongs at offset
+ * 0 of the segment in place of the placeholder.
+ *
+ * On `FLOXLOG_BUFFER_TOO_SMALL` nothing is lost: drain and call again.
+ * Afterwards the pending bytes (ending with the trailer) can still be
+ * drained; appends fail with `FLOXLOG_FINISHED`.
+ *
+ * # Safety
+ * `w` must be a live handle; `header_out` valid for `header_len` bytes;
+ * `err` may be NULL.
+ */
+floxlog_result floxlog_writer_finish(struct floxlog_writer *w,
+                                     uint8_t *header_out,
+                                     size_t header_len,
+                                     struct floxlog_error *err);
+
+/**
+ * Copies into `header_out` (at least 64 bytes) the header a reader would
+ * find at offset 0 if the writer stopped now, as the reference leaves it:
+ * uncompressed, the placeholder; LZ4, the counts as of the last emitted
+ * block. Recorders that rewrite the header as they go write this.
+ *
+ * # Safety
+ * `w` must be a live handle; `header_out` valid for `header_len` bytes.
+ */
+floxlog_result floxlog_writer_current_header(struct floxlog_writer *w,
+                                             uint8_t *header_out,
+                                             size_t header_len);
+
+/**
+ * Fills `*stats` with the writer's counts.
+ *
+ * # Safety
+ * `w` must be a live handle; `stats` writable.
+ */
+floxlog_result floxlog_writer_get_stats(struct floxlog_writer *w,
+                                        struct floxlog_writer_stats *stats);
+
+/**
  * Appends a trade. On any error the event was not accepted and everything
  * before it is intact: after `FLOXLOG_BUFFER_TOO_SMALL` drain and retry;
  * after `FLOXLOG_INDEX_FULL` finish the segment and start another.
@@ -2626,112 +2740,6 @@ floxlog_result floxlog_writer_append_raw(struct floxlog_writer *w,
                                          struct floxlog_error *err);
 
 /**
- * The reference's rotation test: sets `*exceeds` to whether appending
- * `event` would take an uncompressed segment past `max_segment_bytes`
- * (`segment bytes + 12 + payload > max`). Always false for LZ4 and for a
- * segment with no events yet. Finish the segment and start a new writer
- * when it is true.
- *
- * # Safety
- * `w` must be a live handle; `event` valid; `exceeds` writable.
- */
-floxlog_result floxlog_writer_would_exceed(struct floxlog_writer *w,
-                                           const struct floxlog_event *event,
-                                           uint64_t max_segment_bytes,
-                                           bool *exceeds,
-                                           struct floxlog_error *err);
-
-/**
- * LZ4 only: emits the staged events as a block now, before it holds
- * `index_interval` events (valid, but no longer the reference's block
- * grouping). No-op when nothing is staged or uncompressed.
- *
- * # Safety
- * `w` must be a live handle; `err` may be NULL.
- */
-floxlog_result floxlog_writer_flush_block(struct floxlog_writer *w,
-                                          struct floxlog_error *err);
-
-/**
- * Points `*data` at the encoded bytes not yet drained (inside the
- * caller's `out` buffer) and sets `*len`. The bytes stay valid until the
- * next call that changes the writer (append, consume, drain, finish,
- * free). The first 64 bytes of a segment are a placeholder header: put
- * the header from `floxlog_writer_finish` at offset 0 when done.
- *
- * # Safety
- * `w` must be a live handle; `data` and `len` writable.
- */
-floxlog_result floxlog_writer_pending(struct floxlog_writer *w,
-                                      const uint8_t **data,
-                                      size_t *len);
-
-/**
- * Marks the first `n` pending bytes as taken (written out by the caller);
- * the rest move to the front of `out`. `FLOXLOG_INVALID_INPUT` (nothing
- * consumed) if `n` exceeds the pending length.
- *
- * # Safety
- * `w` must be a live handle.
- */
-floxlog_result floxlog_writer_consume(struct floxlog_writer *w,
-                                      size_t n);
-
-/**
- * Copies up to `cap` pending bytes into `dst` (caller-owned) and consumes
- * them; `*written` receives how many (0 when nothing is pending).
- *
- * # Safety
- * `w` must be a live handle; `dst` valid for `cap` bytes (NULL only with
- * 0); `written` writable.
- */
-floxlog_result floxlog_writer_drain(struct floxlog_writer *w,
-                                    uint8_t *dst,
-                                    size_t cap,
-                                    size_t *written);
-
-/**
- * Ends the segment: emits the last LZ4 block, appends the index trailer
- * to the pending bytes, and copies the final 64-byte header into
- * `header_out` (caller-owned, at least 64 bytes), which belongs at offset
- * 0 of the segment in place of the placeholder.
- *
- * On `FLOXLOG_BUFFER_TOO_SMALL` nothing is lost: drain and call again.
- * Afterwards the pending bytes (ending with the trailer) can still be
- * drained; appends fail with `FLOXLOG_FINISHED`.
- *
- * # Safety
- * `w` must be a live handle; `header_out` valid for `header_len` bytes;
- * `err` may be NULL.
- */
-floxlog_result floxlog_writer_finish(struct floxlog_writer *w,
-                                     uint8_t *header_out,
-                                     size_t header_len,
-                                     struct floxlog_error *err);
-
-/**
- * Copies into `header_out` (at least 64 bytes) the header a reader would
- * find at offset 0 if the writer stopped now, as the reference leaves it:
- * uncompressed, the placeholder; LZ4, the counts as of the last emitted
- * block. Recorders that rewrite the header as they go write this.
- *
- * # Safety
- * `w` must be a live handle; `header_out` valid for `header_len` bytes.
- */
-floxlog_result floxlog_writer_current_header(struct floxlog_writer *w,
-                                             uint8_t *header_out,
-                                             size_t header_len);
-
-/**
- * Fills `*stats` with the writer's counts.
- *
- * # Safety
- * `w` must be a live handle; `stats` writable.
- */
-floxlog_result floxlog_writer_get_stats(struct floxlog_writer *w,
-                                        struct floxlog_writer_stats *stats);
-
-/**
  * Block scratch bytes an LZ4 writer needs for blocks of up to
  * `max_block_bytes` frame bytes (staging plus the sorted copy: twice).
  * Saturates at SIZE_MAX.
@@ -2790,6 +2798,81 @@ floxlog_result floxlog_writer_get_buffer_sizes(const struct floxlog_writer_confi
                                                uint64_t max_events,
                                                struct floxlog_writer_buffer_sizes *sizes,
                                                struct floxlog_error *err);
+
+/**
+ * Sets up `*book` over `bids` (`bid_capacity` levels) and `asks`
+ * (`ask_capacity` levels), both empty; the arrays are zeroed. The arrays
+ * stay the caller's; they must outlive every use of `*book` and must not
+ * overlap. A NULL array is allowed with capacity 0 (that side can only be
+ * empty).
+ *
+ * # Safety
+ * `book` writable; each array writable for its capacity; `err` may be
+ * NULL.
+ */
+floxlog_result floxlog_book_init(struct floxlog_book_state *book,
+                                 struct floxlog_level *bids,
+                                 size_t bid_capacity,
+                                 struct floxlog_level *asks,
+                                 size_t ask_capacity,
+                                 struct floxlog_error *err);
+
+/**
+ * Applies a book event (`FLOXLOG_EVENT_BOOK_SNAPSHOT` or
+ * `FLOXLOG_EVENT_BOOK_DELTA`) to `*book`, as spec 1.0 says: a snapshot
+ * replaces each side with its listed levels; a delta sets the level of
+ * each listed price with `qty_raw > 0` and removes it with `qty_raw ==
+ * 0`. The event's `symbol_id` is not checked (one book is one symbol's).
+ * `offset` is the event's byte offset, reported in `err->offset` on a
+ * data error.
+ *
+ * Errors: `FLOXLOG_MALFORMED_RECORD` (a negative `qty_raw`, a price listed
+ * twice on one side of a snapshot), `FLOXLOG_CAPACITY_EXCEEDED` (a side
+ * would need more levels than its capacity; `err->needed` says how many),
+ * `FLOXLOG_INVALID_INPUT` (not a book event, event levels inside the
+ * book's storage, a struct that is not a sorted book). After a data or
+ * capacity error the book is empty; after the others it is unchanged.
+ *
+ * # Safety
+ * `book` initialised by `floxlog_book_init`; `event` valid (its level
+ * arrays too); `err` may be NULL.
+ */
+floxlog_result floxlog_book_apply(struct floxlog_book_state *book,
+                                  const struct floxlog_event *event,
+                                  uint64_t offset,
+                                  struct floxlog_error *err);
+
+/**
+ * Empties both sides of `*book` (the storage is kept).
+ *
+ * # Safety
+ * `book` NULL or writable.
+ */
+floxlog_result floxlog_book_clear(struct floxlog_book_state *book);
+
+/**
+ * The levels of one side (`FLOXLOG_BOOK_BID` or `FLOXLOG_BOOK_ASK`),
+ * best first: `*levels` points into the book's storage (valid until the
+ * next apply or clear), `*count` levels.
+ *
+ * # Safety
+ * `book` valid; `levels` and `count` writable.
+ */
+floxlog_result floxlog_book_side(const struct floxlog_book_state *book,
+                                 uint32_t side,
+                                 const struct floxlog_level **levels,
+                                 size_t *count);
+
+/**
+ * The best level of one side (highest bid, lowest ask) in `*level`:
+ * `FLOXLOG_OK`, or `FLOXLOG_END` if the side is empty (`*level` untouched).
+ *
+ * # Safety
+ * `book` valid; `level` writable.
+ */
+floxlog_result floxlog_book_best(const struct floxlog_book_state *book,
+                                 uint32_t side,
+                                 struct floxlog_level *level);
 
 /**
  * Fills `*opts` with the defaults: time order, every event, CRCs checked,
@@ -3413,81 +3496,6 @@ floxlog_result floxlog_tape_tail_position(struct floxlog_tape_tail *t,
  * freed.
  */
 void floxlog_tape_tail_free(struct floxlog_tape_tail *t);
-
-/**
- * Sets up `*book` over `bids` (`bid_capacity` levels) and `asks`
- * (`ask_capacity` levels), both empty; the arrays are zeroed. The arrays
- * stay the caller's; they must outlive every use of `*book` and must not
- * overlap. A NULL array is allowed with capacity 0 (that side can only be
- * empty).
- *
- * # Safety
- * `book` writable; each array writable for its capacity; `err` may be
- * NULL.
- */
-floxlog_result floxlog_book_init(struct floxlog_book_state *book,
-                                 struct floxlog_level *bids,
-                                 size_t bid_capacity,
-                                 struct floxlog_level *asks,
-                                 size_t ask_capacity,
-                                 struct floxlog_error *err);
-
-/**
- * Applies a book event (`FLOXLOG_EVENT_BOOK_SNAPSHOT` or
- * `FLOXLOG_EVENT_BOOK_DELTA`) to `*book`, as spec 1.0 says: a snapshot
- * replaces each side with its listed levels; a delta sets the level of
- * each listed price with `qty_raw > 0` and removes it with `qty_raw ==
- * 0`. The event's `symbol_id` is not checked (one book is one symbol's).
- * `offset` is the event's byte offset, reported in `err->offset` on a
- * data error.
- *
- * Errors: `FLOXLOG_MALFORMED_RECORD` (a negative `qty_raw`, a price listed
- * twice on one side of a snapshot), `FLOXLOG_CAPACITY_EXCEEDED` (a side
- * would need more levels than its capacity; `err->needed` says how many),
- * `FLOXLOG_INVALID_INPUT` (not a book event, event levels inside the
- * book's storage, a struct that is not a sorted book). After a data or
- * capacity error the book is empty; after the others it is unchanged.
- *
- * # Safety
- * `book` initialised by `floxlog_book_init`; `event` valid (its level
- * arrays too); `err` may be NULL.
- */
-floxlog_result floxlog_book_apply(struct floxlog_book_state *book,
-                                  const struct floxlog_event *event,
-                                  uint64_t offset,
-                                  struct floxlog_error *err);
-
-/**
- * Empties both sides of `*book` (the storage is kept).
- *
- * # Safety
- * `book` NULL or writable.
- */
-floxlog_result floxlog_book_clear(struct floxlog_book_state *book);
-
-/**
- * The levels of one side (`FLOXLOG_BOOK_BID` or `FLOXLOG_BOOK_ASK`),
- * best first: `*levels` points into the book's storage (valid until the
- * next apply or clear), `*count` levels.
- *
- * # Safety
- * `book` valid; `levels` and `count` writable.
- */
-floxlog_result floxlog_book_side(const struct floxlog_book_state *book,
-                                 uint32_t side,
-                                 const struct floxlog_level **levels,
-                                 size_t *count);
-
-/**
- * The best level of one side (highest bid, lowest ask) in `*level`:
- * `FLOXLOG_OK`, or `FLOXLOG_END` if the side is empty (`*level` untouched).
- *
- * # Safety
- * `book` valid; `level` writable.
- */
-floxlog_result floxlog_book_best(const struct floxlog_book_state *book,
-                                 uint32_t side,
-                                 struct floxlog_level *level);
 
 /**
  * The book of `symbol_id` in the tape at `path` (a tape directory or a

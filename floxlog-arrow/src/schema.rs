@@ -10,8 +10,8 @@
 //! times cost four bytes a row, and Parquet, DuckDB and pandas read it as
 //! a string or categorical column).
 
-use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef, TimeUnit};
-use floxlog_core::{FieldDesc, FieldRole, FieldType, OptionQuote, Record, Trade};
+use arrow_schema::{DataType, Field, Fields as ArrowFields, Schema, SchemaRef, TimeUnit};
+use floxlog_core::{Book, FieldRole, FieldType, Fields, Level, OptionQuote, PoolState, Trade};
 use std::sync::Arc;
 
 /// Precision of the decimal columns.
@@ -119,10 +119,11 @@ impl RecordType {
     /// The raw fields whose definition says 0 means unknown (writers may
     /// leave them out).
     pub fn optional_fields(self) -> Vec<&'static str> {
-        let fields: &[FieldDesc] = match self {
-            RecordType::Trade => Trade::FIELDS,
-            RecordType::OptionQuote => OptionQuote::FIELDS,
-            RecordType::Book | RecordType::PoolState => &[],
+        let fields = match self {
+            RecordType::Trade => Trade::FIXED,
+            RecordType::OptionQuote => OptionQuote::FIXED,
+            RecordType::Book => Book::FIXED,
+            RecordType::PoolState => PoolState::FIXED,
         };
         fields
             .iter()
@@ -149,7 +150,7 @@ fn trade_only_column() -> &'static str {
     // (The doc above: a table may carry a fixed-point column's decimal
     // twin instead.)
     let others = [book_schema(), option_quote_schema(), pool_state_schema()];
-    Trade::FIELDS
+    Trade::FIXED
         .iter()
         .filter(|d| d.role != FieldRole::Fixed)
         .map(|d| d.name)
@@ -187,11 +188,8 @@ fn tail() -> [Field; 3] {
 }
 
 /// One book level: `struct<price_raw: int64, qty_raw: int64>`.
-pub fn level_fields() -> Fields {
-    Fields::from(vec![
-        f("price_raw", DataType::Int64),
-        f("qty_raw", DataType::Int64),
-    ])
+pub fn level_fields() -> ArrowFields {
+    ArrowFields::from_iter(raw_fields::<Level>())
 }
 
 /// The list item field of `bids` / `asks`.
@@ -214,17 +212,19 @@ pub fn raw_type(t: FieldType) -> DataType {
     }
 }
 
+/// The raw columns of a record's fixed fields, in record order.
+fn raw_fields<R: Fields>() -> impl Iterator<Item = Field> {
+    R::FIXED.iter().map(|d| f(d.name, raw_type(d.ty)))
+}
+
 /// A fixed-layout record's table, from its definition: the raw columns in
 /// record order, the [`tail`], then a decimal twin of each fixed-point
 /// field (its name without `_raw`).
-pub fn record_schema<R: Record>() -> SchemaRef {
-    let mut v: Vec<Field> = R::FIELDS
-        .iter()
-        .map(|d| f(d.name, raw_type(d.ty)))
-        .collect();
+pub fn record_schema<R: Fields>() -> SchemaRef {
+    let mut v: Vec<Field> = raw_fields::<R>().collect();
     v.extend(tail());
     v.extend(
-        R::FIELDS
+        R::FIXED
             .iter()
             .filter(|d| d.role == FieldRole::Fixed)
             .map(|d| f(d.decimal_name(), decimal_type())),
@@ -237,20 +237,11 @@ pub fn trade_schema() -> SchemaRef {
     record_schema::<Trade>()
 }
 
-/// Book snapshots and deltas.
+/// Book snapshots and deltas: `kind`, the header's fields, the levels.
 pub fn book_schema() -> SchemaRef {
-    let mut v = vec![
-        f("kind", DataType::Utf8),
-        f("exchange_ts_ns", DataType::Int64),
-        f("recv_ts_ns", DataType::Int64),
-        f("seq", DataType::Int64),
-        f("symbol_id", DataType::UInt32),
-        f("header_type", DataType::UInt8),
-        f("instrument", DataType::UInt8),
-        f("exchange_id", DataType::UInt16),
-        f("bids", levels_type()),
-        f("asks", levels_type()),
-    ];
+    let mut v = vec![f("kind", DataType::Utf8)];
+    v.extend(raw_fields::<Book>());
+    v.extend([f("bids", levels_type()), f("asks", levels_type())]);
     v.extend(tail());
     Arc::new(Schema::new(v))
 }
@@ -260,17 +251,11 @@ pub fn option_quote_schema() -> SchemaRef {
     record_schema::<OptionQuote>()
 }
 
-/// Pool states (`payload` is the opaque venue payload).
+/// Pool states: the header's fields, then `payload`, the opaque venue
+/// payload.
 pub fn pool_state_schema() -> SchemaRef {
-    let mut v = vec![
-        f("exchange_ts_ns", DataType::Int64),
-        f("recv_ts_ns", DataType::Int64),
-        f("symbol_id", DataType::UInt32),
-        f("sub_type", DataType::UInt8),
-        f("venue", DataType::UInt8),
-        f("exchange_id", DataType::UInt16),
-        f("payload", DataType::Binary),
-    ];
+    let mut v: Vec<Field> = raw_fields::<PoolState>().collect();
+    v.push(f("payload", DataType::Binary));
     v.extend(tail());
     Arc::new(Schema::new(v))
 }

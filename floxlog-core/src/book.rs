@@ -3,35 +3,67 @@
 
 use crate::consts::frame_type;
 use crate::error::{malformed, Result};
-use crate::le::{i64_at, put_i64, put_u16, put_u32, u16_at, u32_at};
+use crate::le::{put_u16, u16_at};
+use crate::record::define_head;
 
-/// Byte offsets of the book header fields.
-pub mod field {
-    /// `i64` exchange timestamp.
-    pub const EXCHANGE_TS_NS: usize = 0;
-    /// `i64` receive timestamp.
-    pub const RECV_TS_NS: usize = 8;
-    /// `i64` source sequence number.
-    pub const SEQ: usize = 16;
-    /// `u32` symbol tag.
-    pub const SYMBOL_ID: usize = 24;
-    /// `u16` bid levels.
-    pub const BID_COUNT: usize = 28;
-    /// `u16` ask levels.
-    pub const ASK_COUNT: usize = 30;
-    /// `u8` header type (flox: 0 snapshot / 1 delta; spec: 2 / 3).
-    pub const TYPE: usize = 32;
-    /// `u8` instrument code.
-    pub const INSTRUMENT: usize = 33;
-    /// `u16` exchange tag.
-    pub const EXCHANGE_ID: usize = 34;
-    /// `u32` padding, zero.
-    pub const PAD: usize = 36;
-    /// Level: `i64` price.
-    pub const LEVEL_PRICE_RAW: usize = 0;
-    /// Level: `i64` quantity.
-    pub const LEVEL_QTY_RAW: usize = 8;
+/// The book header's field list, in record order (as
+/// [`crate::trade_fields`]); the level counts and the padding are not
+/// fields: the levels give the one, the other is zero.
+#[macro_export]
+macro_rules! book_fields {
+    ($m:ident $(, $arg:tt)*) => {
+        $m! {
+            $($arg)*
+            /// Exchange-side timestamp, ns.
+            exchange_ts_ns EXCHANGE_TS_NS: i64 @ 0, Timestamp;
+            /// Receiver-side timestamp, ns.
+            recv_ts_ns RECV_TS_NS: i64 @ 8, Timestamp;
+            /// Source sequence number; 0 if not provided.
+            seq SEQ: i64 @ 16, Plain;
+            /// Symbol tag.
+            symbol_id SYMBOL_ID: u32 @ 24, Plain;
+            /// The byte stored in `BookRecordHeader.type` (flox 0/1, spec
+            /// 2/3). Writers take 0 as "the kind's own byte" (a delta is
+            /// stored with 1 under the reference profile); any other byte
+            /// must agree with `kind`.
+            header_type TYPE: u8 @ 32, Plain;
+            /// Instrument code.
+            instrument INSTRUMENT: u8 @ 33, Plain;
+            /// Exchange tag.
+            exchange_id EXCHANGE_ID: u16 @ 34, Plain;
+        }
+    };
 }
+
+/// The book level's field list (16 bytes).
+#[macro_export]
+macro_rules! level_fields {
+    ($m:ident $(, $arg:tt)*) => {
+        $m! {
+            $($arg)*
+            /// Price, fixed-point 1e8.
+            price_raw PRICE_RAW: i64 @ 0, Fixed;
+            /// Quantity, fixed-point 1e8 (0 removes the level in a delta).
+            qty_raw QTY_RAW: i64 @ 8, Fixed;
+        }
+    };
+}
+
+/// The level record (its own `field` and `desc` modules).
+pub mod level {
+    use crate::record::define_record;
+
+    level_fields!(define_record, {
+        /// One price level.
+        ///
+        /// `#[repr(C)]` so that C callers can hand arrays of their own
+        /// identical struct to the writer; file bytes are never cast to it.
+        struct Level;
+        what "book level";
+        len 16;
+    });
+}
+pub use level::Level;
 
 /// Book header length.
 pub const BOOK_HEADER_LEN: usize = 40;
@@ -41,9 +73,10 @@ pub const LEVEL_LEN: usize = 16;
 pub const MAX_LEVELS_PER_SIDE: usize = u16::MAX as usize;
 
 /// Snapshot or delta; decides the frame type.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum BookKind {
     /// Levels replace each side (frame type 2).
+    #[default]
     Snapshot,
     /// Levels upsert (qty > 0) or remove (qty == 0) (frame type 3).
     Delta,
@@ -73,19 +106,6 @@ impl BookKind {
             BookKind::Delta => 1,
         }
     }
-}
-
-/// One price level.
-///
-/// `#[repr(C)]` so that C callers can hand arrays of their own identical
-/// struct to the writer; file bytes are never cast to it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Hash)]
-#[repr(C)]
-pub struct Level {
-    /// Price, fixed-point 1e8.
-    pub price_raw: i64,
-    /// Quantity, fixed-point 1e8 (0 removes the level in a delta).
-    pub qty_raw: i64,
 }
 
 /// The levels of one side: decoded values the caller owns, or the encoded
@@ -128,10 +148,7 @@ impl<'a> Levels<'a> {
             Levels::Wire(b) => {
                 let at = i.checked_mul(LEVEL_LEN)?;
                 let l = b.get(at..at.checked_add(LEVEL_LEN)?)?;
-                Some(Level {
-                    price_raw: i64_at(l, field::LEVEL_PRICE_RAW),
-                    qty_raw: i64_at(l, field::LEVEL_QTY_RAW),
-                })
+                Some(Level::from_payload(l.try_into().ok()?))
             }
         }
     }
@@ -148,8 +165,9 @@ impl<'a> Levels<'a> {
             Levels::Wire(b) => out.copy_from_slice(b),
             Levels::Slice(s) => {
                 for (l, o) in s.iter().zip(out.chunks_exact_mut(LEVEL_LEN)) {
-                    put_i64(o, field::LEVEL_PRICE_RAW, l.price_raw);
-                    put_i64(o, field::LEVEL_QTY_RAW, l.qty_raw);
+                    if let Ok(o) = o.try_into() {
+                        l.emit(o);
+                    }
                 }
             }
         }
@@ -169,87 +187,69 @@ impl PartialEq for Levels<'_> {
 }
 impl Eq for Levels<'_> {}
 
-/// A book snapshot or delta. From the reader, `bids`/`asks` are
-/// [`Levels::Wire`] views into the segment (or the block scratch); for the
-/// writer, either form.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Book<'a> {
-    /// Snapshot or delta (the frame type).
-    pub kind: BookKind,
-    /// Exchange-side timestamp, ns.
-    pub exchange_ts_ns: i64,
-    /// Receiver-side timestamp, ns.
-    pub recv_ts_ns: i64,
-    /// Source sequence number; 0 if not provided.
-    pub seq: i64,
-    /// Symbol tag.
-    pub symbol_id: u32,
-    /// The byte stored in `BookRecordHeader.type` (flox 0/1, spec 2/3).
-    /// Writers take 0 as "the kind's own byte" (a delta is stored with 1
-    /// under the reference profile); any other byte must agree with `kind`.
-    pub header_type: u8,
-    /// Instrument code.
-    pub instrument: u8,
-    /// Exchange tag.
-    pub exchange_id: u16,
-    /// Bid levels.
-    pub bids: Levels<'a>,
-    /// Ask levels.
-    pub asks: Levels<'a>,
-}
+book_fields!(define_head, {
+    /// A book snapshot or delta. From the reader, `bids`/`asks` are
+    /// [`Levels::Wire`] views into the segment (or the block scratch); for
+    /// the writer, either form.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+    struct Book<'a>;
+    header 40;
+    /// `u16` bid levels.
+    pad BID_COUNT @ 28;
+    /// `u16` ask levels.
+    pad ASK_COUNT @ 30;
+    /// `u32` padding, zero.
+    pad PAD @ 36;
+    lead {
+        /// Snapshot or delta (the frame type).
+        kind: BookKind,
+    }
+    tail {
+        /// Bid levels.
+        bids: Levels<'a>,
+        /// Ask levels.
+        asks: Levels<'a>,
+    }
+});
 
 impl<'a> Book<'a> {
     /// Decodes a book payload of frame `kind`. The level counts must account
     /// for exactly the bytes after the header, and the header type byte must
     /// agree with the frame type (0 or 2 for a snapshot, 1 or 3 for a delta).
     pub fn parse(kind: BookKind, b: &'a [u8], at: u64) -> Result<Book<'a>> {
-        if b.len() < BOOK_HEADER_LEN {
+        let Some((h, levels)) = b.split_first_chunk::<BOOK_HEADER_LEN>() else {
             return Err(malformed(
                 at,
                 "book payload shorter than its 40-byte header",
             ));
+        };
+        let bids = u16_at(h, field::BID_COUNT) as usize;
+        let asks = u16_at(h, field::ASK_COUNT) as usize;
+        let counts = "book level counts do not match the payload size";
+        if (bids + asks) * LEVEL_LEN != levels.len() {
+            return Err(malformed(at, counts));
         }
-        let bids = u16_at(b, field::BID_COUNT) as usize;
-        let asks = u16_at(b, field::ASK_COUNT) as usize;
-        if BOOK_HEADER_LEN + (bids + asks) * LEVEL_LEN != b.len() {
-            return Err(malformed(
-                at,
-                "book level counts do not match the payload size",
-            ));
-        }
-        let header_type = b[field::TYPE];
-        if !kind.accepts_header_type(header_type) {
+        if !kind.accepts_header_type(h[field::TYPE]) {
             return Err(malformed(at, "book header type contradicts the frame type"));
         }
-        let split = BOOK_HEADER_LEN + bids * LEVEL_LEN;
-        Ok(Book {
+        let Some((bids, asks)) = levels.split_at_checked(bids * LEVEL_LEN) else {
+            return Err(malformed(at, counts));
+        };
+        Ok(Book::from_header(
+            h,
             kind,
-            exchange_ts_ns: i64_at(b, field::EXCHANGE_TS_NS),
-            recv_ts_ns: i64_at(b, field::RECV_TS_NS),
-            seq: i64_at(b, field::SEQ),
-            symbol_id: u32_at(b, field::SYMBOL_ID),
-            header_type,
-            instrument: b[field::INSTRUMENT],
-            exchange_id: u16_at(b, field::EXCHANGE_ID),
-            bids: Levels::Wire(&b[BOOK_HEADER_LEN..split]),
-            asks: Levels::Wire(&b[split..]),
-        })
+            Levels::Wire(bids),
+            Levels::Wire(asks),
+        ))
     }
 
     /// The header fields without the levels (for owners that keep the
     /// levels elsewhere).
     pub fn without_levels(&self) -> Book<'static> {
         Book {
-            kind: self.kind,
-            exchange_ts_ns: self.exchange_ts_ns,
-            recv_ts_ns: self.recv_ts_ns,
-            seq: self.seq,
-            symbol_id: self.symbol_id,
-            header_type: self.header_type,
-            instrument: self.instrument,
-            exchange_id: self.exchange_id,
             bids: Levels::Slice(&[]),
             asks: Levels::Slice(&[]),
+            ..*self
         }
     }
 
@@ -266,19 +266,17 @@ impl<'a> Book<'a> {
     /// Encodes into `out` (exactly [`Book::len`] bytes) with header type
     /// byte `header_type`.
     pub(crate) fn emit(&self, header_type: u8, out: &mut [u8]) {
-        put_i64(out, field::EXCHANGE_TS_NS, self.exchange_ts_ns);
-        put_i64(out, field::RECV_TS_NS, self.recv_ts_ns);
-        put_i64(out, field::SEQ, self.seq);
-        put_u32(out, field::SYMBOL_ID, self.symbol_id);
-        put_u16(out, field::BID_COUNT, self.bids.len() as u16);
-        put_u16(out, field::ASK_COUNT, self.asks.len() as u16);
-        out[field::TYPE] = header_type;
-        out[field::INSTRUMENT] = self.instrument;
-        put_u16(out, field::EXCHANGE_ID, self.exchange_id);
-        put_u32(out, field::PAD, 0);
-        let split = BOOK_HEADER_LEN + self.bids.len() * LEVEL_LEN;
-        self.bids.emit(&mut out[BOOK_HEADER_LEN..split]);
-        self.asks.emit(&mut out[split..]);
+        let Some((h, levels)) = out.split_first_chunk_mut::<BOOK_HEADER_LEN>() else {
+            return;
+        };
+        self.emit_header(h);
+        put_u16(h, field::BID_COUNT, self.bids.len() as u16);
+        put_u16(h, field::ASK_COUNT, self.asks.len() as u16);
+        h[field::TYPE] = header_type;
+        if let Some((bids, asks)) = levels.split_at_mut_checked(self.bids.len() * LEVEL_LEN) {
+            self.bids.emit(bids);
+            self.asks.emit(asks);
+        }
     }
 }
 

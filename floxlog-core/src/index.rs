@@ -5,47 +5,97 @@
 use crate::consts::{INDEX_VERSION, MAGIC_INDEX};
 use crate::crc32::crc32;
 use crate::error::{Error, ErrorKind, Result};
-use crate::le::{i64_at, put_i64, put_u16, put_u32, put_u64, u16_at, u32_at, u64_at};
+use crate::le::{i64_at, put_u32, u64_at};
+use crate::record::define_head;
 use crate::segment_header::{flags, SegmentHeader};
 
-/// Byte offsets of the index header fields.
-pub mod field {
-    /// `u32` magic, `INDX`.
-    pub const MAGIC: usize = 0;
-    /// `u16` index version (1).
-    pub const VERSION: usize = 4;
-    /// `u16` writer's interval (a hint).
-    pub const INTERVAL: usize = 6;
-    /// `u32` entries that follow.
-    pub const ENTRY_COUNT: usize = 8;
-    /// `u32` CRC32 of the entries section.
-    pub const CRC32: usize = 12;
-    /// `i64` timestamp of the first entry.
-    pub const FIRST_TS_NS: usize = 16;
-    /// `i64` timestamp of the last entry.
-    pub const LAST_TS_NS: usize = 24;
-    /// Entry: `i64` timestamp.
-    pub const ENTRY_TIMESTAMP: usize = 0;
-    /// Entry: `u64` offset of a frame or block header.
-    pub const ENTRY_FILE_OFFSET: usize = 8;
+/// The index header's field list, in record order (as
+/// [`crate::trade_fields`]); the magic is not a field (a constant).
+#[macro_export]
+macro_rules! index_header_fields {
+    ($m:ident $(, $arg:tt)*) => {
+        $m! {
+            $($arg)*
+            /// Index version (1).
+            version VERSION: u16 @ 4, Plain;
+            /// The writer's index interval (the spec calls it a hint).
+            interval INTERVAL: u16 @ 6, Plain;
+            /// Entries that follow.
+            entry_count ENTRY_COUNT: u32 @ 8, Plain;
+            /// CRC32 of the entries section.
+            crc32 CRC32: u32 @ 12, Plain;
+            /// Timestamp of the first entry.
+            first_ts_ns FIRST_TS_NS: i64 @ 16, Timestamp;
+            /// Timestamp of the last entry.
+            last_ts_ns LAST_TS_NS: i64 @ 24, Timestamp;
+        }
+    };
 }
 
-/// A decoded index header.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub struct IndexHeader {
-    /// Index version (1).
-    pub version: u16,
-    /// The writer's index interval (the spec calls it a hint).
-    pub interval: u16,
-    /// Entries that follow.
-    pub entry_count: u32,
-    /// CRC32 of the entries section.
-    pub crc32: u32,
-    /// Timestamp of the first entry.
-    pub first_ts_ns: i64,
-    /// Timestamp of the last entry.
-    pub last_ts_ns: i64,
+/// The index entry's field list (16 bytes).
+#[macro_export]
+macro_rules! index_entry_fields {
+    ($m:ident $(, $arg:tt)*) => {
+        $m! {
+            $($arg)*
+            /// Timestamp of the indexed frame (or of the first event handed
+            /// to the writer for the indexed block).
+            timestamp_ns TIMESTAMP_NS: i64 @ 0, Timestamp;
+            /// Offset of a frame header or block header from the segment
+            /// start.
+            file_offset FILE_OFFSET: u64 @ 8, Plain;
+        }
+    };
 }
+
+index_header_fields!(define_head, {
+    /// A decoded index header.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+    struct IndexHeader;
+    header 32;
+    /// `u32` magic, `INDX`.
+    pad MAGIC @ 0;
+    /// Entry: `i64` timestamp.
+    pad ENTRY_TIMESTAMP @ 0;
+    /// Entry: `u64` offset of a frame or block header.
+    pad ENTRY_FILE_OFFSET @ 8;
+    lead {}
+    tail {}
+});
+
+/// The index entry record (its own `field` and `desc` modules).
+pub mod entry {
+    use crate::record::define_head;
+
+    index_entry_fields!(define_head, {
+        /// One index entry. `#[repr(C)]`: the C writer's index storage is
+        /// the caller's array of an identical struct.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+        #[repr(C)]
+        struct IndexEntry;
+        header 16;
+        lead {}
+        tail {}
+    });
+
+    const _: () = {
+        assert!(core::mem::offset_of!(IndexEntry, timestamp_ns) == field::TIMESTAMP_NS);
+        assert!(core::mem::offset_of!(IndexEntry, file_offset) == field::FILE_OFFSET);
+    };
+
+    impl IndexEntry {
+        /// The entry of `b`.
+        pub(crate) fn of(b: &[u8; 16]) -> IndexEntry {
+            IndexEntry::from_header(b)
+        }
+
+        /// Encodes into `out[..16]`.
+        pub fn emit(&self, out: &mut [u8; 16]) {
+            self.emit_header(out);
+        }
+    }
+}
+pub use entry::IndexEntry;
 
 impl IndexHeader {
     /// Encoded length.
@@ -56,12 +106,12 @@ impl IndexHeader {
     /// is not `INDX`. The version and entries are checked by
     /// [`Index::parse`].
     pub fn parse(b: &[u8], at: u64) -> Result<IndexHeader> {
-        if b.len() < Self::LEN {
+        let Some(h) = b.first_chunk::<32>() else {
             return Err(
                 Error::new(ErrorKind::BadIndex, at, "index header truncated")
                     .needing(Self::LEN as u64),
             );
-        }
+        };
         if !starts_trailer(b) {
             return Err(Error::new(
                 ErrorKind::BadIndex,
@@ -69,37 +119,14 @@ impl IndexHeader {
                 "index magic is not INDX",
             ));
         }
-        Ok(IndexHeader {
-            version: u16_at(b, field::VERSION),
-            interval: u16_at(b, field::INTERVAL),
-            entry_count: u32_at(b, field::ENTRY_COUNT),
-            crc32: u32_at(b, field::CRC32),
-            first_ts_ns: i64_at(b, field::FIRST_TS_NS),
-            last_ts_ns: i64_at(b, field::LAST_TS_NS),
-        })
+        Ok(IndexHeader::from_header(h))
     }
 
     /// Encodes into `out[..32]` with the `INDX` magic.
     pub fn emit(&self, out: &mut [u8; 32]) {
+        self.emit_header(out);
         put_u32(out, field::MAGIC, MAGIC_INDEX);
-        put_u16(out, field::VERSION, self.version);
-        put_u16(out, field::INTERVAL, self.interval);
-        put_u32(out, field::ENTRY_COUNT, self.entry_count);
-        put_u32(out, field::CRC32, self.crc32);
-        put_i64(out, field::FIRST_TS_NS, self.first_ts_ns);
-        put_i64(out, field::LAST_TS_NS, self.last_ts_ns);
     }
-}
-
-/// One index entry.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-#[repr(C)]
-pub struct IndexEntry {
-    /// Timestamp of the indexed frame (or of the first event handed to the
-    /// writer for the indexed block).
-    pub timestamp_ns: i64,
-    /// Offset of a frame header or block header from the segment start.
-    pub file_offset: u64,
 }
 
 impl IndexEntry {
@@ -109,20 +136,11 @@ impl IndexEntry {
     /// Decodes the first 16 bytes of `b`, which starts at byte `at` of the
     /// segment: `BadIndex` if shorter.
     pub fn parse(b: &[u8], at: u64) -> Result<IndexEntry> {
-        if b.len() < Self::LEN {
-            return Err(Error::new(ErrorKind::BadIndex, at, "index entry truncated")
-                .needing(Self::LEN as u64));
+        match b.first_chunk::<16>() {
+            Some(e) => Ok(IndexEntry::of(e)),
+            None => Err(Error::new(ErrorKind::BadIndex, at, "index entry truncated")
+                .needing(Self::LEN as u64)),
         }
-        Ok(IndexEntry {
-            timestamp_ns: i64_at(b, field::ENTRY_TIMESTAMP),
-            file_offset: u64_at(b, field::ENTRY_FILE_OFFSET),
-        })
-    }
-
-    /// Encodes into `out[..16]`.
-    pub fn emit(&self, out: &mut [u8; 16]) {
-        put_i64(out, field::ENTRY_TIMESTAMP, self.timestamp_ns);
-        put_u64(out, field::ENTRY_FILE_OFFSET, self.file_offset);
     }
 }
 

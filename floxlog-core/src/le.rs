@@ -41,8 +41,3 @@ pub(crate) fn put_u32(b: &mut [u8], at: usize, v: u32) {
 pub(crate) fn put_u64(b: &mut [u8], at: usize, v: u64) {
     b[at..at + 8].copy_from_slice(&v.to_le_bytes());
 }
-
-#[inline(always)]
-pub(crate) fn put_i64(b: &mut [u8], at: usize, v: i64) {
-    put_u64(b, at, v as u64);
-}

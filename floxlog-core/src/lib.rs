@@ -108,7 +108,7 @@ pub use pool_state::PoolState;
 pub use reader::{
     Item, Position, ReadOptions, Reader, Segment, TradeBatch, TradeColumns, TradeSink, TradeStop,
 };
-pub use record::{values_of, FieldDesc, FieldRole, FieldType, FieldValue, Record, Scalar};
+pub use record::{values_of, FieldDesc, FieldRole, FieldType, FieldValue, Fields, Record, Scalar};
 pub use segment_header::{Compression, SegmentHeader};
 pub use trade::Trade;
 pub use writer::{

@@ -2,76 +2,66 @@
 //! opaque bytes (layout in docs/format-notes.md).
 
 use crate::error::{malformed, Result};
-use crate::le::{i64_at, put_i64, put_u16, put_u32, u16_at, u32_at};
+use crate::le::{put_u32, u32_at};
+use crate::record::define_head;
 
-/// Byte offsets of the pool-state header fields.
-pub mod field {
-    /// `i64` exchange timestamp.
-    pub const EXCHANGE_TS_NS: usize = 0;
-    /// `i64` receive timestamp.
-    pub const RECV_TS_NS: usize = 8;
-    /// `u32` symbol tag.
-    pub const SYMBOL_ID: usize = 16;
+/// The pool state header's field list, in record order (as
+/// [`crate::trade_fields`]); `payload_len` and the padding are not fields:
+/// the payload's length gives the one, the other is zero.
+#[macro_export]
+macro_rules! pool_state_fields {
+    ($m:ident $(, $arg:tt)*) => {
+        $m! {
+            $($arg)*
+            /// Exchange-side timestamp, ns.
+            exchange_ts_ns EXCHANGE_TS_NS: i64 @ 0, Timestamp;
+            /// Receiver-side timestamp, ns.
+            recv_ts_ns RECV_TS_NS: i64 @ 8, Timestamp;
+            /// Symbol tag.
+            symbol_id SYMBOL_ID: u32 @ 16, Plain;
+            /// 1 Descriptor, 2 Checkpoint, 3 SwapDelta, 4 LiquidityDelta.
+            sub_type SUB_TYPE: u8 @ 24, Plain;
+            /// Venue tag.
+            venue VENUE: u8 @ 25, Plain;
+            /// Exchange tag.
+            exchange_id EXCHANGE_ID: u16 @ 26, Plain;
+        }
+    };
+}
+
+pool_state_fields!(define_head, {
+    /// Pool state: header fields and a zero-copy view of the opaque payload.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Hash)]
+    struct PoolState<'a>;
+    header 32;
     /// `u32` opaque payload bytes after the header.
-    pub const PAYLOAD_LEN: usize = 20;
-    /// `u8` sub-type (1 descriptor .. 4 liquidity delta).
-    pub const SUB_TYPE: usize = 24;
-    /// `u8` venue.
-    pub const VENUE: usize = 25;
-    /// `u16` exchange tag.
-    pub const EXCHANGE_ID: usize = 26;
+    pad PAYLOAD_LEN @ 20;
     /// `u32` padding, zero.
-    pub const PAD: usize = 28;
-}
-
-/// Pool state: header fields and a zero-copy view of the opaque payload.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Hash)]
-pub struct PoolState<'a> {
-    /// Exchange-side timestamp, ns.
-    pub exchange_ts_ns: i64,
-    /// Receiver-side timestamp, ns.
-    pub recv_ts_ns: i64,
-    /// Symbol tag.
-    pub symbol_id: u32,
-    /// Sub-type ([`crate::consts::pool_sub_type`]).
-    pub sub_type: u8,
-    /// Venue tag.
-    pub venue: u8,
-    /// Exchange tag.
-    pub exchange_id: u16,
-    /// Opaque payload.
-    pub payload: &'a [u8],
-}
+    pad PAD @ 28;
+    lead {}
+    tail {
+        /// Opaque payload.
+        payload: &'a [u8],
+    }
+});
 
 impl<'a> PoolState<'a> {
-    /// Header length.
-    pub const HEADER_LEN: usize = 32;
-
     /// Decodes a pool-state payload: the header's payload_len must account
     /// for exactly the bytes after it.
     pub fn parse(b: &'a [u8], at: u64) -> Result<PoolState<'a>> {
-        if b.len() < Self::HEADER_LEN {
+        let Some((h, payload)) = b.split_first_chunk::<32>() else {
             return Err(malformed(
                 at,
                 "pool state payload shorter than its 32-byte header",
             ));
-        }
-        let n = u32_at(b, field::PAYLOAD_LEN) as usize;
-        if n != b.len() - Self::HEADER_LEN {
+        };
+        if u32_at(h, field::PAYLOAD_LEN) as usize != payload.len() {
             return Err(malformed(
                 at,
                 "pool state payload_len does not match the frame size",
             ));
         }
-        Ok(PoolState {
-            exchange_ts_ns: i64_at(b, field::EXCHANGE_TS_NS),
-            recv_ts_ns: i64_at(b, field::RECV_TS_NS),
-            symbol_id: u32_at(b, field::SYMBOL_ID),
-            sub_type: b[field::SUB_TYPE],
-            venue: b[field::VENUE],
-            exchange_id: u16_at(b, field::EXCHANGE_ID),
-            payload: &b[Self::HEADER_LEN..],
-        })
+        Ok(PoolState::from_header(h, payload))
     }
 
     /// The header fields without the payload (for owners that keep the
@@ -93,17 +83,16 @@ impl<'a> PoolState<'a> {
         false
     }
 
-    /// Encodes into `out`, which must be exactly [`PoolState::len`] bytes.
+    /// Encodes into `out`, which must be exactly [`PoolState::len`] bytes
+    /// (else it writes nothing: the writer sized it).
     pub(crate) fn emit(&self, out: &mut [u8]) {
-        put_i64(out, field::EXCHANGE_TS_NS, self.exchange_ts_ns);
-        put_i64(out, field::RECV_TS_NS, self.recv_ts_ns);
-        put_u32(out, field::SYMBOL_ID, self.symbol_id);
-        put_u32(out, field::PAYLOAD_LEN, self.payload.len() as u32);
-        out[field::SUB_TYPE] = self.sub_type;
-        out[field::VENUE] = self.venue;
-        put_u16(out, field::EXCHANGE_ID, self.exchange_id);
-        put_u32(out, field::PAD, 0);
-        out[Self::HEADER_LEN..].copy_from_slice(self.payload);
+        if let Some((h, rest)) = out.split_first_chunk_mut::<32>() {
+            if rest.len() == self.payload.len() {
+                self.emit_header(h);
+                put_u32(h, field::PAYLOAD_LEN, self.payload.len() as u32);
+                rest.copy_from_slice(self.payload);
+            }
+        }
     }
 }
 

@@ -194,6 +194,85 @@ pub trait Record: Copy + Default + PartialEq + 'static {
     ) -> Result<Self, E>;
 }
 
+/// The fixed fields of any record type: all of a fixed-layout record's
+/// ([`Record`] types get it from [`define_record!`]), the header fields of a
+/// book or pool state (from [`define_head!`]; their levels and payload are
+/// not fields). The front ends that present every record type (JSON, diff,
+/// Arrow) go through it.
+pub trait Fields: Copy {
+    /// The fixed fields in record order.
+    const FIXED: &'static [FieldDesc];
+    /// Calls `f` with each fixed field's descriptor and value, in record
+    /// order.
+    fn visit_fixed(&self, f: impl FnMut(&'static FieldDesc, FieldValue));
+    /// `self` with each fixed field set to `f`'s value (index and
+    /// descriptor, in record order), the rest (levels, payload) kept; a
+    /// value the field cannot hold gives `range(desc)`.
+    fn with_fixed<E>(
+        self,
+        f: impl FnMut(usize, &'static FieldDesc) -> Result<FieldValue, E>,
+        range: impl FnMut(&'static FieldDesc) -> E,
+    ) -> Result<Self, E>;
+}
+
+/// The `field` (byte offsets, the `pad` ones too) and `desc` (descriptors)
+/// modules of a field list, for [`define_record!`] and [`define_head!`].
+#[doc(hidden)]
+#[macro_export]
+macro_rules! field_mods {
+    (
+        { $( $(#[doc = $pdoc:literal])* pad $P:ident @ $poff:literal; )* }
+        $( $(#[doc = $doc:literal])* $f:ident $F:ident: $t:ident @ $off:literal, $role:ident; )*
+    ) => {
+        /// Byte offsets of the fields.
+        pub mod field {
+            $( $(#[doc = $doc])* pub const $F: usize = $off; )*
+            $( $(#[doc = $pdoc])* pub const $P: usize = $poff; )*
+        }
+
+        /// The field descriptors, one per field.
+        pub mod desc {
+            use $crate::record::{FieldDesc, FieldRole, Scalar};
+            $(
+                $(#[doc = $doc])*
+                pub const $F: FieldDesc = FieldDesc {
+                    name: stringify!($f),
+                    doc: concat!($($doc),*),
+                    offset: $off,
+                    ty: <$t as Scalar>::TYPE,
+                    role: FieldRole::$role,
+                };
+            )*
+        }
+    };
+}
+#[doc(hidden)]
+pub use field_mods;
+
+/// The body of a builder: each field from `$get`'s value (index and
+/// descriptor, in record order), `$range` for one the field cannot hold,
+/// the rest from `$base` (`{}` or `{ ..self }`).
+#[doc(hidden)]
+#[macro_export]
+macro_rules! build_fields {
+    ($name:ident, $get:ident, $range:ident, { $($base:tt)* }, $($f:ident $F:ident: $t:ident),*) => {{
+        use $crate::record::Scalar;
+        let mut k = 0usize;
+        Ok($name {
+            $(
+                $f: {
+                    let v = $get(k, &desc::$F)?;
+                    k += 1;
+                    <$t as Scalar>::from_value(v).ok_or_else(|| $range(&desc::$F))?
+                },
+            )*
+            $($base)*
+        })
+    }};
+}
+#[doc(hidden)]
+pub use build_fields;
+
 /// Defines a fixed-layout record from its field list: the `#[repr(C)]`
 /// struct (its offsets asserted against the wire offsets, so C mirrors can
 /// be checked and batch copies are plain), `field::NAME` offsets,
@@ -214,25 +293,9 @@ macro_rules! define_record {
             $( $(#[doc = $doc])* pub $f: $t, )*
         }
 
-        /// Byte offsets of the fields.
-        pub mod field {
-            $( $(#[doc = $doc])* pub const $F: usize = $off; )*
-            $( $(#[doc = $pdoc])* pub const $P: usize = $poff; )*
-        }
-
-        /// The field descriptors, one per field.
-        pub mod desc {
-            use $crate::record::{FieldDesc, FieldRole, Scalar};
-            $(
-                $(#[doc = $doc])*
-                pub const $F: FieldDesc = FieldDesc {
-                    name: stringify!($f),
-                    doc: concat!($($doc),*),
-                    offset: $off,
-                    ty: <$t as Scalar>::TYPE,
-                    role: FieldRole::$role,
-                };
-            )*
+        $crate::record::field_mods! {
+            { $( $(#[doc = $pdoc])* pad $P @ $poff; )* }
+            $( $(#[doc = $doc])* $f $F: $t @ $off, $role; )*
         }
 
         const _: () = {
@@ -295,25 +358,123 @@ macro_rules! define_record {
             #[allow(unused_assignments)]
             fn build<E>(
                 mut f: impl FnMut(usize, &'static $crate::record::FieldDesc)
-                    -> Result<$crate::record::FieldValue, E>,
+                    -> core::result::Result<$crate::record::FieldValue, E>,
                 mut range: impl FnMut(&'static $crate::record::FieldDesc) -> E,
-            ) -> Result<Self, E> {
-                use $crate::record::Scalar;
-                let mut k = 0usize;
-                Ok($name {
-                    $(
-                        $f: {
-                            let v = f(k, &desc::$F)?;
-                            k += 1;
-                            <$t as Scalar>::from_value(v).ok_or_else(|| range(&desc::$F))?
-                        },
-                    )*
-                })
+            ) -> core::result::Result<Self, E> {
+                $crate::record::build_fields!($name, f, range, {}, $($f $F: $t),*)
+            }
+        }
+
+        impl $crate::record::Fields for $name {
+            const FIXED: &'static [$crate::record::FieldDesc] =
+                <$name as $crate::record::Record>::FIELDS;
+
+            #[inline]
+            fn visit_fixed(
+                &self,
+                f: impl FnMut(&'static $crate::record::FieldDesc, $crate::record::FieldValue),
+            ) {
+                $crate::record::Record::visit(self, f)
+            }
+
+            fn with_fixed<E>(
+                self,
+                f: impl FnMut(usize, &'static $crate::record::FieldDesc)
+                    -> core::result::Result<$crate::record::FieldValue, E>,
+                range: impl FnMut(&'static $crate::record::FieldDesc) -> E,
+            ) -> core::result::Result<Self, E> {
+                <$name as $crate::record::Record>::build(f, range)
             }
         }
     };
 }
 pub(crate) use define_record;
+
+/// Defines a record with a fixed header and a variable part (a book's
+/// levels, a pool state's payload) from the header's field list: the struct
+/// (`lead` fields, the listed fields, `tail` fields), `field::NAME` offsets
+/// (the listed fields and the `pad` ones: counts, lengths and padding the
+/// record's own code writes), the descriptors, `from_header` /
+/// `emit_header` at the named offsets, and the [`Fields`] impl.
+macro_rules! define_head {
+    (
+        {
+            $(#[$meta:meta])* struct $name:ident $(<$lt:lifetime>)?; header $hlen:literal;
+            $( $(#[doc = $pdoc:literal])* pad $P:ident @ $poff:literal; )*
+            lead { $( $(#[doc = $ldoc:literal])* $l:ident: $lt_:ty, )* }
+            tail { $( $(#[doc = $tdoc:literal])* $x:ident: $xt:ty, )* }
+        }
+        $( $(#[doc = $doc:literal])* $f:ident $F:ident: $t:ident @ $off:literal, $role:ident; )*
+    ) => {
+        $(#[$meta])*
+        pub struct $name $(<$lt>)? {
+            $( $(#[doc = $ldoc])* pub $l: $lt_, )*
+            $( $(#[doc = $doc])* pub $f: $t, )*
+            $( $(#[doc = $tdoc])* pub $x: $xt, )*
+        }
+
+        $crate::record::field_mods! {
+            { $( $(#[doc = $pdoc])* pad $P @ $poff; )* }
+            $( $(#[doc = $doc])* $f $F: $t @ $off, $role; )*
+        }
+
+        const _: () = {
+            assert!([$(stringify!($f)),*].len() <= $crate::record::MAX_FIELDS);
+            $( assert!($off + core::mem::size_of::<$t>() <= $hlen); )*
+        };
+
+        impl $(<$lt>)? $name $(<$lt>)? {
+            /// Header length.
+            pub const HEADER_LEN: usize = $hlen;
+
+            /// The record of header `h` with the given lead and tail
+            /// fields.
+            #[inline]
+            #[allow(dead_code)]
+            fn from_header(
+                h: &[u8; $hlen],
+                $($l: $lt_,)* $($x: $xt,)*
+            ) -> Self {
+                use $crate::record::Scalar;
+                $name { $($l,)* $( $f: <$t as Scalar>::read(h, $off), )* $($x,)* }
+            }
+
+            /// Writes the listed fields into `out`, zeros elsewhere (the
+            /// caller writes the `pad` offsets it gives meaning to).
+            #[inline]
+            #[allow(dead_code)]
+            fn emit_header(&self, out: &mut [u8; $hlen]) {
+                use $crate::record::Scalar;
+                out.fill(0);
+                $( Scalar::write(self.$f, out, $off); )*
+            }
+        }
+
+        impl $(<$lt>)? $crate::record::Fields for $name $(<$lt>)? {
+            const FIXED: &'static [$crate::record::FieldDesc] = &[$(desc::$F),*];
+
+            #[inline]
+            fn visit_fixed(
+                &self,
+                mut f: impl FnMut(&'static $crate::record::FieldDesc, $crate::record::FieldValue),
+            ) {
+                use $crate::record::Scalar;
+                $( f(&desc::$F, self.$f.value()); )*
+            }
+
+            #[allow(unused_assignments, clippy::needless_update)]
+            fn with_fixed<E>(
+                self,
+                mut f: impl FnMut(usize, &'static $crate::record::FieldDesc)
+                    -> core::result::Result<$crate::record::FieldValue, E>,
+                mut range: impl FnMut(&'static $crate::record::FieldDesc) -> E,
+            ) -> core::result::Result<Self, E> {
+                $crate::record::build_fields!($name, f, range, { ..self }, $($f $F: $t),*)
+            }
+        }
+    };
+}
+pub(crate) use define_head;
 
 impl core::fmt::Display for FieldValue {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
@@ -326,10 +487,10 @@ impl core::fmt::Display for FieldValue {
 
 /// A record's field values in record order, on the stack (records have at
 /// most [`MAX_FIELDS`] fields: checked where each is defined).
-pub fn values_of<R: Record>(r: &R) -> [FieldValue; MAX_FIELDS] {
+pub fn values_of<R: Fields>(r: &R) -> [FieldValue; MAX_FIELDS] {
     let mut out = [FieldValue::Unsigned(0); MAX_FIELDS];
     let mut k = 0;
-    r.visit(|_, v| {
+    r.visit_fixed(|_, v| {
         if let Some(slot) = out.get_mut(k) {
             *slot = v;
         }

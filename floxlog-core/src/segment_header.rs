@@ -2,35 +2,56 @@
 
 use crate::consts::{FORMAT_VERSION, MAGIC_SEGMENT};
 use crate::error::{Error, ErrorKind, Result};
-use crate::le::{i64_at, put_i64, put_u16, put_u32, put_u64, u16_at, u32_at, u64_at};
+use crate::le::{put_u32, u32_at};
+use crate::record::define_head;
 
-/// Byte offsets of the header fields.
-pub mod field {
-    /// `u32` magic, `FLOX`.
-    pub const MAGIC: usize = 0;
-    /// `u16` format version.
-    pub const VERSION: usize = 4;
-    /// `u8` flag bits.
-    pub const FLAGS: usize = 6;
-    /// `u8` exchange tag.
-    pub const EXCHANGE_ID: usize = 7;
-    /// `i64` wall clock when the segment was opened.
-    pub const CREATED_NS: usize = 8;
-    /// `i64` first (reference) or earliest (spec) event timestamp.
-    pub const FIRST_EVENT_NS: usize = 16;
-    /// `i64` last (reference) or latest (spec) event timestamp.
-    pub const LAST_EVENT_NS: usize = 24;
-    /// `u32` number of events.
-    pub const EVENT_COUNT: usize = 32;
-    /// `u32` distinct symbols (0 from the reference writer).
-    pub const SYMBOL_COUNT: usize = 36;
-    /// `u64` offset of the index trailer, 0 if none.
-    pub const INDEX_OFFSET: usize = 40;
-    /// `u8` codec: 0 none, 1 LZ4.
-    pub const COMPRESSION: usize = 48;
-    /// 15 reserved bytes, zero.
-    pub const RESERVED: core::ops::Range<usize> = 49..64;
+/// The segment header's field list, in record order (as
+/// [`crate::trade_fields`]); the magic and the reserved bytes are not
+/// fields: they are constants.
+#[macro_export]
+macro_rules! segment_header_fields {
+    ($m:ident $(, $arg:tt)*) => {
+        $m! {
+            $($arg)*
+            /// Format version (1).
+            version VERSION: u16 @ 4, Plain;
+            /// Flag bits (`FLOXLOG_FLAG_*`).
+            flags FLAGS: u8 @ 6, Plain;
+            /// Exchange tag; 0 if unused.
+            exchange_id EXCHANGE_ID: u8 @ 7, Plain;
+            /// Wall clock when the segment was opened, ns.
+            created_ns CREATED_NS: i64 @ 8, Plain;
+            /// First (reference) or earliest (spec) event timestamp.
+            first_event_ns FIRST_EVENT_NS: i64 @ 16, Plain;
+            /// Last (reference) or latest (spec) event timestamp.
+            last_event_ns LAST_EVENT_NS: i64 @ 24, Plain;
+            /// Events in the segment (0 in a placeholder header).
+            event_count EVENT_COUNT: u32 @ 32, Plain;
+            /// Distinct symbols (0 from the reference writer).
+            symbol_count SYMBOL_COUNT: u32 @ 36, Plain;
+            /// Offset of the index trailer; 0 if none.
+            index_offset INDEX_OFFSET: u64 @ 40, Plain;
+            /// 0 none, 1 LZ4.
+            compression COMPRESSION: u8 @ 48, Plain;
+        }
+    };
 }
+
+segment_header_fields!(define_head, {
+    /// A decoded segment header.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+    struct SegmentHeader;
+    header 64;
+    /// `u32` magic, `FLOX`.
+    pad MAGIC @ 0;
+    /// The first of the 15 reserved bytes (49..64), zero.
+    pad RESERVED_START @ 49;
+    lead {}
+    tail {}
+});
+
+/// The 15 reserved bytes, zero.
+const RESERVED: core::ops::Range<usize> = field::RESERVED_START..SegmentHeader::LEN;
 
 /// Segment flag bits.
 pub mod flags {
@@ -57,31 +78,6 @@ pub enum Compression {
     Lz4 = 1,
 }
 
-/// A decoded segment header.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub struct SegmentHeader {
-    /// Format version (1).
-    pub version: u16,
-    /// Flag bits ([`flags`]).
-    pub flags: u8,
-    /// Exchange tag; 0 if unused.
-    pub exchange_id: u8,
-    /// Wall-clock nanoseconds when the segment was opened.
-    pub created_ns: i64,
-    /// First (reference writer) or earliest (spec) event timestamp.
-    pub first_event_ns: i64,
-    /// Last (reference writer) or latest (spec) event timestamp.
-    pub last_event_ns: i64,
-    /// Events in the segment (0 in a placeholder header).
-    pub event_count: u32,
-    /// Distinct symbols (0 from the reference writer).
-    pub symbol_count: u32,
-    /// Offset of the index trailer; 0 if absent.
-    pub index_offset: u64,
-    /// Codec byte: 0 none, 1 LZ4.
-    pub compression: u8,
-}
-
 impl SegmentHeader {
     /// Encoded length.
     pub const LEN: usize = 64;
@@ -101,26 +97,15 @@ impl SegmentHeader {
     /// Decodes the fields without validating them (only the length is
     /// checked). For tools that inspect damaged segments.
     pub fn parse_unchecked(data: &[u8]) -> Result<SegmentHeader> {
-        if data.len() < Self::LEN {
+        let Some(h) = data.first_chunk::<64>() else {
             return Err(Error::new(
                 ErrorKind::Truncated,
                 0,
                 "data shorter than the 64-byte segment header",
             )
             .needing(Self::LEN as u64));
-        }
-        Ok(SegmentHeader {
-            version: u16_at(data, field::VERSION),
-            flags: data[field::FLAGS],
-            exchange_id: data[field::EXCHANGE_ID],
-            created_ns: i64_at(data, field::CREATED_NS),
-            first_event_ns: i64_at(data, field::FIRST_EVENT_NS),
-            last_event_ns: i64_at(data, field::LAST_EVENT_NS),
-            event_count: u32_at(data, field::EVENT_COUNT),
-            symbol_count: u32_at(data, field::SYMBOL_COUNT),
-            index_offset: u64_at(data, field::INDEX_OFFSET),
-            compression: data[field::COMPRESSION],
-        })
+        };
+        Ok(SegmentHeader::from_header(h))
     }
 
     fn validate(&self, data: &[u8]) -> Result<()> {
@@ -143,7 +128,7 @@ impl SegmentHeader {
         if self.flags & flags::ENCRYPTED != 0 {
             return fail(ErrorKind::Encrypted, "Encrypted flag set (reserved in 1.0)");
         }
-        if data[field::RESERVED].iter().any(|&b| b != 0) {
+        if data[RESERVED].iter().any(|&b| b != 0) {
             return fail(
                 ErrorKind::ReservedNonzero,
                 "reserved segment header byte is not zero",
@@ -177,18 +162,8 @@ impl SegmentHeader {
     /// Encodes into `out[..64]`; the magic is always `FLOX` and the reserved
     /// bytes zero.
     pub fn emit(&self, out: &mut [u8; 64]) {
+        self.emit_header(out);
         put_u32(out, field::MAGIC, MAGIC_SEGMENT);
-        put_u16(out, field::VERSION, self.version);
-        out[field::FLAGS] = self.flags;
-        out[field::EXCHANGE_ID] = self.exchange_id;
-        put_i64(out, field::CREATED_NS, self.created_ns);
-        put_i64(out, field::FIRST_EVENT_NS, self.first_event_ns);
-        put_i64(out, field::LAST_EVENT_NS, self.last_event_ns);
-        put_u32(out, field::EVENT_COUNT, self.event_count);
-        put_u32(out, field::SYMBOL_COUNT, self.symbol_count);
-        put_u64(out, field::INDEX_OFFSET, self.index_offset);
-        out[field::COMPRESSION] = self.compression;
-        out[field::RESERVED].fill(0);
     }
 
     /// The encoded 64 bytes.

@@ -120,46 +120,26 @@ pub(crate) fn kernel() -> Kernel {
 /// The kernel the build's target features allow (the `no_std` choice).
 #[cfg(not(feature = "std"))]
 const COMPILED: Kernel = {
-    #[cfg(all(
-        target_arch = "x86_64",
+    #[cfg(target_arch = "x86_64")]
+    let k = if !cfg!(all(target_feature = "pclmulqdq", target_feature = "sse4.1")) {
+        Kernel::Table
+    } else if cfg!(all(
         target_feature = "vpclmulqdq",
         target_feature = "avx512f",
         target_feature = "avx512bw",
-        target_feature = "avx512vl",
-        target_feature = "pclmulqdq",
-        target_feature = "sse4.1"
-    ))]
-    let k = Kernel::Avx512;
-    #[cfg(all(
-        target_arch = "x86_64",
-        target_feature = "pclmulqdq",
-        target_feature = "sse4.1",
-        not(all(
-            target_feature = "vpclmulqdq",
-            target_feature = "avx512f",
-            target_feature = "avx512bw",
-            target_feature = "avx512vl"
-        ))
-    ))]
-    let k = Kernel::Pclmul;
-    #[cfg(all(
-        target_arch = "aarch64",
-        target_feature = "aes",
-        target_feature = "neon"
-    ))]
-    let k = Kernel::Pmull;
-    #[cfg(not(any(
-        all(
-            target_arch = "x86_64",
-            target_feature = "pclmulqdq",
-            target_feature = "sse4.1"
-        ),
-        all(
-            target_arch = "aarch64",
-            target_feature = "aes",
-            target_feature = "neon"
-        )
-    )))]
+        target_feature = "avx512vl"
+    )) {
+        Kernel::Avx512
+    } else {
+        Kernel::Pclmul
+    };
+    #[cfg(target_arch = "aarch64")]
+    let k = if cfg!(all(target_feature = "aes", target_feature = "neon")) {
+        Kernel::Pmull
+    } else {
+        Kernel::Table
+    };
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
     let k = Kernel::Table;
     k
 };

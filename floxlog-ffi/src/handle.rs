@@ -23,6 +23,25 @@ pub(crate) unsafe trait Opaque: Sized {
     const WRONG: &'static str;
 }
 
+/// Makes C type `$c` the opaque face of handle `$h`, whose name in
+/// messages is `$null` when NULL. Checks at compile time what [`Opaque`]'s
+/// safety needs: `$h` is `repr(C)` (its definition says so) with `magic:
+/// u64` first.
+macro_rules! opaque {
+    ($c:ident => $h:ident, magic $m:expr, null $null:literal) => {
+        const _: () = assert!(core::mem::offset_of!($h, magic) == 0);
+        const _: fn(&$h) -> u64 = |h| h.magic;
+        // SAFETY: `$h` is repr(C) with the u64 magic first (checked above).
+        unsafe impl $crate::handle::Opaque for $c {
+            type Handle = $h;
+            const MAGIC: u64 = $m;
+            const NULL: &'static str = $null;
+            const WRONG: &'static str = concat!("not a ", stringify!($c), " handle");
+        }
+    };
+}
+pub(crate) use opaque;
+
 /// Boxes a handle for C (released by `free`).
 pub(crate) fn into_c<C: Opaque>(h: C::Handle) -> *mut C {
     Box::into_raw(Box::new(h)) as *mut C

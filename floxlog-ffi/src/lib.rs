@@ -4,23 +4,20 @@
 //! verify, recover, inspect) on the `floxlog` crate's tape layer, the code
 //! the CLI runs.
 //!
-//! Conventions (see `include/floxlog.h`, generated from this crate):
-//! - every function returns a `floxlog_result` (or a plain value when it
-//!   cannot fail); `FLOXLOG_OK` is 0;
-//! - outputs are written only on success; on failure a caller-provided
-//!   `floxlog_error` (may be NULL) receives the kind, byte offset and a
-//!   description;
-//! - no panic crosses the boundary: every function that returns a
-//!   `floxlog_result` (and the `_free` functions) runs inside
-//!   `catch_unwind` (`boundary.rs`); the functions that return a plain
-//!   value (version, names, size helpers) only read constants and do
-//!   saturating arithmetic; every pointer is checked for NULL and
-//!   alignment, every length for range;
-//! - codec handles (`floxlog_writer`, `floxlog_reader`) are allocated once
-//!   in `_new` and released with `_free`; nothing is allocated per event.
-//!   They borrow the caller's buffers, which must outlive them;
-//! - tape handles own their files, maps and buffers; their failures fill a
-//!   `floxlog_tape_error` (code, file, offset, printable message).
+//! The conventions (result codes, the one rule for errors: `floxlog_error`
+//! for the codec, `floxlog_tape_error` for the tape level, ownership,
+//! threads, units) are written once, as the header's top comment in
+//! `floxlog-ffi/cbindgen.toml`. Here, beyond them: no panic crosses the
+//! boundary (every function that returns a `floxlog_result`, and the
+//! `_free` functions, run inside `catch_unwind`: `boundary.rs`); the
+//! functions that return a plain value only read constants and do
+//! saturating arithmetic.
+//!
+//! Layout: `codec/` (caller buffers, no I/O) and `tape/` (tapes on disk,
+//! built on `codec/`'s record structs and conversions; `codec/` never
+//! uses `tape/`); the shared parts (codes and `floxlog_error`, messages,
+//! constants, the boundary helpers, handles, C words) at the top. Each C
+//! struct stands beside the functions that take it.
 //!
 //! cbindgen writes the header in the order it reads this crate: the items
 //! of this file, then the modules in the order they are declared below
@@ -41,69 +38,37 @@ mod error;
 // Names and messages of codes and errors.
 mod message;
 
-// Standalone frames and block headers.
-mod frame;
-
-// The reader handle.
-mod reader;
-
-// Segment queries without a reader (scratch size, header).
-mod segment;
-
 // Constants of the format and the ABI.
 mod consts;
 
-// The C structs.
-mod types;
+// The codec over caller buffers (codec/).
+mod codec;
 
-// The writer handle.
-mod writer;
-
-// Buffer size helpers.
-mod sizes;
-
-// Tape-level failures: `floxlog_tape_error`.
-mod tape_error;
-
-// The tape reader and writer handles (tape/reader/, tape/writer/).
+// Tapes on disk (tape/).
 mod tape;
-
-// Verify, recover and inspect a tape.
-mod tape_ops;
-
-// Follow a tape as it is written.
-mod tape_tail;
-
-// Order books over caller storage, and a tape's book at a time.
-mod book;
-
-// Compare two tapes.
-mod tape_diff;
 
 // Internal: no C items.
 mod boundary;
-mod chunks;
-mod event;
 mod handle;
-mod records;
 mod words;
 
-pub use book::*;
+pub use codec::book::*;
+pub use codec::frame::*;
+pub use codec::reader::*;
+pub use codec::segment::*;
+pub use codec::sizes::*;
+pub use codec::types::*;
+pub use codec::writer::*;
 pub use consts::*;
 pub use error::{floxlog_error, floxlog_result, FLOXLOG_WHAT_LEN};
-pub use frame::*;
 pub use message::*;
-pub use reader::*;
-pub use segment::*;
-pub use sizes::*;
+pub use tape::book::*;
+pub use tape::diff::*;
+pub use tape::error::*;
+pub use tape::ops::*;
 pub use tape::reader::*;
+pub use tape::tail::*;
 pub use tape::writer::*;
-pub use tape_diff::*;
-pub use tape_error::*;
-pub use tape_ops::*;
-pub use tape_tail::*;
-pub use types::*;
-pub use writer::*;
 
 /// The library version, e.g. `"0.1.0"`: a static NUL-terminated string
 /// (never free it).
@@ -127,9 +92,5 @@ pub extern "C" fn floxlog_lz4_supported() -> bool {
 #[cfg(test)]
 mod tests;
 
-#[cfg(test)]
-mod tape_ahead_tests;
-#[cfg(test)]
-mod tape_tests;
 #[cfg(test)]
 mod words_tests;

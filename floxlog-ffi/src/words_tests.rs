@@ -8,12 +8,13 @@
 // Options are set field by field, as C callers set them.
 #![allow(clippy::field_reassign_with_default)]
 
+use crate::codec::types::*;
+use crate::codec::writer::floxlog_writer_config;
 use crate::error::floxlog_result::{self, *};
+use crate::tape::error::{floxlog_tape_error, zeroed_error};
+use crate::tape::ops::*;
 use crate::tape::reader::*;
 use crate::tape::writer::*;
-use crate::tape_error::{floxlog_tape_error, zeroed_error};
-use crate::tape_ops::*;
-use crate::types::*;
 use core::ffi::{c_char, c_void, CStr};
 use std::ffi::CString;
 use std::path::{Path, PathBuf};
@@ -297,7 +298,7 @@ fn pointer_errors_name_the_argument_and_what_is_wrong() {
     let mut wo = core::ptr::null_mut();
     // SAFETY: a misaligned config pointer is refused before it is read.
     let rc = unsafe {
-        crate::writer::floxlog_writer_new(
+        crate::codec::writer::floxlog_writer_new(
             (buf.as_ptr() as *const u8).wrapping_add(1) as *const floxlog_writer_config,
             core::ptr::null(),
             &mut wo,

@@ -4,7 +4,7 @@
 use crate::owned::{OwnedBook, OwnedEvent, OwnedPoolState};
 use floxlog_core::fixed::{parse_decimal, Decimal};
 use floxlog_core::{
-    Book, BookKind, Event, FieldRole, FieldValue, Level, Levels, OptionQuote, PoolState, Record,
+    values_of, Book, BookKind, Event, FieldRole, FieldValue, Fields, Level, OptionQuote, PoolState,
     Trade,
 };
 use serde_json::{Map, Value};
@@ -51,10 +51,6 @@ fn u64_of(o: &Map<String, Value>, k: &str) -> Result<u64, JsonError> {
     get(o, k)?
         .as_u64()
         .ok_or_else(|| err(format!("field `{k}` is not a 64-bit unsigned integer")))
-}
-
-fn uint_of<T: TryFrom<u64>>(o: &Map<String, Value>, k: &str) -> Result<T, JsonError> {
-    T::try_from(u64_of(o, k)?).map_err(|_| err(format!("field `{k}` is out of range")))
 }
 
 /// A fixed-point field: `k` as a raw integer, or (what `cat --prices
@@ -131,12 +127,25 @@ fn hex_encode(b: &[u8]) -> String {
     s
 }
 
-/// A fixed-layout record from its fields, by its definition: fixed-point
-/// fields as [`raw_of`] reads them, the others as exact integers of the
-/// field's sign, narrowed to the field's type.
-fn record_of<R: Record>(o: &Map<String, Value>) -> Result<R, JsonError> {
-    R::build(
-        |_, d| {
+/// A record's fixed fields from `o`, by its definition, onto `base` (its
+/// levels or payload kept): fixed-point fields as [`raw_of`] reads them,
+/// the others as exact integers of the field's sign, narrowed to the
+/// field's type. A field named in `optional` that `o` lacks keeps `base`'s
+/// value.
+fn fields_of<R: Fields>(
+    base: R,
+    o: &Map<String, Value>,
+    optional: &[&str],
+) -> Result<R, JsonError> {
+    let kept = values_of(&base);
+    base.with_fixed(
+        |k, d| {
+            if optional.contains(&d.name) && !o.contains_key(d.name) {
+                return kept
+                    .get(k)
+                    .copied()
+                    .ok_or_else(|| err(format!("field `{}` has no default", d.name)));
+            }
             Ok(match (d.role, d.ty.signed()) {
                 (FieldRole::Fixed, _) => FieldValue::Signed(raw_of(o, d.name)?),
                 (_, true) => FieldValue::Signed(i64_of(o, d.name)?),
@@ -147,9 +156,9 @@ fn record_of<R: Record>(o: &Map<String, Value>) -> Result<R, JsonError> {
     )
 }
 
-/// A fixed-layout record's fields into `o`, in record order.
-fn record_into<R: Record>(r: &R, style: PriceStyle, o: &mut Map<String, Value>) {
-    r.visit(|d, v| match (d.role, v) {
+/// A record's fixed fields into `o`, in record order.
+fn record_into<R: Fields>(r: &R, style: PriceStyle, o: &mut Map<String, Value>) {
+    r.visit_fixed(|d, v| match (d.role, v) {
         (FieldRole::Fixed, FieldValue::Signed(x)) => price(style, d.name, x, o),
         (_, FieldValue::Signed(x)) => {
             o.insert(d.name.into(), x.into());
@@ -169,46 +178,29 @@ pub fn event_from_value(v: &Value) -> Result<OwnedEvent, JsonError> {
         .as_str()
         .ok_or_else(|| err("field `type` is not a string"))?;
     Ok(match ty {
-        "trade" => OwnedEvent::Trade(record_of::<Trade>(o)?),
+        "trade" => OwnedEvent::Trade(fields_of(Trade::default(), o, &[])?),
         "book_snapshot" | "book_delta" => {
             let kind = if ty == "book_snapshot" {
                 BookKind::Snapshot
             } else {
                 BookKind::Delta
             };
-            let header_type = match o.get("header_type") {
-                Some(_) => uint_of(o, "header_type")?,
-                None => kind.flox_header_type(),
-            };
-            let head = Book {
+            // A missing header type is the kind's own byte.
+            let base = Book {
                 kind,
-                exchange_ts_ns: i64_of(o, "exchange_ts_ns")?,
-                recv_ts_ns: i64_of(o, "recv_ts_ns")?,
-                seq: i64_of(o, "seq")?,
-                symbol_id: uint_of(o, "symbol_id")?,
-                header_type,
-                instrument: uint_of(o, "instrument")?,
-                exchange_id: uint_of(o, "exchange_id")?,
-                bids: Levels::default(),
-                asks: Levels::default(),
+                header_type: kind.flox_header_type(),
+                ..Book::default()
             };
+            let head = fields_of(base, o, &["header_type"])?;
             OwnedEvent::Book(OwnedBook {
                 head,
                 bids: levels_of(o, "bids")?,
                 asks: levels_of(o, "asks")?,
             })
         }
-        "option_quote" => OwnedEvent::OptionQuote(record_of::<OptionQuote>(o)?),
+        "option_quote" => OwnedEvent::OptionQuote(fields_of(OptionQuote::default(), o, &[])?),
         "pool_state" => OwnedEvent::PoolState(OwnedPoolState {
-            head: PoolState {
-                exchange_ts_ns: i64_of(o, "exchange_ts_ns")?,
-                recv_ts_ns: i64_of(o, "recv_ts_ns")?,
-                symbol_id: uint_of(o, "symbol_id")?,
-                sub_type: uint_of(o, "sub_type")?,
-                venue: uint_of(o, "venue")?,
-                exchange_id: uint_of(o, "exchange_id")?,
-                payload: &[],
-            },
+            head: fields_of(PoolState::default(), o, &[])?,
             payload: hex_decode(
                 get(o, "payload_hex")?
                     .as_str()
@@ -260,24 +252,13 @@ pub fn event_to_value(ev: &Event<'_>, style: PriceStyle) -> Value {
     match ev {
         Event::Trade(t) => record_into(t, style, &mut o),
         Event::Book(b) => {
-            o.insert("exchange_ts_ns".into(), b.exchange_ts_ns.into());
-            o.insert("recv_ts_ns".into(), b.recv_ts_ns.into());
-            o.insert("seq".into(), b.seq.into());
-            o.insert("symbol_id".into(), b.symbol_id.into());
-            o.insert("header_type".into(), b.header_type.into());
-            o.insert("instrument".into(), b.instrument.into());
-            o.insert("exchange_id".into(), b.exchange_id.into());
+            record_into(b, style, &mut o);
             o.insert("bids".into(), levels_value(style, b.bids.iter()));
             o.insert("asks".into(), levels_value(style, b.asks.iter()));
         }
         Event::OptionQuote(q) => record_into(q, style, &mut o),
         Event::PoolState(p) => {
-            o.insert("exchange_ts_ns".into(), p.exchange_ts_ns.into());
-            o.insert("recv_ts_ns".into(), p.recv_ts_ns.into());
-            o.insert("symbol_id".into(), p.symbol_id.into());
-            o.insert("sub_type".into(), p.sub_type.into());
-            o.insert("venue".into(), p.venue.into());
-            o.insert("exchange_id".into(), p.exchange_id.into());
+            record_into(p, style, &mut o);
             o.insert("payload_hex".into(), hex_encode(p.payload).into());
         }
     }

@@ -4,7 +4,10 @@
 
 use crate::json::PriceStyle;
 use floxlog_core::fixed::Decimal;
-use floxlog_core::{values_of, Event, FieldRole, FieldValue, Levels, Record, Trade};
+use floxlog_core::{
+    values_of, Book, Event, FieldDesc, FieldRole, FieldValue, Fields, Levels, OptionQuote,
+    PoolState, Trade,
+};
 use std::io::Write;
 
 fn push_u64(out: &mut Vec<u8>, mut v: u64) {
@@ -82,10 +85,10 @@ fn levels(out: &mut Vec<u8>, style: PriceStyle, k: &str, l: &Levels<'_>) {
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
 
-/// A fixed-layout record's fields, in record order, by its definition.
+/// A record's fixed fields, in record order, by its definition.
 #[inline]
-fn record_json<R: Record>(out: &mut Vec<u8>, style: PriceStyle, r: &R) {
-    r.visit(|d, v| match (d.role, v) {
+fn record_json<R: Fields>(out: &mut Vec<u8>, style: PriceStyle, r: &R) {
+    r.visit_fixed(|d, v| match (d.role, v) {
         (FieldRole::Fixed, FieldValue::Signed(x)) => price_field(out, style, d.name, x),
         (_, FieldValue::Signed(x)) => int_field(out, d.name, x),
         (_, FieldValue::Unsigned(x)) => uint_field(out, d.name, x),
@@ -97,47 +100,41 @@ pub fn write_json_line(out: &mut Vec<u8>, ev: &Event<'_>, style: PriceStyle) {
     out.extend_from_slice(b"{\"type\":\"");
     out.extend_from_slice(ev.type_name().as_bytes());
     out.push(b'"');
-    // Timestamps first, as in the corpus (a fixed-layout record's list
-    // starts with them).
-    if !matches!(ev, Event::Trade(_) | Event::OptionQuote(_)) {
-        int_field(out, "exchange_ts_ns", ev.exchange_ts_ns());
-        int_field(out, "recv_ts_ns", ev.recv_ts_ns());
-    }
+    // Fields in record order (timestamps first, as in the corpus), then
+    // the levels or the payload.
     match ev {
         Event::Trade(t) => record_json(out, style, t),
         Event::Book(b) => {
-            int_field(out, "seq", b.seq);
-            uint_field(out, "symbol_id", b.symbol_id as u64);
-            uint_field(out, "header_type", b.header_type as u64);
-            uint_field(out, "instrument", b.instrument as u64);
-            uint_field(out, "exchange_id", b.exchange_id as u64);
+            record_json(out, style, b);
             levels(out, style, "bids", &b.bids);
             levels(out, style, "asks", &b.asks);
         }
         Event::OptionQuote(q) => record_json(out, style, q),
         Event::PoolState(p) => {
-            uint_field(out, "symbol_id", p.symbol_id as u64);
-            uint_field(out, "sub_type", p.sub_type as u64);
-            uint_field(out, "venue", p.venue as u64);
-            uint_field(out, "exchange_id", p.exchange_id as u64);
+            record_json(out, style, p);
             key(out, "payload_hex");
             out.push(b'"');
-            for &x in p.payload {
-                out.push(HEX[(x >> 4) as usize]);
-                out.push(HEX[(x & 15) as usize]);
-            }
+            hex(out, p.payload);
             out.push(b'"');
         }
     }
     out.extend_from_slice(b"}\n");
 }
 
+fn hex(out: &mut Vec<u8>, b: &[u8]) {
+    for &x in b {
+        out.push(HEX[(x >> 4) as usize]);
+        out.push(HEX[(x & 15) as usize]);
+    }
+}
+
 /// A CSV column: its name, the frame types it applies to (bit = type),
-/// and for a trade column, where it is in the trade's definition.
+/// and where it is in each record type's definition (trade, book, option
+/// quote, pool state; `None`: not a field of that type).
 struct Col {
     name: &'static str,
     types: u8,
-    trade: Option<usize>,
+    at: [Option<usize>; 4],
 }
 
 const ALL: u8 = 0b11_1110;
@@ -156,45 +153,42 @@ const COMMON: &[(&str, u8)] = &[
     ("exchange_id", ALL),
 ];
 
-/// The book, option quote and pool state columns, after the trade's.
-const OTHERS: &[(&str, u8)] = &[
-    ("seq", BOOK),
-    ("header_type", BOOK),
-    ("bids", BOOK),
-    ("asks", BOOK),
-    ("mark_price_raw", OPT),
-    ("index_price_raw", OPT),
-    ("underlying_price_raw", OPT),
-    ("iv_raw", OPT),
-    ("bid_price_raw", OPT),
-    ("ask_price_raw", OPT),
-    ("bid_size_raw", OPT),
-    ("ask_size_raw", OPT),
-    ("bid_iv_raw", OPT),
-    ("ask_iv_raw", OPT),
-    ("open_interest_raw", OPT),
-    ("sub_type", POOL),
-    ("venue", POOL),
-    ("payload_hex", POOL),
-];
+/// Each record type's fixed fields and types bit, in [`Col::at`]'s order,
+/// with the columns that follow its fields.
+fn records() -> [(&'static [FieldDesc], u8, &'static [&'static str]); 4] {
+    [
+        (Trade::FIXED, TRADE, &[]),
+        (Book::FIXED, BOOK, &["bids", "asks"]),
+        (OptionQuote::FIXED, OPT, &[]),
+        (PoolState::FIXED, POOL, &["payload_hex"]),
+    ]
+}
 
-/// Every column in order: [`COMMON`], the trade's other fields in record
-/// order (from its definition), then [`OTHERS`].
+/// Every column in order: [`COMMON`], then each record type's other fields
+/// in record order (from its definition) and its levels or payload.
 fn all_columns() -> Vec<Col> {
-    let trade_index = |name: &str| Trade::FIELDS.iter().position(|d| d.name == name);
-    let trade_only = Trade::FIELDS
-        .iter()
-        .filter(|d| !COMMON.iter().any(|(n, _)| *n == d.name))
-        .map(|d| (d.name, TRADE));
+    let recs = records();
+    let own = recs.iter().flat_map(|(fields, types, extra)| {
+        fields
+            .iter()
+            .map(|d| d.name)
+            .filter(|n| !COMMON.iter().any(|(c, _)| c == n))
+            .chain(extra.iter().copied())
+            .map(|n| (n, *types))
+    });
     COMMON
         .iter()
         .copied()
-        .chain(trade_only)
-        .chain(OTHERS.iter().copied())
+        .chain(own)
         .map(|(name, types)| Col {
             name,
             types,
-            trade: trade_index(name).filter(|_| types & TRADE != 0),
+            at: recs.map(|(fields, t, _)| {
+                fields
+                    .iter()
+                    .position(|d| d.name == name)
+                    .filter(|_| types & t != 0)
+            }),
         })
         .collect()
 }
@@ -241,20 +235,22 @@ impl Csv {
     /// Appends one event's line.
     pub fn write_row(&self, out: &mut Vec<u8>, ev: &Event<'_>) {
         let st = self.style;
-        let trade = match ev {
-            Event::Trade(t) => Some(values_of(t)),
-            _ => None,
+        let (rt, fields, vals) = match ev {
+            Event::Trade(t) => (0, Trade::FIXED, values_of(t)),
+            Event::Book(b) => (1, Book::FIXED, values_of(b)),
+            Event::OptionQuote(q) => (2, OptionQuote::FIXED, values_of(q)),
+            Event::PoolState(p) => (3, PoolState::FIXED, values_of(p)),
+        };
+        let price = |out: &mut Vec<u8>, v: i64| match st {
+            PriceStyle::Raw => push_i64(out, v),
+            PriceStyle::Decimal => {
+                let _ = write!(out, "{}", Decimal(v));
+            }
         };
         for (n, c) in self.cols.iter().enumerate() {
             if n > 0 {
                 out.push(b',');
             }
-            let price = |out: &mut Vec<u8>, v: i64| match st {
-                PriceStyle::Raw => push_i64(out, v),
-                PriceStyle::Decimal => {
-                    let _ = write!(out, "{}", Decimal(v));
-                }
-            };
             let side = |out: &mut Vec<u8>, l: &Levels<'_>| {
                 for (k, lv) in l.iter().enumerate() {
                     if k > 0 {
@@ -265,8 +261,8 @@ impl Csv {
                     price(out, lv.qty_raw);
                 }
             };
-            if let (Some(vals), Some(k)) = (&trade, c.trade) {
-                match (Trade::FIELDS.get(k).map(|d| d.role), vals.get(k)) {
+            if let Some(k) = c.at.get(rt).copied().flatten() {
+                match (fields.get(k).map(|d| d.role), vals.get(k)) {
                     (Some(FieldRole::Fixed), Some(&FieldValue::Signed(v))) => price(out, v),
                     (_, Some(&FieldValue::Signed(v))) => push_i64(out, v),
                     (_, Some(&FieldValue::Unsigned(v))) => push_u64(out, v),
@@ -276,39 +272,9 @@ impl Csv {
             }
             match (c.name, ev) {
                 ("type", _) => out.extend_from_slice(ev.type_name().as_bytes()),
-                ("exchange_ts_ns", _) => push_i64(out, ev.exchange_ts_ns()),
-                ("recv_ts_ns", _) => push_i64(out, ev.recv_ts_ns()),
-                ("symbol_id", _) => push_u64(out, ev.symbol_id() as u64),
-                ("instrument", Event::Book(b)) => push_u64(out, b.instrument as u64),
-                ("instrument", Event::OptionQuote(q)) => push_u64(out, q.instrument as u64),
-                ("exchange_id", Event::Book(b)) => push_u64(out, b.exchange_id as u64),
-                ("exchange_id", Event::OptionQuote(q)) => push_u64(out, q.exchange_id as u64),
-                ("exchange_id", Event::PoolState(p)) => push_u64(out, p.exchange_id as u64),
-                ("seq", Event::Book(b)) => push_i64(out, b.seq),
-                ("header_type", Event::Book(b)) => push_u64(out, b.header_type as u64),
                 ("bids", Event::Book(b)) => side(out, &b.bids),
                 ("asks", Event::Book(b)) => side(out, &b.asks),
-                ("mark_price_raw", Event::OptionQuote(q)) => price(out, q.mark_price_raw),
-                ("index_price_raw", Event::OptionQuote(q)) => price(out, q.index_price_raw),
-                ("underlying_price_raw", Event::OptionQuote(q)) => {
-                    price(out, q.underlying_price_raw)
-                }
-                ("iv_raw", Event::OptionQuote(q)) => price(out, q.iv_raw),
-                ("bid_price_raw", Event::OptionQuote(q)) => price(out, q.bid_price_raw),
-                ("ask_price_raw", Event::OptionQuote(q)) => price(out, q.ask_price_raw),
-                ("bid_size_raw", Event::OptionQuote(q)) => price(out, q.bid_size_raw),
-                ("ask_size_raw", Event::OptionQuote(q)) => price(out, q.ask_size_raw),
-                ("bid_iv_raw", Event::OptionQuote(q)) => price(out, q.bid_iv_raw),
-                ("ask_iv_raw", Event::OptionQuote(q)) => price(out, q.ask_iv_raw),
-                ("open_interest_raw", Event::OptionQuote(q)) => price(out, q.open_interest_raw),
-                ("sub_type", Event::PoolState(p)) => push_u64(out, p.sub_type as u64),
-                ("venue", Event::PoolState(p)) => push_u64(out, p.venue as u64),
-                ("payload_hex", Event::PoolState(p)) => {
-                    for &x in p.payload {
-                        out.push(HEX[(x >> 4) as usize]);
-                        out.push(HEX[(x & 15) as usize]);
-                    }
-                }
+                ("payload_hex", Event::PoolState(p)) => hex(out, p.payload),
                 _ => {}
             }
         }
@@ -370,4 +336,105 @@ mod tests {
         ));
         assert!(text.contains("-0.00000005:1.5"), "{text}");
     }
+
+    /// One event of each type through the CSV writer (all columns) and the
+    /// JSON line writer, both price styles: the bytes are pinned.
+    #[test]
+    fn csv_and_json_lines_of_every_type_are_pinned() {
+        use floxlog_core::{OptionQuote, PoolState};
+        let lv = [Level {
+            price_raw: 250_000_000,
+            qty_raw: 3,
+        }];
+        let q = OptionQuote {
+            exchange_ts_ns: 1,
+            recv_ts_ns: 2,
+            mark_price_raw: 3,
+            index_price_raw: 4,
+            underlying_price_raw: 5,
+            iv_raw: 6,
+            bid_price_raw: 7,
+            ask_price_raw: 8,
+            bid_size_raw: 9,
+            ask_size_raw: 10,
+            bid_iv_raw: 11,
+            ask_iv_raw: -12,
+            open_interest_raw: 130_000_000,
+            symbol_id: 14,
+            instrument: 3,
+            exchange_id: 15,
+        };
+        let evs = [
+            Event::Trade(Trade {
+                exchange_ts_ns: 10,
+                recv_ts_ns: 11,
+                price_raw: 12,
+                qty_raw: 100_000_000,
+                trade_id: 13,
+                symbol_id: 14,
+                side: 1,
+                instrument: 2,
+                exchange_id: 15,
+            }),
+            Event::Book(Book {
+                kind: BookKind::Snapshot,
+                exchange_ts_ns: 20,
+                recv_ts_ns: 21,
+                seq: 22,
+                symbol_id: 23,
+                header_type: 2,
+                instrument: 1,
+                exchange_id: 24,
+                bids: Levels::Slice(&lv),
+                asks: Levels::Slice(&lv),
+            }),
+            Event::OptionQuote(q),
+            Event::PoolState(PoolState {
+                exchange_ts_ns: 30,
+                recv_ts_ns: 31,
+                symbol_id: 32,
+                sub_type: 2,
+                venue: 7,
+                exchange_id: 33,
+                payload: &[0xab, 0x01],
+            }),
+        ];
+        let mut got = String::new();
+        for style in [PriceStyle::Raw, PriceStyle::Decimal] {
+            let mut out = Vec::new();
+            let c = Csv::new(None, style);
+            c.write_header(&mut out);
+            for ev in &evs {
+                c.write_row(&mut out, ev);
+            }
+            for ev in &evs {
+                write_json_line(&mut out, ev, style);
+            }
+            got.push_str(&String::from_utf8(out).unwrap());
+        }
+        assert_eq!(got, GOLDEN);
+    }
+
+    /// What the writers printed before the columns came from the record
+    /// definitions.
+    const GOLDEN: &str = concat!(
+        "type,exchange_ts_ns,recv_ts_ns,symbol_id,instrument,exchange_id,price_raw,qty_raw,trade_id,side,seq,header_type,bids,asks,mark_price_raw,index_price_raw,underlying_price_raw,iv_raw,bid_price_raw,ask_price_raw,bid_size_raw,ask_size_raw,bid_iv_raw,ask_iv_raw,open_interest_raw,sub_type,venue,payload_hex\n",
+        "trade,10,11,14,2,15,12,100000000,13,1,,,,,,,,,,,,,,,,,,\n",
+        "book_snapshot,20,21,23,1,24,,,,,22,2,250000000:3,250000000:3,,,,,,,,,,,,,,\n",
+        "option_quote,1,2,14,3,15,,,,,,,,,3,4,5,6,7,8,9,10,11,-12,130000000,,,\n",
+        "pool_state,30,31,32,,33,,,,,,,,,,,,,,,,,,,,2,7,ab01\n",
+        "{\"type\":\"trade\",\"exchange_ts_ns\":10,\"recv_ts_ns\":11,\"price_raw\":12,\"qty_raw\":100000000,\"trade_id\":13,\"symbol_id\":14,\"side\":1,\"instrument\":2,\"exchange_id\":15}\n",
+        "{\"type\":\"book_snapshot\",\"exchange_ts_ns\":20,\"recv_ts_ns\":21,\"seq\":22,\"symbol_id\":23,\"header_type\":2,\"instrument\":1,\"exchange_id\":24,\"bids\":[[250000000,3]],\"asks\":[[250000000,3]]}\n",
+        "{\"type\":\"option_quote\",\"exchange_ts_ns\":1,\"recv_ts_ns\":2,\"mark_price_raw\":3,\"index_price_raw\":4,\"underlying_price_raw\":5,\"iv_raw\":6,\"bid_price_raw\":7,\"ask_price_raw\":8,\"bid_size_raw\":9,\"ask_size_raw\":10,\"bid_iv_raw\":11,\"ask_iv_raw\":-12,\"open_interest_raw\":130000000,\"symbol_id\":14,\"instrument\":3,\"exchange_id\":15}\n",
+        "{\"type\":\"pool_state\",\"exchange_ts_ns\":30,\"recv_ts_ns\":31,\"symbol_id\":32,\"sub_type\":2,\"venue\":7,\"exchange_id\":33,\"payload_hex\":\"ab01\"}\n",
+        "type,exchange_ts_ns,recv_ts_ns,symbol_id,instrument,exchange_id,price,qty,trade_id,side,seq,header_type,bids,asks,mark_price,index_price,underlying_price,iv,bid_price,ask_price,bid_size,ask_size,bid_iv,ask_iv,open_interest,sub_type,venue,payload_hex\n",
+        "trade,10,11,14,2,15,0.00000012,1,13,1,,,,,,,,,,,,,,,,,,\n",
+        "book_snapshot,20,21,23,1,24,,,,,22,2,2.5:0.00000003,2.5:0.00000003,,,,,,,,,,,,,,\n",
+        "option_quote,1,2,14,3,15,,,,,,,,,0.00000003,0.00000004,0.00000005,0.00000006,0.00000007,0.00000008,0.00000009,0.0000001,0.00000011,-0.00000012,1.3,,,\n",
+        "pool_state,30,31,32,,33,,,,,,,,,,,,,,,,,,,,2,7,ab01\n",
+        "{\"type\":\"trade\",\"exchange_ts_ns\":10,\"recv_ts_ns\":11,\"price\":\"0.00000012\",\"qty\":\"1\",\"trade_id\":13,\"symbol_id\":14,\"side\":1,\"instrument\":2,\"exchange_id\":15}\n",
+        "{\"type\":\"book_snapshot\",\"exchange_ts_ns\":20,\"recv_ts_ns\":21,\"seq\":22,\"symbol_id\":23,\"header_type\":2,\"instrument\":1,\"exchange_id\":24,\"bids\":[[\"2.5\",\"0.00000003\"]],\"asks\":[[\"2.5\",\"0.00000003\"]]}\n",
+        "{\"type\":\"option_quote\",\"exchange_ts_ns\":1,\"recv_ts_ns\":2,\"mark_price\":\"0.00000003\",\"index_price\":\"0.00000004\",\"underlying_price\":\"0.00000005\",\"iv\":\"0.00000006\",\"bid_price\":\"0.00000007\",\"ask_price\":\"0.00000008\",\"bid_size\":\"0.00000009\",\"ask_size\":\"0.0000001\",\"bid_iv\":\"0.00000011\",\"ask_iv\":\"-0.00000012\",\"open_interest\":\"1.3\",\"symbol_id\":14,\"instrument\":3,\"exchange_id\":15}\n",
+        "{\"type\":\"pool_state\",\"exchange_ts_ns\":30,\"recv_ts_ns\":31,\"symbol_id\":32,\"sub_type\":2,\"venue\":7,\"exchange_id\":33,\"payload_hex\":\"ab01\"}\n",
+    );
 }

@@ -11,10 +11,12 @@ use arrow_array::{
 };
 use arrow_buffer::{ArrowNativeType, Buffer, OffsetBuffer, ScalarBuffer};
 use arrow_schema::ArrowError;
+use fixed::FixedCols;
 use floxlog_core::{Book, BookKind, Event, Levels, OptionQuote, PoolState, TradeColumns};
 use std::sync::Arc;
 use trade::TradeCols;
 
+mod fixed;
 pub(crate) mod fresh;
 mod trade;
 
@@ -130,13 +132,7 @@ impl LevelCols {
 #[derive(Default)]
 struct BookCols {
     snapshot: Vec<bool>,
-    ex: Vec<i64>,
-    recv: Vec<i64>,
-    seq: Vec<i64>,
-    symbol_id: Vec<u32>,
-    header_type: Vec<u8>,
-    instrument: Vec<u8>,
-    exchange_id: Vec<u16>,
+    head: FixedCols<Book<'static>>,
     bids: LevelCols,
     asks: LevelCols,
 }
@@ -144,13 +140,7 @@ struct BookCols {
 impl BookCols {
     fn push(&mut self, b: &Book<'_>) {
         self.snapshot.push(b.kind == BookKind::Snapshot);
-        self.ex.push(b.exchange_ts_ns);
-        self.recv.push(b.recv_ts_ns);
-        self.seq.push(b.seq);
-        self.symbol_id.push(b.symbol_id);
-        self.header_type.push(b.header_type);
-        self.instrument.push(b.instrument);
-        self.exchange_id.push(b.exchange_id);
+        self.head.push(&b.without_levels());
         self.bids.push(&b.bids);
         self.asks.push(&b.asks);
     }
@@ -160,90 +150,36 @@ impl BookCols {
     }
 
     fn finish(&mut self, cap: usize, symbols: &Symbols) -> Result<RecordBatch, ArrowError> {
-        use arrow_array::types::{UInt16Type, UInt32Type, UInt8Type};
-        let ids = take(&mut self.symbol_id, cap);
-        let symbol = symbols.column(&ids)?;
         let kind: ArrayRef = Arc::new(StringArray::from_iter_values(
             take(&mut self.snapshot, cap)
                 .iter()
                 .map(|&s| if s { "snapshot" } else { "delta" }),
         ));
-        let (ex, ex_ts) = ts_pair(take(&mut self.ex, cap));
-        let (recv, recv_ts) = ts_pair(take(&mut self.recv, cap));
-        let cols = vec![
-            kind,
-            ex,
-            recv,
-            prim::<i64, Int64Type>(take(&mut self.seq, cap)),
-            prim::<u32, UInt32Type>(ids),
-            prim::<u8, UInt8Type>(take(&mut self.header_type, cap)),
-            prim::<u8, UInt8Type>(take(&mut self.instrument, cap)),
-            prim::<u16, UInt16Type>(take(&mut self.exchange_id, cap)),
-            self.bids.finish()?,
-            self.asks.finish()?,
-            symbol,
-            ex_ts,
-            recv_ts,
-        ];
+        let levels = [self.bids.finish()?, self.asks.finish()?];
+        let mut cols = vec![kind];
+        cols.extend(self.head.finish(cap, symbols, levels)?);
         RecordBatch::try_new(RecordType::Book.schema(), cols)
     }
 }
 
 /// Option quotes.
 #[derive(Default)]
-struct OptionCols {
-    ex: Vec<i64>,
-    recv: Vec<i64>,
-    raw: [Vec<i64>; 11],
-    symbol_id: Vec<u32>,
-    instrument: Vec<u8>,
-    exchange_id: Vec<u16>,
-}
+struct OptionCols(FixedCols<OptionQuote>);
 
 impl OptionCols {
     fn push(&mut self, q: &OptionQuote) {
-        self.ex.push(q.exchange_ts_ns);
-        self.recv.push(q.recv_ts_ns);
-        for (col, (_, v)) in self.raw.iter_mut().zip(q.raw_fields()) {
-            col.push(v);
-        }
-        self.symbol_id.push(q.symbol_id);
-        self.instrument.push(q.instrument);
-        self.exchange_id.push(q.exchange_id);
+        self.0.push(q);
     }
 
     fn finish(&mut self, cap: usize, symbols: &Symbols) -> Result<RecordBatch, ArrowError> {
-        use arrow_array::types::{UInt16Type, UInt32Type, UInt8Type};
-        let ids = take(&mut self.symbol_id, cap);
-        let symbol = symbols.column(&ids)?;
-        let (ex, ex_ts) = ts_pair(take(&mut self.ex, cap));
-        let (recv, recv_ts) = ts_pair(take(&mut self.recv, cap));
-        let mut raws = Vec::with_capacity(11);
-        let mut decs = Vec::with_capacity(11);
-        for col in self.raw.iter_mut() {
-            let (r, d) = raw_and_decimal(take(col, cap))?;
-            raws.push(r);
-            decs.push(d);
-        }
-        let mut cols = vec![ex, recv];
-        cols.extend(raws);
-        cols.push(prim::<u32, UInt32Type>(ids));
-        cols.push(prim::<u8, UInt8Type>(take(&mut self.instrument, cap)));
-        cols.push(prim::<u16, UInt16Type>(take(&mut self.exchange_id, cap)));
-        cols.extend([symbol, ex_ts, recv_ts]);
-        cols.extend(decs);
+        let cols = self.0.finish(cap, symbols, [])?;
         RecordBatch::try_new(RecordType::OptionQuote.schema(), cols)
     }
 }
 
 /// Pool states.
 struct PoolCols {
-    ex: Vec<i64>,
-    recv: Vec<i64>,
-    symbol_id: Vec<u32>,
-    sub_type: Vec<u8>,
-    venue: Vec<u8>,
-    exchange_id: Vec<u16>,
+    head: FixedCols<PoolState<'static>>,
     offsets: Vec<i32>,
     bytes: Vec<u8>,
 }
@@ -251,12 +187,7 @@ struct PoolCols {
 impl Default for PoolCols {
     fn default() -> Self {
         PoolCols {
-            ex: Vec::new(),
-            recv: Vec::new(),
-            symbol_id: Vec::new(),
-            sub_type: Vec::new(),
-            venue: Vec::new(),
-            exchange_id: Vec::new(),
+            head: FixedCols::default(),
             offsets: vec![0],
             bytes: Vec::new(),
         }
@@ -275,21 +206,11 @@ impl PoolCols {
             .ok_or("pool state payload too large for one Arrow batch (over 2 GiB)")?;
         self.bytes.extend_from_slice(p.payload);
         self.offsets.push(end);
-        self.ex.push(p.exchange_ts_ns);
-        self.recv.push(p.recv_ts_ns);
-        self.symbol_id.push(p.symbol_id);
-        self.sub_type.push(p.sub_type);
-        self.venue.push(p.venue);
-        self.exchange_id.push(p.exchange_id);
+        self.head.push(&p.without_payload());
         Ok(())
     }
 
     fn finish(&mut self, cap: usize, symbols: &Symbols) -> Result<RecordBatch, ArrowError> {
-        use arrow_array::types::{UInt16Type, UInt32Type, UInt8Type};
-        let ids = take(&mut self.symbol_id, cap);
-        let symbol = symbols.column(&ids)?;
-        let (ex, ex_ts) = ts_pair(take(&mut self.ex, cap));
-        let (recv, recv_ts) = ts_pair(take(&mut self.recv, cap));
         let offsets = OffsetBuffer::new(ScalarBuffer::from(std::mem::replace(
             &mut self.offsets,
             vec![0],
@@ -299,18 +220,7 @@ impl PoolCols {
             Buffer::from_vec(std::mem::take(&mut self.bytes)),
             None,
         )?);
-        let cols = vec![
-            ex,
-            recv,
-            prim::<u32, UInt32Type>(ids),
-            prim::<u8, UInt8Type>(take(&mut self.sub_type, cap)),
-            prim::<u8, UInt8Type>(take(&mut self.venue, cap)),
-            prim::<u16, UInt16Type>(take(&mut self.exchange_id, cap)),
-            payload,
-            symbol,
-            ex_ts,
-            recv_ts,
-        ];
+        let cols = self.head.finish(cap, symbols, [payload])?;
         RecordBatch::try_new(RecordType::PoolState.schema(), cols)
     }
 }
@@ -372,9 +282,9 @@ impl Columns {
     pub fn len(&self, rt: RecordType) -> usize {
         match rt {
             RecordType::Trade => self.trade.len(),
-            RecordType::Book => self.book.ex.len(),
-            RecordType::OptionQuote => self.option.ex.len(),
-            RecordType::PoolState => self.pool.ex.len(),
+            RecordType::Book => self.book.head.rows(),
+            RecordType::OptionQuote => self.option.0.rows(),
+            RecordType::PoolState => self.pool.head.rows(),
         }
     }
 
@@ -413,16 +323,16 @@ impl Columns {
             }
             Event::Book(b) => {
                 self.book.push(b);
-                (self.book.ex.len() >= l.rows || self.book.levels() >= l.levels)
+                (self.book.head.rows() >= l.rows || self.book.levels() >= l.levels)
                     .then_some(RecordType::Book)
             }
             Event::OptionQuote(q) => {
                 self.option.push(q);
-                (self.option.ex.len() >= l.rows).then_some(RecordType::OptionQuote)
+                (self.option.0.rows() >= l.rows).then_some(RecordType::OptionQuote)
             }
             Event::PoolState(p) => {
                 self.pool.push(p)?;
-                (self.pool.ex.len() >= l.rows || self.pool.bytes.len() >= l.payload_bytes)
+                (self.pool.head.rows() >= l.rows || self.pool.bytes.len() >= l.payload_bytes)
                     .then_some(RecordType::PoolState)
             }
         })
@@ -640,13 +550,8 @@ mod tests {
         assert_eq!(c.push(&Event::Book(b)).unwrap(), None);
         assert_eq!(c.push(&Event::Book(b)).unwrap(), Some(RecordType::Book));
         let p = PoolState {
-            exchange_ts_ns: 0,
-            recv_ts_ns: 0,
-            symbol_id: 0,
-            sub_type: 0,
-            venue: 0,
-            exchange_id: 0,
             payload: &[1, 2, 3],
+            ..PoolState::default()
         };
         assert_eq!(c.push(&Event::PoolState(p)).unwrap(), None);
         assert_eq!(

@@ -22,7 +22,7 @@ const SEGMENT_FIELDS: [(usize, &str); 12] = [
     (seg_field::SYMBOL_COUNT, "symbol_count"),
     (seg_field::INDEX_OFFSET, "index_offset"),
     (seg_field::COMPRESSION, "compression"),
-    (seg_field::RESERVED.start, "reserved"),
+    (seg_field::RESERVED_START, "reserved"),
 ];
 
 const FRAME_FIELDS: [(usize, &str); 5] = [

@@ -2,10 +2,10 @@
 //! and what the C calls have handed out so far.
 
 use crate::boundary::slice_in;
+use crate::codec::types::*;
 use crate::error::{floxlog_result, Fail};
-use crate::handle::Opaque;
-use crate::tape_error::{str_in, TapeFail, TapeResult};
-use crate::types::*;
+use crate::handle::opaque;
+use crate::tape::error::{str_in, TapeFail, TapeResult};
 use core::mem::MaybeUninit;
 use core::ptr::NonNull;
 use floxlog::tape::{
@@ -72,13 +72,7 @@ pub(crate) enum Fixup {
     },
 }
 
-// SAFETY: TapeReaderHandle is repr(C) with the u64 magic first.
-unsafe impl Opaque for floxlog_tape_reader {
-    type Handle = TapeReaderHandle;
-    const MAGIC: u64 = TAPE_READER_MAGIC;
-    const NULL: &'static str = "r";
-    const WRONG: &'static str = "not a floxlog_tape_reader handle";
-}
+opaque!(floxlog_tape_reader => TapeReaderHandle, magic TAPE_READER_MAGIC, null "r");
 
 impl Drop for TapeReaderHandle {
     fn drop(&mut self) {

@@ -4,12 +4,13 @@
 //! uses.
 
 use crate::boundary::{batch_slots, check_out, in_ref, put, put_if_usable, slice_in};
+use crate::codec::records::TradeSlots;
+use crate::codec::types::*;
 use crate::error::{floxlog_result, Fail};
 use crate::handle::{free, get, handle, into_c};
-use crate::records::TradeSlots;
-use crate::tape_error::{floxlog_tape_error, path_in, tape_boundary, TapeResult};
-use crate::types::*;
+use crate::tape::error::{floxlog_tape_error, path_in, tape_boundary, TapeResult};
 use core::ffi::c_char;
+use core::mem::MaybeUninit;
 use floxlog_result::*;
 use std::path::PathBuf;
 
@@ -202,21 +203,16 @@ pub unsafe extern "C" fn floxlog_tape_reader_next_batch(
     count: *mut usize,
     err: *mut floxlog_tape_error,
 ) -> floxlog_result {
-    let mut n = 0usize;
-    let rc = tape_boundary(err, || {
-        // SAFETY: the caller promises `cap` writable events.
-        let out = unsafe { batch_slots(count, events, cap, "events") }?;
+    let read = |h: &mut TapeReaderHandle, out: &mut [MaybeUninit<floxlog_event>], n: &mut usize| {
         let base = out.as_mut_ptr() as *mut floxlog_event;
-        // SAFETY: forwarded caller promise.
-        let h = unsafe { handle(r) }?;
         h.fixups.clear();
         h.payloads.clear();
         let mut used = 0usize;
         let mut end_error = None;
-        while n < cap {
+        while *n < cap {
             // SAFETY: n < cap: inside the caller's events.
-            match unsafe { step(h, base.add(n), n, &mut used, true) } {
-                Ok(Step::Event) => n += 1,
+            match unsafe { step(h, base.add(*n), *n, &mut used, true) } {
+                Ok(Step::Event) => *n += 1,
                 Ok(Step::End) => break,
                 Err(e) => {
                     end_error = Some(e);
@@ -229,11 +225,10 @@ pub unsafe extern "C" fn floxlog_tape_reader_next_batch(
         }
         // SAFETY: the first `n` slots were written by `step`.
         unsafe { apply_fixups(h, base) };
-        h.end_batch(n, end_error, None)
-    });
-    // SAFETY: the caller's promise.
-    unsafe { put_if_usable(count, n) };
-    rc
+        h.end_batch(*n, end_error, None)
+    };
+    // SAFETY: forwarded caller promises.
+    unsafe { batch(r, events, cap, "events", count, err, read) }
 }
 
 /// Reads up to `cap` consecutive trades into `trades[0..cap)` and sets
@@ -259,30 +254,25 @@ pub unsafe extern "C" fn floxlog_tape_reader_next_trades(
     count: *mut usize,
     err: *mut floxlog_tape_error,
 ) -> floxlog_result {
-    let mut n = 0usize;
-    let rc = tape_boundary(err, || {
-        // SAFETY: the caller promises `cap` writable trades.
-        let out = unsafe { batch_slots(count, trades, cap, "trades") }?;
-        // SAFETY: forwarded caller promise.
-        let h = unsafe { handle(r) }?;
+    let read = |h: &mut TapeReaderHandle, out: &mut [MaybeUninit<floxlog_trade>], n: &mut usize| {
         // Trades the per-event calls read ahead come first.
-        n = h.drain_ahead(out);
-        if n == cap && cap > 0 {
+        *n = h.drain_ahead(out);
+        if *n == cap && cap > 0 {
             return Ok(FLOXLOG_OK);
         }
         h.ahead.reading_on();
         if h.held {
-            return h.end_batch(n, None, Some(FLOXLOG_NOT_TRADE));
+            return h.end_batch(*n, None, Some(FLOXLOG_NOT_TRADE));
         }
         let mut end_error = None;
-        let rest = out.get_mut(n..).unwrap_or_default();
+        let rest = out.get_mut(*n..).unwrap_or_default();
         if let (false, Some(r)) = (h.failed, h.reader.as_mut()) {
             let (run, done) = r.next_trades(&mut TradeSlots(rest));
             if let Err(e) = done {
                 h.failed = true;
                 end_error = Some(merge_failure(e));
             }
-            n += run.count;
+            *n += run.count;
             h.held = run.declined;
             h.events += run.count as u64;
             if let Some((segment, p)) = run.last {
@@ -290,7 +280,39 @@ pub unsafe extern "C" fn floxlog_tape_reader_next_trades(
             }
         }
         let idle = h.held.then_some(FLOXLOG_NOT_TRADE);
-        h.end_batch(n, end_error, idle)
+        h.end_batch(*n, end_error, idle)
+    };
+    // SAFETY: forwarded caller promises.
+    unsafe { batch(r, trades, cap, "trades", count, err, read) }
+}
+
+/// The frame of the batch reads: the checks of `count`, of the caller's
+/// `cap` slots and of the handle, then `f` (which keeps the number of slots
+/// written in its `n`), and `*count = n` on every return.
+///
+/// # Safety
+/// `r` a live handle; `slots` valid for `cap` writable `T`s; `count`
+/// writable; `err` may be NULL.
+unsafe fn batch<T>(
+    r: *mut floxlog_tape_reader,
+    slots: *mut T,
+    cap: usize,
+    what: &'static str,
+    count: *mut usize,
+    err: *mut floxlog_tape_error,
+    f: impl FnOnce(
+        &mut TapeReaderHandle,
+        &mut [MaybeUninit<T>],
+        &mut usize,
+    ) -> TapeResult<floxlog_result>,
+) -> floxlog_result {
+    let mut n = 0usize;
+    let rc = tape_boundary(err, || {
+        // SAFETY: the caller promises `cap` writable slots.
+        let out = unsafe { batch_slots(count, slots, cap, what) }?;
+        // SAFETY: forwarded caller promise.
+        let h = unsafe { handle(r) }?;
+        f(h, out, &mut n)
     });
     // SAFETY: the caller's promise.
     unsafe { put_if_usable(count, n) };

@@ -1,10 +1,10 @@
 //! One event at a time into the caller's `floxlog_event` slots, with the
 //! pointer fix-ups of a batch's book levels and pool payloads.
 
+use crate::codec::event::{write_event, LevelScratch};
+use crate::codec::types::*;
 use crate::error::floxlog_result;
-use crate::event::{write_event, LevelScratch};
-use crate::tape_error::TapeFail;
-use crate::types::*;
+use crate::tape::error::TapeFail;
 use core::mem::MaybeUninit;
 use core::ptr::addr_of_mut;
 use floxlog::tape::{TapeError, TapeErrorKind};
@@ -13,7 +13,7 @@ use floxlog_result::*;
 
 use super::handle::{Fixup, TapeReaderHandle};
 use super::options::*;
-use crate::event::write_trade;
+use crate::codec::event::write_trade;
 
 /// What a read step found.
 pub(crate) enum Step {

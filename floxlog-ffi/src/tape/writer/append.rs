@@ -4,12 +4,12 @@
 
 use super::floxlog_tape_writer;
 use crate::boundary::{check_out, in_ref, put_if_usable, slice_in};
-use crate::chunks::append_in_chunks;
+use crate::codec::chunks::append_in_chunks;
+use crate::codec::event::{book_in, event_in, pool_state_in};
+use crate::codec::types::*;
 use crate::error::{floxlog_result, Fail};
-use crate::event::{book_in, event_in, pool_state_in};
 use crate::handle::handle;
-use crate::tape_error::{floxlog_tape_error, tape_boundary, TapeFail};
-use crate::types::*;
+use crate::tape::error::{floxlog_tape_error, tape_boundary, TapeFail};
 use floxlog_core::{BookKind, Event, OptionQuote, Trade};
 use floxlog_result::*;
 

@@ -2,9 +2,9 @@
 //! durability, segment size and time, journal mode, resume, a clock), their
 //! defaults, and their checked conversion to `TapeWriterConfig`.
 
+use crate::codec::records::config_in;
+use crate::codec::writer::floxlog_writer_config;
 use crate::error::{floxlog_result, Fail};
-use crate::records::config_in;
-use crate::types::*;
 use core::ffi::c_void;
 use floxlog::tape::{Durability, Layout, TapeWriterConfig};
 use floxlog_core::WriterConfig;

@@ -13,8 +13,8 @@ pub use config::*;
 
 use crate::boundary::{check_out, in_ref, put};
 use crate::error::{floxlog_result, Fail};
-use crate::handle::{free, get, handle, into_c, Opaque};
-use crate::tape_error::{floxlog_tape_error, path_in, str_in, tape_boundary};
+use crate::handle::{free, get, handle, into_c, opaque};
+use crate::tape::error::{floxlog_tape_error, path_in, str_in, tape_boundary};
 use config::{tape_config_in, CClock};
 use core::ffi::c_char;
 use floxlog::tape::{Durability, TapeWriter};
@@ -40,13 +40,7 @@ pub(crate) struct TapeWriterHandle {
     syncs: bool,
 }
 
-// SAFETY: TapeWriterHandle is repr(C) with the u64 magic first.
-unsafe impl Opaque for floxlog_tape_writer {
-    type Handle = TapeWriterHandle;
-    const MAGIC: u64 = TAPE_WRITER_MAGIC;
-    const NULL: &'static str = "w";
-    const WRONG: &'static str = "not a floxlog_tape_writer handle";
-}
+opaque!(floxlog_tape_writer => TapeWriterHandle, magic TAPE_WRITER_MAGIC, null "w");
 
 impl TapeWriterHandle {
     fn open(&mut self) -> Result<&mut TapeWriter, Fail> {

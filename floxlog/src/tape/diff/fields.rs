@@ -3,7 +3,7 @@
 //! it favours clear output over speed.
 
 use floxlog_core::book::Levels;
-use floxlog_core::{values_of, Event, Record};
+use floxlog_core::{values_of, Event, Fields};
 use serde::Serialize;
 
 /// One field that differs: its name and both values, as text.
@@ -42,12 +42,12 @@ impl Out {
     }
 }
 
-/// Compares two records of a fixed layout field by field, by their
+/// Compares the fixed fields of two records field by field, by their
 /// definition.
-fn record<R: Record>(o: &mut Out, x: &R, y: &R) {
+fn record<R: Fields>(o: &mut Out, x: &R, y: &R) {
     let ys = values_of(y);
     let mut k = 0;
-    x.visit(|d, a| {
+    x.visit_fixed(|d, a| {
         if let Some(&b) = ys.get(k) {
             o.cmp(d.name, a, b);
         }
@@ -62,24 +62,13 @@ pub fn field_diffs(a: &Event<'_>, b: &Event<'_>) -> Vec<FieldDiff> {
     match (a, b) {
         (Event::Trade(x), Event::Trade(y)) => record(&mut o, x, y),
         (Event::Book(x), Event::Book(y)) if x.kind == y.kind => {
-            o.cmp("exchange_ts_ns", x.exchange_ts_ns, y.exchange_ts_ns);
-            o.cmp("recv_ts_ns", x.recv_ts_ns, y.recv_ts_ns);
-            o.cmp("seq", x.seq, y.seq);
-            o.cmp("symbol_id", x.symbol_id, y.symbol_id);
-            o.cmp("header_type", x.header_type, y.header_type);
-            o.cmp("instrument", x.instrument, y.instrument);
-            o.cmp("exchange_id", x.exchange_id, y.exchange_id);
+            record(&mut o, x, y);
             levels(&mut o, "bids", &x.bids, &y.bids);
             levels(&mut o, "asks", &x.asks, &y.asks);
         }
         (Event::OptionQuote(x), Event::OptionQuote(y)) => record(&mut o, x, y),
         (Event::PoolState(x), Event::PoolState(y)) => {
-            o.cmp("exchange_ts_ns", x.exchange_ts_ns, y.exchange_ts_ns);
-            o.cmp("recv_ts_ns", x.recv_ts_ns, y.recv_ts_ns);
-            o.cmp("symbol_id", x.symbol_id, y.symbol_id);
-            o.cmp("sub_type", x.sub_type, y.sub_type);
-            o.cmp("venue", x.venue, y.venue);
-            o.cmp("exchange_id", x.exchange_id, y.exchange_id);
+            record(&mut o, x, y);
             payload(&mut o, x.payload, y.payload);
         }
         _ => o.cmp("type", a.type_name(), b.type_name()),
@@ -175,13 +164,8 @@ mod tests {
         assert_eq!(s, ["bids.len: 1 vs 2", "bids[0].qty_raw: 2 vs 3"]);
 
         let p = |b: &'static [u8]| PoolState {
-            exchange_ts_ns: 0,
-            recv_ts_ns: 0,
-            symbol_id: 0,
-            sub_type: 0,
-            venue: 0,
-            exchange_id: 0,
             payload: b,
+            ..PoolState::default()
         };
         let d = field_diffs(
             &Event::PoolState(p(&[1, 2, 3])),

@@ -3,11 +3,11 @@
 //! crate's `Tail`, which `floxlog cat --follow` runs too).
 
 use crate::boundary::{batch_slots, check_out, check_slice, in_ref, put, put_if_usable};
+use crate::codec::event::{write_event, LevelScratch};
+use crate::codec::types::*;
 use crate::error::{floxlog_result, Fail};
-use crate::event::{write_event, LevelScratch};
-use crate::handle::{free, handle, into_c, Opaque};
-use crate::tape_error::{floxlog_tape_error, path_in, tape_boundary, TapeResult};
-use crate::types::*;
+use crate::handle::{free, handle, into_c, opaque};
+use crate::tape::error::{floxlog_tape_error, path_in, tape_boundary, TapeResult};
 use core::ffi::c_char;
 use core::mem::MaybeUninit;
 use floxlog::tape::{
@@ -98,13 +98,7 @@ pub(crate) struct TailHandle {
     trades: Vec<Trade>,
 }
 
-// SAFETY: TailHandle is repr(C) with the u64 magic first.
-unsafe impl Opaque for floxlog_tape_tail {
-    type Handle = TailHandle;
-    const MAGIC: u64 = TAIL_MAGIC;
-    const NULL: &'static str = "t";
-    const WRONG: &'static str = "not a floxlog_tape_tail handle";
-}
+opaque!(floxlog_tape_tail => TailHandle, magic TAIL_MAGIC, null "t");
 
 /// # Safety
 /// With `FLOXLOG_TAIL_START_POSITION`, `o.position` must be NULL or point

@@ -3,10 +3,11 @@
 //! fails and never panics (they are outside the unwinding boundary).
 
 use crate::boundary::output;
+use crate::codec::event::event_ptr_in;
+use crate::codec::types::*;
+use crate::codec::writer::floxlog_writer_config;
 use crate::consts::*;
 use crate::error::{floxlog_error, floxlog_result};
-use crate::event::event_ptr_in;
-use crate::types::*;
 use floxlog_core::block::compress_bound;
 
 /// Block scratch bytes an LZ4 writer needs for blocks of up to
@@ -102,7 +103,7 @@ pub unsafe extern "C" fn floxlog_writer_get_buffer_sizes(
     // SAFETY: forwarded caller promises; the pointers are checked.
     unsafe {
         output(err, sizes, "sizes", || {
-            let c = crate::records::config_in(in_ref(cfg, "cfg")?)?;
+            let c = crate::codec::records::config_in(in_ref(cfg, "cfg")?)?;
             c.check()?;
             let too_big = || {
                 Fail::new(

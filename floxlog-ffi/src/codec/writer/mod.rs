@@ -3,21 +3,24 @@
 
 use crate::boundary::{
     boundary, bytes_mut, check_out, check_slice, copy_out, in_ref, output, overlap, put,
-    put_if_usable, slice_in, slice_uninit,
+    slice_uninit,
 };
-use crate::chunks::append_in_chunks;
+use crate::codec::event::event_ptr_in;
+use crate::codec::records::config_in;
+use crate::codec::types::same_layout;
+use crate::codec::types::*;
 use crate::consts::*;
 use crate::error::{floxlog_error, floxlog_result, Fail};
-use crate::event::{book_in, event_in, event_ptr_in, pool_state_in};
-use crate::handle::{free, get, handle, into_c, Opaque};
-use crate::records::config_in;
-use crate::types::*;
+use crate::handle::{free, get, handle, into_c, opaque};
 use core::mem::ManuallyDrop;
 use floxlog_core::{
-    BlockSlot, BookKind, Compression, Event, IndexEntry, OptionQuote, SegmentWriter, Trade,
-    WriterBuffers, WriterConfig,
+    BlockSlot, Compression, IndexEntry, SegmentWriter, WriterBuffers, WriterConfig,
 };
 use floxlog_result::*;
+
+// The appends.
+mod append;
+pub use append::*;
 
 /// Opaque writer handle (see `floxlog_writer_new`). Not thread-safe: use
 /// one handle from one thread at a time.
@@ -52,13 +55,7 @@ impl Drop for WriterHandle {
     }
 }
 
-// SAFETY: WriterHandle is repr(C) with the u64 magic first.
-unsafe impl Opaque for floxlog_writer {
-    type Handle = WriterHandle;
-    const MAGIC: u64 = WRITER_MAGIC;
-    const NULL: &'static str = "w";
-    const WRONG: &'static str = "not a floxlog_writer handle";
-}
+opaque!(floxlog_writer => WriterHandle, magic WRITER_MAGIC, null "w");
 
 /// Fills `*cfg` with the defaults: uncompressed, index every 1000 events,
 /// exchange 0, reference profile, created_ns 0.
@@ -203,257 +200,6 @@ pub unsafe extern "C" fn floxlog_writer_new(
 pub unsafe extern "C" fn floxlog_writer_free(w: *mut floxlog_writer) {
     // SAFETY: forwarded caller promise.
     unsafe { free(w) }
-}
-
-/// The body of the single-event appends: `ev` reads the caller's event
-/// after the handle is checked.
-///
-/// # Safety
-/// `w` must be NULL or a live handle; `ev` is run in the caller's context.
-#[inline(always)]
-unsafe fn append_one<'e>(
-    w: *mut floxlog_writer,
-    err: *mut floxlog_error,
-    ev: impl FnOnce() -> Result<Event<'e>, Fail>,
-) -> floxlog_result {
-    boundary(err, || {
-        // SAFETY: forwarded caller promise.
-        let h = unsafe { handle(w) }?;
-        h.w.append(&ev()?)?;
-        Ok(FLOXLOG_OK)
-    })
-}
-
-/// The body of the batch appends: appends `count` items converted by `ev`
-/// in order, stops at the first error, and reports how many were accepted
-/// in `*appended` on every return.
-///
-/// # Safety
-/// `w` must be NULL or a live handle; `items` valid for `count` items that
-/// `ev` may read; `appended` writable if non-NULL and aligned.
-#[inline(always)]
-unsafe fn append_batch<'a, T: 'a>(
-    w: *mut floxlog_writer,
-    items: *const T,
-    count: usize,
-    what: &'static str,
-    appended: *mut usize,
-    err: *mut floxlog_error,
-    ev: impl Fn(&'a T) -> Result<Event<'a>, Fail>,
-) -> floxlog_result {
-    let mut n = 0usize;
-    let rc = boundary(err, || {
-        check_out(appended, "appended")?;
-        // SAFETY: forwarded caller promises; pointers are checked.
-        let (h, items) = unsafe { (handle(w)?, slice_in(items, count, what)?) };
-        let (done, r) = append_in_chunks(items, ev, |evs| {
-            let (k, r) = h.w.append_batch(evs);
-            (k, r.map_err(Fail::from))
-        });
-        n = done;
-        r.map(|()| FLOXLOG_OK)
-    });
-    // SAFETY: the caller's promise.
-    unsafe { put_if_usable(appended, n) };
-    rc
-}
-
-/// Appends a trade. On any error the event was not accepted and everything
-/// before it is intact: after `FLOXLOG_BUFFER_TOO_SMALL` drain and retry;
-/// after `FLOXLOG_INDEX_FULL` finish the segment and start another.
-/// `*trade` is read during the call only.
-///
-/// # Safety
-/// `w` must be a live handle; `trade` a valid pointer; `err` may be NULL.
-#[no_mangle]
-pub unsafe extern "C" fn floxlog_writer_append_trade(
-    w: *mut floxlog_writer,
-    trade: *const floxlog_trade,
-    err: *mut floxlog_error,
-) -> floxlog_result {
-    // SAFETY: forwarded caller promises; pointers are checked.
-    unsafe { append_one(w, err, || Ok(Event::Trade(in_ref(trade, "trade")?.into()))) }
-}
-
-/// Appends `count` trades from `trades` in order: the batch form of
-/// `floxlog_writer_append_trade`, one call for many events. Stops at the
-/// first trade that is not accepted and returns its error; `*appended`
-/// receives how many were accepted, on every return (so after
-/// `FLOXLOG_BUFFER_TOO_SMALL`, drain and continue from `trades + *appended`).
-/// The trades are read during the call only.
-///
-/// # Safety
-/// `w` must be a live handle; `trades` valid for `count` trades (NULL only
-/// with 0); `appended` writable; `err` may be NULL.
-#[no_mangle]
-pub unsafe extern "C" fn floxlog_writer_append_trades(
-    w: *mut floxlog_writer,
-    trades: *const floxlog_trade,
-    count: usize,
-    appended: *mut usize,
-    err: *mut floxlog_error,
-) -> floxlog_result {
-    // SAFETY: forwarded caller promises.
-    unsafe {
-        append_batch(w, trades, count, "trades", appended, err, |t| {
-            Ok(Event::Trade(Trade::from(t)))
-        })
-    }
-}
-
-/// Appends `count` events of any kind from `events` in order: the batch
-/// form of `floxlog_writer_append`, with the progress rule of
-/// `floxlog_writer_append_trades`.
-///
-/// # Safety
-/// `w` must be a live handle; `events` valid for `count` events (their
-/// members' pointers too); `appended` writable; `err` may be NULL.
-#[no_mangle]
-pub unsafe extern "C" fn floxlog_writer_append_events(
-    w: *mut floxlog_writer,
-    events: *const floxlog_event,
-    count: usize,
-    appended: *mut usize,
-    err: *mut floxlog_error,
-) -> floxlog_result {
-    // SAFETY: forwarded caller promises (valid events, their members'
-    // pointers too).
-    unsafe { append_batch(w, events, count, "events", appended, err, |e| event_in(e)) }
-}
-
-/// The body of the book appends.
-///
-/// # Safety
-/// As `floxlog_writer_append_book_snapshot`.
-unsafe fn append_book(
-    w: *mut floxlog_writer,
-    book: *const floxlog_book,
-    kind: BookKind,
-    err: *mut floxlog_error,
-) -> floxlog_result {
-    // SAFETY: forwarded caller promises; pointers are checked.
-    unsafe {
-        append_one(w, err, || {
-            Ok(Event::Book(book_in(in_ref(book, "book")?, kind)?))
-        })
-    }
-}
-
-/// Appends a book snapshot (frame type 2). The levels are read through
-/// `book->bids` / `book->asks` during the call only (at most 65535 per
-/// side, 8-byte aligned, NULL allowed with a count of 0). `header_type`
-/// must be 0 or 2 (see `floxlog_book`). Errors as
-/// `floxlog_writer_append_trade`.
-///
-/// # Safety
-/// `w` must be a live handle; `book` and its level pointers valid for their
-/// counts; `err` may be NULL.
-#[no_mangle]
-pub unsafe extern "C" fn floxlog_writer_append_book_snapshot(
-    w: *mut floxlog_writer,
-    book: *const floxlog_book,
-    err: *mut floxlog_error,
-) -> floxlog_result {
-    // SAFETY: forwarded caller promises.
-    unsafe { append_book(w, book, BookKind::Snapshot, err) }
-}
-
-/// Appends a book delta (frame type 3); as
-/// `floxlog_writer_append_book_snapshot`, with `header_type` 0 (stored as
-/// 1 under the reference profile), 1 or 3.
-///
-/// # Safety
-/// As `floxlog_writer_append_book_snapshot`.
-#[no_mangle]
-pub unsafe extern "C" fn floxlog_writer_append_book_delta(
-    w: *mut floxlog_writer,
-    book: *const floxlog_book,
-    err: *mut floxlog_error,
-) -> floxlog_result {
-    // SAFETY: forwarded caller promises.
-    unsafe { append_book(w, book, BookKind::Delta, err) }
-}
-
-/// Appends an option quote (frame type 4). Errors as
-/// `floxlog_writer_append_trade`.
-///
-/// # Safety
-/// `w` must be a live handle; `quote` a valid pointer; `err` may be NULL.
-#[no_mangle]
-pub unsafe extern "C" fn floxlog_writer_append_option_quote(
-    w: *mut floxlog_writer,
-    quote: *const floxlog_option_quote,
-    err: *mut floxlog_error,
-) -> floxlog_result {
-    // SAFETY: forwarded caller promises; pointers are checked.
-    unsafe {
-        append_one(w, err, || {
-            Ok(Event::OptionQuote(OptionQuote::from(in_ref(
-                quote, "quote",
-            )?)))
-        })
-    }
-}
-
-/// Appends a pool state (frame type 5); `payload_len` bytes are copied from
-/// `state->payload` during the call. Errors as
-/// `floxlog_writer_append_trade`.
-///
-/// # Safety
-/// `w` must be a live handle; `state` and its payload valid; `err` may be
-/// NULL.
-#[no_mangle]
-pub unsafe extern "C" fn floxlog_writer_append_pool_state(
-    w: *mut floxlog_writer,
-    state: *const floxlog_pool_state,
-    err: *mut floxlog_error,
-) -> floxlog_result {
-    // SAFETY: forwarded caller promises; pointers are checked.
-    unsafe {
-        append_one(w, err, || {
-            Ok(Event::PoolState(pool_state_in(in_ref(state, "state")?)?))
-        })
-    }
-}
-
-/// Appends an event of any kind (`event->kind` selects the member).
-/// Errors as the typed append functions, plus `FLOXLOG_INVALID_INPUT` for
-/// an unknown kind.
-///
-/// # Safety
-/// `w` must be a live handle; `event` valid (its member's pointers too);
-/// `err` may be NULL.
-#[no_mangle]
-pub unsafe extern "C" fn floxlog_writer_append(
-    w: *mut floxlog_writer,
-    event: *const floxlog_event,
-    err: *mut floxlog_error,
-) -> floxlog_result {
-    // SAFETY: forwarded caller promises; pointers are checked.
-    unsafe { append_one(w, err, || event_ptr_in(event)) }
-}
-
-/// Appends a frame from its type and payload bytes, copied verbatim (for
-/// converting tapes byte for byte). The payload must decode as a valid
-/// record of a known type (`FLOXLOG_INVALID_INPUT` otherwise).
-///
-/// # Safety
-/// `w` must be a live handle; `payload` valid for `len` bytes (NULL only
-/// with 0); `err` may be NULL.
-#[no_mangle]
-pub unsafe extern "C" fn floxlog_writer_append_raw(
-    w: *mut floxlog_writer,
-    frame_type: u8,
-    payload: *const u8,
-    len: usize,
-    err: *mut floxlog_error,
-) -> floxlog_result {
-    boundary(err, || {
-        // SAFETY: forwarded caller promises; pointers are checked.
-        let (h, p) = unsafe { (handle(w)?, slice_in(payload, len, "payload")?) };
-        h.w.append_raw(frame_type, p)?;
-        Ok(FLOXLOG_OK)
-    })
 }
 
 /// The reference's rotation test: sets `*exceeds` to whether appending
@@ -672,4 +418,98 @@ pub unsafe extern "C" fn floxlog_writer_get_stats(
             }
         })
     }
+}
+
+// The C structs of the writer's settings, buffers and counts.
+
+/// Writer settings. Get the defaults with `floxlog_writer_config_default`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct floxlog_writer_config {
+    /// Wall-clock ns stamped as the header's `created_ns` (the library has
+    /// no clock; pass `clock_gettime(CLOCK_REALTIME)` or a fixed value).
+    pub created_ns: i64,
+    /// Events between index entries (uncompressed) or events per LZ4 block.
+    /// At least 1; default 1000.
+    pub index_interval: u16,
+    /// `FLOXLOG_COMPRESSION_NONE` (default) or `FLOXLOG_COMPRESSION_LZ4`.
+    pub compression: u8,
+    /// Non-zero: write the sparse index trailer (default 1).
+    pub create_index: u8,
+    /// Exchange tag of the segment header (default 0).
+    pub exchange_id: u8,
+    /// `FLOXLOG_PROFILE_REFERENCE` (default) or `FLOXLOG_PROFILE_SPEC`.
+    pub profile: u8,
+}
+
+/// The caller's buffers for a writer. They are borrowed, not copied: they
+/// must stay valid, and must not be touched by the caller, until
+/// `floxlog_writer_free`. They must not overlap. Their initial contents do
+/// not matter.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct floxlog_writer_buffers {
+    /// Encoded segment bytes accumulate here until drained (required).
+    /// At least 64 bytes (the placeholder header). Each uncompressed event
+    /// needs 12 + payload bytes free (a trade frame is 60), each LZ4 block
+    /// `floxlog_lz4_block_len_max(block bytes)`, the index trailer
+    /// `floxlog_index_trailer_len(entries)`. When it is full, appends fail
+    /// with `FLOXLOG_BUFFER_TOO_SMALL` until you drain.
+    pub out: *mut u8,
+    /// Bytes at `out`.
+    pub out_len: usize,
+    /// LZ4 only: staging for one block's frames and its sorted copy,
+    /// `floxlog_block_scratch_len(largest block's frame bytes)` bytes
+    /// (a block of N trades has N * 60 frame bytes). NULL/0 when
+    /// uncompressed.
+    pub block: *mut u8,
+    /// Bytes at `block`.
+    pub block_len: usize,
+    /// Index entry storage (8-byte aligned):
+    /// `floxlog_index_entries_needed(events, index_interval)` entries for
+    /// an uncompressed segment, one per block for LZ4. NULL/0 when
+    /// `create_index` is 0. When full, appends fail with
+    /// `FLOXLOG_INDEX_FULL`.
+    pub index: *mut floxlog_index_entry,
+    /// Entries at `index`.
+    pub index_capacity: usize,
+}
+
+/// One index entry (format layout). Also the element type of the writer's
+/// index storage.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct floxlog_index_entry {
+    /// Timestamp of the indexed frame (or of the first event handed to the
+    /// writer for the indexed block).
+    pub timestamp_ns: i64,
+    /// Offset of the frame or block header from the segment start.
+    pub file_offset: u64,
+}
+// The writer's index storage is caller memory of floxlog_index_entry,
+// handed to the core as `&mut [IndexEntry]` (both repr(C) {i64, u64}):
+// checked field by field from the core's list.
+floxlog_core::index_entry_fields!(same_layout, floxlog_index_entry, IndexEntry);
+
+/// Counts of what a writer has accepted.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct floxlog_writer_stats {
+    /// Segment bytes produced so far (header, frames or blocks; the
+    /// trailer once finished). What rotation compares with a size limit.
+    pub segment_bytes: u64,
+    /// Segment offset of the first byte still pending in `out`.
+    pub pending_offset: u64,
+    /// Events accepted (including those staged in an unfinished LZ4 block).
+    pub events: u32,
+    /// Events in blocks already emitted (equals `events` uncompressed).
+    pub events_emitted: u32,
+    /// Index entries recorded.
+    pub index_entries: usize,
+    /// Bytes staged for the next LZ4 block.
+    pub staged_bytes: usize,
+    /// Bytes waiting in `out` to be drained.
+    pub pending_bytes: usize,
+    /// 1 once `floxlog_writer_finish` has succeeded.
+    pub finished: u8,
 }

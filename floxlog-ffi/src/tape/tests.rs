@@ -6,13 +6,13 @@
 // Options are set field by field, as C callers set them.
 #![allow(clippy::field_reassign_with_default)]
 
+use crate::codec::types::*;
 use crate::consts::*;
 use crate::error::floxlog_result::{self, *};
+use crate::tape::error::{floxlog_tape_error, zeroed_error};
+use crate::tape::ops::*;
 use crate::tape::reader::*;
 use crate::tape::writer::*;
-use crate::tape_error::{floxlog_tape_error, zeroed_error};
-use crate::tape_ops::*;
-use crate::types::*;
 use core::ffi::{c_char, c_void, CStr};
 use std::ffi::CString;
 use std::path::Path;

@@ -10,13 +10,13 @@
 // Options are set field by field, as C callers set them.
 #![allow(clippy::field_reassign_with_default)]
 
+use crate::codec::types::*;
 use crate::consts::*;
 use crate::error::floxlog_result::{self, *};
 use crate::handle::handle;
+use crate::tape::error::{floxlog_tape_error, zeroed_error};
 use crate::tape::reader::*;
 use crate::tape::writer::*;
-use crate::tape_error::{floxlog_tape_error, zeroed_error};
-use crate::types::*;
 use core::ffi::CStr;
 use core::mem::MaybeUninit;
 use std::ffi::CString;

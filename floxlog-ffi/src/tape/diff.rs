@@ -3,7 +3,7 @@
 
 use crate::boundary::{check_out, in_ref, put};
 use crate::error::floxlog_result;
-use crate::tape_error::{floxlog_tape_error, path_in, tape_boundary, TapeFail};
+use crate::tape::error::{floxlog_tape_error, path_in, tape_boundary, TapeFail};
 use core::ffi::c_char;
 use floxlog::tape::diff::{diff_tapes, DiffOptions, DiffOutcome, DiffReport, EventAt, TypeCounts};
 use floxlog::tape::{OpenOptions, Order, TapeError};
@@ -252,7 +252,7 @@ mod tests {
         o: floxlog_diff_options,
     ) -> (floxlog_result, floxlog_diff_result, floxlog_tape_error) {
         let mut out = core::mem::MaybeUninit::<floxlog_diff_result>::zeroed();
-        let mut err = crate::tape_error::zeroed_error();
+        let mut err = crate::tape::error::zeroed_error();
         // SAFETY: valid strings and out-pointers.
         let rc =
             unsafe { floxlog_tape_diff(a.as_ptr(), b.as_ptr(), &o, out.as_mut_ptr(), &mut err) };

@@ -2,11 +2,12 @@
 //! streams.
 
 use crate::boundary::{boundary, bytes_mut, check_out, data_in, output, put};
+use crate::codec::event::{event_ptr_in, levels_short, write_event, LevelScratch};
+use crate::codec::reader::floxlog_read_options;
+use crate::codec::records::profile_in;
+use crate::codec::types::*;
 use crate::consts::*;
 use crate::error::{floxlog_error, floxlog_result, Fail};
-use crate::event::{event_ptr_in, levels_short, write_event, LevelScratch};
-use crate::records::profile_in;
-use crate::types::*;
 use floxlog_core::{decode_frame, encode_frame, BlockHeader, FrameHeader, FrameOptions};
 use floxlog_result::*;
 
@@ -150,3 +151,39 @@ pub unsafe extern "C" fn floxlog_block_header_parse(
         })
     }
 }
+
+// The C structs of the headers the functions above decode.
+
+/// A decoded 12-byte frame header (format layout).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct floxlog_frame_header {
+    /// Payload bytes after the header.
+    pub size: u32,
+    /// CRC32 of the payload.
+    pub crc32: u32,
+    /// Record type (`FLOXLOG_EVENT_*` for known types).
+    pub frame_type: u8,
+    /// Record layout version (1).
+    pub rec_version: u8,
+    /// Reserved, zero.
+    pub flags: u16,
+}
+const _: () = assert!(size_of::<floxlog_frame_header>() == FLOXLOG_FRAME_HEADER_LEN);
+
+/// A decoded 16-byte compressed block header (format layout).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct floxlog_block_header {
+    /// `FLOXLOG_MAGIC_BLOCK`.
+    pub magic: u32,
+    /// LZ4 bytes after the header.
+    pub compressed_size: u32,
+    /// Bytes the LZ4 data decodes to.
+    pub original_size: u32,
+    /// Frames in the block.
+    pub event_count: u16,
+    /// Reserved.
+    pub flags: u16,
+}
+const _: () = assert!(size_of::<floxlog_block_header>() == FLOXLOG_BLOCK_HEADER_LEN);

@@ -3,13 +3,17 @@
 //! payload pointers are in `event.rs`). Nothing here casts file bytes:
 //! decoded values are copied out of the core's types.
 
+use crate::codec::frame::{floxlog_block_header, floxlog_frame_header};
+use crate::codec::reader::{floxlog_index_header, floxlog_position, floxlog_read_options};
+use crate::codec::segment::floxlog_segment_header;
+use crate::codec::types::*;
+use crate::codec::writer::{floxlog_index_entry, floxlog_writer_config};
 use crate::consts::*;
 use crate::error::Fail;
-use crate::types::*;
 use core::mem::MaybeUninit;
 use floxlog_core::{
-    BlockHeader, Compression, FrameHeader, IndexEntry, IndexHeader, Level, OptionQuote, PoolState,
-    Position, Profile, ReadOptions, SegmentHeader, Trade, TradeSink, UnknownTypes, WriterConfig,
+    BlockHeader, Compression, FrameHeader, IndexEntry, IndexHeader, Level, OptionQuote, Position,
+    Profile, ReadOptions, SegmentHeader, Trade, TradeSink, UnknownTypes, WriterConfig,
 };
 
 /// `impl From<&$from> for $to`: copies the listed fields (the same names on
@@ -68,16 +72,27 @@ macro_rules! option_quote_convert {
 }
 floxlog_core::option_quote_fields!(option_quote_convert);
 
-convert!(l: &Level => floxlog_level { price_raw, qty_raw });
+/// Both ways between `floxlog_level` and the core's level, over the core's
+/// field list.
+macro_rules! level_convert {
+    ($( $(#[doc = $doc:literal])* $f:ident $F:ident: $t:ident @ $off:literal, $role:ident; )*) => {
+        convert!(l: &floxlog_level <=> Level { $($f),* });
+    };
+}
+floxlog_core::level_fields!(level_convert);
 
-convert!(p: &PoolState<'_> => floxlog_pool_state {
-    exchange_ts_ns, recv_ts_ns, symbol_id, sub_type, venue, exchange_id,
-} payload: p.payload.as_ptr(), payload_len: p.payload.len());
+/// Core -> C for the headers with constants the core leaves out, over the
+/// core's field list (`$x` set from expressions).
+macro_rules! header_convert {
+    ({ $core:ident $c:ident { $($x:ident: $e:expr),* } }
+     $( $(#[doc = $doc:literal])* $f:ident $F:ident: $t:ident @ $off:literal, $role:ident; )*) => {
+        convert!(h: &$core => $c { $($f),* } $($x: $e),*);
+    };
+}
 
-convert!(h: &SegmentHeader => floxlog_segment_header {
-    version, flags, exchange_id, created_ns, first_event_ns, last_event_ns, event_count,
-    symbol_count, index_offset, compression,
-} magic: FLOXLOG_MAGIC_SEGMENT, reserved: [0; 15]);
+floxlog_core::segment_header_fields!(header_convert, {
+    SegmentHeader floxlog_segment_header { magic: FLOXLOG_MAGIC_SEGMENT, reserved: [0; 15] }
+});
 
 convert!(h: &FrameHeader => floxlog_frame_header {
     size, crc32, frame_type, rec_version, flags,
@@ -87,11 +102,11 @@ convert!(h: &BlockHeader => floxlog_block_header {
     magic, compressed_size, original_size, event_count, flags,
 });
 
-convert!(h: &IndexHeader => floxlog_index_header {
-    version, interval, entry_count, crc32, first_ts_ns, last_ts_ns,
-} magic: FLOXLOG_MAGIC_INDEX);
+floxlog_core::index_header_fields!(header_convert, {
+    IndexHeader floxlog_index_header { magic: FLOXLOG_MAGIC_INDEX }
+});
 
-convert!(e: &IndexEntry => floxlog_index_entry { timestamp_ns, file_offset });
+floxlog_core::index_entry_fields!(header_convert, { IndexEntry floxlog_index_entry {} });
 
 convert!(p: &Position => floxlog_position {
     offset,

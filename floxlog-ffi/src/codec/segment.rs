@@ -2,8 +2,9 @@
 //! needs, and the segment header.
 
 use crate::boundary::{data_in, output};
+use crate::codec::types::same_fields;
+use crate::consts::*;
 use crate::error::{floxlog_error, floxlog_result};
-use crate::types::*;
 use floxlog_core::{Segment, SegmentHeader};
 
 /// Largest decompressed block `floxlog_segment_scratch_len` asks for
@@ -60,3 +61,38 @@ pub unsafe extern "C" fn floxlog_segment_header_parse(
         })
     }
 }
+
+// The C struct of the segment header.
+
+/// A decoded 64-byte segment header. Field order, sizes and offsets are
+/// those of the format's SegmentHeader.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct floxlog_segment_header {
+    /// `FLOXLOG_MAGIC_SEGMENT`.
+    pub magic: u32,
+    /// Format version (1).
+    pub version: u16,
+    /// `FLOXLOG_FLAG_*` bits.
+    pub flags: u8,
+    /// Exchange tag.
+    pub exchange_id: u8,
+    /// Wall clock when the segment was opened, ns.
+    pub created_ns: i64,
+    /// First (reference) or earliest (spec) event timestamp.
+    pub first_event_ns: i64,
+    /// Last (reference) or latest (spec) event timestamp.
+    pub last_event_ns: i64,
+    /// Events in the segment (0 in a placeholder header).
+    pub event_count: u32,
+    /// Distinct symbols (0 from the reference writer).
+    pub symbol_count: u32,
+    /// Offset of the index trailer; 0 if none.
+    pub index_offset: u64,
+    /// 0 none, 1 LZ4.
+    pub compression: u8,
+    /// Zero.
+    pub reserved: [u8; 15],
+}
+const _: () = assert!(size_of::<floxlog_segment_header>() == FLOXLOG_SEGMENT_HEADER_LEN);
+floxlog_core::segment_header_fields!(same_fields, floxlog_segment_header);

@@ -4,10 +4,10 @@
 //! scratch.
 
 use crate::boundary::{check_in, slice_in, slice_uninit};
+use crate::codec::records::convert;
+use crate::codec::types::*;
 use crate::consts::*;
 use crate::error::Fail;
-use crate::records::convert;
-use crate::types::*;
 use core::mem::MaybeUninit;
 use core::ptr::addr_of_mut;
 use floxlog_core::book::MAX_LEVELS_PER_SIDE;
@@ -36,37 +36,56 @@ unsafe fn levels_in<'a>(
     Ok(Levels::Slice(levels))
 }
 
+/// Both ways between a C struct with pointers and its core record, over
+/// the core's field list: `From<&$core> for $c` (the pointers set by
+/// `$cx` over `$v`) and `$from_c` (C -> core, with the given variable parts).
+macro_rules! head_convert {
+    ({ $v:ident: $core:ident $c:ident $from_c:ident ($($vx:ident: $vt:ty),*) { $($cx:ident: $ce:expr),* } }
+     $( $(#[doc = $doc:literal])* $f:ident $F:ident: $t:ident @ $off:literal, $role:ident; )*) => {
+        convert!($v: &$core<'_> => $c { $($f),* } $($cx: $ce),*);
+
+        /// The core record of `c`'s fields and the given variable parts.
+        fn $from_c<'a>(c: &$c, $($vx: $vt),*) -> $core<'a> {
+            $core { $($f: c.$f,)* $($vx,)* }
+        }
+    };
+}
+
+floxlog_core::book_fields!(head_convert, {
+    b: Book floxlog_book book_of (kind: BookKind, bids: Levels<'a>, asks: Levels<'a>) {
+        // The levels: `write_event` points them into the caller's scratch.
+        bids: NO_LEVELS.as_ptr(), bid_count: 0, asks: NO_LEVELS.as_ptr(), ask_count: 0
+    }
+});
+
+floxlog_core::pool_state_fields!(head_convert, {
+    p: PoolState floxlog_pool_state pool_state_of (payload: &'a [u8]) {
+        payload: p.payload.as_ptr(), payload_len: p.payload.len()
+    }
+});
+
 /// # Safety
 /// The level pointers of `b` must satisfy `levels_in`.
 pub(crate) unsafe fn book_in<'a>(b: &'a floxlog_book, kind: BookKind) -> Result<Book<'a>, Fail> {
-    Ok(Book {
-        kind,
-        exchange_ts_ns: b.exchange_ts_ns,
-        recv_ts_ns: b.recv_ts_ns,
-        seq: b.seq,
-        symbol_id: b.symbol_id,
-        header_type: b.header_type,
-        instrument: b.instrument,
-        exchange_id: b.exchange_id,
-        // SAFETY: forwarded caller promise.
-        bids: unsafe {
-            levels_in(
-                b.bids,
-                b.bid_count,
-                "book->bids",
-                "book->bid_count is over 65535 levels",
-            )
-        }?,
-        // SAFETY: forwarded caller promise.
-        asks: unsafe {
-            levels_in(
-                b.asks,
-                b.ask_count,
-                "book->asks",
-                "book->ask_count is over 65535 levels",
-            )
-        }?,
-    })
+    // SAFETY: forwarded caller promise.
+    let bids = unsafe {
+        levels_in(
+            b.bids,
+            b.bid_count,
+            "book->bids",
+            "book->bid_count is over 65535 levels",
+        )
+    }?;
+    // SAFETY: forwarded caller promise.
+    let asks = unsafe {
+        levels_in(
+            b.asks,
+            b.ask_count,
+            "book->asks",
+            "book->ask_count is over 65535 levels",
+        )
+    }?;
+    Ok(book_of(b, kind, bids, asks))
 }
 
 /// # Safety
@@ -75,16 +94,9 @@ pub(crate) unsafe fn pool_state_in(p: &floxlog_pool_state) -> Result<PoolState<'
     if p.payload_len > u32::MAX as usize - FLOXLOG_POOL_STATE_HEADER_LEN {
         return Err(Fail::invalid("pool state payload does not fit a frame"));
     }
-    Ok(PoolState {
-        exchange_ts_ns: p.exchange_ts_ns,
-        recv_ts_ns: p.recv_ts_ns,
-        symbol_id: p.symbol_id,
-        sub_type: p.sub_type,
-        venue: p.venue,
-        exchange_id: p.exchange_id,
-        // SAFETY: the caller's promise.
-        payload: unsafe { slice_in(p.payload, p.payload_len, "state->payload") }?,
-    })
+    // SAFETY: the caller's promise.
+    let payload = unsafe { slice_in(p.payload, p.payload_len, "state->payload") }?;
+    Ok(pool_state_of(p, payload))
 }
 
 /// A core event from a C event (views, no copies).
@@ -138,12 +150,6 @@ pub(crate) unsafe fn event_ptr_in<'a>(ev: *const floxlog_event) -> Result<Event<
 
 // ---------------------------------------------------------------------------
 // core -> C.
-
-// The book's fields but its levels, which `write_event` points into the
-// caller's level scratch.
-convert!(b: &Book<'_> => floxlog_book {
-    exchange_ts_ns, recv_ts_ns, seq, symbol_id, header_type, instrument, exchange_id,
-} bids: NO_LEVELS.as_ptr(), bid_count: 0, asks: NO_LEVELS.as_ptr(), ask_count: 0);
 
 /// Where empty level lists point when the caller gave no scratch.
 static NO_LEVELS: [floxlog_level; 1] = [floxlog_level {

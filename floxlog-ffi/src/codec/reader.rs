@@ -4,11 +4,14 @@
 use crate::boundary::{
     batch_slots, boundary, bytes_mut, check_out, data_in, output, overlap, put, put_if_usable,
 };
+use crate::codec::event::{levels_short, write_event, write_trade, LevelScratch};
+use crate::codec::records::TradeSlots;
+use crate::codec::segment::floxlog_segment_header;
+use crate::codec::types::*;
+use crate::codec::writer::floxlog_index_entry;
+use crate::consts::*;
 use crate::error::{floxlog_error, floxlog_result, Fail};
-use crate::event::{levels_short, write_event, write_trade, LevelScratch};
-use crate::handle::{free, get, handle, into_c, Opaque};
-use crate::records::TradeSlots;
-use crate::types::*;
+use crate::handle::{free, get, handle, into_c, opaque};
 use core::mem::MaybeUninit;
 use floxlog_core::{Error, Event, Index, IndexEntry, Reader, Segment, TradeStop};
 use floxlog_result::*;
@@ -45,13 +48,7 @@ pub(crate) struct ReaderHandle {
     compressed: bool,
 }
 
-// SAFETY: ReaderHandle is repr(C) with the u64 magic first.
-unsafe impl Opaque for floxlog_reader {
-    type Handle = ReaderHandle;
-    const MAGIC: u64 = READER_MAGIC;
-    const NULL: &'static str = "r";
-    const WRONG: &'static str = "not a floxlog_reader handle";
-}
+opaque!(floxlog_reader => ReaderHandle, magic READER_MAGIC, null "r");
 
 impl ReaderHandle {
     /// The index as validated at open: `None` without one, its error if
@@ -629,3 +626,52 @@ pub unsafe extern "C" fn floxlog_reader_index_seek(
     // SAFETY: forwarded caller promises.
     unsafe { index_lookup(r, entry, err, |ix| ix.seek(ts)) }
 }
+
+// The C structs the reader fills or reads.
+
+/// Reader and frame decode options.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct floxlog_read_options {
+    /// Non-zero: check every frame's CRC32 (default 1).
+    pub verify_crc: u8,
+    /// Non-zero: skip frames of unknown type by their size; zero: stop with
+    /// `FLOXLOG_UNKNOWN_RECORD_TYPE` (spec 1.0; default 0).
+    pub skip_unknown_types: u8,
+}
+
+/// Where the reader found the last event.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct floxlog_position {
+    /// The frame header's offset, or for compressed segments the block
+    /// header's offset.
+    pub offset: u64,
+    /// Compressed segments: the frame's offset inside the decompressed
+    /// block (`has_in_block` is then 1).
+    pub in_block: u32,
+    /// 1 when `in_block` is meaningful.
+    pub has_in_block: u8,
+}
+
+/// A decoded 32-byte index header (format layout).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct floxlog_index_header {
+    /// `FLOXLOG_MAGIC_INDEX`.
+    pub magic: u32,
+    /// Index version (1).
+    pub version: u16,
+    /// The writer's interval (a hint).
+    pub interval: u16,
+    /// Entries that follow.
+    pub entry_count: u32,
+    /// CRC32 of the entries.
+    pub crc32: u32,
+    /// Timestamp of the first entry.
+    pub first_ts_ns: i64,
+    /// Timestamp of the last entry.
+    pub last_ts_ns: i64,
+}
+const _: () = assert!(size_of::<floxlog_index_header>() == FLOXLOG_INDEX_HEADER_LEN);
+floxlog_core::index_header_fields!(same_fields, floxlog_index_header);

@@ -5,8 +5,8 @@
 
 use crate::boundary::{check_out, in_ref, put};
 use crate::error::floxlog_result;
-use crate::handle::{free, get, handle, into_c, Opaque};
-use crate::tape_error::{floxlog_tape_error, path_in, tape_boundary, TapeFail, TapeResult};
+use crate::handle::{free, get, handle, into_c, opaque};
+use crate::tape::error::{floxlog_tape_error, path_in, tape_boundary, TapeFail, TapeResult};
 use core::ffi::{c_char, c_void};
 use floxlog::tape::check::verify_tape_with;
 use floxlog::tape::check::{inspect_tape, InspectOptions, Inspection};
@@ -228,13 +228,7 @@ pub(crate) struct InspectionHandle {
     json: CString,
 }
 
-// SAFETY: InspectionHandle is repr(C) with the u64 magic first.
-unsafe impl Opaque for floxlog_inspection {
-    type Handle = InspectionHandle;
-    const MAGIC: u64 = INSPECTION_MAGIC;
-    const NULL: &'static str = "i";
-    const WRONG: &'static str = "not a floxlog_inspection handle";
-}
+opaque!(floxlog_inspection => InspectionHandle, magic INSPECTION_MAGIC, null "i");
 
 /// A C string of `s` (an interior NUL, which no path or message of ours
 /// holds, becomes U+FFFD).
@@ -386,7 +380,7 @@ fn deliver_recover(cb: floxlog_recover_fn, ctx: *mut c_void, ev: &RecoverEvent<'
         ),
         RecoverEvent::Failed { path, error } => {
             let f = TapeFail::from((*error).clone());
-            let mut c = Box::new(crate::tape_error::zeroed_error());
+            let mut c = Box::new(crate::tape::error::zeroed_error());
             f.fill(&mut c);
             error_c = Some(c);
             ("failed", path, None, "null".into())
