@@ -14,8 +14,8 @@ use arrow_array::types::{Int64Type, UInt16Type, UInt32Type, UInt64Type, UInt8Typ
 use arrow_array::{Array, ArrowPrimitiveType, PrimitiveArray, RecordBatch};
 use floxlog::tape::{TapeError, TapeWriter};
 use floxlog_core::{
-    Book, BookKind, Event, FieldDesc, FieldType, FieldValue, Level, Levels, OptionQuote, PoolState,
-    Record, Scalar, Trade,
+    Book, BookKind, Event, FieldDesc, FieldType, FieldValue, Fields, Level, Levels, OptionQuote,
+    PoolState, Record, Scalar, Trade,
 };
 
 fn usage(rt: RecordType, msg: String) -> TapeError {
@@ -92,32 +92,62 @@ fn raw_col<'b>(rt: RecordType, b: &'b RecordBatch, d: &FieldDesc) -> Result<RawC
     })
 }
 
+/// The raw columns of `R`'s fixed fields, by its definition; a field named
+/// in `optional` may be absent (`None`).
+fn fixed_cols<'b, R: Fields>(
+    rt: RecordType,
+    b: &'b RecordBatch,
+    optional: &[&str],
+) -> Result<Vec<Option<RawCol<'b>>>, TapeError> {
+    R::FIXED
+        .iter()
+        .map(|d| {
+            if optional.contains(&d.name) && b.column_by_name(d.name).is_none() {
+                Ok(None)
+            } else {
+                raw_col(rt, b, d).map(Some)
+            }
+        })
+        .collect()
+}
+
+/// Row `i` of `cols` as `base` (levels or payload already set) with its
+/// fixed fields; an absent column's field takes `absent(desc)`.
+fn fixed_row<R: Fields>(
+    rt: RecordType,
+    cols: &[Option<RawCol<'_>>],
+    i: usize,
+    base: R,
+    absent: impl Fn(&FieldDesc) -> Option<FieldValue>,
+) -> Result<R, TapeError> {
+    base.with_fixed(
+        |k, d| {
+            match cols.get(k) {
+                Some(Some(c)) => c.get(i),
+                Some(None) => absent(d),
+                None => None,
+            }
+            .ok_or_else(|| usage(rt, format!("column `{}` has no row {i}", d.name)))
+        },
+        |d| {
+            usage(
+                rt,
+                format!("column `{}` is out of range at row {i}", d.name),
+            )
+        },
+    )
+}
+
 /// Each row of a fixed-layout record's table, by its definition.
-fn for_each_record<R: Record>(
+fn for_each_record<R: Record + Fields>(
     rt: RecordType,
     b: &RecordBatch,
     f: &mut dyn FnMut(R) -> Result<(), TapeError>,
 ) -> Result<u64, TapeError> {
-    let cols = R::FIELDS
-        .iter()
-        .map(|d| raw_col(rt, b, d))
-        .collect::<Result<Vec<_>, _>>()?;
+    let cols = fixed_cols::<R>(rt, b, &[])?;
     let n = b.num_rows();
     for i in 0..n {
-        let r = R::build(
-            |k, d| {
-                cols.get(k)
-                    .and_then(|c| c.get(i))
-                    .ok_or_else(|| usage(rt, format!("column `{}` has no row {i}", d.name)))
-            },
-            |d| {
-                usage(
-                    rt,
-                    format!("column `{}` is out of range at row {i}", d.name),
-                )
-            },
-        )?;
-        f(r)?;
+        f(fixed_row(rt, &cols, i, R::default(), |_| None)?)?;
     }
     Ok(n as u64)
 }
@@ -148,18 +178,9 @@ pub fn for_each_event(
         RecordType::OptionQuote => {
             return for_each_record::<OptionQuote>(rt, b, &mut |q| f(&Event::OptionQuote(q)))
         }
-        RecordType::Book | RecordType::PoolState => {}
-    }
-    let ex = values::<Int64Type>(rt, b, "exchange_ts_ns")?;
-    let recv = values::<Int64Type>(rt, b, "recv_ts_ns")?;
-    let sym = values::<UInt32Type>(rt, b, "symbol_id")?;
-    let exch = values::<UInt16Type>(rt, b, "exchange_id")?;
-    let n = b.num_rows();
-    match rt {
-        RecordType::Trade | RecordType::OptionQuote => {} // above
+        RecordType::Book => append_books(f, b)?,
         RecordType::PoolState => {
-            let sub = values::<UInt8Type>(rt, b, "sub_type")?;
-            let venue = values::<UInt8Type>(rt, b, "venue")?;
+            let cols = fixed_cols::<PoolState>(rt, b, &[])?;
             let c = column(rt, b, "payload")?;
             let payload = c.as_binary_opt::<i32>().ok_or_else(|| {
                 usage(
@@ -167,21 +188,16 @@ pub fn for_each_event(
                     format!("column `payload` is {}, expected Binary", c.data_type()),
                 )
             })?;
-            for i in 0..n {
-                f(&Event::PoolState(PoolState {
-                    exchange_ts_ns: ex[i],
-                    recv_ts_ns: recv[i],
-                    symbol_id: sym[i],
-                    sub_type: sub[i],
-                    venue: venue[i],
-                    exchange_id: exch[i],
+            for i in 0..b.num_rows() {
+                let base = PoolState {
                     payload: payload.value(i),
-                }))?;
+                    ..PoolState::default()
+                };
+                f(&Event::PoolState(fixed_row(rt, &cols, i, base, |_| None)?))?;
             }
         }
-        RecordType::Book => append_books(f, b, ex, recv, sym, exch)?,
     }
-    Ok(n as u64)
+    Ok(b.num_rows() as u64)
 }
 
 /// One side's levels: `list<struct<price_raw: int64, qty_raw: int64>>`.
@@ -235,17 +251,10 @@ fn sides<'b>(b: &'b RecordBatch, name: &str) -> Result<Sides<'b>, TapeError> {
     })
 }
 
-fn append_books(
-    f: &mut EventSink<'_>,
-    b: &RecordBatch,
-    ex: &[i64],
-    recv: &[i64],
-    sym: &[u32],
-    exch: &[u16],
-) -> Result<(), TapeError> {
+fn append_books(f: &mut EventSink<'_>, b: &RecordBatch) -> Result<(), TapeError> {
     let rt = RecordType::Book;
-    let seq = values::<Int64Type>(rt, b, "seq")?;
-    let inst = values::<UInt8Type>(rt, b, "instrument")?;
+    // Without `header_type`, a book's is the flox type byte of its kind.
+    let cols = fixed_cols::<Book>(rt, b, &["header_type"])?;
     let header_type = match b.column_by_name("header_type") {
         Some(_) => Some(values::<UInt8Type>(rt, b, "header_type")?),
         None => None,
@@ -296,18 +305,16 @@ fn append_books(
         };
         bids.levels(i, &mut bl);
         asks.levels(i, &mut al);
-        f(&Event::Book(Book {
+        let base = Book {
             kind: k,
-            exchange_ts_ns: ex[i],
-            recv_ts_ns: recv[i],
-            seq: seq[i],
-            symbol_id: sym[i],
-            header_type: header_type.map_or(k.flox_header_type(), |h| h[i]),
-            instrument: inst[i],
-            exchange_id: exch[i],
             bids: Levels::Slice(&bl),
             asks: Levels::Slice(&al),
-        }))?;
+            ..Book::default()
+        };
+        let book = fixed_row(rt, &cols, i, base, |d| {
+            (d.name == "header_type").then(|| k.flox_header_type().value())
+        })?;
+        f(&Event::Book(book))?;
     }
     Ok(())
 }
