@@ -223,6 +223,22 @@ class BatchStream:
         return f"<floxlog.BatchStream {self.type} ({state})>"
 
 
+
+def _read_args(
+    type: str, start: TimeLike, end: TimeLike, symbols: SymbolsLike, order: str, strict: bool, rows: int
+) -> tuple[Any, ...]:
+    """The native read's arguments, checked: ``(rtype, start, end,
+    symbols, order, strict, rows)``."""
+    return (
+        type,
+        _time_arg(start, "start"),
+        _time_arg(end, "end"),
+        _symbols_arg(symbols),
+        _args.choice(order, "order", ("time", "file")),
+        _args.flag(strict, "strict"),
+        rows,
+    )
+
 class Tape:
     """A tape opened with :func:`open`.
 
@@ -314,15 +330,8 @@ class Tape:
         stacklevel: int,
     ) -> pa.Table:
         prices = _prices.check(prices)
-        stream, warns, errors = self._t.read(
-            type,
-            _time_arg(start, "start"),
-            _time_arg(end, "end"),
-            _symbols_arg(symbols),
-            _args.choice(order, "order", ("time", "file")),
-            _args.flag(strict, "strict"),
-            DEFAULT_ROWS,
-        )
+        args = _read_args(type, start, end, symbols, order, strict, DEFAULT_ROWS)
+        stream, warns, errors = self._t.read(args)
         table = _prices.apply(_reader_of(stream).read_all(), prices)
         _warn(warns, stacklevel + 1)
         if errors:
@@ -452,15 +461,7 @@ class Tape:
         read, whatever it is."""
         rows = _args.count(rows, "rows")
         prices = _prices.check(prices)
-        native = self._t.stream(
-            type,
-            _time_arg(start, "start"),
-            _time_arg(end, "end"),
-            _symbols_arg(symbols),
-            _args.choice(order, "order", ("time", "file")),
-            _args.flag(strict, "strict"),
-            int(rows),
-        )
+        native = self._t.stream(_read_args(type, start, end, symbols, order, strict, int(rows)))
         return BatchStream(native, _floxlog.record_type_name(type), prices)
 
     # -- books -----------------------------------------------------------

@@ -11,6 +11,8 @@ from ._errors import FloxlogError
 __version__: str
 
 _Time = Union[int, str, None]
+# (rtype, start, end, symbols, order, strict, rows)
+_ReadArgs = tuple[str, _Time, _Time, Optional[Sequence[str]], str, bool, int]
 
 class ArrowStream:
     """Record batches behind the Arrow PyCapsule interface, consumable once.
@@ -52,32 +54,14 @@ class NativeTape:
     ) -> tuple[int, int, int | None, list[tuple[int, int]], list[tuple[int, int]], list[str]]:
         """One symbol's book at a time, on a worker thread (Ctrl-C raises):
         ``(symbol_id, at, last_event_ts, bids, asks, warnings)``."""
-    def read(
-        self,
-        rtype: str,
-        start: _Time = None,
-        end: _Time = None,
-        symbols: Optional[Sequence[str]] = None,
-        order: str = "time",
-        strict: bool = False,
-        rows: int = 65536,
-    ) -> tuple[ArrowStream, list[str], list[FloxlogError]]:
+    def read(self, args: _ReadArgs) -> tuple[ArrowStream, list[str], list[FloxlogError]]:
         """Reads one record type on a worker thread while polling for
         Ctrl-C (``KeyboardInterrupt`` raised as is). Returns the batches
         read (also those before an error), warning texts, and the errors as
         ``FloxlogError`` objects, not raised (the first is the one to raise;
         listing findings, files that would not open, segments that stopped
         early). Raises for a bad argument or a path that is not a tape."""
-    def stream(
-        self,
-        rtype: str,
-        start: _Time = None,
-        end: _Time = None,
-        symbols: Optional[Sequence[str]] = None,
-        order: str = "time",
-        strict: bool = False,
-        rows: int = 65536,
-    ) -> ArrowStream:
+    def stream(self, args: _ReadArgs) -> ArrowStream:
         """A stream of batches of at most ``rows`` rows, read on a thread
         once consumed. Lists the tape and checks the arguments now."""
     def book_samples(

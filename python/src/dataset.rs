@@ -13,15 +13,15 @@
 //! short), those ranges are read first, counting only.
 
 use crate::errors::{error_objects, ErrInfo};
-use crate::read::{judge, list_tape, time_ns, type_filter, TimeArg};
+use crate::read::{judge, list_tape, read_spec, time_ns, type_filter, TimeArg};
 use crate::stream::{ArrowStream, Outcome, Source};
 use crate::wait::interruptible;
 use arrow_array::RecordBatch;
-use floxlog::core::{Event, ReadOptions};
+use floxlog::core::Event;
 use floxlog::tape::read::header_is_unfinished;
 use floxlog::tape::read::{RangeEnd, Settle, Split};
-use floxlog::tape::{Filter, OpenedTape, Order, Tape, TapeError};
-use floxlog_arrow::{read_range, Limits, ReadSpec, ReadSummary, RecordType, Symbols};
+use floxlog::tape::{OpenedTape, Order, Tape, TapeError};
+use floxlog_arrow::{read_range, ReadSpec, ReadSummary, RecordType, Symbols};
 use pyo3::prelude::*;
 use std::path::{Path, PathBuf};
 
@@ -47,26 +47,11 @@ fn spec_of(tape: &Tape, a: &PieceArgs, rows: usize) -> Result<(RecordType, ReadS
     if rows == 0 {
         return Err(TapeError::usage("rows must be at least 1"));
     }
-    let filter = Filter {
-        from: time_ns(a.start.clone(), "start")?,
-        to: time_ns(a.end.clone(), "end")?,
-        symbols: match &a.symbols {
-            None => None,
-            Some(v) if v.is_empty() => Some(Vec::new()),
-            Some(v) => tape.symbol_ids(v)?,
-        },
-        types: Some(types),
-    };
-    let spec = ReadSpec {
-        order: Order::File,
-        filter,
-        limits: Limits::rows(rows),
-        read: ReadOptions {
-            verify_crc: true,
-            ..ReadOptions::default()
-        },
-        ..ReadSpec::default()
-    };
+    let window = (
+        time_ns(a.start.clone(), "start")?,
+        time_ns(a.end.clone(), "end")?,
+    );
+    let spec = read_spec(tape, types, window, a.symbols.as_deref(), Order::File, rows)?;
     Ok((rt, spec))
 }
 

@@ -21,7 +21,7 @@ mod words;
 mod writer;
 
 use crate::errors::{to_pyerr, ErrInfo, IntoPy};
-use crate::read::{list_tape, time_ns, Job, ReadArgs, TimeArg};
+use crate::read::{list_tape, time_ns, Job, ReadArgs, ReadTuple, TimeArg};
 use crate::stream::{ArrowStream, Outcome, Source};
 use crate::wait::interruptible;
 use crate::writer::NativeWriter;
@@ -60,31 +60,16 @@ impl NativeTape {
         self.path.clone()
     }
 
-    /// Reads every event of one record type; returns
+    /// Reads every event of one record type (`args`: `(rtype, start, end,
+    /// symbols, order, strict, rows)`); returns
     /// `(stream, warnings, errors)`: the batches read (also those before
     /// an error), warning texts, and `FloxlogError` objects (not raised).
-    #[pyo3(signature = (rtype, start=None, end=None, symbols=None, order="time", strict=false, rows=65536))]
-    #[allow(clippy::too_many_arguments)]
     fn read<'py>(
         &self,
         py: Python<'py>,
-        rtype: String,
-        start: Option<TimeArg>,
-        end: Option<TimeArg>,
-        symbols: Option<Vec<String>>,
-        order: &str,
-        strict: bool,
-        rows: usize,
+        args: ReadTuple,
     ) -> PyResult<(ArrowStream, Vec<String>, Vec<Bound<'py, PyAny>>)> {
-        let args = ReadArgs {
-            rtype,
-            start,
-            end,
-            symbols,
-            order: order.to_string(),
-            strict,
-            rows,
-        };
+        let args = ReadArgs::from(args);
         let path = self.path.clone();
         let (rt, batches, outcome) = interruptible(py, "floxlog-read", move || {
             let job = Job::new(&path, args)?;
@@ -101,28 +86,8 @@ impl NativeTape {
     /// A stream of batches of at most `rows` rows, read on a background
     /// thread once consumed. Lists the tape and resolves the arguments now
     /// (raising for a bad path or an unknown symbol name).
-    #[pyo3(signature = (rtype, start=None, end=None, symbols=None, order="time", strict=false, rows=65536))]
-    #[allow(clippy::too_many_arguments)]
-    fn stream(
-        &self,
-        py: Python<'_>,
-        rtype: String,
-        start: Option<TimeArg>,
-        end: Option<TimeArg>,
-        symbols: Option<Vec<String>>,
-        order: &str,
-        strict: bool,
-        rows: usize,
-    ) -> PyResult<ArrowStream> {
-        let args = ReadArgs {
-            rtype,
-            start,
-            end,
-            symbols,
-            order: order.to_string(),
-            strict,
-            rows,
-        };
+    fn stream(&self, py: Python<'_>, args: ReadTuple) -> PyResult<ArrowStream> {
+        let args = ReadArgs::from(args);
         let path = self.path.clone();
         let job = py.detach(move || Job::new(&path, args)).py_err(py)?;
         Ok(ArrowStream::new(

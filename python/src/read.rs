@@ -81,6 +81,68 @@ pub struct ReadArgs {
     pub rows: usize,
 }
 
+/// The settings of a read of `types` on `tape` in `order`, `rows` per
+/// batch, CRCs checked: events in `[from, to)` of `symbols` (ids as text or
+/// names from the tape's own `metadata.json`; `None`: every symbol, empty:
+/// none).
+pub fn read_spec(
+    tape: &Tape,
+    types: [bool; 6],
+    (from, to): (Option<i64>, Option<i64>),
+    symbols: Option<&[String]>,
+    order: Order,
+    rows: usize,
+) -> Result<ReadSpec, TapeError> {
+    let symbols = match symbols {
+        None => None,
+        Some([]) => Some(Vec::new()),
+        Some(v) => tape.symbol_ids(v)?,
+    };
+    Ok(ReadSpec {
+        order,
+        filter: Filter {
+            from,
+            to,
+            symbols,
+            types: Some(types),
+        },
+        limits: Limits::rows(rows),
+        read: ReadOptions {
+            verify_crc: true,
+            ..ReadOptions::default()
+        },
+        ..ReadSpec::default()
+    })
+}
+
+/// [`ReadArgs`] as the Python package passes them: one tuple
+/// `(rtype, start, end, symbols, order, strict, rows)`.
+#[derive(pyo3::FromPyObject)]
+pub struct ReadTuple(
+    String,
+    Option<TimeArg>,
+    Option<TimeArg>,
+    Option<Vec<String>>,
+    String,
+    bool,
+    usize,
+);
+
+impl From<ReadTuple> for ReadArgs {
+    fn from(t: ReadTuple) -> ReadArgs {
+        let ReadTuple(rtype, start, end, symbols, order, strict, rows) = t;
+        ReadArgs {
+            rtype,
+            start,
+            end,
+            symbols,
+            order,
+            strict,
+            rows,
+        }
+    }
+}
+
 /// A read ready to run: the tape listed, the filter resolved.
 pub struct Job {
     tape: Tape,
@@ -115,26 +177,14 @@ impl Job {
         let from = time_ns(a.start, "start")?;
         let to = time_ns(a.end, "end")?;
         let tape = list_tape(path)?;
-        let filter = Filter {
-            from,
-            to,
-            symbols: match &a.symbols {
-                None => None,
-                Some(v) if v.is_empty() => Some(Vec::new()),
-                Some(v) => tape.symbol_ids(v)?,
-            },
-            types: Some(types),
-        };
-        let spec = ReadSpec {
+        let spec = read_spec(
+            &tape,
+            types,
+            (from, to),
+            a.symbols.as_deref(),
             order,
-            filter,
-            limits: Limits::rows(a.rows),
-            read: ReadOptions {
-                verify_crc: true,
-                ..ReadOptions::default()
-            },
-            ..ReadSpec::default()
-        };
+            a.rows,
+        )?;
         Ok(Job {
             symbols: Symbols::from_tape(&tape),
             tape,
