@@ -8,7 +8,8 @@
 
 use super::{Journal, Live};
 use crate::tape::error::TapeError;
-use crate::tape::writer::{in_runs, Durability, RunResult};
+use crate::tape::writer::config::Durability;
+use crate::tape::writer::shared::{in_runs, RunResult};
 use floxlog_core::{frame_type, Event, FrameHeader, Trade};
 
 /// Encoded length of a trade frame.

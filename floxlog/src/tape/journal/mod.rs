@@ -48,8 +48,9 @@ mod prepare;
 
 use super::dir::{series_of, Layout, MIXED, SERIES};
 use super::error::TapeError;
-use super::writer::{close_files, now_ns, Clock, Durability, TapeWriterConfig, TapeWriterStats};
 use crate::tape::dir::manifest::{sync_dir, Manifest, ManifestSegment};
+use crate::tape::writer::config::{now_ns, Clock, Durability, TapeWriterConfig, TapeWriterStats};
+use crate::tape::writer::shared::close_files;
 use background::{Background, Finishing, Job, Settings};
 use floxlog_core::{Compression, Event, FrameHeader, SegmentWriter, WriterConfig};
 use prepare::{prepare, reserve_file, MapStorage, Prepared, Reserved, SegShared};

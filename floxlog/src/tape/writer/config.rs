@@ -2,7 +2,6 @@
 
 use super::super::dir::Layout;
 #[allow(unused_imports)] // for the doc links
-use super::TapeWriter;
 use floxlog_core::{WriterConfig, DEFAULT_MAX_SEGMENT_BYTES};
 
 /// When written bytes leave the process and when they are fsynced.
@@ -34,11 +33,11 @@ use floxlog_core::{WriterConfig, DEFAULT_MAX_SEGMENT_BYTES};
 /// waits is merged into it (one fsync then covers both). Rotation does not
 /// wait either (except under `Flush`): the closed segment's trailer, final
 /// header, fsyncs and manifest entry are done in the background (see the
-/// [module docs](super::writer)). [`TapeWriter::close`],
-/// [`TapeWriter::flush`] and [`TapeWriter::sync`] hand over and wait for
+/// [module docs](super::writer)). [`TapeWriter::close`](super::TapeWriter::close),
+/// [`TapeWriter::flush`](super::TapeWriter::flush) and [`TapeWriter::sync`](super::TapeWriter::sync) hand over and wait for
 /// everything, under any policy.
 ///
-/// [`TapeWriter::written_events`] and [`TapeWriter::durable_events`] say how
+/// [`TapeWriter::written_events`](super::TapeWriter::written_events) and [`TapeWriter::durable_events`](super::TapeWriter::durable_events) say how
 /// many events have been delivered so far: `write(2)` of their bytes
 /// returned (they survive the process being killed) and their fsync
 /// returned (they survive a power loss too). Under the syncing policies a
@@ -89,7 +88,7 @@ impl Durability {
     }
 }
 
-/// Settings of a [`TapeWriter`].
+/// Settings of a [`TapeWriter`](super::TapeWriter).
 #[derive(Clone, Copy, Debug)]
 pub struct TapeWriterConfig {
     /// File layout.
@@ -107,7 +106,7 @@ pub struct TapeWriterConfig {
     /// Durability policy.
     pub durability: Durability,
     /// Fixed `created_ns` for segment `i` = this + i (deterministic output);
-    /// `None` stamps the wall clock. [`TapeWriter::set_clock`] overrides
+    /// `None` stamps the wall clock. [`TapeWriter::set_clock`](super::TapeWriter::set_clock) overrides
     /// both.
     pub created_ns: Option<i64>,
     /// Write `manifest.json`.
@@ -117,7 +116,7 @@ pub struct TapeWriterConfig {
     /// refusing a tape whose segment cannot be recovered, or of the other
     /// layout), instead of refusing a directory that holds a tape: a
     /// recorder restarted after a crash keeps one tape. See
-    /// [`TapeWriter::create`].
+    /// [`TapeWriter::create`](super::TapeWriter::create).
     pub resume: bool,
     /// Journal mode (uncompressed only): segments are pre-allocated files
     /// mapped shared, and `append` publishes each frame in the mapping with

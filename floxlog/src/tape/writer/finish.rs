@@ -15,44 +15,11 @@
 //! [`SegIo::finished`] once its manifest entry (or, without a manifest,
 //! its directory entry under the syncing policies) is on disk.
 
-use super::io_thread::{lock, Header, PanicGuard, SegIo, Shared};
+use super::io_thread::{lock, Closing, FinJob, Header, PanicGuard, Shared};
 use crate::tape::dir::manifest::{sync_dir, Manifest, ManifestSegment};
 use crate::tape::error::TapeError;
-use std::path::PathBuf;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, PoisonError};
-
-/// What the manifest of a tape says besides its segments.
-#[derive(Clone, Copy)]
-pub(super) struct ManifestCtx {
-    pub exchange_id: u8,
-    pub created_ns: i64,
-}
-
-/// A segment to finish.
-pub(super) struct Closing {
-    pub seg: Arc<SegIo>,
-    /// Under the syncing policies: the final header, written between the
-    /// two fsyncs (otherwise already written by the I/O thread).
-    pub header: Option<[u8; 64]>,
-    /// The segment's events (all written once this is queued).
-    pub events: u64,
-    /// Its manifest entry, with its open order.
-    pub entry: (u64, ManifestSegment),
-    /// `None`: no `manifest.json` is written.
-    pub manifest: Option<ManifestCtx>,
-    /// fsync the manifest and the directory (the syncing policies).
-    pub syncs: bool,
-}
-
-/// A job of the finisher, in the order the I/O thread queued them.
-pub(super) enum FinJob {
-    /// A closed segment.
-    Close(Closing),
-    /// A new segment written so far at its temporary path: renamed into
-    /// place once every segment closed before it is finished.
-    Publish(Arc<SegIo>, PathBuf),
-}
+use std::sync::PoisonError;
 
 /// Fsyncs and final header of one segment (see the module docs).
 fn finish_one(c: &Closing) -> Result<(), TapeError> {

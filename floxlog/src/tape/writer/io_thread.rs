@@ -25,7 +25,6 @@
 //!
 //! [`TapeWriter`]: super::TapeWriter
 
-use super::finish::{Closing, FinJob};
 use crate::tape::dir::manifest::{sync_dir, ManifestSegment};
 use crate::tape::error::TapeError;
 use std::collections::VecDeque;
@@ -169,6 +168,42 @@ impl SegIo {
     }
 }
 
+/// What the manifest of a tape says besides its segments.
+#[derive(Clone, Copy)]
+pub(super) struct ManifestCtx {
+    pub exchange_id: u8,
+    pub created_ns: i64,
+}
+
+/// A segment to finish.
+pub(super) struct Closing {
+    pub seg: Arc<SegIo>,
+    /// Under the syncing policies: the final header, written between the
+    /// two fsyncs (otherwise already written by the I/O thread).
+    pub header: Option<[u8; 64]>,
+    /// The segment's events (all written once this is queued).
+    pub events: u64,
+    /// Its manifest entry, with its open order.
+    pub entry: (u64, ManifestSegment),
+    /// `None`: no `manifest.json` is written.
+    pub manifest: Option<ManifestCtx>,
+    /// fsync the manifest and the directory (the syncing policies).
+    pub syncs: bool,
+}
+
+/// A job of the finisher, in the order the I/O thread queued them.
+pub(super) enum FinJob {
+    /// A closed segment.
+    Close(Closing),
+    /// A new segment written so far at its temporary path: renamed into
+    /// place once every segment closed before it is finished.
+    Publish(Arc<SegIo>, PathBuf),
+}
+
+/// The finisher thread's body: the shared state and what the manifest
+/// lists already.
+pub(super) type Finisher = fn(&Shared, Vec<(u64, ManifestSegment)>);
+
 enum Cmd {
     /// `buf[..len]` at `at`, then `header` at 0; publishes `events` written.
     Write {
@@ -264,7 +299,13 @@ pub(super) struct IoThread {
 impl IoThread {
     /// Starts the thread for the tape in `dir` (directory fsyncs), and its
     /// finisher; `listed` is what `manifest.json` lists already.
-    pub fn start(dir: &Path, listed: Vec<(u64, ManifestSegment)>) -> Result<IoThread, TapeError> {
+    /// `finisher` is the finisher thread's body (`finish::run`), passed in
+    /// so that this file does not depend on the finisher's.
+    pub fn start(
+        dir: &Path,
+        listed: Vec<(u64, ManifestSegment)>,
+        finisher: Finisher,
+    ) -> Result<IoThread, TapeError> {
         let shared = Arc::new(Shared {
             state: Mutex::new(State::default()),
             wake_io: Condvar::new(),
@@ -276,7 +317,7 @@ impl IoThread {
         let s = Arc::clone(&shared);
         let fin_handle = std::thread::Builder::new()
             .name("floxlog-finish".into())
-            .spawn(move || super::finish::run(&s, listed))
+            .spawn(move || finisher(&s, listed))
             .map_err(|e| TapeError::io(dir, "starting the writer's finisher thread", e))?;
         let s = Arc::clone(&shared);
         let mut io = IoThread {

@@ -68,16 +68,15 @@ use std::sync::Mutex;
 
 mod batch;
 mod compress;
-mod config;
+pub(crate) mod config;
 mod finish;
-mod io_thread;
+pub(crate) mod io_thread;
 mod resume;
 mod segment;
-mod shared;
+pub(crate) mod shared;
 mod swap;
 
 pub use config::{now_ns, Clock, Durability, TapeWriterConfig, TapeWriterStats};
-pub(crate) use io_thread::write_all_at;
 pub(crate) use shared::{by_seq, close_files, in_runs, slot_of, RunResult};
 
 /// Writes a tape directory; see the module docs.

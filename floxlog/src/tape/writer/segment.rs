@@ -1,7 +1,7 @@
 //! Opening and closing the segments of a tape writer.
 
-use super::finish::{Closing, ManifestCtx};
 use super::io_thread::{self, Header, IoThread, SegIo};
+use super::io_thread::{Closing, ManifestCtx};
 use super::swap::{take_pending, Exchange, SwapStorage, SwapWriter};
 use super::{now_ns, Durability, TapeWriter};
 use crate::tape::dir::manifest::ManifestSegment;
@@ -109,7 +109,11 @@ impl TapeWriter {
             .unwrap_or_default();
         let background = self.cfg.durability != Durability::Flush;
         if self.io.is_none() && background {
-            self.io = Some(IoThread::start(&self.dir, self.closed.clone())?);
+            self.io = Some(IoThread::start(
+                &self.dir,
+                self.closed.clone(),
+                super::finish::run,
+            )?);
         }
         // Only the chunked policies, which promise nothing per event or
         // block, leave full blocks to the compressor thread.
