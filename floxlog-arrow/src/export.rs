@@ -611,7 +611,10 @@ pub fn export(
     })?;
     let segments: Vec<Option<usize>> = (0..split.len()).map(|i| split.segment(i)).collect();
     let reads: Vec<RangeRead> = outs.iter().map(|o| o.read).collect();
-    let (keep, problems) = split.settle(&reads);
+    // Split::new proves its cuts before the reads: settle always judges.
+    let (keep, problems) = split
+        .settle(&reads)
+        .ok_or_else(|| TapeError::input(None, "export: a range cut was not on the frame chain"))?;
     let mut summary = ExportSummary {
         problems,
         open_errors,

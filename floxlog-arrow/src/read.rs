@@ -432,7 +432,10 @@ fn read_parallel(
     symbols: &Symbols,
     jobs: usize,
 ) -> Result<Option<Table>, TapeError> {
-    let split = Split::new(opened, &spec.config(), jobs, spec.min_chunk_bytes);
+    // Index entries are cut at on trust (the proof would read every frame
+    // header first); a cut the reads do not prove sends the read to the
+    // one-pass path, as time order that cannot be concatenated does.
+    let split = Split::on_trust(opened, &spec.config(), jobs, spec.min_chunk_bytes);
     let pieces = run_parallel(split.len(), jobs, &|i| {
         let mut batches = Vec::new();
         let max = spec.limits.rows;
@@ -448,7 +451,9 @@ fn read_parallel(
         })
     })?;
     let reads: Vec<RangeRead> = pieces.iter().map(|p| p.read).collect();
-    let (keep, problems) = split.settle(&reads);
+    let Some((keep, problems)) = split.settle(&reads) else {
+        return Ok(None);
+    };
     let mut summary = ReadSummary {
         direct: true,
         problems,

@@ -361,3 +361,72 @@ fn a_whole_table_of_long_trade_runs_is_built_in_large_columns_and_sliced() {
         }
     }
 }
+
+/// Whether `read_table` on two threads took the ranges (and not the
+/// one-pass read), with its events by type.
+fn table_direct(d: &Path, min_chunk_bytes: u64) -> (bool, [Vec<OwnedEvent>; 4]) {
+    let tape = Tape::open(&[d.to_path_buf()], OpenOptions::default()).unwrap();
+    let symbols = Symbols::from_tape(&tape);
+    let mut opened = OpenedTape::open(tape);
+    let spec = ReadSpec {
+        min_chunk_bytes,
+        ..ReadSpec::default()
+    };
+    let (t, s) = read_table(&mut opened, &spec, &symbols, 2).unwrap();
+    let mut out: [Vec<OwnedEvent>; 4] = Default::default();
+    for (rt, b) in &t {
+        for_each_event(*rt, b, &mut |ev| {
+            out[*rt as usize].push(OwnedEvent::from_event(ev));
+            Ok(())
+        })
+        .unwrap();
+    }
+    (s.direct, out)
+}
+
+#[test]
+fn index_entries_off_the_frame_chain_send_the_table_read_to_one_pass() {
+    use floxlog::core::Segment;
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path().join("tape");
+    write(&d, 12_000, Compression::None, 1 << 30, &|i| i as i64 * 10);
+    let tape = Tape::open(std::slice::from_ref(&d), OpenOptions::default()).unwrap();
+    let path = tape.segments[0].path.clone();
+    let honest = tape_reader(std::slice::from_ref(&d), &ReadSpec::default()).0;
+    // Cut at the index entries on trust, proven by the reads: the ranges.
+    let (direct, got) = table_direct(&d, 8 << 10);
+    assert!(direct, "an honest index is read in ranges");
+    assert!(got == honest);
+    // Every entry from the second on moved one byte into its frame, the
+    // index CRC made right again: structurally fine, off the chain.
+    let mut seg = std::fs::read(&path).unwrap();
+    let at = SegmentHeader::parse(&seg).unwrap().index_offset as usize;
+    let n = Segment::parse(&seg)
+        .unwrap()
+        .index_unproven()
+        .unwrap()
+        .unwrap()
+        .len();
+    assert!(n > 20, "{n} entries");
+    for k in 1..n {
+        let e = at + 32 + k * 16 + 8;
+        let moved = u64::from_le_bytes(seg[e..e + 8].try_into().unwrap()) + 1;
+        seg[e..e + 8].copy_from_slice(&moved.to_le_bytes());
+    }
+    let crc = floxlog::core::crc32::crc32(&seg[at + 32..at + 32 + n * 16]);
+    seg[at + 12..at + 16].copy_from_slice(&crc.to_le_bytes());
+    std::fs::write(&path, &seg).unwrap();
+    let s = Segment::parse(&seg).unwrap();
+    assert!(s.index().is_err(), "the moved entries fail the proof");
+    let (direct, got) = table_direct(&d, 8 << 10);
+    assert!(!direct, "cuts the reads do not prove: one pass");
+    assert!(got == honest, "the same events as the honest tape");
+    // Every front end as TapeReader, CRCs checked or not (unchecked, a
+    // range started inside a frame may decode garbage: never returned).
+    check(std::slice::from_ref(&d), ReadOptions::default(), 8 << 10);
+    let off = ReadOptions {
+        verify_crc: false,
+        ..ReadOptions::default()
+    };
+    check(&[d], off, 8 << 10);
+}

@@ -2,7 +2,8 @@
 //! ([`TapeReader`]), each segment mapped ([`SegmentFile`]), a read's
 //! judged outcome ([`ReadOutcome`]), following a live segment
 //! ([`Follower`]), and ranges: a tape cut into byte ranges with proven cut
-//! points ([`ranges::Split`], on [`crate::tape::read::split`]'s cut points), read on
+//! points ([`ranges::Split`], on [`crate::tape::read::split`]'s cut points, proven
+//! before the reads or by them), read on
 //! several threads with results handed back in order
 //! ([`parallel::run_parallel`], or streamed as they complete:
 //! [`parallel::run_parallel_each`], which `verify -j` and `convert -j`
@@ -28,6 +29,7 @@ pub(crate) mod read_ahead;
 pub(crate) mod shortfall;
 pub(crate) mod source;
 pub(crate) mod split;
+pub(crate) mod track;
 
 pub use follow::{Follower, PollOutcome};
 pub use merge::{
@@ -37,7 +39,8 @@ pub use merge::{
 pub use outcome::{Judged, Kept, ReadOutcome};
 pub use parallel::{concat_order, run_parallel, run_parallel_each};
 pub use problem::Problem;
-pub use ranges::{RangeEnd, RangeRead, RangeSink, Settle, Split, Track};
+pub use ranges::{RangeEnd, RangeRead, RangeSink, Settle, Split};
 pub use read_ahead::{read_ahead, read_ahead_in, Ahead};
 pub use source::{header_is_unfinished, SegmentFile};
 pub use split::{range_starts, range_starts_on, ranges as split_ranges};
+pub use track::Track;

@@ -1,7 +1,7 @@
 //! Ranges on several threads, results in order, and the check that lets
 //! time order be had by concatenating them.
 
-use super::ranges::Track;
+use super::track::Track;
 use crate::tape::error::TapeError;
 
 /// Runs `work(i)` for every `i < n` on up to `jobs` threads (0: one per

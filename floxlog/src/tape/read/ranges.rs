@@ -15,6 +15,7 @@ use crate::tape::read::merge::{unsorted, OpenedTape, Order, ReadConfig};
 use crate::tape::read::problem::Problem;
 use crate::tape::read::shortfall::SegmentCheck;
 use crate::tape::read::source::{is_torn_tail, SegmentFile};
+use crate::tape::read::track::Track;
 use floxlog_core::segment_header::flags;
 use floxlog_core::{
     Event, Position, ReadOptions, Reader, Segment, SegmentHeader, TradeColumns, TradeStop,
@@ -78,38 +79,8 @@ struct Range {
     input: usize,
     start: Option<u64>,
     end: u64,
-}
-
-/// The timestamps a read handed to its sink: first, last, and whether they
-/// never went back.
-#[derive(Clone, Copy, Debug)]
-pub struct Track {
-    /// First timestamp (`None`: no event).
-    pub first: Option<i64>,
-    /// Last timestamp.
-    pub last: i64,
-    /// Whether they never went back.
-    pub in_order: bool,
-}
-
-impl Default for Track {
-    fn default() -> Self {
-        Track {
-            first: None,
-            last: i64::MIN,
-            in_order: true,
-        }
-    }
-}
-
-impl Track {
-    /// Notes the next timestamp.
-    #[inline]
-    pub fn see(&mut self, ts: i64) {
-        self.first.get_or_insert(ts);
-        self.in_order &= ts >= self.last;
-        self.last = ts;
-    }
+    /// `end` is an index entry taken on trust ([`Split::on_trust`]).
+    on_trust: bool,
 }
 
 /// How the read of a range ended.
@@ -134,6 +105,8 @@ pub struct RangeRead {
     pub events: u64,
     /// Timestamps of the events handed to the sink.
     pub track: Track,
+    /// Where the read stopped: the next frame (or block) offset.
+    reached: u64,
     /// When the read relies on the Sorted flag: the first event's
     /// timestamp and position, and the last event's timestamp (every
     /// event, filtered or not), to check the flag across ranges.
@@ -164,12 +137,23 @@ impl<'a> Split<'a> {
         min_range_bytes: u64,
     ) -> Split<'a> {
         let jobs = crate::par::threads(jobs);
-        Split::build(
-            mapped(opened),
-            cfg,
-            jobs,
-            &per_thread(jobs, min_range_bytes),
-        )
+        let target = per_thread(jobs, min_range_bytes);
+        Split::build(mapped(opened), cfg, Proof::Threads(jobs), &target)
+    }
+
+    /// [`Split::new`], but an uncompressed segment's index entries are
+    /// cut at unproven: the read of the range before a cut proves it by
+    /// ending exactly there, which [`Split::settle`] checks (and gives
+    /// `None` when one does not: the ranges are then no sequential read).
+    /// Saves the proof's pass over every frame header before the reads.
+    pub fn on_trust(
+        opened: &'a OpenedTape,
+        cfg: &ReadConfig,
+        jobs: usize,
+        min_range_bytes: u64,
+    ) -> Split<'a> {
+        let target = per_thread(jobs, min_range_bytes);
+        Split::build(mapped(opened), cfg, Proof::ByReads, &target)
     }
 
     /// Cuts the segment files `files` ((index in the tape, file), in tape
@@ -192,7 +176,8 @@ impl<'a> Split<'a> {
             .into_iter()
             .map(|(i, f)| (i, f, SegmentCheck::default()));
         let jobs = crate::par::threads(jobs);
-        Split::build(files, &cfg, jobs, &per_thread(jobs, min_range_bytes))
+        let target = per_thread(jobs, min_range_bytes);
+        Split::build(files, &cfg, Proof::Threads(jobs), &target)
     }
 
     /// Cuts `opened` into ranges of about `range_bytes` (whatever the
@@ -202,16 +187,18 @@ impl<'a> Split<'a> {
         cfg: &ReadConfig,
         range_bytes: u64,
     ) -> Split<'a> {
-        Split::build(mapped(opened), cfg, 1, &|_| range_bytes.max(1))
+        Split::build(mapped(opened), cfg, Proof::Threads(1), &|_| {
+            range_bytes.max(1)
+        })
     }
 
     /// Cuts `files` ((index in the tape, file, its check), in tape order)
-    /// at about `target(total frame bytes)` bytes (cut points proven on up
-    /// to `jobs` threads).
+    /// at about `target(total frame bytes)` bytes, cut points proven as
+    /// `proof` says.
     fn build(
         files: impl IntoIterator<Item = (usize, &'a SegmentFile, SegmentCheck)>,
         cfg: &ReadConfig,
-        jobs: usize,
+        proof: Proof,
         target: &dyn Fn(u64) -> u64,
     ) -> Split<'a> {
         let mut inputs = Vec::new();
@@ -249,12 +236,18 @@ impl<'a> Split<'a> {
         let target = target(inputs.iter().map(|i| i.seg.frames_end()).sum());
         let mut ranges = Vec::new();
         for (k, input) in inputs.iter().enumerate() {
-            let starts = if input.sorted && f.from.is_some() {
-                Vec::new()
-            } else {
-                let big = input.seg.frames_end() >= crate::tape::read::split::PARALLEL_PROOF_BYTES;
-                let jobs = if big { jobs } else { 1 };
-                crate::tape::read::split::range_starts_on(&input.seg, cfg.read, target, jobs)
+            use crate::tape::read::split::{candidates, range_starts_on, PARALLEL_PROOF_BYTES};
+            let (starts, on_trust) = match proof {
+                _ if input.sorted && f.from.is_some() => (Vec::new(), false),
+                Proof::ByReads => {
+                    let c = candidates(&input.seg, cfg.read, target);
+                    (c.starts, c.on_trust)
+                }
+                Proof::Threads(jobs) => {
+                    let big = input.seg.frames_end() >= PARALLEL_PROOF_BYTES;
+                    let jobs = if big { jobs } else { 1 };
+                    (range_starts_on(&input.seg, cfg.read, target, jobs), false)
+                }
             };
             let begins = std::iter::once(None).chain(starts.iter().map(|&s| Some(s)));
             let ends = starts.iter().copied().chain(std::iter::once(u64::MAX));
@@ -262,6 +255,7 @@ impl<'a> Split<'a> {
                 input: k,
                 start,
                 end,
+                on_trust: on_trust && end != u64::MAX,
             }));
         }
         Split {
@@ -425,6 +419,7 @@ impl<'a> Split<'a> {
                 sink.event(&ev, at.offset)?;
             }
         }
+        out.reached = r.next_offset();
         Ok(out)
     }
 
@@ -504,6 +499,7 @@ impl<'a> Split<'a> {
                 }
             }
         }
+        out.reached = r.next_offset();
         out
     }
 
@@ -515,22 +511,35 @@ impl<'a> Split<'a> {
     /// Which ranges a sequential read reaches (each segment's ranges up to
     /// the first that ends early), given every range's read in order; and
     /// the problems of the tape as a sequential read reports them (an
-    /// error's event count includes the ranges before it).
-    pub fn settle(self, reads: &[RangeRead]) -> (Vec<bool>, Vec<Problem>) {
+    /// error's event count includes the ranges before it). `None` when a
+    /// cut taken on trust ([`Split::on_trust`]) was not proven by the read
+    /// before it (it ended elsewhere, or on an error that may be the cut's):
+    /// the reads are then no sequential read's, and the caller reads again
+    /// in one pass.
+    pub fn settle(self, reads: &[RangeRead]) -> Option<(Vec<bool>, Vec<Problem>)> {
         let mut st = Settle::default();
         let mut problems = self.problems.clone();
         let mut kept = Vec::with_capacity(reads.len());
         for (i, r) in reads.iter().enumerate() {
             let (k, failed, short) = self.settle_next(&mut st, i, r);
+            let c = self.ranges.get(i)?;
+            let proven = match r.end {
+                RangeEnd::Done => r.reached == c.end,
+                RangeEnd::Stopped => true,
+                RangeEnd::Failed(..) => false,
+            };
+            if k && c.on_trust && !proven {
+                return None;
+            }
             kept.push(k);
             problems.extend(failed);
             problems.extend(short);
         }
-        (kept, problems)
+        Some((kept, problems))
     }
 
     /// [`Split::settle`] one range at a time, in order, for a caller that
-    /// streams them: whether range `i` is kept, the problem that ends its
+    /// streams them (cuts proven before the reads: not [`Split::on_trust`]'s): whether range `i` is kept, the problem that ends its
     /// segment there, and (its segment's last range, kept or not) the
     /// problem of a segment cut short whose read found nothing wrong
     /// (which a sequential reader records at the end of the read).
@@ -608,6 +617,15 @@ fn mapped(opened: &OpenedTape) -> impl Iterator<Item = (usize, &SegmentFile, Seg
 fn per_thread(jobs: usize, min_range_bytes: u64) -> impl Fn(u64) -> u64 {
     let jobs = crate::par::threads(jobs) as u64;
     move |total| (total / (jobs * 4).max(1)).max(min_range_bytes.max(1))
+}
+
+/// How a [`Split`]'s index-entry cuts are proven.
+#[derive(Clone, Copy)]
+enum Proof {
+    /// Before the reads, on up to this many threads.
+    Threads(usize),
+    /// By the reads ([`Split::on_trust`]).
+    ByReads,
 }
 
 /// Where [`Split::settle_next`] is in the current segment.

@@ -5,7 +5,8 @@
 //! what a reader from the first frame reads from that point on: LZ4 block
 //! headers walked by [`Segment::blocks`], entries of the index proven on
 //! the frame chain ([`Segment::chain_reaches`], from one cut to the next,
-//! the pairs on several threads), or, for an uncompressed segment without one, the
+//! the pairs on several threads, or by the reads of the ranges themselves:
+//! [`candidates`]), or, for an uncompressed segment without one, the
 //! frames a reader finds without checking CRCs (frame lengths do not depend
 //! on the CRC, so the checked read meets the same boundaries up to its
 //! first error; ranges after that error are never used).
@@ -24,13 +25,38 @@ pub fn range_starts(seg: &Segment<'_>, opts: ReadOptions, target: u64) -> Vec<u6
 /// to `jobs` threads (the proof reads every frame header: serial, it was
 /// a tenth of a whole-table read of a big segment).
 pub fn range_starts_on(seg: &Segment<'_>, opts: ReadOptions, target: u64, jobs: usize) -> Vec<u64> {
+    let c = candidates(seg, opts, target);
+    if c.on_trust {
+        proven_prefix(seg, c.starts, jobs)
+    } else {
+        c.starts
+    }
+}
+
+/// Cut points before any proof: [`range_starts`]' when `on_trust` is
+/// false; otherwise an uncompressed segment's index entries as they are
+/// written, each a frame boundary only once a read from the cut before it
+/// (or the first frame) ends exactly on it.
+pub struct Candidates {
+    /// The cut points, in increasing order.
+    pub starts: Vec<u64>,
+    /// Whether they are index entries taken on trust.
+    pub on_trust: bool,
+}
+
+/// The cut points [`range_starts`] proves, unproven; see [`Candidates`].
+pub fn candidates(seg: &Segment<'_>, opts: ReadOptions, target: u64) -> Candidates {
     let first = SegmentHeader::LEN as u64;
     let target = target.max(1);
+    let mut out = Candidates {
+        starts: Vec::new(),
+        on_trust: false,
+    };
     if seg.index_lost() || seg.frames_end().saturating_sub(first) < 2 * target {
-        return Vec::new();
+        return out;
     }
-    let mut cuts = Vec::new();
     let mut last = first;
+    let cuts = &mut out.starts;
     let mut consider = |off: u64| {
         if off >= last + target && off < seg.frames_end() {
             cuts.push(off);
@@ -47,7 +73,7 @@ pub fn range_starts_on(seg: &Segment<'_>, opts: ReadOptions, target: u64, jobs: 
         for e in ix.iter() {
             consider(e.file_offset);
         }
-        return proven_prefix(seg, cuts, jobs);
+        out.on_trust = true;
     } else {
         let opts = ReadOptions {
             verify_crc: false,
@@ -58,7 +84,7 @@ pub fn range_starts_on(seg: &Segment<'_>, opts: ReadOptions, target: u64, jobs: 
             consider(it.position.offset);
         }
     }
-    cuts
+    out
 }
 
 /// Below this many bytes of frames a segment's cuts are best proven on the
