@@ -359,9 +359,11 @@ fn range_into(
 /// many threads; file order concatenates them, time order when each is in
 /// order and they do not overlap in time (checked on the decoded
 /// timestamps, so no pass ahead is needed), and otherwise reads again
-/// through [`read_batches`] on one thread. Batches end at range
-/// boundaries, so there can be more, smaller ones than [`read_batches`]
-/// gives.
+/// through [`read_batches`] on one thread; so it does when an index entry
+/// cut at on trust is not proven by the reads ([`Split::on_trust`]: a
+/// damaged segment, or an index that points off the frame chain). Batches
+/// end at range boundaries, so there can be more, smaller ones than
+/// [`read_batches`] gives.
 pub fn read_table(
     opened: &mut OpenedTape,
     spec: &ReadSpec,
