@@ -100,7 +100,7 @@ pub struct ExportSpec {
     /// Replace an existing `OUT`.
     pub overwrite: bool,
     /// Large segments are exported as byte ranges of at least this many
-    /// bytes, on several threads (see [`crate::Split`]).
+    /// bytes, on several threads (see [`floxlog::tape::read::Split`]).
     pub min_chunk_bytes: u64,
     /// Timestamp unit and price columns of Parquet and Arrow files (CSV
     /// holds the raw integers).

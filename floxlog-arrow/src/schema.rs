@@ -218,7 +218,7 @@ fn raw_fields<R: Fields>() -> impl Iterator<Item = Field> {
 }
 
 /// A fixed-layout record's table, from its definition: the raw columns in
-/// record order, the [`tail`], then a decimal twin of each fixed-point
+/// record order, the tail columns (`tail`), then a decimal twin of each fixed-point
 /// field (its name without `_raw`).
 pub fn record_schema<R: Fields>() -> SchemaRef {
     let mut v: Vec<Field> = raw_fields::<R>().collect();

@@ -35,7 +35,7 @@ fn keep(r: io::Result<()>) {
     }
 }
 
-/// `println!` for reports: see [`write`].
+/// `println!` for reports: see [`write()`].
 macro_rules! outln {
     () => {
         $crate::stdout::write(format_args!("\n"))
@@ -45,7 +45,7 @@ macro_rules! outln {
     };
 }
 
-/// `print!` for reports: see [`write`].
+/// `print!` for reports: see [`write()`].
 macro_rules! out {
     ($($arg:tt)*) => {
         $crate::stdout::write(format_args!($($arg)*))

@@ -1,5 +1,5 @@
 //! One definition per fixed-layout record: a field list (name, type, doc,
-//! byte offset, role) from which [`define_record!`] makes the struct, its
+//! byte offset, role) from which `define_record!` makes the struct, its
 //! decoder and encoder at the named offsets, the layout checks and a const
 //! descriptor table ([`Record::FIELDS`]) with a visitor
 //! ([`Record::visit`]) and a builder ([`Record::build`]).
@@ -178,7 +178,7 @@ impl Scalar for i64 {
     }
 }
 
-/// A fixed-layout record made by [`define_record!`].
+/// A fixed-layout record made by `define_record!`.
 pub trait Record: Copy + Default + PartialEq + 'static {
     /// Encoded length of the payload.
     const LEN: usize;
@@ -195,8 +195,8 @@ pub trait Record: Copy + Default + PartialEq + 'static {
 }
 
 /// The fixed fields of any record type: all of a fixed-layout record's
-/// ([`Record`] types get it from [`define_record!`]), the header fields of a
-/// book or pool state (from [`define_head!`]; their levels and payload are
+/// ([`Record`] types get it from `define_record!`), the header fields of a
+/// book or pool state (from `define_head!`; their levels and payload are
 /// not fields). The front ends that present every record type (JSON, diff,
 /// Arrow) go through it.
 pub trait Fields: Copy {

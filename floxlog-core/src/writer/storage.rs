@@ -64,7 +64,7 @@ pub struct Parts<'p> {
     pub index: &'p mut [IndexEntry],
 }
 
-/// Where a [`SegmentWriter`] keeps its bytes. [`WriterBuffers`] (fixed
+/// Where a [`SegmentWriter`](crate::SegmentWriter) keeps its bytes. [`WriterBuffers`] (fixed
 /// slices) is the no_std implementation; a std crate can implement it over
 /// growable vectors by overriding [`WriterStorage::grow`].
 pub trait WriterStorage {

@@ -7,7 +7,7 @@
 //!   failed load).
 //! - [`plan`]: the case ids (`read/cases/trades-7`, ...).
 //! - [`template`], [`process`]: adapter command lines and calls.
-//! - [`run`]: the checks; [`events`] and [`segments`] say where the first
+//! - [`run()`]: the checks; [`events`] and [`segments`] say where the first
 //!   difference is.
 //! - [`report`]: expected failures, report lines, summary, JUnit.
 

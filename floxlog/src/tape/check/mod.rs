@@ -1,7 +1,7 @@
 //! Checking and repairing tapes: the full integrity check ([`verify_tape`],
 //! on one pass per segment: [`scan_segment`]), the summary `inspect`
 //! prints ([`inspect_tape`]), recovery and re-indexing of segments
-//! ([`recover_tape`], [`reindex_segment`], [`repack_lz`]) and manifests
+//! ([`recover_tape`], [`reindex_segment`], `repack_lz`) and manifests
 //! rebuilt from the segment files ([`build_manifests`]).
 
 pub(crate) mod inspect;

@@ -88,7 +88,7 @@ pub struct Tape {
     /// Segments in file order.
     pub segments: Vec<TapeSegment>,
     /// Disagreements found while listing (missing or unlisted files...);
-    /// at most [`FINDINGS_PER_KIND`] of a kind, then one that counts the
+    /// at most `FINDINGS_PER_KIND` of a kind, then one that counts the
     /// rest.
     pub findings: Vec<Finding>,
     /// Listed segments that were not read (every one, shown or not).

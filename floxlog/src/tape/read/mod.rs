@@ -2,7 +2,7 @@
 //! ([`TapeReader`]), each segment mapped ([`SegmentFile`]), a read's
 //! judged outcome ([`ReadOutcome`]), following a live segment
 //! ([`Follower`]), and ranges: a tape cut into byte ranges with proven cut
-//! points ([`ranges::Split`], on [`crate::tape::read::split`]'s cut points, proven
+//! points ([`ranges::Split`], on `crate::tape::read::split`'s cut points, proven
 //! before the reads or by them), read on
 //! several threads with results handed back in order
 //! ([`parallel::run_parallel`], or streamed as they complete:

@@ -3,7 +3,7 @@
 //!
 //! A [`Tail`] follows each series of a tape (the flox layout has one; the
 //! spec layout one per record type) segment by segment in file order. It
-//! reads through the read engine's sources ([`crate::tape::read::source`], the
+//! reads through the read engine's sources (`crate::tape::read::source`, the
 //! core reader in tail mode), so CRCs are checked (unless turned off), a
 //! half-written frame or a journal segment's zero tail is "nothing yet",
 //! and a segment trimmed under it by `recover` is mapped again rather than
@@ -17,7 +17,7 @@
 //! missed.
 //!
 //! When nothing new arrives, [`Tail::next`] asks the tape lock
-//! ([`crate::tape::dir::lock::writer_is_live`]): with no writer holding it, it
+//! (`crate::tape::dir::lock::writer_is_live`): with no writer holding it, it
 //! returns [`TailNext::End`] if every segment is finished and read and the
 //! lock was let go (the writer closed the tape), else
 //! [`TailNext::WriterGone`] (a writer killed between two segments leaves

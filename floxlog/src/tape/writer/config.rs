@@ -33,7 +33,7 @@ use floxlog_core::{WriterConfig, DEFAULT_MAX_SEGMENT_BYTES};
 /// waits is merged into it (one fsync then covers both). Rotation does not
 /// wait either (except under `Flush`): the closed segment's trailer, final
 /// header, fsyncs and manifest entry are done in the background (see the
-/// [module docs](super::writer)). [`TapeWriter::close`](super::TapeWriter::close),
+/// [module docs](super)). [`TapeWriter::close`](super::TapeWriter::close),
 /// [`TapeWriter::flush`](super::TapeWriter::flush) and [`TapeWriter::sync`](super::TapeWriter::sync) hand over and wait for
 /// everything, under any policy.
 ///

@@ -24,16 +24,16 @@
 //! an empty one taken from a small pool in its place, so nothing is copied
 //! and, once warm, nothing allocated; when three buffers (about a MiB
 //! each) wait to be written, the encoder waits (back-pressure). Full LZ4
-//! blocks are compressed on a third thread ([`compress`]).
+//! blocks are compressed on a third thread (`compress`).
 //! Rotation does not wait for the disk either. Closing a segment costs
 //! the appending thread the encoder's trailer and a hand-over: its last
 //! bytes go to the I/O thread like any others, then the segment goes to a
-//! second background thread, the finisher ([`finish`]), which (under the
+//! second background thread, the finisher (`finish`), which (under the
 //! syncing policies) fsyncs frames and trailer, writes the final header and
 //! fsyncs again, so that not even a power loss leaves a final header whose
 //! index is not on disk, and then lists the segment in `manifest.json`.
 //! The next segment's file is created ahead by the I/O thread (a hidden
-//! spare, see [`io_thread`]): at rotation the appending thread only names
+//! spare, see `io_thread`): at rotation the appending thread only names
 //! it; its placeholder header is written before any frame, and it is
 //! renamed into place (published) only once every segment closed before it
 //! is finished, so no segment file is ever seen without a header and a

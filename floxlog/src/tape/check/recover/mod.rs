@@ -386,7 +386,7 @@ pub struct RecoverOptions {
     /// Rewrite even a valid segment.
     pub force: bool,
     /// Skip damaged regions and keep the events after them (see
-    /// [`RewriteOptions::salvage`]), instead of stopping at the first.
+    /// `RewriteOptions::salvage`), instead of stopping at the first.
     pub salvage: bool,
 }
 
@@ -537,7 +537,7 @@ pub enum RecoverEvent<'a> {
     /// This `manifest.json` was rebuilt from the segment files.
     RebuiltManifest(&'a Path),
     /// This hidden temporary file, which a killed writer left (see
-    /// [`stale::is_writer_temp`]), was removed.
+    /// `stale::is_writer_temp`), was removed.
     RemovedTemp(&'a Path),
 }
 
@@ -580,11 +580,11 @@ pub struct RecoverTapeSummary {
 /// rewritten or the manifest was out of date
 /// ([`FindingKind::is_stale_manifest`]), keeping its `created_ns` and exchange;
 /// and removes from each directory given the hidden temporary files
-/// killed writers left ([`stale::is_writer_temp`]: a journal's reserved first
+/// killed writers left (`stale::is_writer_temp`: a journal's reserved first
 /// segment, a spare segment file...).
 ///
 /// A segment that fails does not stop the others (it counts in
-/// [`RecoverTapeSummary::failed`] and the exit code); an error listing the
+/// `RecoverTapeSummary::failed` and the exit code); an error listing the
 /// inputs, taking a lock or rebuilding a manifest is returned.
 pub fn recover_tape(
     inputs: &[PathBuf],

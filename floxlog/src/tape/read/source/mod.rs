@@ -42,7 +42,7 @@ pub struct SegmentFile {
 
 impl SegmentFile {
     /// Opens and maps `path` read-only (an empty file maps to no bytes).
-    /// Only a regular file is opened (see [`crate::tape::dir::files::open_regular`]);
+    /// Only a regular file is opened (see `crate::tape::dir::files::open_regular`);
     /// a symbolic link is followed (the caller named the file).
     pub fn open(path: &Path) -> Result<SegmentFile, TapeError> {
         Self::open_with(path, true)
@@ -179,7 +179,7 @@ impl SegmentFile {
     /// A shrink that left every byte the read relied on is no error: a
     /// journal's background thread finishing a segment cuts its zero tail
     /// off under live readers, and `recover` trims a torn tail. See
-    /// [`SegmentFile::relied_on`].
+    /// `SegmentFile::relied_on`.
     pub fn shrink_error(&self, e: Option<&floxlog_core::Error>) -> Option<floxlog_core::Error> {
         let at = self.shrunk()?;
         if self.relied_on(e, at) <= at {
