@@ -3,7 +3,8 @@
 # installs the tools): floxlog-ffi without its default features is a
 # no_std, allocation-free static library holding the codec's C API only.
 #   1. builds it for thumbv7em-none-eabihf (`--release`: the target aborts
-#      on panic) and for the host (`--profile embedded`: panic = "abort");
+#      on panic; and `--profile embedded`, sized for flash) and for the host
+#      (`--profile embedded`: panic = "abort");
 #   2. checks that neither needs anything from outside but the C library's
 #      memory functions, and holds no tape API;
 #   3. compiles the header's codec part alone (FLOXLOG_CODEC_ONLY) as C99
@@ -29,10 +30,15 @@ OUT=$TD/c-firmware
 mkdir -p "$OUT"
 
 # --- 1. the libraries ---------------------------------------------------
-step "codec-only C library: $TARGET and host"
+# `--release` is the plain build (the target's default panic strategy is
+# abort); the firmware links the `embedded` profile's (opt-level "s", fat
+# LTO: what a firmware build would use, as nostd-check/cortex-m does).
+step "codec-only C library: $TARGET (release, embedded) and host (embedded)"
 cargo build --quiet --release -p floxlog-ffi --no-default-features --target "$TARGET"
+cargo build --quiet --profile embedded -p floxlog-ffi --no-default-features --target "$TARGET"
 cargo build --quiet --profile embedded -p floxlog-ffi --no-default-features
-ARM_LIB=$TD/$TARGET/release/libfloxlog_ffi.a
+ARM_RELEASE_LIB=$TD/$TARGET/release/libfloxlog_ffi.a
+ARM_LIB=$TD/$TARGET/embedded/libfloxlog_ffi.a
 HOST_LIB=$TD/embedded/libfloxlog_ffi.a
 
 # --- 2. what they need ----------------------------------------------------
@@ -65,6 +71,7 @@ check_archive() {
   echo "$lib: needs only $* from outside; $(wc -c <"$lib") B"
 }
 step "what the codec-only libraries need"
+check_archive "$ARM_RELEASE_LIB" memcpy memmove memset memcmp
 check_archive "$ARM_LIB" memcpy memmove memset memcmp
 # The host's LLVM also calls bcmp (glibc's) for memcmp == 0.
 check_archive "$HOST_LIB" memcpy memmove memset memcmp bcmp
