@@ -23,9 +23,9 @@
  *   memory that does not exist cannot be detected.)
  * - Two levels. The codec (floxlog_writer, floxlog_reader, frames) works
  *   on caller buffers and does no I/O, for hosts with their own: its
- *   handles are allocated once by _new and released by _free, borrow the
- *   caller's buffers (which must outlive them), and allocate nothing per
- *   event; floxlog_writer_get_buffer_sizes and floxlog_segment_scratch_len
+ *   handles are placed in caller storage by _init (or allocated once by
+ *   _new and released by _free), borrow the caller's buffers (which must
+ *   outlive them), and allocate nothing per event; floxlog_writer_get_buffer_sizes and floxlog_segment_scratch_len
  *   size every buffer they ask for. The tape API (floxlog_tape_writer,
  *   floxlog_tape_reader, floxlog_tape_verify/_recover/_inspect) reads and
  *   writes tape directories itself, on the same code as the floxlog CLI;

@@ -34,6 +34,7 @@ mkdir -p "$OUT"
 # abort); the firmware links the `embedded` profile's (opt-level "s", fat
 # LTO: what a firmware build would use, as nostd-check/cortex-m does).
 step "codec-only C library: $TARGET (release, embedded) and host (embedded)"
+cargo clippy --quiet -p floxlog-ffi --no-default-features --target "$TARGET" -- -D warnings
 cargo build --quiet --release -p floxlog-ffi --no-default-features --target "$TARGET"
 cargo build --quiet --profile embedded -p floxlog-ffi --no-default-features --target "$TARGET"
 cargo build --quiet --profile embedded -p floxlog-ffi --no-default-features
