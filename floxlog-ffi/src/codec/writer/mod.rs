@@ -13,6 +13,7 @@ use crate::consts::*;
 use crate::error::{floxlog_error, floxlog_result, Fail};
 use crate::handle::{get, handle, opaque, storage_for};
 use core::ffi::c_void;
+use core::mem::MaybeUninit;
 use core::ptr::addr_of_mut;
 use floxlog_core::{
     BlockSlot, Compression, IndexEntry, SegmentWriter, WriterBuffers, WriterConfig,
@@ -45,8 +46,11 @@ pub(crate) struct WriterHandle {
     /// Made by `floxlog_writer_new` (else it lives in caller storage).
     boxed: bool,
     /// Borrows the caller's buffers (the LZ4 block slots among them).
-    w: SegmentWriter<WriterBuffers<'static>>,
+    w: Writer,
 }
+
+/// The core's writer over the caller's buffers.
+type Writer = SegmentWriter<WriterBuffers<'static>>;
 
 opaque!(floxlog_writer => WriterHandle, magic WRITER_MAGIC, null "w",
     storage FLOXLOG_WRITER_STORAGE_BYTES);
@@ -107,8 +111,8 @@ fn split_block(
 /// Checks the settings and buffers and builds the writer at `at` (the
 /// body of `floxlog_writer_init`, and of `floxlog_writer_new` with `std`).
 /// Nothing is touched before everything that can fail was checked. The
-/// writer is moved into `at` field by field: a whole `WriterHandle` built
-/// on the stack first would cost firmware another 17 KB of stack.
+/// handle is written in place, field by field: built on the stack and
+/// moved, its 17 KB would be firmware stack.
 ///
 /// # Safety
 /// As `floxlog_writer_init` for `cfg` and `bufs`; `at` must be writable
@@ -171,15 +175,15 @@ unsafe fn make_writer(
         slots,
         index,
     };
-    // A `match`, not `?`: `?` moves the writer through one more temporary.
-    match SegmentWriter::new(cfg, bufs) {
-        // SAFETY: the caller's promise for `at`; every field is written.
-        Ok(w) => unsafe {
-            addr_of_mut!((*at).w).write(w);
-            addr_of_mut!((*at).boxed).write(boxed);
-            addr_of_mut!((*at).magic).write(WRITER_MAGIC);
-        },
-        Err(e) => return Err(e.into()),
+    // SAFETY: the caller's promise for `at`; MaybeUninit has the layout
+    // of the field and makes no claim about its bytes.
+    let slot = unsafe { &mut *(addr_of_mut!((*at).w) as *mut MaybeUninit<Writer>) };
+    // Built in place (`new_in`): no copy of the writer on the stack.
+    SegmentWriter::new_in(slot, cfg, bufs)?;
+    // SAFETY: as above; with `w` written, every field is.
+    unsafe {
+        addr_of_mut!((*at).boxed).write(boxed);
+        addr_of_mut!((*at).magic).write(WRITER_MAGIC);
     }
     Ok(())
 }
