@@ -72,7 +72,19 @@ pub use consts::*;
 pub use error::{floxlog_error, floxlog_result, FLOXLOG_WHAT_LEN};
 pub use message::*;
 #[cfg(feature = "tape")]
-pub use tape::{book::*, diff::*, error::*, ops::*, reader::*, tail::*, writer::*};
+pub use tape::book::*;
+#[cfg(feature = "tape")]
+pub use tape::diff::*;
+#[cfg(feature = "tape")]
+pub use tape::error::*;
+#[cfg(feature = "tape")]
+pub use tape::ops::*;
+#[cfg(feature = "tape")]
+pub use tape::reader::*;
+#[cfg(feature = "tape")]
+pub use tape::tail::*;
+#[cfg(feature = "tape")]
+pub use tape::writer::*;
 
 /// The library version, e.g. `"0.1.0"`: a static NUL-terminated string
 /// (never free it).
