@@ -47,10 +47,11 @@ HOST_LIB=$TD/embedded/libfloxlog_ffi.a
 # none of them defines is in ALLOWED; it defines the codec's C API and no
 # tape function. (readelf: the Rust objects' symbol tables.)
 check_archive() {
-  local lib=$1 dir
+  local lib=$1 abs dir
   shift
+  abs=$(realpath "$lib")
   dir=$(mktemp -d)
-  (cd "$dir" && ar x "$OLDPWD/$lib")
+  (cd "$dir" && ar x "$abs")
   readelf -sW "$dir"/*.o | awk '$7 == "UND" && $8 != "" {print $8}' | sort -u >"$dir/used"
   readelf -sW "$dir"/*.o | awk '$7 != "UND" && $7 != "Ndx" && ($5 == "GLOBAL" || $5 == "WEAK") {print $8}' |
     sort -u >"$dir/defined"
