@@ -77,7 +77,7 @@ std::vector<std::vector<uint8_t>> encode_segments(const WriterSettings& s, const
   const size_t entries = static_cast<size_t>(floxlog_index_entries_needed(events.size(), s.interval)) + 1;
   const size_t out_len = 64 + max_frame + floxlog_lz4_block_len_max(max_block) + floxlog_index_trailer_len(entries);
   std::vector<uint8_t> out(out_len);
-  std::vector<uint8_t> block(s.compression == FLOXLOG_COMPRESSION_LZ4 ? floxlog_block_scratch_len(max_block) : 0);
+  std::vector<uint8_t> block(s.compression == FLOXLOG_COMPRESSION_LZ4 ? floxlog_block_scratch_len(max_block, s.interval) : 0);
   std::vector<floxlog_index_entry> index(s.create_index ? entries : 0);
 
   std::vector<std::vector<uint8_t>> segments;

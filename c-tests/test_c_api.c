@@ -8,6 +8,35 @@
 
 #include "check.h"
 
+#ifdef FLOXLOG_TEST_INIT
+/* The same tests over handles in caller storage (floxlog_writer_init,
+ * floxlog_reader_init), which _new stands for below: built so as c_api_init
+ * (full library) and by scripts/test-embedded-c.sh against the codec-only
+ * library, which has no _new or _free. A ring of storage: no test keeps a
+ * handle while STORAGE_SLOTS more are made. */
+#define STORAGE_SLOTS 8
+static floxlog_result init_writer(const floxlog_writer_config *cfg, const floxlog_writer_buffers *bufs,
+                                  floxlog_writer **out, floxlog_error *err) {
+  static uint64_t storage[STORAGE_SLOTS][FLOXLOG_WRITER_STORAGE_BYTES / 8];
+  static unsigned next;
+  return floxlog_writer_init(storage[next++ % STORAGE_SLOTS], sizeof storage[0], cfg, bufs, out, err);
+}
+static floxlog_result init_reader(const uint8_t *data, size_t len, const floxlog_read_options *opts,
+                                  uint8_t *scratch, size_t scratch_len, floxlog_reader **out,
+                                  floxlog_error *err) {
+  static uint64_t storage[STORAGE_SLOTS][FLOXLOG_READER_STORAGE_BYTES / 8];
+  static unsigned next;
+  return floxlog_reader_init(storage[next++ % STORAGE_SLOTS], sizeof storage[0], data, len, opts, scratch,
+                             scratch_len, out, err);
+}
+#define floxlog_writer_new init_writer
+#define floxlog_reader_new init_reader
+#ifdef FLOXLOG_CODEC_ONLY
+#define floxlog_writer_free(w) ((void)(w))
+#define floxlog_reader_free(r) ((void)(r))
+#endif
+#endif
+
 static floxlog_trade make_trade(int64_t i) {
   floxlog_trade t;
   memset(&t, 0, sizeof t);
@@ -43,7 +72,7 @@ static floxlog_writer_config config(uint8_t compression, uint16_t interval) {
 static uint8_t *write_trades(int n, uint8_t compression, uint16_t interval, size_t *size) {
   size_t out_len = 64 + (size_t)n * 60 * 2 + 4096;
   uint8_t *out = malloc(out_len);
-  size_t block_len = floxlog_block_scratch_len((size_t)interval * 60);
+  size_t block_len = floxlog_block_scratch_len((size_t)interval * 60, interval);
   uint8_t *block = compression == FLOXLOG_COMPRESSION_LZ4 ? malloc(block_len) : NULL;
   size_t cap = (size_t)floxlog_index_entries_needed((uint64_t)n, interval) + 1;
   floxlog_index_entry *index = malloc(cap * sizeof *index);

@@ -23,9 +23,9 @@
  *   memory that does not exist cannot be detected.)
  * - Two levels. The codec (floxlog_writer, floxlog_reader, frames) works
  *   on caller buffers and does no I/O, for hosts with their own: its
- *   handles are allocated once by _new and released by _free, borrow the
- *   caller's buffers (which must outlive them), and allocate nothing per
- *   event; floxlog_writer_get_buffer_sizes and floxlog_segment_scratch_len
+ *   handles are placed in caller storage by _init (or allocated once by
+ *   _new and released by _free), borrow the caller's buffers (which must
+ *   outlive them), and allocate nothing per event; floxlog_writer_get_buffer_sizes and floxlog_segment_scratch_len
  *   size every buffer they ask for. The tape API (floxlog_tape_writer,
  *   floxlog_tape_reader, floxlog_tape_verify/_recover/_inspect) reads and
  *   writes tape directories itself, on the same code as the floxlog CLI;
@@ -37,6 +37,12 @@
  *   says how long they stay valid.
  * - Prices and quantities are int64 fixed-point with scale 1e8;
  *   timestamps are int64 nanoseconds since the Unix epoch.
+ * - Two builds, one header. The full library (libfloxlog) has all of it.
+ *   The codec-only library (floxlog-ffi built without its `std` feature:
+ *   no std, no allocator, e.g. for firmware; see docs/embedded.md) has
+ *   the codec alone, with handles in caller storage (floxlog_writer_init,
+ *   floxlog_reader_init) and no _new/_free or tape API: define
+ *   FLOXLOG_CODEC_ONLY before including this header to declare just that.
  */
 
 #ifndef FLOXLOG_H
@@ -47,6 +53,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#if !defined(FLOXLOG_CODEC_ONLY)
+#define FLOXLOG_HAS_STD 1
+#define FLOXLOG_HAS_TAPE 1
+#endif
 
 /**
  * Bytes of `floxlog_error.what`, including its terminating NUL.
@@ -201,10 +211,32 @@
 #define FLOXLOG_MAX_LEVELS_PER_SIDE 65535
 
 /**
+ * Alignment of the caller storage `floxlog_writer_init` and
+ * `floxlog_reader_init` place a handle in (e.g. a `uint64_t` array, or
+ * C11 `alignas(FLOXLOG_STORAGE_ALIGN)`).
+ */
+#define FLOXLOG_STORAGE_ALIGN 8
+
+/**
+ * Bytes of caller storage a `floxlog_reader` needs
+ * (`floxlog_reader_init`), on any target; align it to
+ * `FLOXLOG_STORAGE_ALIGN`.
+ */
+#define FLOXLOG_READER_STORAGE_BYTES 640
+
+/**
  * Largest decompressed block `floxlog_segment_scratch_len` asks for
  * (256 MiB; the reference's own limit is 100 MiB).
  */
 #define FLOXLOG_MAX_BLOCK_BYTES (256 << 20)
+
+/**
+ * Bytes of caller storage a `floxlog_writer` needs
+ * (`floxlog_writer_init`), on any target; align it to
+ * `FLOXLOG_STORAGE_ALIGN`. Nearly all of it is the set of distinct symbol
+ * ids the spec profile counts.
+ */
+#define FLOXLOG_WRITER_STORAGE_BYTES 17408
 
 /**
  * `side` argument of `floxlog_book_best` and `floxlog_book_side`: bids.
@@ -216,40 +248,53 @@
  */
 #define FLOXLOG_BOOK_ASK 1
 
+#if defined(FLOXLOG_HAS_TAPE)
 /**
  * Bytes of `floxlog_tape_error.file`, including its NUL (PATH_MAX).
  */
 #define FLOXLOG_TAPE_PATH_LEN 4096
+#endif
 
+#if defined(FLOXLOG_HAS_TAPE)
 /**
  * Bytes of `floxlog_tape_error.message`, including its NUL.
  */
 #define FLOXLOG_TAPE_MESSAGE_LEN 1024
+#endif
 
+#if defined(FLOXLOG_HAS_TAPE)
 /**
  * `floxlog_tape_read_options.order`: merged by exchange timestamp across
  * segments (a stable k-way merge: ties keep segment, then file order).
  */
 #define FLOXLOG_ORDER_TIME 0
+#endif
 
+#if defined(FLOXLOG_HAS_TAPE)
 /**
  * `floxlog_tape_read_options.order`: segment by segment, each in file
  * order.
  */
 #define FLOXLOG_ORDER_FILE 1
+#endif
 
+#if defined(FLOXLOG_HAS_TAPE)
 /**
  * Tape layout: flox's, `<created_ns>.floxlog` segments of every event type
  * in one series (default).
  */
 #define FLOXLOG_LAYOUT_FLOX 0
+#endif
 
+#if defined(FLOXLOG_HAS_TAPE)
 /**
  * Tape layout: the spec's, one series per event family
  * (`trades-000000.bin`, `book-000000.bin`...).
  */
 #define FLOXLOG_LAYOUT_SPEC 1
+#endif
 
+#if defined(FLOXLOG_HAS_TAPE)
 /**
  * Durability: never fsync; write in 1 MiB chunks, in the background.
  * When an append returns, its event is in the writer's memory (an
@@ -259,7 +304,9 @@
  * `floxlog_tape_writer_sync` is called). See `floxlog_tape_writer_config`.
  */
 #define FLOXLOG_DURABILITY_NONE 0
+#endif
 
+#if defined(FLOXLOG_HAS_TAPE)
 /**
  * Durability: hand every event (LZ4: every block) to the OS at once, so
  * that followers see it; never fsync. When an append returns, `write(2)`
@@ -268,7 +315,9 @@
  * is not `durable_events`.
  */
 #define FLOXLOG_DURABILITY_FLUSH 1
+#endif
 
+#if defined(FLOXLOG_HAS_TAPE)
 /**
  * Durability: write and fsync after every LZ4 block (uncompressed: every
  * `index_interval` events), in the background: when an append returns
@@ -276,13 +325,17 @@
  * `durable_events` say what they covered so far.
  */
 #define FLOXLOG_DURABILITY_SYNC_EVERY_BLOCK 2
+#endif
 
+#if defined(FLOXLOG_HAS_TAPE)
 /**
  * Durability: write and fsync every `sync_every_n` events, in the
  * background (as `SYNC_EVERY_BLOCK`).
  */
 #define FLOXLOG_DURABILITY_SYNC_EVERY_N 3
+#endif
 
+#if defined(FLOXLOG_HAS_TAPE)
 /**
  * Durability: write in 1 MiB chunks in the background, fsync each
  * segment when it is closed (default), also in the background: a kill
@@ -290,34 +343,46 @@
  * `durable_events` (the events of the segments closed and fsynced).
  */
 #define FLOXLOG_DURABILITY_SYNC_ON_CLOSE 4
+#endif
 
+#if defined(FLOXLOG_HAS_TAPE)
 /**
  * `floxlog_finding.severity`: informational.
  */
 #define FLOXLOG_SEVERITY_INFO 0
+#endif
 
+#if defined(FLOXLOG_HAS_TAPE)
 /**
  * `floxlog_finding.severity`: suspicious but readable (fails a strict
  * verify only).
  */
 #define FLOXLOG_SEVERITY_WARNING 1
+#endif
 
+#if defined(FLOXLOG_HAS_TAPE)
 /**
  * `floxlog_finding.severity`: an integrity failure.
  */
 #define FLOXLOG_SEVERITY_ERROR 2
+#endif
 
+#if defined(FLOXLOG_HAS_TAPE)
 /**
  * `floxlog_tail_options.start`: from the tape's first event.
  */
 #define FLOXLOG_TAIL_START_BEGINNING 0
+#endif
 
+#if defined(FLOXLOG_HAS_TAPE)
 /**
  * `floxlog_tail_options.start`: after the events the tape holds at open
  * (new events only).
  */
 #define FLOXLOG_TAIL_START_END 1
+#endif
 
+#if defined(FLOXLOG_HAS_TAPE)
 /**
  * `floxlog_tail_options.start`: at the saved position in
  * `floxlog_tail_options.position` (bytes `floxlog_tape_tail_position`
@@ -325,7 +390,9 @@
  * out from it, a series the position does not name at its first event.
  */
 #define FLOXLOG_TAIL_START_POSITION 2
+#endif
 
+#if defined(FLOXLOG_HAS_TAPE)
 /**
  * A buffer of this many bytes holds the saved position of every tape
  * this library's writers make (the flox layout, or the spec layout's
@@ -333,29 +400,38 @@
  * `floxlog_tape_tail_position` says how much.
  */
 #define FLOXLOG_TAIL_POSITION_MAX 256
+#endif
 
+#if defined(FLOXLOG_HAS_TAPE)
 /**
  * `floxlog_tail_options.wait`: sleep between polls, from 10 us doubling
  * up to 10 ms (the default).
  */
 #define FLOXLOG_TAIL_WAIT_BLOCKING 0
+#endif
 
+#if defined(FLOXLOG_HAS_TAPE)
 /**
  * `floxlog_tail_options.wait`: spin a while, then yield the CPU between
  * polls.
  */
 #define FLOXLOG_TAIL_WAIT_SPIN_YIELD 1
+#endif
 
+#if defined(FLOXLOG_HAS_TAPE)
 /**
  * `floxlog_tail_options.wait`: poll without pause (lowest latency; keeps
  * a core busy while waiting).
  */
 #define FLOXLOG_TAIL_WAIT_BUSY_SPIN 2
+#endif
 
+#if defined(FLOXLOG_HAS_TAPE)
 /**
  * Size of `floxlog_diff_result.fields` (with its NUL).
  */
 #define FLOXLOG_DIFF_FIELDS_LEN 512
+#endif
 
 /**
  * Result codes. 0 is success; 1..99 are non-error statuses; 100..199 are
@@ -543,38 +619,46 @@ typedef uint32_t floxlog_result;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
+#if defined(FLOXLOG_HAS_TAPE)
 /**
  * Opaque inspection result (see `floxlog_tape_inspect`).
  */
 typedef struct floxlog_inspection floxlog_inspection;
+#endif
 
 /**
- * Opaque reader handle (see `floxlog_reader_new`). Not thread-safe: use
+ * Opaque reader handle (see `floxlog_reader_init`). Not thread-safe: use
  * one handle from one thread at a time (several handles may share the
  * same segment bytes, each with its own scratch).
  */
 typedef struct floxlog_reader floxlog_reader;
 
+#if defined(FLOXLOG_HAS_TAPE)
 /**
  * Opaque tape reader handle (see `floxlog_tape_reader_open`). Use one
  * handle from one thread at a time; it may move between threads.
  */
 typedef struct floxlog_tape_reader floxlog_tape_reader;
+#endif
 
+#if defined(FLOXLOG_HAS_TAPE)
 /**
  * Opaque live tailer handle (see `floxlog_tape_tail_open`). Use one
  * handle from one thread at a time; it may move between threads.
  */
 typedef struct floxlog_tape_tail floxlog_tape_tail;
+#endif
 
+#if defined(FLOXLOG_HAS_TAPE)
 /**
  * Opaque tape writer handle (see `floxlog_tape_writer_open`). Use one
  * handle from one thread at a time; it may move between threads.
  */
 typedef struct floxlog_tape_writer floxlog_tape_writer;
+#endif
 
 /**
- * Opaque writer handle (see `floxlog_writer_new`). Not thread-safe: use
+ * Opaque writer handle (see `floxlog_writer_init`). Not thread-safe: use
  * one handle from one thread at a time.
  */
 typedef struct floxlog_writer floxlog_writer;
@@ -1128,8 +1212,9 @@ typedef struct floxlog_writer_config {
 /**
  * The caller's buffers for a writer. They are borrowed, not copied: they
  * must stay valid, and must not be touched by the caller, until
- * `floxlog_writer_free`. They must not overlap. Their initial contents do
- * not matter.
+ * the handle's end (`floxlog_writer_free`, or the last use of a handle in
+ * caller storage). They must not overlap. Their initial contents do not
+ * matter.
  */
 typedef struct floxlog_writer_buffers {
   /**
@@ -1146,10 +1231,10 @@ typedef struct floxlog_writer_buffers {
    */
   size_t out_len;
   /**
-   * LZ4 only: staging for one block's frames and its sorted copy,
-   * `floxlog_block_scratch_len(largest block's frame bytes)` bytes
-   * (a block of N trades has N * 60 frame bytes). NULL/0 when
-   * uncompressed.
+   * LZ4 only: `index_interval` block slots, then staging for one
+   * block's frames and its sorted copy: `floxlog_block_scratch_len(
+   * largest block's frame bytes, index_interval)` bytes (a block of N
+   * trades has N * 60 frame bytes). NULL/0 when uncompressed.
    */
   uint8_t *block;
   /**
@@ -1264,6 +1349,7 @@ typedef struct floxlog_book_state {
   size_t ask_count;
 } floxlog_book_state;
 
+#if defined(FLOXLOG_HAS_TAPE)
 /**
  * Which events a tape reader returns. All-zero means every event.
  */
@@ -1309,7 +1395,9 @@ typedef struct floxlog_tape_filter {
    */
   size_t symbol_name_count;
 } floxlog_tape_filter;
+#endif
 
+#if defined(FLOXLOG_HAS_TAPE)
 /**
  * How a tape reader reads. Get the defaults with
  * `floxlog_tape_read_options_default`.
@@ -1356,7 +1444,9 @@ typedef struct floxlog_tape_read_options {
    */
   uint64_t reorder_bytes;
 } floxlog_tape_read_options;
+#endif
 
+#if defined(FLOXLOG_HAS_TAPE)
 /**
  * Details of a failed tape operation, filled when a function that takes a
  * `floxlog_tape_error *` fails and the pointer is not NULL (untouched on
@@ -1397,7 +1487,9 @@ typedef struct floxlog_tape_error {
    */
   char message[FLOXLOG_TAPE_MESSAGE_LEN];
 } floxlog_tape_error;
+#endif
 
+#if defined(FLOXLOG_HAS_TAPE)
 /**
  * What a tape reader has done so far.
  */
@@ -1430,7 +1522,9 @@ typedef struct floxlog_tape_reader_stats {
    */
   uint64_t errors;
 } floxlog_tape_reader_stats;
+#endif
 
+#if defined(FLOXLOG_HAS_TAPE)
 /**
  * Where the last event a tape reader returned is
  * (`floxlog_tape_reader_position`).
@@ -1455,7 +1549,9 @@ typedef struct floxlog_tape_position {
    */
   uint8_t has_in_block;
 } floxlog_tape_position;
+#endif
 
+#if defined(FLOXLOG_HAS_TAPE)
 /**
  * A clock for `created_ns`: nanoseconds since the Unix epoch. Called with
  * `clock_ctx`, exactly once per segment the writer opens, on the thread
@@ -1463,7 +1559,9 @@ typedef struct floxlog_tape_position {
  * exception escaping it aborts the process).
  */
 typedef int64_t (*floxlog_clock_fn)(void *ctx);
+#endif
 
+#if defined(FLOXLOG_HAS_TAPE)
 /**
  * Tape writer settings. Get the defaults with
  * `floxlog_tape_writer_config_default`, then change what you need.
@@ -1617,7 +1715,9 @@ typedef struct floxlog_tape_writer_config {
    */
   uint8_t resume;
 } floxlog_tape_writer_config;
+#endif
 
+#if defined(FLOXLOG_HAS_TAPE)
 /**
  * Options of `floxlog_tape_verify`. All-zero is the default.
  */
@@ -1636,7 +1736,9 @@ typedef struct floxlog_verify_options {
    */
   uint8_t ignore_manifest;
 } floxlog_verify_options;
+#endif
 
+#if defined(FLOXLOG_HAS_TAPE)
 /**
  * One finding of `floxlog_tape_verify`. The strings are NUL-terminated
  * UTF-8 owned by the library and valid during the callback only.
@@ -1676,14 +1778,18 @@ typedef struct floxlog_finding {
    */
   const char *text;
 } floxlog_finding;
+#endif
 
+#if defined(FLOXLOG_HAS_TAPE)
 /**
  * Called once per finding, in order, with the `ctx` given. Must not
  * unwind.
  */
 typedef void (*floxlog_finding_fn)(const struct floxlog_finding *finding,
                                    void *ctx);
+#endif
 
+#if defined(FLOXLOG_HAS_TAPE)
 /**
  * What `floxlog_tape_verify` checked.
  */
@@ -1713,7 +1819,9 @@ typedef struct floxlog_verify_summary {
    */
   uint8_t passed;
 } floxlog_verify_summary;
+#endif
 
+#if defined(FLOXLOG_HAS_TAPE)
 /**
  * Options of `floxlog_tape_recover`. All-zero is the default: rewrite the
  * segments that need it in place, keeping each original as
@@ -1741,7 +1849,9 @@ typedef struct floxlog_recover_options {
    */
   uint8_t salvage;
 } floxlog_recover_options;
+#endif
 
+#if defined(FLOXLOG_HAS_TAPE)
 /**
  * One outcome of `floxlog_tape_recover`. Strings are NUL-terminated UTF-8
  * owned by the library, valid during the callback only.
@@ -1803,13 +1913,17 @@ typedef struct floxlog_recover_report {
    */
   const char *json;
 } floxlog_recover_report;
+#endif
 
+#if defined(FLOXLOG_HAS_TAPE)
 /**
  * Called once per outcome, in order. Must not unwind.
  */
 typedef void (*floxlog_recover_fn)(const struct floxlog_recover_report *report,
                                    void *ctx);
+#endif
 
+#if defined(FLOXLOG_HAS_TAPE)
 /**
  * What `floxlog_tape_recover` did in all.
  */
@@ -1847,7 +1961,9 @@ typedef struct floxlog_recover_summary {
    */
   uint64_t manifests_rebuilt;
 } floxlog_recover_summary;
+#endif
 
+#if defined(FLOXLOG_HAS_TAPE)
 /**
  * Options of `floxlog_tape_inspect`. All-zero is the default.
  */
@@ -1862,7 +1978,9 @@ typedef struct floxlog_inspect_options {
    */
   uint8_t ignore_manifest;
 } floxlog_inspect_options;
+#endif
 
+#if defined(FLOXLOG_HAS_TAPE)
 /**
  * The totals `floxlog inspect` prints.
  */
@@ -1918,7 +2036,9 @@ typedef struct floxlog_tape_summary {
    */
   uint8_t quick;
 } floxlog_tape_summary;
+#endif
 
+#if defined(FLOXLOG_HAS_TAPE)
 /**
  * How a tailer reads and waits. Get the defaults with
  * `floxlog_tail_options_default` (what a NULL `opts` means: from the
@@ -1954,7 +2074,9 @@ typedef struct floxlog_tail_options {
    */
   size_t position_len;
 } floxlog_tail_options;
+#endif
 
+#if defined(FLOXLOG_HAS_TAPE)
 /**
  * Options of `floxlog_tape_diff`. All-zero is the default: events in file
  * order.
@@ -1981,7 +2103,9 @@ typedef struct floxlog_diff_options {
    */
   uint8_t ignore_manifest;
 } floxlog_diff_options;
+#endif
 
+#if defined(FLOXLOG_HAS_TAPE)
 /**
  * Where the first differing event (or byte) is in one tape.
  */
@@ -2007,7 +2131,9 @@ typedef struct floxlog_diff_position {
    */
   uint32_t in_block;
 } floxlog_diff_position;
+#endif
 
+#if defined(FLOXLOG_HAS_TAPE)
 /**
  * Events per record type of one tape (`by_type[t]`: frame type `t`, 1..5).
  */
@@ -2021,7 +2147,9 @@ typedef struct floxlog_diff_counts {
    */
   uint64_t by_type[6];
 } floxlog_diff_counts;
+#endif
 
+#if defined(FLOXLOG_HAS_TAPE)
 /**
  * What `floxlog_tape_diff` found.
  */
@@ -2061,6 +2189,7 @@ typedef struct floxlog_diff_result {
    */
   char fields[FLOXLOG_DIFF_FIELDS_LEN];
 } floxlog_diff_result;
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -2205,28 +2334,57 @@ floxlog_result floxlog_block_header_parse(const uint8_t *data,
 floxlog_result floxlog_read_options_default(struct floxlog_read_options *opts);
 
 /**
- * Opens a segment: validates its 64-byte header and its index (including
- * that every entry is a frame or block boundary, one pass over the frame
- * headers; the index's errors are reported by `floxlog_reader_index`,
- * never by reading) and positions the cursor before the first event. On success `*reader_out`
- * receives the handle; release it with `floxlog_reader_free`.
+ * Opens a segment into a handle in caller storage: validates its 64-byte
+ * header and its index (including that every entry is a frame or block
+ * boundary, one pass over the frame headers; the index's errors are
+ * reported by `floxlog_reader_index`, never by reading) and positions the
+ * cursor before the first event. On success `*reader_out` receives the
+ * handle (it points into `storage`). The library allocates nothing: this
+ * is how firmware and the codec-only library open a segment.
  *
- * Ownership: `data` (`len` bytes: a whole segment file, e.g. mapped) and
- * `scratch` are borrowed by the handle until it is freed; they must stay
- * valid and unchanged, and must not overlap. `scratch` receives
- * decompressed LZ4 blocks: `floxlog_segment_scratch_len` bytes (NULL/0 for
- * an uncompressed segment; a block larger than the scratch stops the read
- * with `FLOXLOG_BUFFER_TOO_SMALL`); its initial contents do not matter.
+ * Ownership: `storage` (`storage_len` bytes, at least
+ * `FLOXLOG_READER_STORAGE_BYTES`, aligned to `FLOXLOG_STORAGE_ALIGN`)
+ * holds the handle until the caller stops using it (there is nothing to
+ * release: reuse the storage, or pass the handle to `floxlog_reader_free`
+ * in the full library, which only ends it). `data` (`len` bytes: a whole
+ * segment file, e.g. mapped) and `scratch` are borrowed by the handle
+ * while it is used; they must stay valid and unchanged, and must not
+ * overlap. `scratch` receives decompressed LZ4 blocks:
+ * `floxlog_segment_scratch_len` bytes (NULL/0 for an uncompressed
+ * segment; a block larger than the scratch stops the read with
+ * `FLOXLOG_BUFFER_TOO_SMALL`); its initial contents do not matter.
  * `opts` may be NULL (defaults) and is read during the call only.
  *
- * Errors: `FLOXLOG_NULL_POINTER`; `FLOXLOG_MISALIGNED`;
+ * Errors: `FLOXLOG_NULL_POINTER`; `FLOXLOG_MISALIGNED` (`storage` too);
+ * `FLOXLOG_BUFFER_TOO_SMALL` for `storage` under the handle's size;
  * `FLOXLOG_INVALID_INPUT` when `data` and `scratch` overlap; the header's
  * data error (`FLOXLOG_TRUNCATED`, `FLOXLOG_BAD_MAGIC`, ... at offset 0).
  *
  * # Safety
- * `data` must be valid for `len` bytes and `scratch` for `scratch_len`
- * writable bytes for the handle's lifetime; `reader_out` writable; `err`
- * may be NULL.
+ * `storage` must be writable for `storage_len` bytes and not used by
+ * anything else while the handle is; `data` must be valid for `len` bytes
+ * and `scratch` for `scratch_len` writable bytes while the handle is
+ * used; `reader_out` writable; `err` may be NULL.
+ */
+floxlog_result floxlog_reader_init(void *storage,
+                                   size_t storage_len,
+                                   const uint8_t *data,
+                                   size_t len,
+                                   const struct floxlog_read_options *opts,
+                                   uint8_t *scratch,
+                                   size_t scratch_len,
+                                   struct floxlog_reader **reader_out,
+                                   struct floxlog_error *err);
+
+#if defined(FLOXLOG_HAS_STD)
+/**
+ * `floxlog_reader_init` with the handle allocated by the library (full
+ * library only): on success `*reader_out` receives a handle the caller
+ * releases with `floxlog_reader_free`. Same arguments, ownership and
+ * errors otherwise.
+ *
+ * # Safety
+ * As `floxlog_reader_init` without the storage.
  */
 floxlog_result floxlog_reader_new(const uint8_t *data,
                                   size_t len,
@@ -2235,16 +2393,21 @@ floxlog_result floxlog_reader_new(const uint8_t *data,
                                   size_t scratch_len,
                                   struct floxlog_reader **reader_out,
                                   struct floxlog_error *err);
+#endif
 
+#if defined(FLOXLOG_HAS_STD)
 /**
- * Releases a reader handle; the caller's buffers are not touched. NULL is
- * a no-op. Pointers from earlier events into the scratch stay pointing at
- * the caller's memory.
+ * Releases a reader handle (full library only); the caller's buffers are
+ * not touched. NULL is a no-op. A handle from `floxlog_reader_init` is
+ * only ended: its storage stays the caller's. Pointers from earlier
+ * events into the scratch stay pointing at the caller's memory.
  *
  * # Safety
- * `r` must be NULL or a live handle from `floxlog_reader_new`.
+ * `r` must be NULL or a live handle from `floxlog_reader_new` or
+ * `floxlog_reader_init`.
  */
 void floxlog_reader_free(struct floxlog_reader *r);
+#endif
 
 /**
  * Reads the next event into `*event`.
@@ -2474,39 +2637,71 @@ floxlog_result floxlog_segment_header_parse(const uint8_t *data,
 floxlog_result floxlog_writer_config_default(struct floxlog_writer_config *cfg);
 
 /**
- * Creates a writer over the caller's buffers and puts the 64-byte
- * placeholder header into `bufs->out`. On success `*writer_out` receives
- * the handle, which the caller releases with `floxlog_writer_free`.
+ * Creates a writer in caller storage over the caller's buffers and puts
+ * the 64-byte placeholder header into `bufs->out`. On success
+ * `*writer_out` receives the handle (it points into `storage`). The
+ * library allocates nothing: this is how firmware and the codec-only
+ * library create a writer.
  *
- * Ownership: `cfg` and `bufs` are read during the call only. The buffers
- * `bufs` describes stay borrowed by the handle until it is freed (see
- * `floxlog_writer_buffers`). For LZ4 the handle also allocates
- * `index_interval` block slots of 16 bytes, once.
+ * Ownership: `storage` (`storage_len` bytes, at least
+ * `FLOXLOG_WRITER_STORAGE_BYTES`, aligned to `FLOXLOG_STORAGE_ALIGN`)
+ * holds the handle until the caller stops using it (there is nothing to
+ * release: reuse the storage, or pass the handle to `floxlog_writer_free`
+ * in the full library, which only ends it). `cfg` and `bufs` are read
+ * during the call only; the buffers `bufs` describes stay borrowed by the
+ * handle (see `floxlog_writer_buffers`). For LZ4 the block buffer also
+ * holds `index_interval` 16-byte block slots
+ * (`floxlog_block_scratch_len`).
  *
  * Errors: `FLOXLOG_NULL_POINTER`; `FLOXLOG_INVALID_INPUT` for a bad enum
  * value, an interval of 0, or overlapping buffers; `FLOXLOG_MISALIGNED`
- * for an index pointer not 8-byte aligned; `FLOXLOG_BUFFER_TOO_SMALL` for
- * an output buffer under 64 bytes; `FLOXLOG_LZ4_UNSUPPORTED`.
+ * for `storage` or an index pointer not 8-byte aligned;
+ * `FLOXLOG_BUFFER_TOO_SMALL` for `storage` under the handle's size, an
+ * output buffer under 64 bytes, or an LZ4 block buffer without room for
+ * the block slots; `FLOXLOG_LZ4_UNSUPPORTED`.
  *
  * # Safety
- * `cfg`, `bufs` and `writer_out` must be valid pointers (or NULL, which is
- * reported); the buffers must be valid for their lengths for the handle's
- * lifetime; `err` may be NULL.
+ * `storage` must be writable for `storage_len` bytes and not used by
+ * anything else while the handle is; `cfg`, `bufs` and `writer_out` must
+ * be valid pointers (or NULL, which is reported); the buffers must be
+ * valid for their lengths for the handle's lifetime; `err` may be NULL.
+ */
+floxlog_result floxlog_writer_init(void *storage,
+                                   size_t storage_len,
+                                   const struct floxlog_writer_config *cfg,
+                                   const struct floxlog_writer_buffers *bufs,
+                                   struct floxlog_writer **writer_out,
+                                   struct floxlog_error *err);
+
+#if defined(FLOXLOG_HAS_STD)
+/**
+ * `floxlog_writer_init` with the handle allocated by the library (full
+ * library only): on success `*writer_out` receives a handle the caller
+ * releases with `floxlog_writer_free`. Same arguments, ownership and
+ * errors otherwise.
+ *
+ * # Safety
+ * As `floxlog_writer_init` without the storage.
  */
 floxlog_result floxlog_writer_new(const struct floxlog_writer_config *cfg,
                                   const struct floxlog_writer_buffers *bufs,
                                   struct floxlog_writer **writer_out,
                                   struct floxlog_error *err);
+#endif
 
+#if defined(FLOXLOG_HAS_STD)
 /**
- * Releases a writer handle. The caller's buffers are not touched (pending
- * bytes you have not drained stay in `out`). NULL is a no-op. Do not use
- * the handle afterwards.
+ * Releases a writer handle (full library only). The caller's buffers are
+ * not touched (pending bytes you have not drained stay in `out`). NULL is
+ * a no-op. A handle from `floxlog_writer_init` is only ended: its storage
+ * stays the caller's. Do not use the handle afterwards.
  *
  * # Safety
- * `w` must be NULL or a live handle from `floxlog_writer_new`.
+ * `w` must be NULL or a live handle from `floxlog_writer_new` or
+ * `floxlog_writer_init`.
  */
 void floxlog_writer_free(struct floxlog_writer *w);
+#endif
 
 /**
  * The reference's rotation test: sets `*exceeds` to whether appending
@@ -2740,11 +2935,14 @@ floxlog_result floxlog_writer_append_raw(struct floxlog_writer *w,
                                          struct floxlog_error *err);
 
 /**
- * Block scratch bytes an LZ4 writer needs for blocks of up to
- * `max_block_bytes` frame bytes (staging plus the sorted copy: twice).
- * Saturates at SIZE_MAX.
+ * Bytes of `floxlog_writer_buffers.block` an LZ4 writer needs for blocks
+ * of up to `max_block_bytes` frame bytes with this `index_interval`: 16
+ * bytes of block slot per event of a block (plus up to 7 to align them),
+ * then the frames' staging and their sorted copy (twice
+ * `max_block_bytes`). Saturates at SIZE_MAX.
  */
-size_t floxlog_block_scratch_len(size_t max_block_bytes);
+size_t floxlog_block_scratch_len(size_t max_block_bytes,
+                                 uint16_t index_interval);
 
 /**
  * Output bytes one LZ4 block of `block_bytes` frame bytes may take: its
@@ -2874,6 +3072,7 @@ floxlog_result floxlog_book_best(const struct floxlog_book_state *book,
                                  uint32_t side,
                                  struct floxlog_level *level);
 
+#if defined(FLOXLOG_HAS_TAPE)
 /**
  * Fills `*opts` with the defaults: time order, every event, CRCs checked,
  * unknown types rejected, torn tails tolerated, manifest trusted, 65536
@@ -2883,7 +3082,9 @@ floxlog_result floxlog_book_best(const struct floxlog_book_state *book,
  * `opts` must be writable.
  */
 floxlog_result floxlog_tape_read_options_default(struct floxlog_tape_read_options *opts);
+#endif
 
+#if defined(FLOXLOG_HAS_TAPE)
 /**
  * Opens a tape for reading and sets `*reader`: `path` is a tape directory
  * (flox layout, `<created_ns>.floxlog`, or spec layout, `series-NNNNNN.bin`
@@ -2915,7 +3116,9 @@ floxlog_result floxlog_tape_reader_open(const char *path,
                                         const struct floxlog_tape_read_options *opts,
                                         struct floxlog_tape_reader **reader,
                                         struct floxlog_tape_error *err);
+#endif
 
+#if defined(FLOXLOG_HAS_TAPE)
 /**
  * `floxlog_tape_reader_open` over several inputs (`count` paths, each a
  * tape directory or a segment file), read as one tape: merged by time,
@@ -2930,7 +3133,9 @@ floxlog_result floxlog_tape_reader_open_paths(const char *const *paths,
                                               const struct floxlog_tape_read_options *opts,
                                               struct floxlog_tape_reader **reader,
                                               struct floxlog_tape_error *err);
+#endif
 
+#if defined(FLOXLOG_HAS_TAPE)
 /**
  * Reads the next event into `*event`.
  *
@@ -2950,7 +3155,9 @@ floxlog_result floxlog_tape_reader_open_paths(const char *const *paths,
 floxlog_result floxlog_tape_reader_next(struct floxlog_tape_reader *r,
                                         struct floxlog_event *event,
                                         struct floxlog_tape_error *err);
+#endif
 
+#if defined(FLOXLOG_HAS_TAPE)
 /**
  * Reads up to `cap` events into `events[0..cap)` and sets `*count`: the
  * batch form of `floxlog_tape_reader_next`. Returns `FLOXLOG_OK` with
@@ -2971,7 +3178,9 @@ floxlog_result floxlog_tape_reader_next_batch(struct floxlog_tape_reader *r,
                                               size_t cap,
                                               size_t *count,
                                               struct floxlog_tape_error *err);
+#endif
 
+#if defined(FLOXLOG_HAS_TAPE)
 /**
  * Reads up to `cap` consecutive trades into `trades[0..cap)` and sets
  * `*count`: the fast path for trade tapes, one boundary crossing per batch
@@ -2994,7 +3203,9 @@ floxlog_result floxlog_tape_reader_next_trades(struct floxlog_tape_reader *r,
                                                size_t cap,
                                                size_t *count,
                                                struct floxlog_tape_error *err);
+#endif
 
+#if defined(FLOXLOG_HAS_TAPE)
 /**
  * Positions the reader at timestamp `ts`: the following calls return the
  * events with `exchange_ts_ns >= ts` that the filter keeps, in the
@@ -3008,7 +3219,9 @@ floxlog_result floxlog_tape_reader_next_trades(struct floxlog_tape_reader *r,
 floxlog_result floxlog_tape_reader_seek(struct floxlog_tape_reader *r,
                                         int64_t ts,
                                         struct floxlog_tape_error *err);
+#endif
 
+#if defined(FLOXLOG_HAS_TAPE)
 /**
  * Sets `*stats` to what the reader has done so far (`events` counts
  * every event returned since the open, across seeks).
@@ -3018,7 +3231,9 @@ floxlog_result floxlog_tape_reader_seek(struct floxlog_tape_reader *r,
  */
 floxlog_result floxlog_tape_reader_get_stats(struct floxlog_tape_reader *r,
                                              struct floxlog_tape_reader_stats *stats);
+#endif
 
+#if defined(FLOXLOG_HAS_TAPE)
 /**
  * Sets `*pos` to where the last event returned (by `_next`, or the last of
  * a batch) is: its segment's number and byte offset. `FLOXLOG_END` (and
@@ -3029,7 +3244,9 @@ floxlog_result floxlog_tape_reader_get_stats(struct floxlog_tape_reader *r,
  */
 floxlog_result floxlog_tape_reader_position(struct floxlog_tape_reader *r,
                                             struct floxlog_tape_position *pos);
+#endif
 
+#if defined(FLOXLOG_HAS_TAPE)
 /**
  * Sets `*path` to the path of segment number `segment` of the tape
  * (NUL-terminated, owned by the reader until it is freed);
@@ -3041,7 +3258,9 @@ floxlog_result floxlog_tape_reader_position(struct floxlog_tape_reader *r,
 floxlog_result floxlog_tape_reader_segment_path(struct floxlog_tape_reader *r,
                                                 uint64_t segment,
                                                 const char **path);
+#endif
 
+#if defined(FLOXLOG_HAS_TAPE)
 /**
  * Releases the reader and unmaps the tape; every pointer it handed out
  * dies with it. NULL is a no-op.
@@ -3050,7 +3269,9 @@ floxlog_result floxlog_tape_reader_segment_path(struct floxlog_tape_reader *r,
  * `r` NULL or a live handle, not used afterwards.
  */
 void floxlog_tape_reader_free(struct floxlog_tape_reader *r);
+#endif
 
+#if defined(FLOXLOG_HAS_TAPE)
 /**
  * Starts a tape in directory `dir` (created if missing; it must not hold a
  * tape already, unless `cfg->resume`: then the tape there is continued)
@@ -3071,7 +3292,9 @@ floxlog_result floxlog_tape_writer_open(const char *dir,
                                         const struct floxlog_tape_writer_config *cfg,
                                         struct floxlog_tape_writer **writer,
                                         struct floxlog_tape_error *err);
+#endif
 
+#if defined(FLOXLOG_HAS_TAPE)
 /**
  * Sets the flox-style `metadata.json` written at close (a JSON object,
  * e.g. `{"exchange":"binance","symbols":[{"symbol_id":1,"name":"BTCUSDT"}]}`,
@@ -3085,7 +3308,9 @@ floxlog_result floxlog_tape_writer_open(const char *dir,
 floxlog_result floxlog_tape_writer_set_metadata(struct floxlog_tape_writer *w,
                                                 const char *json,
                                                 struct floxlog_tape_error *err);
+#endif
 
+#if defined(FLOXLOG_HAS_TAPE)
 /**
  * Hands every encoded byte to the OS and waits for it: afterwards
  * `floxlog_tape_writer_written_events` counts every event appended, except
@@ -3097,7 +3322,9 @@ floxlog_result floxlog_tape_writer_set_metadata(struct floxlog_tape_writer *w,
  */
 floxlog_result floxlog_tape_writer_flush(struct floxlog_tape_writer *w,
                                          struct floxlog_tape_error *err);
+#endif
 
+#if defined(FLOXLOG_HAS_TAPE)
 /**
  * `floxlog_tape_writer_flush`, then fsyncs every open segment and the
  * directory entries: afterwards durable events = written events.
@@ -3107,7 +3334,9 @@ floxlog_result floxlog_tape_writer_flush(struct floxlog_tape_writer *w,
  */
 floxlog_result floxlog_tape_writer_sync(struct floxlog_tape_writer *w,
                                         struct floxlog_tape_error *err);
+#endif
 
+#if defined(FLOXLOG_HAS_TAPE)
 /**
  * Sets `*out` to the events whose bytes the OS has (they survive the
  * process being killed): with the flox layout, the first `*out` events
@@ -3119,7 +3348,9 @@ floxlog_result floxlog_tape_writer_sync(struct floxlog_tape_writer *w,
  */
 floxlog_result floxlog_tape_writer_written_events(struct floxlog_tape_writer *w,
                                                   uint64_t *out);
+#endif
 
+#if defined(FLOXLOG_HAS_TAPE)
 /**
  * Sets `*out` to the events fsynced with their directory entries (they
  * survive a power loss too), counted like the written events. Grows at
@@ -3131,7 +3362,9 @@ floxlog_result floxlog_tape_writer_written_events(struct floxlog_tape_writer *w,
  */
 floxlog_result floxlog_tape_writer_durable_events(struct floxlog_tape_writer *w,
                                                   uint64_t *out);
+#endif
 
+#if defined(FLOXLOG_HAS_TAPE)
 /**
  * Sets `*written` and `*durable` together, as one consistent pair
  * (`*durable <= *written`): the two counts of
@@ -3145,7 +3378,9 @@ floxlog_result floxlog_tape_writer_durable_events(struct floxlog_tape_writer *w,
 floxlog_result floxlog_tape_writer_progress(struct floxlog_tape_writer *w,
                                             uint64_t *written,
                                             uint64_t *durable);
+#endif
 
+#if defined(FLOXLOG_HAS_TAPE)
 /**
  * Finishes the tape: every open segment gets its index trailer and final
  * header, then the manifest (and metadata.json) is written, fsynced as the
@@ -3159,7 +3394,9 @@ floxlog_result floxlog_tape_writer_progress(struct floxlog_tape_writer *w,
  */
 floxlog_result floxlog_tape_writer_close(struct floxlog_tape_writer *w,
                                          struct floxlog_tape_error *err);
+#endif
 
+#if defined(FLOXLOG_HAS_TAPE)
 /**
  * Releases the handle. A writer not yet closed is closed first, and its
  * errors are lost: call `floxlog_tape_writer_close` to see them. NULL is
@@ -3169,7 +3406,9 @@ floxlog_result floxlog_tape_writer_close(struct floxlog_tape_writer *w,
  * `w` NULL or a live handle, not used afterwards.
  */
 void floxlog_tape_writer_free(struct floxlog_tape_writer *w);
+#endif
 
+#if defined(FLOXLOG_HAS_TAPE)
 /**
  * Appends a trade. On error the event was not written and everything
  * before it is intact.
@@ -3180,7 +3419,9 @@ void floxlog_tape_writer_free(struct floxlog_tape_writer *w);
 floxlog_result floxlog_tape_writer_append_trade(struct floxlog_tape_writer *w,
                                                 const struct floxlog_trade *trade,
                                                 struct floxlog_tape_error *err);
+#endif
 
+#if defined(FLOXLOG_HAS_TAPE)
 /**
  * Appends a book snapshot (levels read from `book->bids`/`asks` during
  * the call).
@@ -3192,7 +3433,9 @@ floxlog_result floxlog_tape_writer_append_trade(struct floxlog_tape_writer *w,
 floxlog_result floxlog_tape_writer_append_book_snapshot(struct floxlog_tape_writer *w,
                                                         const struct floxlog_book *book,
                                                         struct floxlog_tape_error *err);
+#endif
 
+#if defined(FLOXLOG_HAS_TAPE)
 /**
  * Appends a book delta (levels with quantity 0 remove a price).
  *
@@ -3202,7 +3445,9 @@ floxlog_result floxlog_tape_writer_append_book_snapshot(struct floxlog_tape_writ
 floxlog_result floxlog_tape_writer_append_book_delta(struct floxlog_tape_writer *w,
                                                      const struct floxlog_book *book,
                                                      struct floxlog_tape_error *err);
+#endif
 
+#if defined(FLOXLOG_HAS_TAPE)
 /**
  * Appends an option quote.
  *
@@ -3212,7 +3457,9 @@ floxlog_result floxlog_tape_writer_append_book_delta(struct floxlog_tape_writer 
 floxlog_result floxlog_tape_writer_append_option_quote(struct floxlog_tape_writer *w,
                                                        const struct floxlog_option_quote *quote,
                                                        struct floxlog_tape_error *err);
+#endif
 
+#if defined(FLOXLOG_HAS_TAPE)
 /**
  * Appends a pool state (payload copied during the call).
  *
@@ -3223,7 +3470,9 @@ floxlog_result floxlog_tape_writer_append_option_quote(struct floxlog_tape_write
 floxlog_result floxlog_tape_writer_append_pool_state(struct floxlog_tape_writer *w,
                                                      const struct floxlog_pool_state *pool,
                                                      struct floxlog_tape_error *err);
+#endif
 
+#if defined(FLOXLOG_HAS_TAPE)
 /**
  * Appends `count` events of any kind in order: the batch form, one call
  * for many events. Stops at the first event that fails and returns its
@@ -3238,7 +3487,9 @@ floxlog_result floxlog_tape_writer_append_events(struct floxlog_tape_writer *w,
                                                  size_t count,
                                                  size_t *appended,
                                                  struct floxlog_tape_error *err);
+#endif
 
+#if defined(FLOXLOG_HAS_TAPE)
 /**
  * Appends `count` trades in order, with the progress rule of
  * `floxlog_tape_writer_append_events`.
@@ -3252,7 +3503,9 @@ floxlog_result floxlog_tape_writer_append_trades(struct floxlog_tape_writer *w,
                                                  size_t count,
                                                  size_t *appended,
                                                  struct floxlog_tape_error *err);
+#endif
 
+#if defined(FLOXLOG_HAS_TAPE)
 /**
  * Fills `*cfg` with the defaults: flox layout, uncompressed, index every
  * 1000 events, reference profile, 256 MiB segments, fsync at segment
@@ -3262,7 +3515,9 @@ floxlog_result floxlog_tape_writer_append_trades(struct floxlog_tape_writer *w,
  * `cfg` must be writable.
  */
 floxlog_result floxlog_tape_writer_config_default(struct floxlog_tape_writer_config *cfg);
+#endif
 
+#if defined(FLOXLOG_HAS_TAPE)
 /**
  * Checks every segment of the tape at `path` (a directory or a segment
  * file) in full, as `floxlog verify` does: headers, every frame's CRC and
@@ -3285,7 +3540,9 @@ floxlog_result floxlog_tape_verify(const char *path,
                                    void *ctx,
                                    struct floxlog_verify_summary *summary,
                                    struct floxlog_tape_error *err);
+#endif
 
+#if defined(FLOXLOG_HAS_TAPE)
 /**
  * Repairs the segments of the tape at `path` (a directory or a segment
  * file) whose writer died or that are damaged:
@@ -3316,7 +3573,9 @@ floxlog_result floxlog_tape_recover(const char *path,
                                     void *ctx,
                                     struct floxlog_recover_summary *summary,
                                     struct floxlog_tape_error *err);
+#endif
 
+#if defined(FLOXLOG_HAS_TAPE)
 /**
  * Summarises the tape at `path` (a directory or a segment file) as
  * `floxlog inspect` does and sets `*out` to the result: totals through
@@ -3334,7 +3593,9 @@ floxlog_result floxlog_tape_inspect(const char *path,
                                     const struct floxlog_inspect_options *opts,
                                     struct floxlog_inspection **out,
                                     struct floxlog_tape_error *err);
+#endif
 
+#if defined(FLOXLOG_HAS_TAPE)
 /**
  * Sets `*summary` to the inspection's totals.
  *
@@ -3343,7 +3604,9 @@ floxlog_result floxlog_tape_inspect(const char *path,
  */
 floxlog_result floxlog_inspection_summary(struct floxlog_inspection *i,
                                           struct floxlog_tape_summary *summary);
+#endif
 
+#if defined(FLOXLOG_HAS_TAPE)
 /**
  * Sets `*json` to the text `floxlog inspect --json` prints (without its
  * final newline), NUL-terminated, and `*len` (may be NULL) to its length.
@@ -3355,7 +3618,9 @@ floxlog_result floxlog_inspection_summary(struct floxlog_inspection *i,
 floxlog_result floxlog_inspection_json(struct floxlog_inspection *i,
                                        const char **json,
                                        size_t *len);
+#endif
 
+#if defined(FLOXLOG_HAS_TAPE)
 /**
  * Sets `*ids` to the distinct symbol ids of the tape, ascending, and
  * `*count` to how many (0, with `*ids` non-NULL, after a quick
@@ -3367,7 +3632,9 @@ floxlog_result floxlog_inspection_json(struct floxlog_inspection *i,
 floxlog_result floxlog_inspection_symbols(struct floxlog_inspection *i,
                                           const uint32_t **ids,
                                           size_t *count);
+#endif
 
+#if defined(FLOXLOG_HAS_TAPE)
 /**
  * Releases an inspection. NULL is a no-op.
  *
@@ -3375,7 +3642,9 @@ floxlog_result floxlog_inspection_symbols(struct floxlog_inspection *i,
  * `i` NULL or a live handle, not used afterwards.
  */
 void floxlog_inspection_free(struct floxlog_inspection *i);
+#endif
 
+#if defined(FLOXLOG_HAS_TAPE)
 /**
  * Fills `*opts` with the defaults: from the beginning, CRCs checked,
  * blocking wait. Returns `FLOXLOG_NULL_POINTER` if `opts` is NULL.
@@ -3384,7 +3653,9 @@ void floxlog_inspection_free(struct floxlog_inspection *i);
  * `opts` must be NULL or point at a writable `floxlog_tail_options`.
  */
 floxlog_result floxlog_tail_options_default(struct floxlog_tail_options *opts);
+#endif
 
+#if defined(FLOXLOG_HAS_TAPE)
 /**
  * Opens a tailer on `path`: a tape directory (either layout; it may hold
  * no segment yet, but must exist) or one segment file. `opts` may be NULL
@@ -3411,7 +3682,9 @@ floxlog_result floxlog_tape_tail_open(const char *path,
                                       const struct floxlog_tail_options *opts,
                                       struct floxlog_tape_tail **out,
                                       struct floxlog_tape_error *err);
+#endif
 
+#if defined(FLOXLOG_HAS_TAPE)
 /**
  * Reads the next event into `*ev`, waiting at most `timeout_ns`
  * nanoseconds for it (0: do not wait; negative: no limit).
@@ -3439,7 +3712,9 @@ floxlog_result floxlog_tape_tail_next(struct floxlog_tape_tail *t,
                                       struct floxlog_event *ev,
                                       int64_t timeout_ns,
                                       struct floxlog_tape_error *err);
+#endif
 
+#if defined(FLOXLOG_HAS_TAPE)
 /**
  * Reads up to `cap` trades into `out[0..*count]`: waits at most
  * `timeout_ns` for the first (as `floxlog_tape_tail_next`), then takes
@@ -3462,7 +3737,9 @@ floxlog_result floxlog_tape_tail_next_trades(struct floxlog_tape_tail *t,
                                              size_t *count,
                                              int64_t timeout_ns,
                                              struct floxlog_tape_error *err);
+#endif
 
+#if defined(FLOXLOG_HAS_TAPE)
 /**
  * Saves where the tailer stands: in each series of the tape, after the
  * last event handed out from it (where it started, for a series nothing
@@ -3487,7 +3764,9 @@ floxlog_result floxlog_tape_tail_position(struct floxlog_tape_tail *t,
                                           size_t cap,
                                           size_t *len,
                                           struct floxlog_tape_error *err);
+#endif
 
+#if defined(FLOXLOG_HAS_TAPE)
 /**
  * Releases a tailer (NULL is a no-op).
  *
@@ -3496,7 +3775,9 @@ floxlog_result floxlog_tape_tail_position(struct floxlog_tape_tail *t,
  * freed.
  */
 void floxlog_tape_tail_free(struct floxlog_tape_tail *t);
+#endif
 
+#if defined(FLOXLOG_HAS_TAPE)
 /**
  * The book of `symbol_id` in the tape at `path` (a tape directory or a
  * segment file) after every event stamped at or before `ts`
@@ -3527,7 +3808,9 @@ floxlog_result floxlog_tape_book_at(const char *path,
                                     size_t *bid_count,
                                     size_t *ask_count,
                                     struct floxlog_tape_error *err);
+#endif
 
+#if defined(FLOXLOG_HAS_TAPE)
 /**
  * Compares the tapes at `path_a` and `path_b` (directories or segment
  * files, either layout, any compression) as `floxlog diff` does: event by
@@ -3548,6 +3831,23 @@ floxlog_result floxlog_tape_diff(const char *path_a,
                                  const struct floxlog_diff_options *opts,
                                  struct floxlog_diff_result *out,
                                  struct floxlog_tape_error *err);
+#endif
+
+#if !defined(FLOXLOG_HAS_STD)
+/**
+ * Called by the codec-only (`no_std`) library when a Rust panic happens,
+ * which only a bug in the library can cause: `file` (`file_len` bytes,
+ * not NUL-terminated) and `line` locate the panic in the library's
+ * source. Define it in the firmware to log and reset; the library
+ * defines a weak default that returns. It must not call back into the
+ * library. If it returns, the calling thread spins forever (the call
+ * never returns to C, so no corrupted state is used). The full library
+ * (with `std`) never calls it: there a panic becomes `FLOXLOG_PANIC`.
+ */
+extern void floxlog_panic_hook(const uint8_t *file,
+                               size_t file_len,
+                               uint32_t line);
+#endif
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -5,9 +5,16 @@
 # semihosting; QEMU exits 0 only if every event came back. Also prints the
 # stack the writer and reader used (painted and checked in QEMU) and their
 # code size (nostd-check/cortex-m/size-report.py).
-#   1. installs what is missing: the rustup target, qemu-system-arm (apt);
+# Then the same for C firmware: floxlog-ffi's codec-only C library (no std,
+# no allocator) built for the target, checked to need nothing but the C
+# library's memory functions, linked by nostd-check/c-firmware/ with
+# Debian's gcc-arm-none-eabi and newlib, and run under QEMU.
+#   1. installs what is missing: the rustup target, qemu-system-arm,
+#      gcc-arm-none-eabi and newlib (apt);
 #   2. cargo fmt --check and clippy -D warnings for the crate;
-#   3. for each feature set: release build, QEMU run, size report.
+#   3. for each feature set: release build, QEMU run, size report;
+#   4. the codec-only C library on the host and the target, the header's
+#      codec part alone (C99, C11), the C round trip on both.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
@@ -24,6 +31,8 @@ missing=()
 command -v qemu-system-arm >/dev/null || missing+=(qemu-system-arm)
 # llvm-objdump / llvm-nm for the size report (Debian's llvm).
 command -v llvm-objdump >/dev/null && command -v llvm-nm >/dev/null || missing+=(llvm)
+command -v arm-none-eabi-gcc >/dev/null || missing+=(gcc-arm-none-eabi)
+[ -e /usr/lib/arm-none-eabi/newlib/thumb/v7e-m+fp/hard/libc.a ] || missing+=(libnewlib-arm-none-eabi)
 apt_install "${missing[@]}"
 
 cd nostd-check/cortex-m
@@ -52,3 +61,5 @@ for features in default --no-default-features; do
   python3 size-report.py "$ELF"
 done
 echo "nostd-check-cortex-m: round trips ok under QEMU with and without LZ4"
+cd ../..
+bash scripts/test-embedded-c.sh

@@ -3,8 +3,9 @@
 #   formatting and lints; Rust tests for the whole workspace, and for
 #   floxlog-core with LZ4 compiled out; the no_std/no-alloc link proof (a
 #   binary that runs a round trip) and the same round trip on a Cortex-M4F
-#   under QEMU (scripts/test-embedded.sh installs the target and QEMU if
-#   missing); the C/C++ suite under ctest, plainly and
+#   under QEMU, then the C firmware's through the codec-only C library
+#   (scripts/test-embedded.sh installs the target, QEMU and
+#   gcc-arm-none-eabi if missing); the C/C++ suite under ctest, plainly and
 #   under ASan/UBSan (scripts/test-c.sh installs cmake and friends if missing);
 #   the Python package built into a virtual environment and its pytest suite
 #   (scripts/test-python.sh; .venv, or FLOXLOG_VENV).

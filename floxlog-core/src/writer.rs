@@ -12,6 +12,8 @@
 //! anything: on error the event was not accepted and everything accepted
 //! before it is intact, so the caller can drain, grow or flush and retry.
 
+use core::mem::MaybeUninit;
+
 use crate::consts::FORMAT_VERSION;
 use crate::crc32::LANES;
 use crate::error::{Error, ErrorKind, Result};
@@ -25,6 +27,7 @@ mod lz4;
 mod storage;
 mod trades;
 pub use deferred::{compress_block, SealedBlock, MAX_UNPLACED};
+use storage::holds;
 pub use storage::{
     block_scratch_len, index_entries_needed, BlockSlot, Buffer, Parts, WriterBuffers, WriterStorage,
 };
@@ -192,8 +195,58 @@ impl<S: WriterStorage> SegmentWriter<S> {
     /// output cannot hold the header or, for LZ4, there are fewer than
     /// `index_interval` block slots. On error the storage is dropped; build
     /// it from borrows ([`WriterBuffers`]) to keep it.
-    pub fn new(cfg: WriterConfig, store: S) -> Result<SegmentWriter<S>> {
-        let mut w = SegmentWriter {
+    pub fn new(cfg: WriterConfig, mut store: S) -> Result<SegmentWriter<S>> {
+        Self::check_start(&cfg, &mut store)?;
+        let mut w = Self::fresh(cfg, store);
+        w.put_placeholder();
+        Ok(w)
+    }
+
+    /// [`new`](Self::new), building the writer in `slot`, the memory it
+    /// will live in, instead of on the stack: its state is about 17 KB
+    /// (mostly the set of distinct symbols), which a caller that places it
+    /// (the C API's `floxlog_writer_init`, firmware) would otherwise have on
+    /// the stack once more. Same checks and errors; `slot` is written only
+    /// on success.
+    pub fn new_in(
+        slot: &mut MaybeUninit<SegmentWriter<S>>,
+        cfg: WriterConfig,
+        mut store: S,
+    ) -> Result<&mut SegmentWriter<S>> {
+        Self::check_start(&cfg, &mut store)?;
+        let w = slot.write(Self::fresh(cfg, store));
+        w.put_placeholder();
+        Ok(w)
+    }
+
+    /// The checks of [`new`](Self::new), on the storage before a writer
+    /// holds it.
+    fn check_start(cfg: &WriterConfig, store: &mut S) -> Result<()> {
+        cfg.check()?;
+        let slots = cfg.index_interval as usize;
+        if cfg.compression == Compression::Lz4 && !holds(store, Buffer::Slots, slots) {
+            return Err(Error::new(
+                ErrorKind::BufferTooSmall,
+                0,
+                "LZ4 needs one block slot per event of a block",
+            )
+            .needing(slots as u64));
+        }
+        if !holds(store, Buffer::Out, SegmentHeader::LEN) {
+            return Err(Error::new(
+                ErrorKind::BufferTooSmall,
+                0,
+                "output buffer cannot hold the 64-byte segment header",
+            )
+            .needing(SegmentHeader::LEN as u64));
+        }
+        Ok(())
+    }
+
+    /// A writer with nothing written, over checked storage.
+    #[inline(always)]
+    fn fresh(cfg: WriterConfig, store: S) -> SegmentWriter<S> {
+        SegmentWriter {
             cfg,
             store,
             out_len: 0,
@@ -222,52 +275,20 @@ impl<S: WriterStorage> SegmentWriter<S> {
             finished: false,
             defer_size: false,
             deferred: deferred::Deferred::default(),
-        };
-        cfg.check()?;
-        let slots = cfg.index_interval as usize;
-        if cfg.compression == Compression::Lz4 && !w.ensure(Buffer::Slots, slots) {
-            return Err(Error::new(
-                ErrorKind::BufferTooSmall,
-                0,
-                "LZ4 needs one block slot per event of a block",
-            )
-            .needing(slots as u64));
         }
-        if !w.ensure(Buffer::Out, SegmentHeader::LEN) {
-            return Err(Error::new(
-                ErrorKind::BufferTooSmall,
-                0,
-                "output buffer cannot hold the 64-byte segment header",
-            )
-            .needing(SegmentHeader::LEN as u64));
-        }
-        let h = w.placeholder_header().to_bytes();
-        w.store.parts().out[..SegmentHeader::LEN].copy_from_slice(&h);
-        w.out_len = SegmentHeader::LEN;
-        Ok(w)
+    }
+
+    /// Puts the placeholder header at the start of the (checked) output.
+    fn put_placeholder(&mut self) {
+        let h = self.placeholder_header().to_bytes();
+        self.store.parts().out[..SegmentHeader::LEN].copy_from_slice(&h);
+        self.out_len = SegmentHeader::LEN;
     }
 
     /// Whether buffer `which` holds at least `needed`, growing it if the
     /// storage can.
     fn ensure(&mut self, which: Buffer, needed: usize) -> bool {
-        let (o, b, s, i) = self.store.lens();
-        let have = match which {
-            Buffer::Out => o,
-            Buffer::Block => b,
-            Buffer::Slots => s,
-            Buffer::Index => i,
-        };
-        have >= needed || (self.store.grow(which, needed) && self.len_of(which) >= needed)
-    }
-
-    fn len_of(&self, which: Buffer) -> usize {
-        let (o, b, s, i) = self.store.lens();
-        match which {
-            Buffer::Out => o,
-            Buffer::Block => b,
-            Buffer::Slots => s,
-            Buffer::Index => i,
-        }
+        holds(&mut self.store, which, needed)
     }
 
     /// From now on, leaves the `size` field (frame offset 0) of each

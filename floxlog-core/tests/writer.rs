@@ -620,3 +620,45 @@ fn deferred_blocks_placed_late_write_the_same_segment() {
     let err = w.append(&evs[MAX_UNPLACED]).unwrap_err();
     assert_eq!(err.kind, ErrorKind::BufferTooSmall);
 }
+
+/// `new_in` builds the same writer as `new` in the caller's slot (same
+/// bytes out), and on a refused configuration leaves the slot unwritten.
+#[test]
+fn new_in_writes_what_new_writes_and_leaves_the_slot_on_error() {
+    use core::mem::MaybeUninit;
+    let events = trades(25);
+    let cfg = WriterConfig {
+        index_interval: 10,
+        created_ns: 7,
+        ..WriterConfig::default()
+    };
+    let mut b = Bufs::big();
+    let mut slot = MaybeUninit::uninit();
+    let w = SegmentWriter::new_in(&mut slot, cfg, b.borrow()).expect("new_in");
+    for e in &events {
+        w.append(e).expect("append");
+    }
+    let h = w.finish().expect("finish");
+    let mut v = w.pending().to_vec();
+    v[..64].copy_from_slice(&h);
+    assert_eq!(v, write_all(cfg, &events));
+
+    let (mut keep, mut short, mut zero) = (Bufs::big(), Bufs::new(63, 0, 0, 4), Bufs::big());
+    let mut slot = MaybeUninit::new(SegmentWriter::new(cfg, keep.borrow()).expect("new"));
+    let e = SegmentWriter::new_in(&mut slot, cfg, short.borrow())
+        .err()
+        .expect("too small");
+    assert_eq!((e.kind, e.needed), (ErrorKind::BufferTooSmall, Some(64)));
+    let bad = WriterConfig {
+        index_interval: 0,
+        ..cfg
+    };
+    let e = SegmentWriter::new_in(&mut slot, bad, zero.borrow())
+        .err()
+        .expect("interval 0");
+    assert_eq!(e.kind, ErrorKind::InvalidInput);
+    // SAFETY: MaybeUninit::new initialised the slot; a failed new_in does
+    // not write it, which is what this reads back.
+    let kept = unsafe { slot.assume_init_ref() };
+    assert_eq!((kept.stats().events, kept.pending().len()), (0, 64));
+}

@@ -1,14 +1,14 @@
-//! The boundary every fallible export goes through (a panic becomes
-//! `FLOXLOG_PANIC`, a failure is copied into the caller's `floxlog_error`),
+//! The boundary every fallible export goes through (with `std`, a panic
+//! becomes `FLOXLOG_PANIC`; without, the build aborts on panic and
+//! `panic.rs` handles it; a failure is copied into the caller's
+//! `floxlog_error`),
 //! and the checks on caller pointers and lengths. Each check returns a
 //! `Fail` instead of dereferencing something unusable; the remaining
 //! promise (the memory is real) is the caller's.
 
 use crate::error::{floxlog_error, floxlog_result, Fail, PtrFault};
 use core::mem::{size_of, MaybeUninit};
-use core::panic::AssertUnwindSafe;
 use floxlog_result::*;
-use std::panic::catch_unwind;
 
 pub(crate) type FfiResult = Result<floxlog_result, Fail>;
 
@@ -18,13 +18,17 @@ pub(crate) type FfiResult = Result<floxlog_result, Fail>;
 pub(crate) fn boundary(err: *mut floxlog_error, f: impl FnOnce() -> FfiResult) -> floxlog_result {
     // Only the code leaves the unwinding frame, so the success path moves a
     // u32 and nothing else; failures are reported from inside (cold).
-    let r = catch_unwind(AssertUnwindSafe(|| match f() {
+    let body = || match f() {
         Ok(code) => code,
         Err(fail) => {
             report(err, fail);
             fail.code
         }
-    }));
+    };
+    #[cfg(feature = "std")]
+    let r = std::panic::catch_unwind(core::panic::AssertUnwindSafe(body));
+    #[cfg(not(feature = "std"))]
+    let r: Result<floxlog_result, ()> = Ok(body());
     match r {
         Ok(code) => code,
         Err(_) => {

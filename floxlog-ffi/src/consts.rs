@@ -67,6 +67,10 @@ pub const FLOXLOG_POOL_STATE_HEADER_LEN: usize = 32;
 pub const FLOXLOG_LEVEL_LEN: usize = 16;
 /// Most levels one book side can hold (its count is a u16).
 pub const FLOXLOG_MAX_LEVELS_PER_SIDE: usize = 65535;
+/// Alignment of the caller storage `floxlog_writer_init` and
+/// `floxlog_reader_init` place a handle in (e.g. a `uint64_t` array, or
+/// C11 `alignas(FLOXLOG_STORAGE_ALIGN)`).
+pub const FLOXLOG_STORAGE_ALIGN: usize = 8;
 
 const _: () = assert!(FLOXLOG_MAGIC_SEGMENT == floxlog_core::MAGIC_SEGMENT);
 const _: () = assert!(FLOXLOG_MAGIC_BLOCK == floxlog_core::MAGIC_BLOCK);

@@ -3,6 +3,7 @@
 //! `ErrorKind`), the internal `Fail`, and the `floxlog_error` it becomes.
 
 use core::ffi::c_char;
+use core::fmt;
 use floxlog_core::{Error, ErrorKind};
 
 /// Result codes. 0 is success; 1..99 are non-error statuses; 100..199 are
@@ -378,36 +379,22 @@ impl Fail {
         f
     }
 
-    /// The text for a person: `what`, or for a pointer fault a sentence
-    /// naming the argument and what is wrong with it.
-    pub(crate) fn text(&self) -> std::borrow::Cow<'static, str> {
-        let arg = self.what;
-        match self.ptr {
-            None => arg.into(),
-            Some(PtrFault::Null) => format!("`{arg}` is NULL").into(),
-            Some(PtrFault::NullWithCount(n)) => {
-                format!("`{arg}` is NULL with a count of {n}").into()
-            }
-            Some(PtrFault::Misaligned(a)) => {
-                format!("`{arg}` is misaligned: it must be a multiple of {a} bytes").into()
-            }
-            Some(PtrFault::TooLong(n)) => {
-                format!("`{arg}` with a count of {n} passes isize::MAX bytes").into()
-            }
-        }
+    /// The text for a person (tape errors): see the `Display` impl.
+    #[cfg(feature = "tape")]
+    pub(crate) fn text(&self) -> std::string::String {
+        std::string::ToString::to_string(self)
     }
 
     /// The C form: the text truncated (at a character boundary) to fit.
     pub(crate) fn to_c(self) -> floxlog_error {
-        let text = self.text();
         let mut what = [0 as c_char; FLOXLOG_WHAT_LEN];
-        let mut n = text.len().min(FLOXLOG_WHAT_LEN - 1);
-        while !text.is_char_boundary(n) {
-            n -= 1;
-        }
-        for (d, s) in what.iter_mut().zip(&text.as_bytes()[..n]) {
-            *d = *s as c_char;
-        }
+        // Formatted straight into the array: no allocation (the codec-only
+        // build has no allocator). The last byte stays the NUL.
+        let mut t = Truncate {
+            buf: &mut what[..FLOXLOG_WHAT_LEN - 1],
+            at: 0,
+        };
+        let _ = fmt::write(&mut t, format_args!("{self}"));
         floxlog_error {
             code: self.code as u32,
             in_block: self.in_block.unwrap_or(0),
@@ -417,6 +404,55 @@ impl Fail {
             has_needed: self.needed.is_some() as u8,
             what,
         }
+    }
+}
+
+/// The text for a person: `what`, or for a pointer fault a sentence naming
+/// the argument and what is wrong with it.
+impl fmt::Display for Fail {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let arg = self.what;
+        match self.ptr {
+            None => f.write_str(arg),
+            Some(PtrFault::Null) => write!(f, "`{arg}` is NULL"),
+            Some(PtrFault::NullWithCount(n)) => write!(f, "`{arg}` is NULL with a count of {n}"),
+            Some(PtrFault::Misaligned(a)) => {
+                write!(
+                    f,
+                    "`{arg}` is misaligned: it must be a multiple of {a} bytes"
+                )
+            }
+            Some(PtrFault::TooLong(n)) => {
+                write!(f, "`{arg}` with a count of {n} passes isize::MAX bytes")
+            }
+        }
+    }
+}
+
+/// A `fmt::Write` into a fixed array that keeps what fits, cut at a
+/// character boundary.
+struct Truncate<'b> {
+    buf: &'b mut [c_char],
+    at: usize,
+}
+
+impl fmt::Write for Truncate<'_> {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        let mut n = s.len().min(self.buf.len() - self.at);
+        while !s.is_char_boundary(n) {
+            n -= 1;
+        }
+        for (d, b) in self.buf[self.at..].iter_mut().zip(&s.as_bytes()[..n]) {
+            *d = *b as c_char;
+        }
+        // Once something was cut, later pieces are dropped too: the text
+        // stays a prefix of the whole.
+        self.at = if n < s.len() {
+            self.buf.len()
+        } else {
+            self.at + n
+        };
+        Ok(())
     }
 }
 

@@ -1,9 +1,15 @@
-//! Opaque handles: a Rust value boxed behind a pointer to an opaque C
-//! type, recognised by a magic number in its first field, and the getter
-//! every read-only query of a handle is.
+//! Opaque handles: a Rust value behind a pointer to an opaque C type,
+//! placed in the caller's storage (`_init`) or boxed (`_new`, with `std`),
+//! recognised by a magic number in its first field, and the getter every
+//! read-only query of a handle is.
 
-use crate::boundary::{boundary, check_out, output};
-use crate::error::{floxlog_result, Fail};
+#[cfg(feature = "std")]
+use crate::boundary::boundary;
+use crate::boundary::{check_out, output};
+use crate::consts::FLOXLOG_STORAGE_ALIGN;
+use crate::error::{floxlog_result, Fail, PtrFault};
+use core::ffi::c_void;
+#[cfg(feature = "std")]
 use floxlog_result::*;
 
 /// An opaque C type whose pointers point at a `Self::Handle`.
@@ -21,14 +27,37 @@ pub(crate) unsafe trait Opaque: Sized {
     const NULL: &'static str;
     /// `what` of the failure for a pointer to something else.
     const WRONG: &'static str;
+    /// Whether the handle was boxed by `_new` (else it lives in caller
+    /// storage, which `_free` must not release). Handles without `_init`
+    /// are always boxed.
+    #[cfg_attr(not(feature = "std"), allow(dead_code))]
+    fn is_boxed(_h: &Self::Handle) -> bool {
+        true
+    }
 }
 
 /// Makes C type `$c` the opaque face of handle `$h`, whose name in
 /// messages is `$null` when NULL. Checks at compile time what [`Opaque`]'s
 /// safety needs: `$h` is `repr(C)` (its definition says so) with `magic:
-/// u64` first.
+/// u64` first. With `storage $bytes`, `$h` may also live in caller storage
+/// (`_init`): it has a `boxed: bool` field, and `$bytes` (its
+/// `_STORAGE_BYTES` constant) and `FLOXLOG_STORAGE_ALIGN` are checked to
+/// cover it (on every target: the header's constants are the same for all).
 macro_rules! opaque {
     ($c:ident => $h:ident, magic $m:expr, null $null:literal) => {
+        opaque!(@impl $c => $h, $m, $null, {});
+    };
+    ($c:ident => $h:ident, magic $m:expr, null $null:literal, storage $bytes:expr) => {
+        const _: () = assert!(core::mem::size_of::<$h>() <= $bytes);
+        const _: () =
+            assert!(core::mem::align_of::<$h>() <= $crate::consts::FLOXLOG_STORAGE_ALIGN);
+        opaque!(@impl $c => $h, $m, $null, {
+            fn is_boxed(h: &$h) -> bool {
+                h.boxed
+            }
+        });
+    };
+    (@impl $c:ident => $h:ident, $m:expr, $null:literal, { $($boxed:tt)* }) => {
         const _: () = assert!(core::mem::offset_of!($h, magic) == 0);
         const _: fn(&$h) -> u64 = |h| h.magic;
         // SAFETY: `$h` is repr(C) with the u64 magic first (checked above).
@@ -37,13 +66,49 @@ macro_rules! opaque {
             const MAGIC: u64 = $m;
             const NULL: &'static str = $null;
             const WRONG: &'static str = concat!("not a ", stringify!($c), " handle");
+            $($boxed)*
         }
     };
 }
 pub(crate) use opaque;
 
+/// Checks caller storage for a handle of type `H` before anything is
+/// built: non-NULL, aligned to `FLOXLOG_STORAGE_ALIGN`, at least
+/// `size_of::<H>()` bytes (what the `_STORAGE_BYTES` constant covers).
+pub(crate) fn storage_for<H>(storage: *mut c_void, len: usize) -> Result<*mut H, Fail> {
+    if storage.is_null() {
+        return Err(Fail::null("storage"));
+    }
+    if !(storage as usize).is_multiple_of(FLOXLOG_STORAGE_ALIGN) {
+        return Err(Fail::pointer(
+            "storage",
+            PtrFault::Misaligned(FLOXLOG_STORAGE_ALIGN),
+        ));
+    }
+    if len < core::mem::size_of::<H>() {
+        return Err(Fail::too_small(
+            core::mem::size_of::<H>() as u64,
+            "handle storage too small (see FLOXLOG_*_STORAGE_BYTES)",
+        ));
+    }
+    Ok(storage as *mut H)
+}
+
+/// Moves a handle into storage checked by `storage_for`; the C pointer.
+///
+/// # Safety
+/// `p` came from `storage_for` and the caller promises the memory is
+/// writable and unused by anything else while the handle lives.
+pub(crate) unsafe fn place<C: Opaque>(p: *mut C::Handle, h: C::Handle) -> *mut C {
+    // SAFETY: the caller's promise; `write` does not read the old bytes.
+    unsafe { p.write(h) };
+    p as *mut C
+}
+
 /// Boxes a handle for C (released by `free`).
+#[cfg(feature = "std")]
 pub(crate) fn into_c<C: Opaque>(h: C::Handle) -> *mut C {
+    debug_assert!(C::is_boxed(&h));
     Box::into_raw(Box::new(h)) as *mut C
 }
 
@@ -67,21 +132,26 @@ pub(crate) unsafe fn handle<'a, C: Opaque>(p: *mut C) -> Result<&'a mut C::Handl
 
 /// The body of `_free`: NULL is a no-op; the magic is cleared before the
 /// handle is dropped, so a second free is recognised while the memory is
-/// not reused.
+/// not reused. A handle in caller storage (`_init`) is only ended: its
+/// storage is the caller's.
 ///
 /// # Safety
 /// As `handle`.
+#[cfg(feature = "std")]
 pub(crate) unsafe fn free<C: Opaque>(p: *mut C) {
     let _ = boundary(core::ptr::null_mut(), || {
         if p.is_null() {
             return Ok(FLOXLOG_OK);
         }
         // SAFETY: validates the magic before taking ownership.
-        unsafe { handle(p) }?;
-        // SAFETY: a live handle from `into_c`; the magic is its first field.
+        let boxed = C::is_boxed(unsafe { handle(p) }?);
+        // SAFETY: a live handle; the magic is its first field. Boxed, it
+        // came from `into_c`; else it holds nothing to release.
         unsafe {
             (p as *mut u64).write(0);
-            drop(Box::from_raw(p as *mut C::Handle));
+            if boxed {
+                drop(Box::from_raw(p as *mut C::Handle));
+            }
         }
         Ok(FLOXLOG_OK)
     });

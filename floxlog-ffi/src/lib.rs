@@ -22,6 +22,11 @@
 //! cbindgen writes the header in the order it reads this crate: the items
 //! of this file, then the modules in the order they are declared below
 //! (reordering them reorders the header).
+//!
+//! Features (Cargo.toml): `tape` (default) is the whole library; without
+//! it and without `std` the crate is `no_std` with no allocator and holds
+//! the codec's C API only (`panic.rs` is its panic handler), for firmware.
+#![cfg_attr(not(feature = "std"), no_std)]
 #![allow(non_camel_case_types)]
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(clippy::undocumented_unsafe_blocks)]
@@ -45,11 +50,15 @@ mod consts;
 mod codec;
 
 // Tapes on disk (tape/).
+#[cfg(feature = "tape")]
 mod tape;
 
 // Internal: no C items.
 mod boundary;
 mod handle;
+#[cfg(not(feature = "std"))]
+mod panic;
+#[cfg(feature = "tape")]
 mod words;
 
 pub use codec::book::*;
@@ -62,12 +71,19 @@ pub use codec::writer::*;
 pub use consts::*;
 pub use error::{floxlog_error, floxlog_result, FLOXLOG_WHAT_LEN};
 pub use message::*;
+#[cfg(feature = "tape")]
 pub use tape::book::*;
+#[cfg(feature = "tape")]
 pub use tape::diff::*;
+#[cfg(feature = "tape")]
 pub use tape::error::*;
+#[cfg(feature = "tape")]
 pub use tape::ops::*;
+#[cfg(feature = "tape")]
 pub use tape::reader::*;
+#[cfg(feature = "tape")]
 pub use tape::tail::*;
+#[cfg(feature = "tape")]
 pub use tape::writer::*;
 
 /// The library version, e.g. `"0.1.0"`: a static NUL-terminated string
@@ -89,8 +105,8 @@ pub extern "C" fn floxlog_lz4_supported() -> bool {
     floxlog_core::LZ4_SUPPORTED
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "std"))]
 mod tests;
 
-#[cfg(test)]
+#[cfg(all(test, feature = "tape"))]
 mod words_tests;

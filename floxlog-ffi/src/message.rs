@@ -83,7 +83,10 @@ pub unsafe extern "C" fn floxlog_error_format(
             .unwrap_or(FLOXLOG_WHAT_LEN);
         let mut what = [0u8; FLOXLOG_WHAT_LEN];
         for (d, s) in what.iter_mut().zip(&e.what[..n]) {
-            *d = *s as u8;
+            // c_char is i8 on some targets, u8 on others (Arm).
+            #[allow(clippy::unnecessary_cast)]
+            let b = *s as u8;
+            *d = b;
         }
         let line = ErrorLine {
             e,
@@ -180,9 +183,11 @@ fn format_into(
             "message buffer too small (FLOXLOG_MESSAGE_MAX always suffices)",
         ));
     }
+    #[allow(clippy::unnecessary_cast)] // c_char is u8 on some targets
+    let buf = buf as *mut u8;
     // SAFETY: `buf` is non-NULL (checked) and the caller promises `len`
     // writable bytes; c_char and u8 have the same layout.
-    let out = unsafe { slice_uninit(buf as *mut u8, len, "buf") }?;
+    let out = unsafe { slice_uninit(buf, len, "buf") }?;
     let mut c = Cursor::new(out);
     let _ = c.write_fmt(args);
     if c.overflow {

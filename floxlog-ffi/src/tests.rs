@@ -4,11 +4,89 @@
 
 use crate::boundary::{boundary, FfiResult};
 use crate::*;
-use core::ffi::{c_char, CStr};
+use core::cell::{Cell, RefCell};
+use core::ffi::{c_char, c_void, CStr};
 use core::mem::MaybeUninit;
 use core::ptr::{null, null_mut};
 use floxlog_core::{Event, SegmentWriter, Trade, WriterBuffers, WriterConfig};
 use floxlog_result::*;
+
+/// Which constructor `writer_new` and `reader_new` call: `_new` (boxed)
+/// or `_init` (caller storage). Every test here runs in both forms
+/// (`each_form`), so the codec's tests cover both.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Form {
+    New,
+    Init,
+}
+
+thread_local! {
+    static FORM: Cell<Form> = const { Cell::new(Form::New) };
+    /// Storage of the handles made in the `Init` form, released after each
+    /// run of a test (`_free` only ends such handles).
+    static STORAGE: RefCell<Vec<Box<[u64]>>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Runs `test` with each constructor form.
+fn each_form(test: fn()) {
+    for f in [Form::New, Form::Init] {
+        FORM.set(f);
+        test();
+        STORAGE.with_borrow_mut(Vec::clear);
+    }
+    FORM.set(Form::New);
+}
+
+/// Fresh handle storage of `bytes` bytes, 8-byte aligned.
+fn storage(bytes: usize) -> (*mut c_void, usize) {
+    let mut b = vec![0u64; bytes.div_ceil(8)].into_boxed_slice();
+    let p = b.as_mut_ptr() as *mut c_void;
+    STORAGE.with_borrow_mut(|s| s.push(b));
+    (p, bytes)
+}
+
+/// `floxlog_writer_new`, or `floxlog_writer_init` over fresh storage.
+unsafe fn writer_new(
+    cfg: *const floxlog_writer_config,
+    bufs: *const floxlog_writer_buffers,
+    out: *mut *mut floxlog_writer,
+    err: *mut floxlog_error,
+) -> floxlog_result {
+    // SAFETY: forwarded caller promises; the storage lives until the run
+    // of the test ends.
+    unsafe {
+        match FORM.get() {
+            Form::New => floxlog_writer_new(cfg, bufs, out, err),
+            Form::Init => {
+                let (p, n) = storage(FLOXLOG_WRITER_STORAGE_BYTES);
+                floxlog_writer_init(p, n, cfg, bufs, out, err)
+            }
+        }
+    }
+}
+
+/// `floxlog_reader_new`, or `floxlog_reader_init` over fresh storage.
+#[allow(clippy::too_many_arguments)]
+unsafe fn reader_new(
+    data: *const u8,
+    len: usize,
+    opts: *const floxlog_read_options,
+    scratch: *mut u8,
+    scratch_len: usize,
+    out: *mut *mut floxlog_reader,
+    err: *mut floxlog_error,
+) -> floxlog_result {
+    // SAFETY: as `writer_new`.
+    unsafe {
+        match FORM.get() {
+            Form::New => floxlog_reader_new(data, len, opts, scratch, scratch_len, out, err),
+            Form::Init => {
+                let (p, n) = storage(FLOXLOG_READER_STORAGE_BYTES);
+                floxlog_reader_init(p, n, data, len, opts, scratch, scratch_len, out, err)
+            }
+        }
+    }
+}
 
 fn trade(i: i64) -> floxlog_trade {
     floxlog_trade {
@@ -89,7 +167,7 @@ fn new_writer(cfg: &floxlog_writer_config, b: &mut Bufs) -> *mut floxlog_writer 
     let bufs = b.c();
     let mut e = no_err();
     // SAFETY: valid pointers; buffers outlive the writer in every test.
-    let r = unsafe { floxlog_writer_new(cfg, &bufs, &mut w, &mut e) };
+    let r = unsafe { writer_new(cfg, &bufs, &mut w, &mut e) };
     assert_eq!(r, FLOXLOG_OK, "{}", what(&e));
     w
 }
@@ -230,8 +308,7 @@ fn strerror_copies_all_or_nothing() {
     }
 }
 
-#[test]
-fn ffi_writer_matches_core_writer_bytes() {
+fn ffi_writer_matches_core_writer_bytes_in_one_form() {
     let trades: Vec<floxlog_trade> = (0..250).map(trade).collect();
     for (compression, interval) in [
         (FLOXLOG_COMPRESSION_NONE, 10),
@@ -261,8 +338,7 @@ fn ffi_writer_matches_core_writer_bytes() {
 }
 
 /// Writes one event of each kind and reads them back through the ABI.
-#[test]
-fn every_event_kind_round_trips() {
+fn every_event_kind_round_trips_in_one_form() {
     let bids = [
         floxlog_level {
             price_raw: 100,
@@ -351,7 +427,7 @@ fn every_event_kind_round_trips() {
         // SAFETY: valid buffers that outlive the reader.
         unsafe {
             assert_eq!(
-                floxlog_reader_new(
+                reader_new(
                     seg.as_ptr(),
                     seg.len(),
                     null(),
@@ -422,8 +498,7 @@ fn every_event_kind_round_trips() {
     }
 }
 
-#[test]
-fn short_level_scratch_keeps_the_event() {
+fn short_level_scratch_keeps_the_event_in_one_form() {
     let bids = [floxlog_level {
         price_raw: 1,
         qty_raw: 1,
@@ -457,7 +532,7 @@ fn short_level_scratch_keeps_the_event() {
     // SAFETY: valid buffers that outlive the reader.
     unsafe {
         assert_eq!(
-            floxlog_reader_new(
+            reader_new(
                 seg.as_ptr(),
                 seg.len(),
                 null(),
@@ -495,8 +570,7 @@ fn short_level_scratch_keeps_the_event() {
     }
 }
 
-#[test]
-fn null_and_bad_pointers_are_error_codes() {
+fn null_and_bad_pointers_are_error_codes_in_one_form() {
     let mut e = no_err();
     let cfg = config(FLOXLOG_COMPRESSION_NONE, 10);
     let mut b = Bufs::new(4096, 0, 4);
@@ -505,64 +579,52 @@ fn null_and_bad_pointers_are_error_codes() {
     // the NULLs are reported.
     unsafe {
         assert_eq!(
-            floxlog_writer_new(null(), &b.c(), &mut w, &mut e),
+            writer_new(null(), &b.c(), &mut w, &mut e),
             FLOXLOG_NULL_POINTER
         );
         assert_eq!(e.code, FLOXLOG_NULL_POINTER as u32);
         assert_eq!(
-            floxlog_writer_new(&cfg, null(), &mut w, &mut e),
+            writer_new(&cfg, null(), &mut w, &mut e),
             FLOXLOG_NULL_POINTER
         );
         assert_eq!(
-            floxlog_writer_new(&cfg, &b.c(), null_mut(), &mut e),
+            writer_new(&cfg, &b.c(), null_mut(), &mut e),
             FLOXLOG_NULL_POINTER
         );
         let mut nb = b.c();
         nb.out = null_mut();
-        assert_eq!(
-            floxlog_writer_new(&cfg, &nb, &mut w, &mut e),
-            FLOXLOG_NULL_POINTER
-        );
+        assert_eq!(writer_new(&cfg, &nb, &mut w, &mut e), FLOXLOG_NULL_POINTER);
         let mut nb = b.c();
         nb.index = null_mut();
-        assert_eq!(
-            floxlog_writer_new(&cfg, &nb, &mut w, &mut e),
-            FLOXLOG_NULL_POINTER
-        );
+        assert_eq!(writer_new(&cfg, &nb, &mut w, &mut e), FLOXLOG_NULL_POINTER);
         // Misaligned index storage.
         let mut nb = b.c();
         nb.index = (b.out.as_mut_ptr() as usize + 4096 + 1) as *mut floxlog_index_entry;
         nb.index = ((nb.index as usize) | 1) as *mut floxlog_index_entry;
-        assert_eq!(
-            floxlog_writer_new(&cfg, &nb, &mut w, &mut e),
-            FLOXLOG_MISALIGNED
-        );
+        assert_eq!(writer_new(&cfg, &nb, &mut w, &mut e), FLOXLOG_MISALIGNED);
         // Overlapping buffers.
         let mut nb = b.c();
         nb.block = b.out.as_mut_ptr().add(100);
         nb.block_len = 10;
-        assert_eq!(
-            floxlog_writer_new(&cfg, &nb, &mut w, &mut e),
-            FLOXLOG_INVALID_INPUT
-        );
+        assert_eq!(writer_new(&cfg, &nb, &mut w, &mut e), FLOXLOG_INVALID_INPUT);
         // 63 bytes of output: one byte too small for the header.
         let mut nb = b.c();
         nb.out_len = 63;
         assert_eq!(
-            floxlog_writer_new(&cfg, &nb, &mut w, &mut e),
+            writer_new(&cfg, &nb, &mut w, &mut e),
             FLOXLOG_BUFFER_TOO_SMALL
         );
         assert_eq!(e.needed, 64);
         let mut bad = cfg;
         bad.compression = 7;
         assert_eq!(
-            floxlog_writer_new(&bad, &b.c(), &mut w, &mut e),
+            writer_new(&bad, &b.c(), &mut w, &mut e),
             FLOXLOG_INVALID_INPUT
         );
         bad = cfg;
         bad.index_interval = 0;
         assert_eq!(
-            floxlog_writer_new(&bad, &b.c(), &mut w, &mut e),
+            writer_new(&bad, &b.c(), &mut w, &mut e),
             FLOXLOG_INVALID_INPUT
         );
         assert!(w.is_null(), "no handle on failure");
@@ -621,7 +683,7 @@ fn null_and_bad_pointers_are_error_codes() {
         let seg = finish(new_writer(&cfg, &mut Bufs::new(4096, 0, 4)));
         let mut r = null_mut();
         assert_eq!(
-            floxlog_reader_new(
+            reader_new(
                 seg.as_ptr(),
                 seg.len(),
                 null(),
@@ -648,8 +710,7 @@ fn null_and_bad_pointers_are_error_codes() {
     }
 }
 
-#[test]
-fn reader_reports_damage_with_offsets() {
+fn reader_reports_damage_with_offsets_in_one_form() {
     let cfg = config(FLOXLOG_COMPRESSION_NONE, 10);
     let mut b = Bufs::new(1 << 14, 0, 8);
     let w = new_writer(&cfg, &mut b);
@@ -670,7 +731,7 @@ fn reader_reports_damage_with_offsets() {
     // SAFETY: valid buffers.
     unsafe {
         assert_eq!(
-            floxlog_reader_new(
+            reader_new(
                 seg.as_ptr(),
                 seg.len(),
                 null(),
@@ -712,13 +773,13 @@ fn reader_reports_damage_with_offsets() {
         // A header shorter than 64 bytes, and a NULL segment.
         let mut r = null_mut();
         assert_eq!(
-            floxlog_reader_new(seg.as_ptr(), 63, null(), null_mut(), 0, &mut r, &mut e),
+            reader_new(seg.as_ptr(), 63, null(), null_mut(), 0, &mut r, &mut e),
             FLOXLOG_TRUNCATED
         );
         assert_eq!((e.offset, e.needed), (0, 64));
         assert!(r.is_null());
         assert_eq!(
-            floxlog_reader_new(null(), 100, null(), null_mut(), 0, &mut r, &mut e),
+            reader_new(null(), 100, null(), null_mut(), 0, &mut r, &mut e),
             FLOXLOG_NULL_POINTER
         );
     }
@@ -832,10 +893,10 @@ fn frames_encode_and_decode_standalone() {
     }
 }
 
-#[test]
-fn size_helpers_cover_what_the_writer_checks() {
-    assert_eq!(floxlog_block_scratch_len(100), 200);
-    assert_eq!(floxlog_block_scratch_len(usize::MAX), usize::MAX);
+fn size_helpers_cover_what_the_writer_checks_in_one_form() {
+    // Staging twice the block, 16 bytes of slot per event, 7 to align them.
+    assert_eq!(floxlog_block_scratch_len(100, 2), 200 + 32 + 7);
+    assert_eq!(floxlog_block_scratch_len(usize::MAX, 1000), usize::MAX);
     assert_eq!(floxlog_index_trailer_len(3), 32 + 48);
     assert_eq!(floxlog_index_entries_needed(1001, 1000), 2);
     assert_eq!(floxlog_lz4_block_len_max(usize::MAX), usize::MAX);
@@ -852,7 +913,7 @@ fn size_helpers_cover_what_the_writer_checks() {
     let frame_bytes = 100 * 60;
     let mut b = Bufs::new(
         64 + floxlog_lz4_block_len_max(frame_bytes),
-        floxlog_block_scratch_len(frame_bytes),
+        floxlog_block_scratch_len(frame_bytes, 100),
         1,
     );
     let w = new_writer(&cfg, &mut b);
@@ -920,8 +981,7 @@ fn pool_event(ts: i64, payload: &[u8]) -> floxlog_event {
     }
 }
 
-#[test]
-fn lz4_batches_end_after_a_pool_state() {
+fn lz4_batches_end_after_a_pool_state_in_one_form() {
     let payload = [9u8; 12];
     let t = trade_event;
     let evs = [t(0), pool_event(1_001, &payload), t(1), t(2)];
@@ -939,7 +999,7 @@ fn lz4_batches_end_after_a_pool_state() {
     let mut n = 0usize;
     // SAFETY: valid buffers that outlive the reader.
     unsafe {
-        let rc = floxlog_reader_new(
+        let rc = reader_new(
             seg.as_ptr(),
             seg.len(),
             null(),
@@ -994,7 +1054,7 @@ fn open_reader(seg: &[u8], scratch: &mut [u8]) -> *mut floxlog_reader {
     let mut r = null_mut();
     // SAFETY: valid buffers that outlive the reader (the caller keeps them).
     let rc = unsafe {
-        floxlog_reader_new(
+        reader_new(
             seg.as_ptr(),
             seg.len(),
             null(),
@@ -1008,8 +1068,7 @@ fn open_reader(seg: &[u8], scratch: &mut [u8]) -> *mut floxlog_reader {
     r
 }
 
-#[test]
-fn trade_batches_stop_before_other_events_and_keep_them() {
+fn trade_batches_stop_before_other_events_and_keep_them_in_one_form() {
     let payload = [7u8; 12];
     let t = trade_event;
     let evs = [
@@ -1084,8 +1143,7 @@ fn trade_batches_stop_before_other_events_and_keep_them() {
     }
 }
 
-#[test]
-fn trade_batches_deliver_every_good_trade_before_the_error() {
+fn trade_batches_deliver_every_good_trade_before_the_error_in_one_form() {
     let cfg = config(FLOXLOG_COMPRESSION_NONE, 10);
     let mut b = Bufs::new(1 << 14, 0, 8);
     let w = new_writer(&cfg, &mut b);
@@ -1125,6 +1183,151 @@ fn trade_batches_deliver_every_good_trade_before_the_error() {
             floxlog_reader_next_trades(r, out.as_mut_ptr(), out.len(), &mut n, &mut e),
             FLOXLOG_END
         );
+        floxlog_reader_free(r);
+    }
+}
+
+#[test]
+fn ffi_writer_matches_core_writer_bytes() {
+    each_form(ffi_writer_matches_core_writer_bytes_in_one_form);
+}
+
+#[test]
+fn every_event_kind_round_trips() {
+    each_form(every_event_kind_round_trips_in_one_form);
+}
+
+#[test]
+fn short_level_scratch_keeps_the_event() {
+    each_form(short_level_scratch_keeps_the_event_in_one_form);
+}
+
+#[test]
+fn null_and_bad_pointers_are_error_codes() {
+    each_form(null_and_bad_pointers_are_error_codes_in_one_form);
+}
+
+#[test]
+fn reader_reports_damage_with_offsets() {
+    each_form(reader_reports_damage_with_offsets_in_one_form);
+}
+
+#[test]
+fn size_helpers_cover_what_the_writer_checks() {
+    each_form(size_helpers_cover_what_the_writer_checks_in_one_form);
+}
+
+#[test]
+fn lz4_batches_end_after_a_pool_state() {
+    each_form(lz4_batches_end_after_a_pool_state_in_one_form);
+}
+
+#[test]
+fn trade_batches_stop_before_other_events_and_keep_them() {
+    each_form(trade_batches_stop_before_other_events_and_keep_them_in_one_form);
+}
+
+#[test]
+fn trade_batches_deliver_every_good_trade_before_the_error() {
+    each_form(trade_batches_deliver_every_good_trade_before_the_error_in_one_form);
+}
+
+/// Caller storage is checked before anything is built: NULL, misaligned
+/// and short storage are errors that leave the buffers untouched; the
+/// constants cover the handles; an LZ4 block buffer must hold the slots.
+#[test]
+fn init_checks_the_storage_and_the_slot_room() {
+    let cfg = config(FLOXLOG_COMPRESSION_LZ4, 10);
+    let mut b = Bufs::new(4096, floxlog_block_scratch_len(600, 10), 4);
+    b.out[0] = 0xAB;
+    let mut st = vec![0u64; FLOXLOG_WRITER_STORAGE_BYTES / 8 + 1];
+    let base = st.as_mut_ptr() as *mut c_void;
+    let (mut w, mut e) = (null_mut(), no_err());
+    let need = core::mem::size_of::<crate::codec::writer::WriterHandle>();
+    assert!(need <= FLOXLOG_WRITER_STORAGE_BYTES);
+    // SAFETY: `st` outlives every handle below; buffers are valid.
+    unsafe {
+        let init =
+            |p: *mut c_void, n: usize, bufs: &floxlog_writer_buffers, w: &mut _, e: &mut _| {
+                floxlog_writer_init(p, n, &cfg, bufs, w, e)
+            };
+        let bufs = b.c();
+        assert_eq!(
+            init(null_mut(), 1 << 20, &bufs, &mut w, &mut e),
+            FLOXLOG_NULL_POINTER
+        );
+        assert_eq!(what(&e), "`storage` is NULL");
+        let odd = (base as *mut u8).add(4) as *mut c_void;
+        assert_eq!(
+            init(odd, FLOXLOG_WRITER_STORAGE_BYTES, &bufs, &mut w, &mut e),
+            FLOXLOG_MISALIGNED
+        );
+        assert_eq!(
+            init(base, need - 1, &bufs, &mut w, &mut e),
+            FLOXLOG_BUFFER_TOO_SMALL
+        );
+        assert_eq!((e.has_needed, e.needed), (1, need as u64));
+        // Room for 9 of the 10 slots (the buffer is 8-aligned: no pad).
+        let mut short = bufs;
+        short.block_len = 9 * 16;
+        assert_eq!(
+            init(base, FLOXLOG_WRITER_STORAGE_BYTES, &short, &mut w, &mut e),
+            FLOXLOG_BUFFER_TOO_SMALL
+        );
+        assert_eq!(e.needed, 160);
+        // Nothing was written by the failed calls (not even the header).
+        assert_eq!(b.out[0], 0xAB);
+        assert!(w.is_null());
+        assert_eq!(
+            init(base, need, &bufs, &mut w, &mut e),
+            FLOXLOG_OK,
+            "{}",
+            what(&e)
+        );
+        assert_eq!(w as *mut c_void, base);
+        for i in 0..25 {
+            assert_eq!(
+                floxlog_writer_append_trade(w, &trade(i), &mut e),
+                FLOXLOG_OK
+            );
+        }
+        let seg = finish(w);
+        // `_free` ended the handle (its magic) and left the storage alone.
+        assert_eq!(st[0], 0);
+        assert_eq!(
+            floxlog_writer_flush_block(base as *mut floxlog_writer, &mut e),
+            FLOXLOG_INVALID_INPUT
+        );
+        let mut rs = vec![0u64; FLOXLOG_READER_STORAGE_BYTES / 8];
+        let mut scratch = vec![0u8; 4096];
+        let mut r = null_mut();
+        assert!(
+            core::mem::size_of::<crate::codec::reader::ReaderHandle>()
+                <= FLOXLOG_READER_STORAGE_BYTES
+        );
+        assert_eq!(
+            floxlog_reader_init(
+                rs.as_mut_ptr() as *mut c_void,
+                FLOXLOG_READER_STORAGE_BYTES,
+                seg.as_ptr(),
+                seg.len(),
+                null(),
+                scratch.as_mut_ptr(),
+                scratch.len(),
+                &mut r,
+                &mut e
+            ),
+            FLOXLOG_OK,
+            "{}",
+            what(&e)
+        );
+        let mut ev = trade_event(-1);
+        let mut n = 0;
+        while floxlog_reader_next(r, &mut ev, null_mut(), 0, &mut e) == FLOXLOG_OK {
+            assert_eq!(ev.data.trade.exchange_ts_ns, trade(n).exchange_ts_ns);
+            n += 1;
+        }
+        assert_eq!(n, 25);
         floxlog_reader_free(r);
     }
 }

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Code size of the writer and the reader in a nostd-check-cortex-m ELF.
 
-usage: size-report.py [-v] ELF   (-v lists every function; needs llvm-objdump and llvm-nm on PATH)
+usage: size-report.py [-v] ELF [WRITER_ROOT READER_ROOT]
+  (-v lists every function; needs llvm-objdump and llvm-nm on PATH; the
+  roots default to the Rust round trip's, ../c-firmware/ names its own)
 
 Method: the round trip's two halves are separate, never-inlined functions
 (nostd_check::write_segment and ::read_segment in ../src/lib.rs). The
@@ -23,7 +25,9 @@ def run(*cmd):
 
 def main():
     verbose = "-v" in sys.argv[1:]
-    elf = [a for a in sys.argv[1:] if a != "-v"][0]
+    args = [a for a in sys.argv[1:] if a != "-v"]
+    elf = args[0]
+    root_names = args[1:3] if len(args) == 3 else ["nostd_check::write_segment", "nostd_check::read_segment"]
     # Functions: address -> (size, name). Thumb addresses may carry bit 0.
     funcs = {}
     for line in run("llvm-nm", "--defined-only", "-S", "-C", elf).splitlines():
@@ -67,8 +71,8 @@ def main():
                 todo.extend(calls[a])
         return seen
 
-    writer = reach("nostd_check::write_segment")
-    reader = reach("nostd_check::read_segment")
+    writer = reach(root_names[0])
+    reader = reach(root_names[1])
     size = lambda s: sum(funcs[a][0] for a in s)
 
     text = rodata = 0

@@ -105,6 +105,22 @@ impl WriterStorage for WriterBuffers<'_> {
     }
 }
 
+/// Whether `store`'s buffer `which` holds at least `needed`, growing it if
+/// the storage can.
+pub(super) fn holds<S: WriterStorage>(store: &mut S, which: Buffer, needed: usize) -> bool {
+    len_of(store, which) >= needed || (store.grow(which, needed) && len_of(store, which) >= needed)
+}
+
+pub(super) fn len_of<S: WriterStorage>(store: &S, which: Buffer) -> usize {
+    let (o, b, s, i) = store.lens();
+    match which {
+        Buffer::Out => o,
+        Buffer::Block => b,
+        Buffer::Slots => s,
+        Buffer::Index => i,
+    }
+}
+
 /// Block scratch needed for blocks of up to `max_block_bytes` uncompressed
 /// frame bytes (staging plus the sorted copy).
 pub const fn block_scratch_len(max_block_bytes: usize) -> usize {

@@ -10,6 +10,7 @@
 //! the error (or, on storage that grows, appends it). So the bytes, the
 //! stats and the errors are those of appending `Event::Trade`s one by one.
 
+use super::storage::len_of;
 use super::{Buffer, SegmentWriter, WriterStorage};
 use crate::consts::{frame_type, RECORD_VERSION};
 use crate::crc32::{crc32, crc32_same};
@@ -74,7 +75,7 @@ impl<S: WriterStorage> SegmentWriter<S> {
         let mut k = want.min((u32::MAX - self.events) as usize);
         let need = self.out_len.saturating_add(k.saturating_mul(TRADE_FRAME));
         if !self.ensure(Buffer::Out, need) {
-            let free = self.len_of(Buffer::Out).saturating_sub(self.out_len);
+            let free = len_of(&self.store, Buffer::Out).saturating_sub(self.out_len);
             k = k.min(free / TRADE_FRAME);
         }
         if self.cfg.create_index {
@@ -83,7 +84,7 @@ impl<S: WriterStorage> SegmentWriter<S> {
             if entries > 0 && !self.ensure(Buffer::Index, self.index_len + entries) {
                 // Stop before the entry that does not fit: the one after
                 // the `free` that do falls at batch position due + free·every.
-                let free = self.len_of(Buffer::Index).saturating_sub(self.index_len);
+                let free = len_of(&self.store, Buffer::Index).saturating_sub(self.index_len);
                 k = k.min(free.saturating_mul(every).saturating_add(due));
             }
         }

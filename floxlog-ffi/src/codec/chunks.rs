@@ -5,8 +5,13 @@
 use crate::error::Fail;
 use floxlog_core::Event;
 
-/// Events converted per batch handed over.
+/// Events converted per batch handed over: on the heap with `std`; on the
+/// stack without (an event is tens of bytes, and firmware stacks are
+/// small).
+#[cfg(feature = "std")]
 const CHUNK: usize = 256;
+#[cfg(not(feature = "std"))]
+const CHUNK: usize = 16;
 
 /// Converts `items` with `conv` a chunk at a time and hands each chunk to
 /// `append` (how many it appended, and its error). Stops at the first
@@ -19,13 +24,22 @@ pub(crate) fn append_in_chunks<'a, T, E: From<Fail>>(
     mut append: impl FnMut(&[Event<'a>]) -> (usize, Result<(), E>),
 ) -> (usize, Result<(), E>) {
     let mut n = 0;
+    #[cfg(feature = "std")]
     let mut chunk: Vec<Event<'a>> = Vec::with_capacity(CHUNK.min(items.len()));
+    #[cfg(not(feature = "std"))]
+    let mut chunk: heapless::Vec<Event<'a>, CHUNK> = heapless::Vec::new();
     for part in items.chunks(CHUNK) {
         chunk.clear();
         let mut bad = None;
         for item in part {
             match conv(item) {
-                Ok(e) => chunk.push(e),
+                // A part holds at most CHUNK items: the push always fits.
+                Ok(e) => {
+                    #[cfg(feature = "std")]
+                    chunk.push(e);
+                    #[cfg(not(feature = "std"))]
+                    let _ = chunk.push(e);
+                }
                 Err(f) => {
                     bad = Some(f);
                     break;

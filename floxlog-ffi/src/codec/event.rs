@@ -173,7 +173,8 @@ impl<'a> LevelScratch<'a> {
         })
     }
 
-    /// Scratch over memory the library owns.
+    /// Scratch over memory the library owns (the tape reader's).
+    #[cfg(feature = "tape")]
     pub(crate) fn from_slots(slots: &'a mut [MaybeUninit<floxlog_level>]) -> Self {
         LevelScratch { slots }
     }

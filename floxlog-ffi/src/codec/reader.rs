@@ -11,12 +11,13 @@ use crate::codec::types::*;
 use crate::codec::writer::floxlog_index_entry;
 use crate::consts::*;
 use crate::error::{floxlog_error, floxlog_result, Fail};
-use crate::handle::{free, get, handle, into_c, opaque};
+use crate::handle::{get, handle, opaque, place, storage_for};
+use core::ffi::c_void;
 use core::mem::MaybeUninit;
 use floxlog_core::{Error, Event, Index, IndexEntry, Reader, Segment, TradeStop};
 use floxlog_result::*;
 
-/// Opaque reader handle (see `floxlog_reader_new`). Not thread-safe: use
+/// Opaque reader handle (see `floxlog_reader_init`). Not thread-safe: use
 /// one handle from one thread at a time (several handles may share the
 /// same segment bytes, each with its own scratch).
 pub struct floxlog_reader {
@@ -24,6 +25,11 @@ pub struct floxlog_reader {
 }
 
 const READER_MAGIC: u64 = 0x5244_4552_584f_4c46; // "FLOXREDR"
+
+/// Bytes of caller storage a `floxlog_reader` needs
+/// (`floxlog_reader_init`), on any target; align it to
+/// `FLOXLOG_STORAGE_ALIGN`.
+pub const FLOXLOG_READER_STORAGE_BYTES: usize = 640;
 
 /// An event the reader yielded but did not hand out (a book that did not
 /// fit the caller's level scratch, or the event that ended a trades-only
@@ -37,6 +43,8 @@ type Pending = Event<'static>;
 #[repr(C)]
 pub(crate) struct ReaderHandle {
     magic: u64,
+    /// Made by `floxlog_reader_new` (else it lives in caller storage).
+    boxed: bool,
     seg: Segment<'static>,
     /// Validated once at open; its errors never affect sequential reading.
     index: Result<Option<Index<'static>>, Error>,
@@ -48,7 +56,8 @@ pub(crate) struct ReaderHandle {
     compressed: bool,
 }
 
-opaque!(floxlog_reader => ReaderHandle, magic READER_MAGIC, null "r");
+opaque!(floxlog_reader => ReaderHandle, magic READER_MAGIC, null "r",
+    storage FLOXLOG_READER_STORAGE_BYTES);
 
 impl ReaderHandle {
     /// The index as validated at open: `None` without one, its error if
@@ -78,28 +87,109 @@ pub unsafe extern "C" fn floxlog_read_options_default(
     }
 }
 
-/// Opens a segment: validates its 64-byte header and its index (including
-/// that every entry is a frame or block boundary, one pass over the frame
-/// headers; the index's errors are reported by `floxlog_reader_index`,
-/// never by reading) and positions the cursor before the first event. On success `*reader_out`
-/// receives the handle; release it with `floxlog_reader_free`.
+/// Opens a segment (the body of `floxlog_reader_init`, and of
+/// `floxlog_reader_new` with `std`).
 ///
-/// Ownership: `data` (`len` bytes: a whole segment file, e.g. mapped) and
-/// `scratch` are borrowed by the handle until it is freed; they must stay
-/// valid and unchanged, and must not overlap. `scratch` receives
-/// decompressed LZ4 blocks: `floxlog_segment_scratch_len` bytes (NULL/0 for
-/// an uncompressed segment; a block larger than the scratch stops the read
-/// with `FLOXLOG_BUFFER_TOO_SMALL`); its initial contents do not matter.
+/// # Safety
+/// As `floxlog_reader_init` for the segment, options and scratch.
+unsafe fn make_reader(
+    data: *const u8,
+    len: usize,
+    opts: *const floxlog_read_options,
+    scratch: *mut u8,
+    scratch_len: usize,
+    boxed: bool,
+) -> Result<ReaderHandle, Fail> {
+    let ranges = ((data as usize, len), (scratch as usize, scratch_len));
+    // SAFETY: the caller promises `data` for the handle's lifetime and
+    // a valid `opts` if not NULL.
+    let (data, opts): (&'static [u8], _) =
+        unsafe { (data_in(data, len)?, floxlog_read_options::from_ptr(opts)?) };
+    if overlap(ranges.0, ranges.1) {
+        return Err(Fail::invalid("segment data and scratch overlap"));
+    }
+    if scratch_len > 0 {
+        check_out(scratch, "scratch")?;
+    }
+    let seg = Segment::parse(data)?;
+    // SAFETY: as above.
+    let scratch: &'static mut [u8] = unsafe { bytes_mut(scratch, scratch_len, "scratch") }?;
+    let index = seg.index();
+    let reader = seg.reader(opts.core(), scratch);
+    Ok(ReaderHandle {
+        magic: READER_MAGIC,
+        boxed,
+        seg,
+        index,
+        reader,
+        pending: None,
+        deferred: None,
+        compressed: seg.is_compressed(),
+    })
+}
+
+/// Opens a segment into a handle in caller storage: validates its 64-byte
+/// header and its index (including that every entry is a frame or block
+/// boundary, one pass over the frame headers; the index's errors are
+/// reported by `floxlog_reader_index`, never by reading) and positions the
+/// cursor before the first event. On success `*reader_out` receives the
+/// handle (it points into `storage`). The library allocates nothing: this
+/// is how firmware and the codec-only library open a segment.
+///
+/// Ownership: `storage` (`storage_len` bytes, at least
+/// `FLOXLOG_READER_STORAGE_BYTES`, aligned to `FLOXLOG_STORAGE_ALIGN`)
+/// holds the handle until the caller stops using it (there is nothing to
+/// release: reuse the storage, or pass the handle to `floxlog_reader_free`
+/// in the full library, which only ends it). `data` (`len` bytes: a whole
+/// segment file, e.g. mapped) and `scratch` are borrowed by the handle
+/// while it is used; they must stay valid and unchanged, and must not
+/// overlap. `scratch` receives decompressed LZ4 blocks:
+/// `floxlog_segment_scratch_len` bytes (NULL/0 for an uncompressed
+/// segment; a block larger than the scratch stops the read with
+/// `FLOXLOG_BUFFER_TOO_SMALL`); its initial contents do not matter.
 /// `opts` may be NULL (defaults) and is read during the call only.
 ///
-/// Errors: `FLOXLOG_NULL_POINTER`; `FLOXLOG_MISALIGNED`;
+/// Errors: `FLOXLOG_NULL_POINTER`; `FLOXLOG_MISALIGNED` (`storage` too);
+/// `FLOXLOG_BUFFER_TOO_SMALL` for `storage` under the handle's size;
 /// `FLOXLOG_INVALID_INPUT` when `data` and `scratch` overlap; the header's
 /// data error (`FLOXLOG_TRUNCATED`, `FLOXLOG_BAD_MAGIC`, ... at offset 0).
 ///
 /// # Safety
-/// `data` must be valid for `len` bytes and `scratch` for `scratch_len`
-/// writable bytes for the handle's lifetime; `reader_out` writable; `err`
-/// may be NULL.
+/// `storage` must be writable for `storage_len` bytes and not used by
+/// anything else while the handle is; `data` must be valid for `len` bytes
+/// and `scratch` for `scratch_len` writable bytes while the handle is
+/// used; `reader_out` writable; `err` may be NULL.
+#[no_mangle]
+pub unsafe extern "C" fn floxlog_reader_init(
+    storage: *mut c_void,
+    storage_len: usize,
+    data: *const u8,
+    len: usize,
+    opts: *const floxlog_read_options,
+    scratch: *mut u8,
+    scratch_len: usize,
+    reader_out: *mut *mut floxlog_reader,
+    err: *mut floxlog_error,
+) -> floxlog_result {
+    boundary(err, || {
+        check_out(reader_out, "reader_out")?;
+        let at = storage_for::<ReaderHandle>(storage, storage_len)?;
+        // SAFETY: forwarded caller promises.
+        let h = unsafe { make_reader(data, len, opts, scratch, scratch_len, false) }?;
+        // SAFETY: `at` was checked; the caller promises the storage.
+        unsafe { put(reader_out, place(at, h)) };
+        Ok(FLOXLOG_OK)
+    })
+}
+
+/// `floxlog_reader_init` with the handle allocated by the library (full
+/// library only): on success `*reader_out` receives a handle the caller
+/// releases with `floxlog_reader_free`. Same arguments, ownership and
+/// errors otherwise.
+///
+/// # Safety
+/// As `floxlog_reader_init` without the storage.
+#[cfg(feature = "std")]
 #[no_mangle]
 pub unsafe extern "C" fn floxlog_reader_new(
     data: *const u8,
@@ -112,47 +202,27 @@ pub unsafe extern "C" fn floxlog_reader_new(
 ) -> floxlog_result {
     boundary(err, || {
         check_out(reader_out, "reader_out")?;
-        let ranges = ((data as usize, len), (scratch as usize, scratch_len));
-        // SAFETY: the caller promises `data` for the handle's lifetime and
-        // a valid `opts` if not NULL.
-        let (data, opts): (&'static [u8], _) =
-            unsafe { (data_in(data, len)?, floxlog_read_options::from_ptr(opts)?) };
-        if overlap(ranges.0, ranges.1) {
-            return Err(Fail::invalid("segment data and scratch overlap"));
-        }
-        if scratch_len > 0 {
-            check_out(scratch, "scratch")?;
-        }
-        let seg = Segment::parse(data)?;
-        // SAFETY: as above.
-        let scratch: &'static mut [u8] = unsafe { bytes_mut(scratch, scratch_len, "scratch") }?;
-        let index = seg.index();
-        let reader = seg.reader(opts.core(), scratch);
-        let h = ReaderHandle {
-            magic: READER_MAGIC,
-            seg,
-            index,
-            reader,
-            pending: None,
-            deferred: None,
-            compressed: seg.is_compressed(),
-        };
+        // SAFETY: forwarded caller promises.
+        let h = unsafe { make_reader(data, len, opts, scratch, scratch_len, true) }?;
         // SAFETY: checked above.
-        unsafe { put(reader_out, into_c(h)) };
+        unsafe { put(reader_out, crate::handle::into_c(h)) };
         Ok(FLOXLOG_OK)
     })
 }
 
-/// Releases a reader handle; the caller's buffers are not touched. NULL is
-/// a no-op. Pointers from earlier events into the scratch stay pointing at
-/// the caller's memory.
+/// Releases a reader handle (full library only); the caller's buffers are
+/// not touched. NULL is a no-op. A handle from `floxlog_reader_init` is
+/// only ended: its storage stays the caller's. Pointers from earlier
+/// events into the scratch stay pointing at the caller's memory.
 ///
 /// # Safety
-/// `r` must be NULL or a live handle from `floxlog_reader_new`.
+/// `r` must be NULL or a live handle from `floxlog_reader_new` or
+/// `floxlog_reader_init`.
+#[cfg(feature = "std")]
 #[no_mangle]
 pub unsafe extern "C" fn floxlog_reader_free(r: *mut floxlog_reader) {
     // SAFETY: forwarded caller promise.
-    unsafe { free(r) }
+    unsafe { crate::handle::free(r) }
 }
 
 /// Reads the next event into `*event`.

@@ -10,12 +10,17 @@ use crate::consts::*;
 use crate::error::{floxlog_error, floxlog_result};
 use floxlog_core::block::compress_bound;
 
-/// Block scratch bytes an LZ4 writer needs for blocks of up to
-/// `max_block_bytes` frame bytes (staging plus the sorted copy: twice).
-/// Saturates at SIZE_MAX.
+/// Bytes of `floxlog_writer_buffers.block` an LZ4 writer needs for blocks
+/// of up to `max_block_bytes` frame bytes with this `index_interval`: 16
+/// bytes of block slot per event of a block (plus up to 7 to align them),
+/// then the frames' staging and their sorted copy (twice
+/// `max_block_bytes`). Saturates at SIZE_MAX.
 #[no_mangle]
-pub extern "C" fn floxlog_block_scratch_len(max_block_bytes: usize) -> usize {
-    max_block_bytes.saturating_mul(2)
+pub extern "C" fn floxlog_block_scratch_len(max_block_bytes: usize, index_interval: u16) -> usize {
+    use crate::codec::writer::{SLOT_ALIGN, SLOT_LEN};
+    max_block_bytes
+        .saturating_mul(2)
+        .saturating_add(usize::from(index_interval) * SLOT_LEN + SLOT_ALIGN - 1)
 }
 
 /// Output bytes one LZ4 block of `block_bytes` frame bytes may take: its
@@ -124,7 +129,7 @@ pub unsafe extern "C" fn floxlog_writer_get_buffer_sizes(
                     .checked_mul(c.index_interval as usize)
                     .ok_or_else(too_big)?;
                 let bound = floxlog_lz4_block_len_max(block_bytes);
-                let scratch = floxlog_block_scratch_len(block_bytes);
+                let scratch = floxlog_block_scratch_len(block_bytes, c.index_interval);
                 if bound == usize::MAX || scratch == usize::MAX {
                     return Err(too_big());
                 }

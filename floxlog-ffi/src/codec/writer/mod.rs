@@ -11,8 +11,10 @@ use crate::codec::types::same_layout;
 use crate::codec::types::*;
 use crate::consts::*;
 use crate::error::{floxlog_error, floxlog_result, Fail};
-use crate::handle::{free, get, handle, into_c, opaque};
-use core::mem::ManuallyDrop;
+use crate::handle::{get, handle, opaque, storage_for};
+use core::ffi::c_void;
+use core::mem::MaybeUninit;
+use core::ptr::addr_of_mut;
 use floxlog_core::{
     BlockSlot, Compression, IndexEntry, SegmentWriter, WriterBuffers, WriterConfig,
 };
@@ -22,7 +24,7 @@ use floxlog_result::*;
 mod append;
 pub use append::*;
 
-/// Opaque writer handle (see `floxlog_writer_new`). Not thread-safe: use
+/// Opaque writer handle (see `floxlog_writer_init`). Not thread-safe: use
 /// one handle from one thread at a time.
 pub struct floxlog_writer {
     _private: [u8; 0],
@@ -30,32 +32,28 @@ pub struct floxlog_writer {
 
 const WRITER_MAGIC: u64 = 0x5254_5257_584f_4c46; // "FLOXWRTR"
 
+/// Bytes of caller storage a `floxlog_writer` needs
+/// (`floxlog_writer_init`), on any target; align it to
+/// `FLOXLOG_STORAGE_ALIGN`. Nearly all of it is the set of distinct symbol
+/// ids the spec profile counts.
+pub const FLOXLOG_WRITER_STORAGE_BYTES: usize = 17_408;
+
 /// What a `floxlog_writer *` points at. repr(C) keeps `magic` first, so a
 /// handle of the wrong type is recognised.
 #[repr(C)]
 pub(crate) struct WriterHandle {
     magic: u64,
-    /// Borrows the caller's buffers and `slots`; dropped before `slots`.
-    w: ManuallyDrop<SegmentWriter<WriterBuffers<'static>>>,
-    /// LZ4 block slots (the core's type has no C layout, so the handle owns
-    /// them: allocated once here, never per event). Null when unused.
-    slots: *mut [BlockSlot],
+    /// Made by `floxlog_writer_new` (else it lives in caller storage).
+    boxed: bool,
+    /// Borrows the caller's buffers (the LZ4 block slots among them).
+    w: Writer,
 }
 
-impl Drop for WriterHandle {
-    fn drop(&mut self) {
-        // SAFETY: `w` is dropped exactly once, here, before the slots it
-        // borrows are freed.
-        unsafe { ManuallyDrop::drop(&mut self.w) };
-        if !self.slots.is_null() {
-            // SAFETY: `slots` came from Box::into_raw in writer_new and
-            // nothing borrows it any more.
-            drop(unsafe { Box::from_raw(self.slots) });
-        }
-    }
-}
+/// The core's writer over the caller's buffers.
+type Writer = SegmentWriter<WriterBuffers<'static>>;
 
-opaque!(floxlog_writer => WriterHandle, magic WRITER_MAGIC, null "w");
+opaque!(floxlog_writer => WriterHandle, magic WRITER_MAGIC, null "w",
+    storage FLOXLOG_WRITER_STORAGE_BYTES);
 
 /// Fills `*cfg` with the defaults: uncompressed, index every 1000 events,
 /// exchange 0, reference profile, created_ns 0.
@@ -74,24 +72,179 @@ pub unsafe extern "C" fn floxlog_writer_config_default(
     }
 }
 
-/// Creates a writer over the caller's buffers and puts the 64-byte
-/// placeholder header into `bufs->out`. On success `*writer_out` receives
-/// the handle, which the caller releases with `floxlog_writer_free`.
+/// Bytes of one LZ4 block slot (a staged frame's time, offset and length)
+/// and their alignment: `index_interval` of them sit at the front of the
+/// block buffer.
+pub(crate) const SLOT_LEN: usize = core::mem::size_of::<BlockSlot>();
+pub(crate) const SLOT_ALIGN: usize = core::mem::align_of::<BlockSlot>();
+const _: () = assert!(SLOT_LEN == 16 && SLOT_ALIGN <= 8);
+
+/// Splits the caller's LZ4 block buffer into the block slots (at its first
+/// `SLOT_ALIGN`-aligned byte) and the frame staging after them.
+fn split_block(
+    block: &'static mut [u8],
+    interval: u16,
+) -> Result<(&'static mut [BlockSlot], &'static mut [u8]), Fail> {
+    let pad = (block.as_ptr() as usize).wrapping_neg() % SLOT_ALIGN;
+    let slots_end = (interval as usize)
+        .checked_mul(SLOT_LEN)
+        .and_then(|n| n.checked_add(pad))
+        .filter(|n| *n <= block.len())
+        .ok_or(Fail::too_small(
+            (pad + interval as usize * SLOT_LEN) as u64,
+            "LZ4 block buffer cannot hold index_interval block slots (floxlog_block_scratch_len)",
+        ))?;
+    let (head, staging) = block.split_at_mut(slots_end);
+    let raw = &mut head[pad..];
+    for b in raw.iter_mut() {
+        *b = 0;
+    }
+    // SAFETY: `raw` is SLOT_ALIGN-aligned (align_offset) and holds
+    // `interval` slots; all-zero bytes are a valid BlockSlot (plain
+    // integers); the borrow of `raw` moves into the result.
+    let slots = unsafe {
+        core::slice::from_raw_parts_mut(raw.as_mut_ptr() as *mut BlockSlot, interval as usize)
+    };
+    Ok((slots, staging))
+}
+
+/// Checks the settings and buffers and builds the writer at `at` (the
+/// body of `floxlog_writer_init`, and of `floxlog_writer_new` with `std`).
+/// Nothing is touched before everything that can fail was checked. The
+/// handle is written in place, field by field: built on the stack and
+/// moved, its 17 KB would be firmware stack.
 ///
-/// Ownership: `cfg` and `bufs` are read during the call only. The buffers
-/// `bufs` describes stay borrowed by the handle until it is freed (see
-/// `floxlog_writer_buffers`). For LZ4 the handle also allocates
-/// `index_interval` block slots of 16 bytes, once.
+/// # Safety
+/// As `floxlog_writer_init` for `cfg` and `bufs`; `at` must be writable
+/// for a `WriterHandle` (it is initialised only on success).
+unsafe fn make_writer(
+    at: *mut WriterHandle,
+    cfg: *const floxlog_writer_config,
+    bufs: *const floxlog_writer_buffers,
+    boxed: bool,
+) -> Result<(), Fail> {
+    // SAFETY: checked by in_ref; the caller promises the contents.
+    let c = unsafe { in_ref(cfg, "cfg") }?;
+    // SAFETY: as above.
+    let b = unsafe { in_ref(bufs, "bufs") }?;
+    let cfg = config_in(c)?;
+    if b.out.is_null() {
+        return Err(Fail::null("bufs->out"));
+    }
+    let out = (b.out as usize, b.out_len);
+    let block = (b.block as usize, b.block_len);
+    let index_bytes = b.index_capacity.saturating_mul(FLOXLOG_INDEX_ENTRY_LEN);
+    let index = (b.index as usize, index_bytes);
+    if overlap(out, block) || overlap(out, index) || overlap(block, index) {
+        return Err(Fail::invalid("writer buffers overlap"));
+    }
+    if b.out_len < FLOXLOG_SEGMENT_HEADER_LEN {
+        return Err(Fail::too_small(
+            FLOXLOG_SEGMENT_HEADER_LEN as u64,
+            "output buffer cannot hold the 64-byte segment header",
+        ));
+    }
+    cfg.check()?;
+    check_slice(b.block, b.block_len, "bufs->block")?;
+    check_slice(b.index, b.index_capacity, "bufs->index")?;
+    // SAFETY: the caller promises each buffer for the handle's lifetime;
+    // the helpers check NULL, alignment and length.
+    let out = unsafe { bytes_mut(b.out, b.out_len, "bufs->out") }?;
+    // SAFETY: as above.
+    let block = unsafe { bytes_mut(b.block, b.block_len, "bufs->block") }?;
+    // The last check (room for the slots) before anything is written.
+    let (slots, block) = if cfg.compression == Compression::Lz4 {
+        split_block(block, cfg.index_interval)?
+    } else {
+        (&mut [][..], block)
+    };
+    // SAFETY: as above; layouts of floxlog_index_entry and IndexEntry
+    // are asserted equal in types.rs.
+    let index_raw =
+        unsafe { slice_uninit(b.index as *mut IndexEntry, b.index_capacity, "bufs->index") }?;
+    for e in index_raw.iter_mut() {
+        e.write(IndexEntry::default());
+    }
+    // SAFETY: every element was just initialised.
+    let index: &'static mut [IndexEntry] = unsafe {
+        core::slice::from_raw_parts_mut(index_raw.as_mut_ptr() as *mut IndexEntry, index_raw.len())
+    };
+    let bufs = WriterBuffers {
+        out,
+        block,
+        slots,
+        index,
+    };
+    // SAFETY: the caller's promise for `at`; MaybeUninit has the layout
+    // of the field and makes no claim about its bytes.
+    let slot = unsafe { &mut *(addr_of_mut!((*at).w) as *mut MaybeUninit<Writer>) };
+    // Built in place (`new_in`): no copy of the writer on the stack.
+    SegmentWriter::new_in(slot, cfg, bufs)?;
+    // SAFETY: as above; with `w` written, every field is.
+    unsafe {
+        addr_of_mut!((*at).boxed).write(boxed);
+        addr_of_mut!((*at).magic).write(WRITER_MAGIC);
+    }
+    Ok(())
+}
+
+/// Creates a writer in caller storage over the caller's buffers and puts
+/// the 64-byte placeholder header into `bufs->out`. On success
+/// `*writer_out` receives the handle (it points into `storage`). The
+/// library allocates nothing: this is how firmware and the codec-only
+/// library create a writer.
+///
+/// Ownership: `storage` (`storage_len` bytes, at least
+/// `FLOXLOG_WRITER_STORAGE_BYTES`, aligned to `FLOXLOG_STORAGE_ALIGN`)
+/// holds the handle until the caller stops using it (there is nothing to
+/// release: reuse the storage, or pass the handle to `floxlog_writer_free`
+/// in the full library, which only ends it). `cfg` and `bufs` are read
+/// during the call only; the buffers `bufs` describes stay borrowed by the
+/// handle (see `floxlog_writer_buffers`). For LZ4 the block buffer also
+/// holds `index_interval` 16-byte block slots
+/// (`floxlog_block_scratch_len`).
 ///
 /// Errors: `FLOXLOG_NULL_POINTER`; `FLOXLOG_INVALID_INPUT` for a bad enum
 /// value, an interval of 0, or overlapping buffers; `FLOXLOG_MISALIGNED`
-/// for an index pointer not 8-byte aligned; `FLOXLOG_BUFFER_TOO_SMALL` for
-/// an output buffer under 64 bytes; `FLOXLOG_LZ4_UNSUPPORTED`.
+/// for `storage` or an index pointer not 8-byte aligned;
+/// `FLOXLOG_BUFFER_TOO_SMALL` for `storage` under the handle's size, an
+/// output buffer under 64 bytes, or an LZ4 block buffer without room for
+/// the block slots; `FLOXLOG_LZ4_UNSUPPORTED`.
 ///
 /// # Safety
-/// `cfg`, `bufs` and `writer_out` must be valid pointers (or NULL, which is
-/// reported); the buffers must be valid for their lengths for the handle's
-/// lifetime; `err` may be NULL.
+/// `storage` must be writable for `storage_len` bytes and not used by
+/// anything else while the handle is; `cfg`, `bufs` and `writer_out` must
+/// be valid pointers (or NULL, which is reported); the buffers must be
+/// valid for their lengths for the handle's lifetime; `err` may be NULL.
+#[no_mangle]
+pub unsafe extern "C" fn floxlog_writer_init(
+    storage: *mut c_void,
+    storage_len: usize,
+    cfg: *const floxlog_writer_config,
+    bufs: *const floxlog_writer_buffers,
+    writer_out: *mut *mut floxlog_writer,
+    err: *mut floxlog_error,
+) -> floxlog_result {
+    boundary(err, || {
+        check_out(writer_out, "writer_out")?;
+        let at = storage_for::<WriterHandle>(storage, storage_len)?;
+        // SAFETY: forwarded caller promises; `at` was checked and the
+        // caller promises the storage.
+        unsafe { make_writer(at, cfg, bufs, false) }?;
+        // SAFETY: checked by check_out above.
+        unsafe { put(writer_out, at as *mut floxlog_writer) };
+        Ok(FLOXLOG_OK)
+    })
+}
+
+/// `floxlog_writer_init` with the handle allocated by the library (full
+/// library only): on success `*writer_out` receives a handle the caller
+/// releases with `floxlog_writer_free`. Same arguments, ownership and
+/// errors otherwise.
+///
+/// # Safety
+/// As `floxlog_writer_init` without the storage.
+#[cfg(feature = "std")]
 #[no_mangle]
 pub unsafe extern "C" fn floxlog_writer_new(
     cfg: *const floxlog_writer_config,
@@ -101,105 +254,32 @@ pub unsafe extern "C" fn floxlog_writer_new(
 ) -> floxlog_result {
     boundary(err, || {
         check_out(writer_out, "writer_out")?;
-        // SAFETY: checked by in_ref; the caller promises the contents.
-        let c = unsafe { in_ref(cfg, "cfg") }?;
-        // SAFETY: as above.
-        let b = unsafe { in_ref(bufs, "bufs") }?;
-        let cfg = config_in(c)?;
-        if b.out.is_null() {
-            return Err(Fail::null("bufs->out"));
-        }
-        let out = (b.out as usize, b.out_len);
-        let block = (b.block as usize, b.block_len);
-        let index_bytes = b.index_capacity.saturating_mul(FLOXLOG_INDEX_ENTRY_LEN);
-        let index = (b.index as usize, index_bytes);
-        if overlap(out, block) || overlap(out, index) || overlap(block, index) {
-            return Err(Fail::invalid("writer buffers overlap"));
-        }
-        // Everything that can fail is checked before the buffers are
-        // touched, so a failed call leaves them as they were.
-        if b.out_len < FLOXLOG_SEGMENT_HEADER_LEN {
-            return Err(Fail::too_small(
-                FLOXLOG_SEGMENT_HEADER_LEN as u64,
-                "output buffer cannot hold the 64-byte segment header",
-            ));
-        }
-        cfg.check()?;
-        check_slice(b.block, b.block_len, "bufs->block")?;
-        check_slice(b.index, b.index_capacity, "bufs->index")?;
-        // SAFETY: the caller promises each buffer for the handle's
-        // lifetime; the helpers check NULL, alignment and length.
-        let out = unsafe { bytes_mut(b.out, b.out_len, "bufs->out") }?;
-        // SAFETY: as above.
-        let block = unsafe { bytes_mut(b.block, b.block_len, "bufs->block") }?;
-        // SAFETY: as above; layouts of floxlog_index_entry and IndexEntry
-        // are asserted equal in types.rs.
-        let index_raw =
-            unsafe { slice_uninit(b.index as *mut IndexEntry, b.index_capacity, "bufs->index") }?;
-        for e in index_raw.iter_mut() {
-            e.write(IndexEntry::default());
-        }
-        // SAFETY: every element was just initialised.
-        let index: &'static mut [IndexEntry] = unsafe {
-            core::slice::from_raw_parts_mut(
-                index_raw.as_mut_ptr() as *mut IndexEntry,
-                index_raw.len(),
-            )
-        };
-        let (slots_ptr, slots): (*mut [BlockSlot], &'static mut [BlockSlot]) =
-            if cfg.compression == Compression::Lz4 {
-                let raw = Box::into_raw(
-                    vec![BlockSlot::EMPTY; cfg.index_interval as usize].into_boxed_slice(),
-                );
-                // SAFETY: freshly leaked; freed only by WriterHandle::drop
-                // (or below on error) after the borrow ends.
-                (raw, unsafe { &mut *raw })
-            } else {
-                (
-                    core::ptr::slice_from_raw_parts_mut(core::ptr::null_mut(), 0),
-                    &mut [],
-                )
-            };
-        let w = match SegmentWriter::new(
-            cfg,
-            WriterBuffers {
-                out,
-                block,
-                slots,
-                index,
-            },
-        ) {
-            Ok(w) => w,
-            Err(e) => {
-                if !slots_ptr.is_null() {
-                    // SAFETY: from Box::into_raw above; the failed writer
-                    // (and its borrow) is gone.
-                    drop(unsafe { Box::from_raw(slots_ptr) });
-                }
-                return Err(e.into());
-            }
-        };
-        let h = WriterHandle {
-            magic: WRITER_MAGIC,
-            w: ManuallyDrop::new(w),
-            slots: slots_ptr,
-        };
+        let mut b = Box::<WriterHandle>::new_uninit();
+        // SAFETY: forwarded caller promises; `b` is writable. On failure
+        // it is freed uninitialised (a half-built writer only borrows).
+        unsafe { make_writer(b.as_mut_ptr(), cfg, bufs, true) }?;
+        // SAFETY: initialised by make_writer's success; released by
+        // floxlog_writer_free (handle::free, as a boxed handle).
+        let p = Box::into_raw(unsafe { b.assume_init() });
         // SAFETY: checked by check_out above.
-        unsafe { put(writer_out, into_c(h)) };
+        unsafe { put(writer_out, p as *mut floxlog_writer) };
         Ok(FLOXLOG_OK)
     })
 }
 
-/// Releases a writer handle. The caller's buffers are not touched (pending
-/// bytes you have not drained stay in `out`). NULL is a no-op. Do not use
-/// the handle afterwards.
+/// Releases a writer handle (full library only). The caller's buffers are
+/// not touched (pending bytes you have not drained stay in `out`). NULL is
+/// a no-op. A handle from `floxlog_writer_init` is only ended: its storage
+/// stays the caller's. Do not use the handle afterwards.
 ///
 /// # Safety
-/// `w` must be NULL or a live handle from `floxlog_writer_new`.
+/// `w` must be NULL or a live handle from `floxlog_writer_new` or
+/// `floxlog_writer_init`.
+#[cfg(feature = "std")]
 #[no_mangle]
 pub unsafe extern "C" fn floxlog_writer_free(w: *mut floxlog_writer) {
     // SAFETY: forwarded caller promise.
-    unsafe { free(w) }
+    unsafe { crate::handle::free(w) }
 }
 
 /// The reference's rotation test: sets `*exceeds` to whether appending
@@ -444,8 +524,9 @@ pub struct floxlog_writer_config {
 
 /// The caller's buffers for a writer. They are borrowed, not copied: they
 /// must stay valid, and must not be touched by the caller, until
-/// `floxlog_writer_free`. They must not overlap. Their initial contents do
-/// not matter.
+/// the handle's end (`floxlog_writer_free`, or the last use of a handle in
+/// caller storage). They must not overlap. Their initial contents do not
+/// matter.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct floxlog_writer_buffers {
@@ -458,10 +539,10 @@ pub struct floxlog_writer_buffers {
     pub out: *mut u8,
     /// Bytes at `out`.
     pub out_len: usize,
-    /// LZ4 only: staging for one block's frames and its sorted copy,
-    /// `floxlog_block_scratch_len(largest block's frame bytes)` bytes
-    /// (a block of N trades has N * 60 frame bytes). NULL/0 when
-    /// uncompressed.
+    /// LZ4 only: `index_interval` block slots, then staging for one
+    /// block's frames and its sorted copy: `floxlog_block_scratch_len(
+    /// largest block's frame bytes, index_interval)` bytes (a block of N
+    /// trades has N * 60 frame bytes). NULL/0 when uncompressed.
     pub block: *mut u8,
     /// Bytes at `block`.
     pub block_len: usize,
