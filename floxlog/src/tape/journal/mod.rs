@@ -50,7 +50,7 @@ use super::dir::{series_of, Layout, MIXED, SERIES};
 use super::error::TapeError;
 use crate::tape::dir::manifest::{sync_dir, Manifest, ManifestSegment};
 use crate::tape::writer::config::{now_ns, Clock, Durability, TapeWriterConfig, TapeWriterStats};
-use crate::tape::writer::shared::close_files;
+use crate::tape::writer::shared::{close_files, Start};
 use background::{Background, Finishing, Job, Settings};
 use floxlog_core::{Compression, Event, FrameHeader, SegmentWriter, WriterConfig};
 use prepare::{prepare, reserve_file, MapStorage, Prepared, Reserved, SegShared};
@@ -73,18 +73,6 @@ struct Live {
     events: u64,
     bucket: Option<i64>,
     unsynced: u64,
-}
-
-/// Where a journal starts on a resumed tape (`TapeWriterConfig::resume`):
-/// after the segments an earlier writer left (recovered already).
-#[derive(Default)]
-pub(crate) struct Start {
-    /// The tape's segments, each with its `seq`, as the manifest lists them.
-    pub(crate) closed: Vec<(u64, ManifestSegment)>,
-    /// Spec layout: the next file number of each series slot.
-    pub(crate) numbers: Vec<u32>,
-    /// The largest flox-layout segment name (created_ns), or `i64::MIN`.
-    pub(crate) last_created: i64,
 }
 
 /// The journal writer behind a `TapeWriter` in journal mode.
@@ -327,6 +315,14 @@ impl Journal {
         ev.validate(self.cfg.segment.profile)
             .map_err(|what| TapeError::input(None, what))?;
         self.append_with(&ev, |w| w.append_raw(frame_type, payload))
+    }
+
+    /// Appends an encoded frame as it is, copied straight into the
+    /// mapping: `ev` is `frame` decoded, its CRC checked.
+    pub(crate) fn append_frame(&mut self, ev: &Event<'_>, frame: &[u8]) -> Result<(), TapeError> {
+        ev.validate(self.cfg.segment.profile)
+            .map_err(|what| TapeError::input(None, what))?;
+        self.append_with(ev, |w| w.append_frame(frame, ev))
     }
 
     #[inline(always)]

@@ -1,0 +1,82 @@
+//! Appenders (one per appending thread) and counts readable from any
+//! thread: other handles on a [`TapeWriter`](super::TapeWriter)'s engine.
+
+use super::core::Core;
+use super::TapeWriterStats;
+use crate::tape::error::TapeError;
+use floxlog_core::{Event, Trade};
+use std::sync::Arc;
+
+/// Appends to a tape at the same time as its writer's other appenders
+/// (see the [module docs](super)): `Send`, used by one thread at a time.
+/// The tape stays open while an appender lives; dropping the last one of a
+/// dropped writer closes the tape.
+pub struct Appender {
+    core: Arc<Core>,
+}
+
+impl Appender {
+    pub(super) fn new(core: Arc<Core>) -> Result<Appender, TapeError> {
+        core.add_appender()?;
+        Ok(Appender { core })
+    }
+
+    /// [`TapeWriter::append`](super::TapeWriter::append) from this thread.
+    #[inline]
+    pub fn append(&mut self, ev: &Event<'_>) -> Result<(), TapeError> {
+        self.core.with(|e| e.append(ev))
+    }
+
+    /// [`TapeWriter::append_raw`](super::TapeWriter::append_raw).
+    pub fn append_raw(&mut self, frame_type: u8, payload: &[u8]) -> Result<(), TapeError> {
+        self.core.with(|e| e.append_raw(frame_type, payload))
+    }
+
+    /// [`TapeWriter::append_batch`](super::TapeWriter::append_batch): the
+    /// events of one call stay together in the file.
+    pub fn append_batch(&mut self, evs: &[Event<'_>]) -> (usize, Result<(), TapeError>) {
+        self.core.with_batch(|e| e.append_batch(evs))
+    }
+
+    /// [`TapeWriter::append_trades`](super::TapeWriter::append_trades).
+    pub fn append_trades(&mut self, trades: &[Trade]) -> (usize, Result<(), TapeError>) {
+        self.core.with_batch(|e| e.append_trades(trades))
+    }
+
+    /// [`TapeWriter::append_frames`](super::TapeWriter::append_frames).
+    pub fn append_frames(&mut self, frames: &[u8]) -> (usize, Result<(), TapeError>) {
+        self.core.with_batch(|e| e.append_frames(frames))
+    }
+}
+
+impl Drop for Appender {
+    fn drop(&mut self) {
+        self.core.drop_appender();
+    }
+}
+
+/// A writer's counts, read from any thread (they wait at most for one
+/// append in progress). It does not hold the tape open: after the close,
+/// the counts as of the close.
+#[derive(Clone)]
+pub struct TapeWriterCounts {
+    core: Arc<Core>,
+}
+
+impl TapeWriterCounts {
+    pub(super) fn new(core: Arc<Core>) -> TapeWriterCounts {
+        TapeWriterCounts { core }
+    }
+
+    /// [`TapeWriter::written_events`](super::TapeWriter::written_events)
+    /// and [`TapeWriter::durable_events`](super::TapeWriter::durable_events)
+    /// as one consistent pair (durable never above written).
+    pub fn progress(&self) -> (u64, u64) {
+        self.core.progress()
+    }
+
+    /// [`TapeWriter::stats`](super::TapeWriter::stats).
+    pub fn stats(&self) -> TapeWriterStats {
+        self.core.stats()
+    }
+}
