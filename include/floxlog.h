@@ -2089,7 +2089,7 @@ extern "C" {
 #endif // __cplusplus
 
 /**
- * The library version, e.g. `"0.1.0"`: a static NUL-terminated string
+ * The library version, e.g. `"0.2.0"`: a static NUL-terminated string
  * (never free it).
  */
 const char *floxlog_version(void);

@@ -163,7 +163,7 @@ class Span {
 // ---------------------------------------------------------------------------
 // Library facts
 
-/** @brief The library version, e.g. `"0.1.0"`. */
+/** @brief The library version, e.g. `"0.2.0"`. */
 inline const char* version() noexcept { return floxlog_version(); }
 
 /** @brief The `.floxlog` format version the library reads and writes (1). */

@@ -70,7 +70,7 @@ pub use tape::reader::*;
 pub use tape::tail::*;
 pub use tape::writer::*;
 
-/// The library version, e.g. `"0.1.0"`: a static NUL-terminated string
+/// The library version, e.g. `"0.2.0"`: a static NUL-terminated string
 /// (never free it).
 #[no_mangle]
 pub extern "C" fn floxlog_version() -> *const c_char {
