@@ -32,7 +32,10 @@
  *   it needs no buffers from the caller, and its failures fill a
  *   floxlog_tape_error (code, file, byte offset and a printable message).
  * - A handle is used from one thread at a time (it may move between
- *   threads). Strings the library hands out are NUL-terminated UTF-8 and
+ *   threads); a tape writer or appender handle called from a second
+ *   thread meanwhile fails with FLOXLOG_BUSY and does nothing. Several
+ *   threads append to one tape through a floxlog_tape_appender each.
+ *   Strings the library hands out are NUL-terminated UTF-8 and
  *   belong to the handle (or, in callbacks, to the call); each function
  *   says how long they stay valid.
  * - Prices and quantities are int64 fixed-point with scale 1e8;
@@ -1570,8 +1573,9 @@ typedef struct floxlog_tape_writer_config {
    * is refused with `FLOXLOG_INVALID_INPUT`). Each segment is a
    * pre-allocated file mapped shared; an append encodes its frame
    * straight into the mapping and publishes it by writing the frame's
-   * size field last (release ordering), with no system call, lock or
-   * allocation; a background thread prepares the next segment and
+   * size field last (release ordering), with no system call or
+   * allocation (one uncontended lock, shared with the writer's
+   * appenders); a background thread prepares the next segment and
    * finalises the previous one, so a rotation does not wait on I/O.
    * When an append returns, under every durability, its event is in the
    * page cache, visible to readers of the file, and survives the process

@@ -21,7 +21,8 @@
  * - Events read are views: what they point at (book levels, pool state
  *   payloads) belongs to the reader and stays valid until its next call.
  * - A handle is used from one thread at a time (it may move between
- *   threads), as in the C API.
+ *   threads), as in the C API; several threads append to one tape through
+ *   an Appender each (TapeWriter::appender()).
  * - Link with the floxlog library (CMake target floxlog::floxlog or
  *   floxlog::floxlog_shared, or `pkg-config --libs floxlog`).
  *

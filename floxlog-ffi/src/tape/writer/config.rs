@@ -124,8 +124,9 @@ pub struct floxlog_tape_writer_config {
     /// is refused with `FLOXLOG_INVALID_INPUT`). Each segment is a
     /// pre-allocated file mapped shared; an append encodes its frame
     /// straight into the mapping and publishes it by writing the frame's
-    /// size field last (release ordering), with no system call, lock or
-    /// allocation; a background thread prepares the next segment and
+    /// size field last (release ordering), with no system call or
+    /// allocation (one uncontended lock, shared with the writer's
+    /// appenders); a background thread prepares the next segment and
     /// finalises the previous one, so a rotation does not wait on I/O.
     /// When an append returns, under every durability, its event is in the
     /// page cache, visible to readers of the file, and survives the process

@@ -7,7 +7,8 @@
 //! non-zero size sees the frame; past the last published frame the file
 //! holds zeros up to its pre-allocated size.
 //!
-//! No system call, lock or allocation on the append path: a background
+//! No system call or allocation on the append path (the writer's one
+//! short lock, `tape/writer/core.rs`, serialises appenders): a background
 //! thread ([`background`]) prepares each series' next segment ahead of
 //! need and finalises the previous one (index trailer, the zero tail cut
 //! off, fsync per the policy, final header, manifest), so a rotation
