@@ -89,7 +89,16 @@ fn main() {
     println!("{n} trades per case, 64 MiB segments, durability none");
     println!(
         "{:<8} {:>7} {:>10} {:>7} {:>6} {:>6} {:>6} {:>7} {:>8} {:>9}",
-        "writer", "threads", "appends/s", "x 1 thr", "p50", "p90", "p99", "p99.9", "p99.99", "max ns"
+        "writer",
+        "threads",
+        "appends/s",
+        "x 1 thr",
+        "p50",
+        "p90",
+        "p99",
+        "p99.9",
+        "p99.99",
+        "max ns"
     );
     for journal in [true, false] {
         let mut one = 0.0;

@@ -151,7 +151,12 @@ pub unsafe extern "C" fn floxlog_tape_writer_set_metadata(
             return Err(Fail::invalid("metadata is not a JSON object").into());
         }
         // SAFETY: forwarded caller promise.
-        unsafe { claimed(w, |tw| Ok(open(tw)?.set_metadata(v))) }?;
+        unsafe {
+            claimed(w, |tw| {
+                open(tw)?.set_metadata(v);
+                Ok(())
+            })
+        }?;
         Ok(FLOXLOG_OK)
     })
 }
