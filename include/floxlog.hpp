@@ -306,6 +306,18 @@ inline void tape_call(F f, A... args) {
   check_tape(f(args..., &err), err);
 }
 
+// A batch call `f(h, data, size, &n, &err)` (appends: events, trades,
+// frames): how many went in, or AppendError with that count.
+template <class F, class H, class T>
+inline std::size_t batch_call(F f, H* h, const T* data, std::size_t size) {
+  floxlog_tape_error err;
+  err.code = 0;
+  std::size_t n = 0;
+  const floxlog_result rc = f(h, data, size, &n, &err);
+  if (rc != FLOXLOG_OK) throw AppendError(error_of(rc, err), n);
+  return n;
+}
+
 // A string view of a C string the library may leave NULL.
 inline std::string_view view_of(const char* s) noexcept { return s ? std::string_view(s) : std::string_view(); }
 
@@ -698,12 +710,7 @@ class Appender {
    * @return the number appended. @throws AppendError with appended().
    */
   std::size_t append(Span<const floxlog_trade> trades) {
-    floxlog_tape_error err;
-    err.code = 0;
-    std::size_t n = 0;
-    const floxlog_result rc = floxlog_tape_appender_append_trades(a_, trades.data(), trades.size(), &n, &err);
-    if (rc != FLOXLOG_OK) throw AppendError(detail::error_of(rc, err), n);
-    return n;
+    return detail::batch_call(floxlog_tape_appender_append_trades, a_, trades.data(), trades.size());
   }
   /**
    * @brief Appends already-encoded 1.0 frames as they are (each checked
@@ -712,12 +719,7 @@ class Appender {
    * in `frames`), with appended() frames before it written.
    */
   std::size_t append_frames(Span<const std::uint8_t> frames) {
-    floxlog_tape_error err;
-    err.code = 0;
-    std::size_t n = 0;
-    const floxlog_result rc = floxlog_tape_appender_append_frames(a_, frames.data(), frames.size(), &n, &err);
-    if (rc != FLOXLOG_OK) throw AppendError(detail::error_of(rc, err), n);
-    return n;
+    return detail::batch_call(floxlog_tape_appender_append_frames, a_, frames.data(), frames.size());
   }
 
  private:
@@ -840,21 +842,11 @@ class TapeWriter {
    * events before it written.
    */
   std::size_t append(Span<const floxlog_event> events) {
-    floxlog_tape_error err;
-    err.code = 0;
-    std::size_t n = 0;
-    const floxlog_result rc = floxlog_tape_writer_append_events(w_, events.data(), events.size(), &n, &err);
-    if (rc != FLOXLOG_OK) throw AppendError(detail::error_of(rc, err), n);
-    return n;
+    return detail::batch_call(floxlog_tape_writer_append_events, w_, events.data(), events.size());
   }
   /** @brief Appends trades in order, in one library call. @return the number appended. @throws AppendError */
   std::size_t append(Span<const floxlog_trade> trades) {
-    floxlog_tape_error err;
-    err.code = 0;
-    std::size_t n = 0;
-    const floxlog_result rc = floxlog_tape_writer_append_trades(w_, trades.data(), trades.size(), &n, &err);
-    if (rc != FLOXLOG_OK) throw AppendError(detail::error_of(rc, err), n);
-    return n;
+    return detail::batch_call(floxlog_tape_writer_append_trades, w_, trades.data(), trades.size());
   }
 
   /**
@@ -864,12 +856,7 @@ class TapeWriter {
    * in `frames`), with appended() frames before it written.
    */
   std::size_t append_frames(Span<const std::uint8_t> frames) {
-    floxlog_tape_error err;
-    err.code = 0;
-    std::size_t n = 0;
-    const floxlog_result rc = floxlog_tape_writer_append_frames(w_, frames.data(), frames.size(), &n, &err);
-    if (rc != FLOXLOG_OK) throw AppendError(detail::error_of(rc, err), n);
-    return n;
+    return detail::batch_call(floxlog_tape_writer_append_frames, w_, frames.data(), frames.size());
   }
 
   /**

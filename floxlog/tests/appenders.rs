@@ -3,9 +3,11 @@
 //! dropped writer kept open by its appenders, frames appended as they come
 //! encoded, and a journal process killed while several appenders append.
 
+mod common;
+
+use common::{read_payloads, verify_errors};
 use floxlog::core::{encode_frame, Compression, ErrorKind, Event, Profile, Trade};
-use floxlog::tape::read::{OpenedTape, Order, ReadConfig};
-use floxlog::tape::{Appender, OpenOptions, Tape, TapeErrorKind, TapeWriter, TapeWriterConfig};
+use floxlog::tape::{Appender, TapeErrorKind, TapeWriter, TapeWriterConfig};
 use std::path::Path;
 
 /// Appender `a`'s `i`-th trade: its symbol says whose, its trade id and
@@ -39,37 +41,16 @@ fn cfg(journal: bool, lz4: bool) -> TapeWriterConfig {
 
 /// Every trade of the tape in file order.
 fn read_trades(dir: &Path) -> Vec<Trade> {
-    let tape = Tape::open(&[dir.to_path_buf()], OpenOptions::default()).unwrap();
-    let mut o = OpenedTape::open(tape);
-    let rc = ReadConfig {
-        order: Order::File,
-        ..Default::default()
-    };
-    let mut r = o.reader(&rc);
-    let mut v = Vec::new();
-    while let Some(it) = r.next_item().unwrap() {
-        match it.frame.event(0).unwrap() {
-            Event::Trade(t) => v.push(t),
-            e => panic!("not a trade: {e:?}"),
-        }
-    }
-    let bad: Vec<String> = r
-        .problems()
-        .iter()
-        .filter(|p| !p.tolerated)
-        .map(|p| p.to_error().to_string())
-        .collect();
+    let (payloads, bad) = read_payloads(dir);
     assert!(bad.is_empty(), "{bad:?}");
-    v
-}
-
-fn verify_errors(dir: &Path) -> Vec<String> {
-    let tape = Tape::open(&[dir.to_path_buf()], OpenOptions::default()).unwrap();
-    let rep = floxlog::tape::check::verify_tape(&tape, Default::default(), &mut |_| {});
-    rep.findings
+    payloads
         .iter()
-        .filter(|f| f.severity == floxlog::tape::Severity::Error)
-        .map(|f| format!("{f:?}"))
+        .map(
+            |p| match Event::decode(floxlog::core::frame_type::TRADE, p, 0).unwrap() {
+                Event::Trade(t) => t,
+                e => panic!("not a trade: {e:?}"),
+            },
+        )
         .collect()
 }
 

@@ -305,17 +305,17 @@ impl Journal {
         self.append_with(ev, |w| w.append(ev))
     }
 
-    /// Appends a frame from its type and payload, byte for byte.
-    pub(crate) fn append_raw(&mut self, frame_type: u8, payload: &[u8]) -> Result<(), TapeError> {
-        let ev = Event::decode(frame_type, payload, 0).map_err(|e| {
-            TapeError::input(
-                None,
-                format!("frame of type {frame_type} does not decode: {}", e.what),
-            )
-        })?;
+    /// Appends a frame from its type and payload, byte for byte: `ev` is
+    /// the payload decoded.
+    pub(crate) fn append_raw(
+        &mut self,
+        ev: &Event<'_>,
+        frame_type: u8,
+        payload: &[u8],
+    ) -> Result<(), TapeError> {
         ev.validate(self.cfg.segment.profile)
             .map_err(|what| TapeError::input(None, what))?;
-        self.append_with(&ev, |w| w.append_raw(frame_type, payload))
+        self.append_with(ev, |w| w.append_raw(frame_type, payload))
     }
 
     /// Appends an encoded frame as it is, copied straight into the

@@ -21,32 +21,7 @@ impl Appender {
         Ok(Appender { core })
     }
 
-    /// [`TapeWriter::append`](super::TapeWriter::append) from this thread.
-    #[inline]
-    pub fn append(&mut self, ev: &Event<'_>) -> Result<(), TapeError> {
-        self.core.with(|e| e.append(ev))
-    }
-
-    /// [`TapeWriter::append_raw`](super::TapeWriter::append_raw).
-    pub fn append_raw(&mut self, frame_type: u8, payload: &[u8]) -> Result<(), TapeError> {
-        self.core.with(|e| e.append_raw(frame_type, payload))
-    }
-
-    /// [`TapeWriter::append_batch`](super::TapeWriter::append_batch): the
-    /// events of one call stay together in the file.
-    pub fn append_batch(&mut self, evs: &[Event<'_>]) -> (usize, Result<(), TapeError>) {
-        self.core.with_batch(|e| e.append_batch(evs))
-    }
-
-    /// [`TapeWriter::append_trades`](super::TapeWriter::append_trades).
-    pub fn append_trades(&mut self, trades: &[Trade]) -> (usize, Result<(), TapeError>) {
-        self.core.with_batch(|e| e.append_trades(trades))
-    }
-
-    /// [`TapeWriter::append_frames`](super::TapeWriter::append_frames).
-    pub fn append_frames(&mut self, frames: &[u8]) -> (usize, Result<(), TapeError>) {
-        self.core.with_batch(|e| e.append_frames(frames))
-    }
+    append_calls!();
 }
 
 impl Drop for Appender {

@@ -35,7 +35,13 @@ impl Engine {
     }
 
     pub(crate) fn append_raw(&mut self, frame_type: u8, payload: &[u8]) -> Result<(), TapeError> {
-        each!(self, e => e.append_raw(frame_type, payload))
+        let ev = Event::decode(frame_type, payload, 0).map_err(|e| {
+            TapeError::input(
+                None,
+                format!("frame of type {frame_type} does not decode: {}", e.what),
+            )
+        })?;
+        each!(self, e => e.append_raw(&ev, frame_type, payload))
     }
 
     pub(crate) fn append_batch(&mut self, evs: &[Event<'_>]) -> (usize, Result<(), TapeError>) {

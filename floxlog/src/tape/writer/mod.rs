@@ -35,6 +35,62 @@ use shared::Start;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+/// The append calls, the same on a [`TapeWriter`] and an [`Appender`]
+/// (each through its `core`, the engine behind its lock).
+macro_rules! append_calls {
+    () => {
+        /// Appends one event.
+        ///
+        /// Fails, accepting nothing, once an earlier write or fsync failed
+        /// (with that error, every time).
+        #[inline]
+        pub fn append(&mut self, ev: &Event<'_>) -> Result<(), TapeError> {
+            self.core.with(|e| e.append(ev))
+        }
+
+        /// Appends a frame from its type and payload, byte for byte.
+        pub fn append_raw(&mut self, frame_type: u8, payload: &[u8]) -> Result<(), TapeError> {
+            self.core.with(|e| e.append_raw(frame_type, payload))
+        }
+
+        /// Appends events in order, as [`TapeWriter::append`](crate::tape::TapeWriter::append) one by one would
+        /// (the same segments, bytes and errors), faster: where the durability
+        /// asks for nothing per event (`None`, `SyncOnClose`), segments are
+        /// uncompressed and rotate by size only, runs of events that stay in
+        /// one segment go to the encoder together, which seals their frames'
+        /// CRCs several at a time (in journal mode the run is also published
+        /// with one release store: `journal/batch.rs`). Returns how many were
+        /// appended: all, or those before the first failure, which is returned
+        /// with the count.
+        pub fn append_batch(&mut self, evs: &[Event<'_>]) -> (usize, Result<(), TapeError>) {
+            self.core.with_batch(|e| e.append_batch(evs))
+        }
+
+        /// Appends trades in order, as [`TapeWriter::append`](crate::tape::TapeWriter::append) of each would
+        /// (the same segments, bytes and errors), through the encoder's trade
+        /// batch (fixed-size frames, CRCs eight at a time) where
+        /// [`TapeWriter::append_batch`](crate::tape::TapeWriter::append_batch) would batch. Returns how many were
+        /// appended, and the first failure.
+        pub fn append_trades(&mut self, trades: &[Trade]) -> (usize, Result<(), TapeError>) {
+            self.core.with_batch(|e| e.append_trades(trades))
+        }
+
+        /// Appends already-encoded 1.0 frames (header and payload, one after
+        /// the other, as a NIC or FPGA that encodes frames hands them over)
+        /// as they are, after checking each one's size, type, record version,
+        /// flags, CRC and record (and what [`TapeWriter::append`](crate::tape::TapeWriter::append) checks of
+        /// its event). Returns how many were appended: all, or those before
+        /// the first bad or refused frame, whose error gives its byte offset in
+        /// `frames` (a data error of the codec's kind for a bad frame). The
+        /// tape stays as valid as with [`TapeWriter::append`](crate::tape::TapeWriter::append) (counts, time
+        /// range, index, Sorted flag, rotation); in journal mode the bytes are
+        /// copied straight into the mapping and the CRC is not computed again.
+        pub fn append_frames(&mut self, frames: &[u8]) -> (usize, Result<(), TapeError>) {
+            self.core.with_batch(|e| e.append_frames(frames))
+        }
+    };
+}
+
 mod appender;
 pub(crate) mod config;
 mod core;
@@ -243,55 +299,7 @@ impl TapeWriter {
         });
     }
 
-    /// Appends one event.
-    ///
-    /// Fails, accepting nothing, once an earlier write or fsync failed
-    /// (with that error, every time).
-    #[inline]
-    pub fn append(&mut self, ev: &Event<'_>) -> Result<(), TapeError> {
-        self.core.with(|e| e.append(ev))
-    }
-
-    /// Appends a frame from its type and payload, byte for byte.
-    pub fn append_raw(&mut self, frame_type: u8, payload: &[u8]) -> Result<(), TapeError> {
-        self.core.with(|e| e.append_raw(frame_type, payload))
-    }
-
-    /// Appends events in order, as [`TapeWriter::append`] one by one would
-    /// (the same segments, bytes and errors), faster: where the durability
-    /// asks for nothing per event (`None`, `SyncOnClose`), segments are
-    /// uncompressed and rotate by size only, runs of events that stay in
-    /// one segment go to the encoder together, which seals their frames'
-    /// CRCs several at a time (in journal mode the run is also published
-    /// with one release store: `journal/batch.rs`). Returns how many were
-    /// appended: all, or those before the first failure, which is returned
-    /// with the count.
-    pub fn append_batch(&mut self, evs: &[Event<'_>]) -> (usize, Result<(), TapeError>) {
-        self.core.with_batch(|e| e.append_batch(evs))
-    }
-
-    /// Appends trades in order, as [`TapeWriter::append`] of each would
-    /// (the same segments, bytes and errors), through the encoder's trade
-    /// batch (fixed-size frames, CRCs eight at a time) where
-    /// [`TapeWriter::append_batch`] would batch. Returns how many were
-    /// appended, and the first failure.
-    pub fn append_trades(&mut self, trades: &[Trade]) -> (usize, Result<(), TapeError>) {
-        self.core.with_batch(|e| e.append_trades(trades))
-    }
-
-    /// Appends already-encoded 1.0 frames (header and payload, one after
-    /// the other, as a NIC or FPGA that encodes frames hands them over)
-    /// as they are, after checking each one's size, type, record version,
-    /// flags, CRC and record (and what [`TapeWriter::append`] checks of
-    /// its event). Returns how many were appended: all, or those before
-    /// the first bad or refused frame, whose error gives its byte offset in
-    /// `frames` (a data error of the codec's kind for a bad frame). The
-    /// tape stays as valid as with [`TapeWriter::append`] (counts, time
-    /// range, index, Sorted flag, rotation); in journal mode the bytes are
-    /// copied straight into the mapping and the CRC is not computed again.
-    pub fn append_frames(&mut self, frames: &[u8]) -> (usize, Result<(), TapeError>) {
-        self.core.with_batch(|e| e.append_frames(frames))
-    }
+    append_calls!();
 
     /// Hands every encoded byte to the OS and waits for it: afterwards
     /// [`TapeWriter::written_events`] counts every event appended, except

@@ -67,6 +67,7 @@ use segment::{hand_over, ClosingSeg, OpenSeg};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::sync::Mutex;
+use swap::SwapWriter;
 
 mod batch;
 mod compress;
@@ -198,45 +199,34 @@ impl FileWriter {
 
     /// See [`TapeWriter::append`](super::TapeWriter::append).
     pub fn append(&mut self, ev: &Event<'_>) -> Result<(), TapeError> {
-        self.check_event(ev)?;
-        let si = self.slot(ev.frame_type());
-        self.before(si, ev)?;
-        let Some(seg) = self.open[si].as_mut() else {
-            return Err(TapeError::input(None, "internal error: no open segment"));
-        };
-        let emitted = seg.w.stats().events_emitted;
-        seg.w.append(ev).map_err(|e| {
-            TapeError::input(Some(&seg.io.path), format!("cannot write the event: {e}"))
-                .at(e.offset)
-        })?;
-        self.after(si, ev.exchange_ts_ns(), emitted)
+        self.append_with(ev, |w| w.append(ev))
     }
 
-    /// See [`TapeWriter::append_raw`](super::TapeWriter::append_raw).
-    pub fn append_raw(&mut self, frame_type: u8, payload: &[u8]) -> Result<(), TapeError> {
-        let ev = Event::decode(frame_type, payload, 0).map_err(|e| {
-            TapeError::input(
-                None,
-                format!("frame of type {frame_type} does not decode: {}", e.what),
-            )
-        })?;
-        self.check_event(&ev)?;
-        let si = self.slot(frame_type);
-        self.before(si, &ev)?;
-        let Some(seg) = self.open[si].as_mut() else {
-            return Err(TapeError::input(None, "internal error: no open segment"));
-        };
-        let emitted = seg.w.stats().events_emitted;
-        seg.w.append_raw(frame_type, payload).map_err(|e| {
-            TapeError::input(Some(&seg.io.path), format!("cannot write the frame: {e}"))
-                .at(e.offset)
-        })?;
-        self.after(si, ev.exchange_ts_ns(), emitted)
+    /// See [`TapeWriter::append_raw`](super::TapeWriter::append_raw):
+    /// `ev` is the payload decoded.
+    pub(crate) fn append_raw(
+        &mut self,
+        ev: &Event<'_>,
+        frame_type: u8,
+        payload: &[u8],
+    ) -> Result<(), TapeError> {
+        self.append_with(ev, |w| w.append_raw(frame_type, payload))
     }
 
     /// Appends an encoded frame as it is (see [`super::TapeWriter::append_frames`]):
     /// `ev` is `frame` decoded, its CRC checked.
     pub(crate) fn append_frame(&mut self, ev: &Event<'_>, frame: &[u8]) -> Result<(), TapeError> {
+        self.append_with(ev, |w| w.append_frame(frame, ev))
+    }
+
+    /// Appends `ev` through `put` (the encoder call that writes it), after
+    /// the checks and rotation every append makes.
+    #[inline(always)]
+    fn append_with(
+        &mut self,
+        ev: &Event<'_>,
+        put: impl FnOnce(&mut SwapWriter) -> floxlog_core::error::Result<()>,
+    ) -> Result<(), TapeError> {
         self.check_event(ev)?;
         let si = self.slot(ev.frame_type());
         self.before(si, ev)?;
@@ -244,8 +234,8 @@ impl FileWriter {
             return Err(TapeError::input(None, "internal error: no open segment"));
         };
         let emitted = seg.w.stats().events_emitted;
-        seg.w.append_frame(frame, ev).map_err(|e| {
-            TapeError::input(Some(&seg.io.path), format!("cannot write the frame: {e}"))
+        put(&mut seg.w).map_err(|e| {
+            TapeError::input(Some(&seg.io.path), format!("cannot write the event: {e}"))
                 .at(e.offset)
         })?;
         self.after(si, ev.exchange_ts_ns(), emitted)
