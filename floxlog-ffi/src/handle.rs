@@ -158,3 +158,21 @@ pub(crate) unsafe fn get<C: Opaque, T>(
     // SAFETY: forwarded caller promises.
     unsafe { output(core::ptr::null_mut(), out, what, || Ok(f(handle(p)?))) }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A claim held refuses a second taker with FLOXLOG_BUSY until it is
+    /// released.
+    #[test]
+    fn a_held_claim_refuses_a_second_call() {
+        let c = Claim::new();
+        let held = c.take().unwrap();
+        let busy = c.take().err().unwrap();
+        assert_eq!(busy.code, FLOXLOG_BUSY);
+        assert_eq!(busy.what, "handle in use by another thread");
+        drop(held);
+        assert!(c.take().is_ok());
+    }
+}
