@@ -241,6 +241,9 @@ impl TapeWriter {
     /// In journal mode, which prepares segments ahead, the clock is called
     /// (still once per segment, on the caller's thread, inside `append`)
     /// when the previous segment of the series opens.
+    ///
+    /// It runs under the tape's lock (see the module docs): it must not
+    /// call this writer, its appenders or its counts.
     pub fn set_clock(&mut self, clock: Clock) {
         let _ = self.core.with(|e| {
             e.set_clock(clock);
