@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{read_payloads, verify_errors};
+use common::{read_payloads, recover_then_verify, verify_errors};
 use floxlog::core::{encode_frame, Compression, ErrorKind, Event, Profile, Trade};
 use floxlog::tape::{Appender, TapeErrorKind, TapeWriter, TapeWriterConfig};
 use std::path::Path;
@@ -338,15 +338,7 @@ mod killed {
                 "{ctx}: {acks:?}: the child did not run"
             );
             check_orders(&read_trades(&dir), 4, &acks, &ctx);
-            let sum = floxlog::tape::check::recover_tape(
-                std::slice::from_ref(&dir),
-                &Default::default(),
-                &mut |_| {},
-            )
-            .unwrap();
-            assert_eq!(sum.failed, 0, "{ctx}");
-            let errors = verify_errors(&dir);
-            assert!(errors.is_empty(), "{ctx}: {errors:?}");
+            recover_then_verify(&dir, &ctx);
             check_orders(
                 &read_trades(&dir),
                 4,

@@ -11,7 +11,7 @@
 
 mod common;
 
-use common::{read_payloads, verify_errors};
+use common::{read_payloads, recover_then_verify};
 use floxlog::core::{encode_frame, Profile};
 use floxlog::synth::mixed_event;
 use floxlog::tape::{Durability, Layout, TapeWriter, TapeWriterConfig};
@@ -160,15 +160,7 @@ fn a_killed_journal_writer_loses_no_acknowledged_event() {
         let (got, bad) = read_payloads(&dir);
         assert!(bad.is_empty(), "{ctx}: {bad:?}");
         check_events(&got, acked, &ctx);
-        let sum = floxlog::tape::check::recover_tape(
-            std::slice::from_ref(&dir),
-            &Default::default(),
-            &mut |_| {},
-        )
-        .unwrap();
-        assert_eq!(sum.failed, 0, "{ctx}");
-        let errors = verify_errors(&dir);
-        assert!(errors.is_empty(), "{ctx}: {errors:?}");
+        recover_then_verify(&dir, &ctx);
         let (again, bad) = read_payloads(&dir);
         assert!(bad.is_empty(), "{ctx} after recover: {bad:?}");
         check_events(&again, acked, &format!("{ctx} after recover"));

@@ -59,3 +59,17 @@ pub fn verify_errors(dir: &std::path::Path) -> Vec<String> {
         .map(|f| format!("{f:?}"))
         .collect()
 }
+
+/// `recover` on the tape in `dir` (a killed writer's), which must repair
+/// every segment, then `verify`, which must find no error.
+pub fn recover_then_verify(dir: &std::path::Path, ctx: &str) {
+    let sum = floxlog::tape::check::recover_tape(
+        std::slice::from_ref(&dir.to_path_buf()),
+        &Default::default(),
+        &mut |_| {},
+    )
+    .unwrap();
+    assert_eq!(sum.failed, 0, "{ctx}");
+    let errors = verify_errors(dir);
+    assert!(errors.is_empty(), "{ctx}: {errors:?}");
+}

@@ -300,8 +300,6 @@ impl Journal {
     /// Appends one event (see the module docs).
     #[inline]
     pub(crate) fn append(&mut self, ev: &Event<'_>) -> Result<(), TapeError> {
-        ev.validate(self.cfg.segment.profile)
-            .map_err(|what| TapeError::input(None, what))?;
         self.append_with(ev, |w| w.append(ev))
     }
 
@@ -313,16 +311,12 @@ impl Journal {
         frame_type: u8,
         payload: &[u8],
     ) -> Result<(), TapeError> {
-        ev.validate(self.cfg.segment.profile)
-            .map_err(|what| TapeError::input(None, what))?;
         self.append_with(ev, |w| w.append_raw(frame_type, payload))
     }
 
     /// Appends an encoded frame as it is, copied straight into the
     /// mapping: `ev` is `frame` decoded, its CRC checked.
     pub(crate) fn append_frame(&mut self, ev: &Event<'_>, frame: &[u8]) -> Result<(), TapeError> {
-        ev.validate(self.cfg.segment.profile)
-            .map_err(|what| TapeError::input(None, what))?;
         self.append_with(ev, |w| w.append_frame(frame, ev))
     }
 
@@ -332,6 +326,9 @@ impl Journal {
         ev: &Event<'_>,
         put: impl FnOnce(&mut SegmentWriter<MapStorage>) -> floxlog_core::error::Result<()>,
     ) -> Result<(), TapeError> {
+        // Refused before anything rotates or opens.
+        ev.validate(self.cfg.segment.profile)
+            .map_err(|what| TapeError::input(None, what))?;
         self.check_open()?;
         let si = self.slot(ev.frame_type());
         self.before(si, ev)?;
