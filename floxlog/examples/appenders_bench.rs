@@ -5,13 +5,18 @@
 //! For the journal and the default writer (durability `none`, 64 MiB
 //! segments), 1, 2 and 4 threads, each with its own `Appender`, append
 //! EVENTS trades in all (default 4,000,000), started together. Two passes
-//! each: unclocked, for the aggregate appends/s (no clock read per
-//! append); clocked, for the per-append latency histogram of every thread
-//! together (p50 … p99.99, max; the clock read adds ~20 ns to each). Then
-//! each case's aggregate rate as a ratio to one appender's in the same
-//! run. On a 2-core machine 4 threads share 2 cores: that case measures
-//! what an append costs when threads contend for the tape's lock and the
-//! cores, not scaling. A benchmark, not a test.
+//! each: unclocked, for the aggregate appends/s over the wall clock and
+//! the CPU time the appending threads used per append (their
+//! `CLOCK_THREAD_CPUTIME_ID`, summed: what an append costs, contention
+//! included, whatever else the machine runs); clocked, for the per-append
+//! latency histogram of every thread together (p50 … p99.99, max; the
+//! clock read adds ~20 ns to each). Each case's rate (appends/s, and
+//! appends per CPU second) is also given as a ratio to one appender's in
+//! the same run. On a 2-core machine 4 threads share 2 cores: that case
+//! measures what an append costs when threads contend for the tape's lock
+//! and the cores, not scaling; on a loaded machine the wall-clock rate
+//! follows the share of the cores the threads get, the CPU cost does not.
+//! A benchmark, not a test.
 
 use floxlog::core::{Event, Trade};
 use floxlog::tape::{Durability, TapeWriter, TapeWriterConfig};
@@ -31,9 +36,26 @@ fn trade(a: u32, i: u64) -> Trade {
     }
 }
 
+/// CPU time this thread has used, ns (0 where the clock is missing).
+fn thread_cpu_ns() -> u64 {
+    #[cfg(unix)]
+    {
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: a plain system call writing the struct passed.
+        if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) } == 0 {
+            return ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64;
+        }
+    }
+    0
+}
+
 /// Appends `n` trades in all from `threads` appenders; returns the
-/// aggregate appends/s and, when `clocked`, every append's ns.
-fn run(journal: bool, threads: u32, n: u64, clocked: bool) -> (f64, Vec<u32>) {
+/// aggregate appends/s, the appending threads' CPU ns per append and,
+/// when `clocked`, every append's ns.
+fn run(journal: bool, threads: u32, n: u64, clocked: bool) -> (f64, f64, Vec<u32>) {
     let t = tempfile::tempdir().unwrap();
     let cfg = TapeWriterConfig {
         max_segment_bytes: 64 << 20,
@@ -53,6 +75,7 @@ fn run(journal: bool, threads: u32, n: u64, clocked: bool) -> (f64, Vec<u32>) {
             std::thread::spawn(move || {
                 let mut ns = Vec::with_capacity(if clocked { per as usize } else { 0 });
                 start.wait();
+                let cpu0 = thread_cpu_ns();
                 for i in 0..per {
                     let ev = Event::Trade(trade(a, i));
                     if clocked {
@@ -63,22 +86,24 @@ fn run(journal: bool, threads: u32, n: u64, clocked: bool) -> (f64, Vec<u32>) {
                         ap.append(&ev).unwrap();
                     }
                 }
-                (Instant::now(), ns)
+                (Instant::now(), thread_cpu_ns() - cpu0, ns)
             })
         })
         .collect();
     start.wait();
     let t0 = Instant::now();
     let mut all = Vec::new();
-    let mut end = t0;
+    let (mut end, mut cpu) = (t0, 0u64);
     for h in handles {
-        let (done, ns) = h.join().unwrap();
+        let (done, used, ns) = h.join().unwrap();
         end = end.max(done);
+        cpu += used;
         all.extend(ns);
     }
     let secs = (end - t0).as_secs_f64();
     w.close().unwrap();
-    (per as f64 * threads as f64 / secs, all)
+    let appends = per as f64 * threads as f64;
+    (appends / secs, cpu as f64 / appends, all)
 }
 
 fn main() {
@@ -88,10 +113,12 @@ fn main() {
         .unwrap_or(4_000_000);
     println!("{n} trades per case, 64 MiB segments, durability none");
     println!(
-        "{:<8} {:>7} {:>10} {:>7} {:>6} {:>6} {:>6} {:>7} {:>8} {:>9}",
+        "{:<8} {:>7} {:>10} {:>7} {:>8} {:>7} {:>6} {:>6} {:>6} {:>7} {:>8} {:>9}",
         "writer",
         "threads",
         "appends/s",
+        "x 1 thr",
+        "cpu ns/a",
         "x 1 thr",
         "p50",
         "p90",
@@ -101,21 +128,23 @@ fn main() {
         "max ns"
     );
     for journal in [true, false] {
-        let mut one = 0.0;
+        let (mut one, mut one_cpu) = (0.0, 0.0);
         for threads in [1u32, 2, 4] {
-            let (rate, _) = run(journal, threads, n, false);
+            let (rate, cpu, _) = run(journal, threads, n, false);
             if threads == 1 {
-                one = rate;
+                (one, one_cpu) = (rate, cpu);
             }
-            let (_, mut ns) = run(journal, threads, n, true);
+            let (_, _, mut ns) = run(journal, threads, n, true);
             ns.sort_unstable();
             let p = |q: f64| ns[((ns.len() - 1) as f64 * q) as usize];
             println!(
-                "{:<8} {:>7} {:>10.0} {:>7.2} {:>6} {:>6} {:>6} {:>7} {:>8} {:>9}",
+                "{:<8} {:>7} {:>10.0} {:>7.2} {:>8.1} {:>7.2} {:>6} {:>6} {:>6} {:>7} {:>8} {:>9}",
                 if journal { "journal" } else { "default" },
                 threads,
                 rate,
                 rate / one,
+                cpu,
+                one_cpu / cpu,
                 p(0.5),
                 p(0.9),
                 p(0.99),
