@@ -62,6 +62,8 @@ macro_rules! append_calls {
         /// with one release store: `journal/batch.rs`). Returns how many were
         /// appended: all, or those before the first failure, which is returned
         /// with the count.
+        /// The events of one call go in together: no other appender's
+        /// event comes between them.
         pub fn append_batch(&mut self, evs: &[Event<'_>]) -> (usize, Result<(), TapeError>) {
             self.core.with_batch(|e| e.append_batch(evs))
         }
