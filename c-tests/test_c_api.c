@@ -105,7 +105,7 @@ done:
 /* ------------------------------------------------------------------ */
 
 static void test_messages(void) {
-  CHECK(strcmp(floxlog_version(), "0.1.0") == 0);
+  CHECK(strcmp(floxlog_version(), "0.2.0") == 0);
   CHECK(floxlog_format_version() == 1);
   CHECK(floxlog_lz4_supported());
   CHECK(strcmp(floxlog_result_name(FLOXLOG_OK), "ok") == 0);

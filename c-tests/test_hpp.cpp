@@ -13,8 +13,12 @@
 //     and one truncated by a few bytes: "rewritten"; the live tape:
 //     FLOXLOG_TAPE_LOCKED), inspect (its JSON parsed with nlohmann);
 //   - book_at (levels, depth, no book yet) and diff (twin, one field,
-//     bytes, damage as a result, a missing tape as an exception).
+//     bytes, damage as a result, a missing tape as an exception);
+//   - Appender: feed threads appending at once, close() refused
+//     (FLOXLOG_BUSY) while one lives, a writer destroyed before its
+//     appender, encoded frames (a bad one: AppendError with its offset).
 #include <set>
+#include <thread>
 #include <type_traits>
 
 #include "corpus_util.hpp"
@@ -27,6 +31,8 @@ static_assert(!std::is_copy_constructible<floxlog::TapeWriter>::value, "TapeWrit
 static_assert(!std::is_copy_assignable<floxlog::TapeWriter>::value, "TapeWriter is move-only");
 static_assert(std::is_nothrow_move_constructible<floxlog::TapeWriter>::value, "noexcept move");
 static_assert(std::is_nothrow_move_assignable<floxlog::TapeWriter>::value, "noexcept move");
+static_assert(!std::is_copy_constructible<floxlog::Appender>::value, "Appender is move-only");
+static_assert(std::is_nothrow_move_constructible<floxlog::Appender>::value, "noexcept move");
 static_assert(!std::is_copy_constructible<floxlog::TapeReader>::value, "TapeReader is move-only");
 static_assert(!std::is_copy_assignable<floxlog::TapeReader>::value, "TapeReader is move-only");
 static_assert(std::is_nothrow_move_constructible<floxlog::TapeReader>::value, "noexcept move");
@@ -616,8 +622,67 @@ void test_resume() {
                "a tape is refused without resume");
 }
 
+// Appenders: three feed threads and the writer's own appends; close()
+// refused while an appender lives; encoded frames.
+void test_appenders() {
+  TempDir tmp;
+  for (int journal = 0; journal < 2; journal++) {
+    const fs::path dir = tmp.path() / ("feeds-" + std::to_string(journal));
+    floxlog::TapeWriterConfig cfg;
+    cfg.durability(FLOXLOG_DURABILITY_NONE).max_segment_bytes(32 << 10);
+    cfg.c.journal = static_cast<uint8_t>(journal);
+    floxlog::TapeWriter w(dir.string(), cfg);
+    std::vector<std::thread> feeds;
+    for (uint32_t sym = 1; sym <= 3; sym++) {
+      feeds.emplace_back([a = w.appender(), sym]() mutable {
+        for (int i = 0; i < 2000; i++) a.append(trade(i, sym));
+      });
+    }
+    for (int i = 0; i < 2000; i++) w.append(trade(i, 4));
+    for (auto& t : feeds) t.join();
+    w.close();
+    std::map<uint32_t, int64_t> next;
+    auto r = floxlog::TapeReader::open(dir.string(), floxlog::ReadOptions().file_order());
+    for (const auto& ev : r) {
+      const floxlog_trade& t = ev.trade();
+      expect(t.exchange_ts_ns == next[t.symbol_id]++, "each feed's trades in its order");
+    }
+    expect(next.size() == 4 && next[1] == 2000 && next[4] == 2000, "every feed's trades");
+
+    const fs::path held = tmp.path() / ("held-" + std::to_string(journal));
+    auto w2 = std::make_unique<floxlog::TapeWriter>(held.string(), cfg);
+    floxlog::Appender a = w2->appender();
+    expect_error(FLOXLOG_BUSY, [&] { w2->close(); }, "close with an appender open");
+    a.append(trade(0, 1));
+    w2.reset();  // the appender keeps the tape open
+    a.append(trade(1, 1));
+    std::vector<uint8_t> frames(60 * 3);
+    for (int i = 0; i < 3; i++) {
+      floxlog_event ev{};
+      ev.kind = FLOXLOG_EVENT_TRADE;
+      ev.data.trade = trade(2 + i, 1);
+      size_t n = 0;
+      floxlog_error e;
+      expect(floxlog_frame_encode(&ev, FLOXLOG_PROFILE_REFERENCE, frames.data() + 60 * i, 60, &n, &e) ==
+                 FLOXLOG_OK,
+             "frame encoded");
+    }
+    frames[60 * 2 + 20] ^= 1;
+    try {
+      a.append_frames(floxlog::Span<const uint8_t>(frames.data(), frames.size()));
+      fail("a bad frame appended");
+    } catch (const floxlog::AppendError& e) {
+      expect(e.code() == FLOXLOG_CRC_MISMATCH && e.appended() == 2 && e.offset() == 120,
+             std::string("the bad frame's offset: ") + e.what());
+    }
+    a = floxlog::Appender();  // the last one: the tape is closed
+    expect(count_events(held) == 4, "two appends and two frames");
+  }
+}
+
 int main() {
   Runner run;
+  run.run("appenders", test_appenders);
   run.run("resume", test_resume);
   run.run("writer moves", test_writer_moves);
   run.run("reader moves", test_reader_moves);

@@ -32,7 +32,10 @@
  *   it needs no buffers from the caller, and its failures fill a
  *   floxlog_tape_error (code, file, byte offset and a printable message).
  * - A handle is used from one thread at a time (it may move between
- *   threads). Strings the library hands out are NUL-terminated UTF-8 and
+ *   threads); a tape writer or appender handle called from a second
+ *   thread meanwhile fails with FLOXLOG_BUSY and does nothing. Several
+ *   threads append to one tape through a floxlog_tape_appender each.
+ *   Strings the library hands out are NUL-terminated UTF-8 and
  *   belong to the handle (or, in callbacks, to the call); each function
  *   says how long they stay valid.
  * - Prices and quantities are int64 fixed-point with scale 1e8;
@@ -603,6 +606,14 @@ enum floxlog_result
    */
   FLOXLOG_TAPE_LOCKED = 210,
   /**
+   * The handle is in use by another thread: two calls on one handle ran
+   * at the same time (each handle is used from one thread at a time;
+   * give each appending thread its own `floxlog_tape_appender`). The
+   * call did nothing. Also `floxlog_tape_writer_close` while an
+   * appender of the writer is open.
+   */
+  FLOXLOG_BUSY = 211,
+  /**
    * An error this version of the C ABI has no code for.
    */
   FLOXLOG_INTERNAL = 298,
@@ -635,6 +646,17 @@ typedef struct floxlog_reader floxlog_reader;
 
 #if defined(FLOXLOG_HAS_TAPE)
 /**
+ * Opaque appender handle (see `floxlog_tape_appender_open`): appends to
+ * its writer's tape at the same time as the writer's other appenders.
+ * Use each appender from one thread at a time (it may move between
+ * threads; a call while another thread's call runs fails with
+ * `FLOXLOG_BUSY`).
+ */
+typedef struct floxlog_tape_appender floxlog_tape_appender;
+#endif
+
+#if defined(FLOXLOG_HAS_TAPE)
+/**
  * Opaque tape reader handle (see `floxlog_tape_reader_open`). Use one
  * handle from one thread at a time; it may move between threads.
  */
@@ -652,7 +674,12 @@ typedef struct floxlog_tape_tail floxlog_tape_tail;
 #if defined(FLOXLOG_HAS_TAPE)
 /**
  * Opaque tape writer handle (see `floxlog_tape_writer_open`). Use one
- * handle from one thread at a time; it may move between threads.
+ * handle from one thread at a time (it may move between threads): a call
+ * that changes it while another thread's call runs fails with
+ * `FLOXLOG_BUSY` and does nothing. The counts
+ * (`floxlog_tape_writer_progress`, `_written_events`, `_durable_events`)
+ * may be read from any thread meanwhile. To append from several threads,
+ * give each its own `floxlog_tape_appender`.
  */
 typedef struct floxlog_tape_writer floxlog_tape_writer;
 #endif
@@ -1555,7 +1582,10 @@ typedef struct floxlog_tape_position {
 /**
  * A clock for `created_ns`: nanoseconds since the Unix epoch. Called with
  * `clock_ctx`, exactly once per segment the writer opens, on the thread
- * that calls the append that opens it. It must not unwind (a C++
+ * that calls the append that opens it (in journal mode, which prepares
+ * segments ahead, when the segment before it in its series opens). It
+ * runs while the tape is locked for that append: it must not call the
+ * writer, its appenders or its counts. It must not unwind (a C++
  * exception escaping it aborts the process).
  */
 typedef int64_t (*floxlog_clock_fn)(void *ctx);
@@ -1646,8 +1676,9 @@ typedef struct floxlog_tape_writer_config {
    * is refused with `FLOXLOG_INVALID_INPUT`). Each segment is a
    * pre-allocated file mapped shared; an append encodes its frame
    * straight into the mapping and publishes it by writing the frame's
-   * size field last (release ordering), with no system call, lock or
-   * allocation; a background thread prepares the next segment and
+   * size field last (release ordering), with no system call or
+   * allocation (one uncontended lock, shared with the writer's
+   * appenders); a background thread prepares the next segment and
    * finalises the previous one, so a rotation does not wait on I/O.
    * When an append returns, under every durability, its event is in the
    * page cache, visible to readers of the file, and survives the process
@@ -1662,8 +1693,8 @@ typedef struct floxlog_tape_writer_config {
    * of the data; `floxlog recover` cuts them off), maybe the next,
    * prepared segment with no event, and hidden temporary files (such as
    * `.journal-first-N.tmp`, a series' first segment reserved at open)
-   * that `floxlog_tape_recover` removes. `clock_ns` is not used: segments
-   * are stamped with the wall clock when prepared. After close each
+   * that `floxlog_tape_recover` removes. Segments are stamped when
+   * prepared (see `floxlog_clock_fn`). After close each
    * segment is byte for byte what the default writer writes. Set it after
    * `floxlog_tape_writer_config_default` (it sits in what was padding,
    * so the struct's size is unchanged).
@@ -2196,7 +2227,7 @@ extern "C" {
 #endif // __cplusplus
 
 /**
- * The library version, e.g. `"0.1.0"`: a static NUL-terminated string
+ * The library version, e.g. `"0.2.0"`: a static NUL-terminated string
  * (never free it).
  */
 const char *floxlog_version(void);
@@ -3370,7 +3401,9 @@ floxlog_result floxlog_tape_writer_durable_events(struct floxlog_tape_writer *w,
  * (`*durable <= *written`): the two counts of
  * `floxlog_tape_writer_written_events` and `_durable_events`, which the
  * writer's background I/O thread advances, so two separate calls may see
- * different moments.
+ * different moments. Safe from any thread, also while another thread
+ * appends (it waits at most for one append); after close, the counts as
+ * of the close.
  *
  * # Safety
  * `w` a live handle; `written` and `durable` writable.
@@ -3388,6 +3421,8 @@ floxlog_result floxlog_tape_writer_progress(struct floxlog_tape_writer *w,
  * for the counters and must still be freed; appends then fail with
  * `FLOXLOG_FINISHED`. On error the tape is left as a killed writer would
  * leave it (recoverable); a second close returns `FLOXLOG_FINISHED`.
+ * While an appender of the writer is open, close fails with
+ * `FLOXLOG_BUSY` and changes nothing (the appenders go on).
  *
  * # Safety
  * `w` a live handle; `err` may be NULL.
@@ -3399,8 +3434,9 @@ floxlog_result floxlog_tape_writer_close(struct floxlog_tape_writer *w,
 #if defined(FLOXLOG_HAS_TAPE)
 /**
  * Releases the handle. A writer not yet closed is closed first, and its
- * errors are lost: call `floxlog_tape_writer_close` to see them. NULL is
- * a no-op.
+ * errors are lost: call `floxlog_tape_writer_close` to see them. With
+ * appenders open, the tape stays open until the last of them is freed,
+ * which then closes it so. NULL is a no-op.
  *
  * # Safety
  * `w` NULL or a live handle, not used afterwards.
@@ -3503,6 +3539,125 @@ floxlog_result floxlog_tape_writer_append_trades(struct floxlog_tape_writer *w,
                                                  size_t count,
                                                  size_t *appended,
                                                  struct floxlog_tape_error *err);
+#endif
+
+#if defined(FLOXLOG_HAS_TAPE)
+/**
+ * Appends already-encoded 1.0 frames, `len` bytes at `frames` (headers
+ * and payloads one after the other, as a NIC or FPGA that encodes frames
+ * hands them over), as they are: each frame's size, type, record
+ * version, flags, CRC and record are checked first. Stops at the first
+ * bad frame, whose code is the check that failed (`FLOXLOG_CRC_MISMATCH`,
+ * `FLOXLOG_TRUNCATED`...) and whose `err->offset` is its byte offset in
+ * `frames`; the frames before it are appended. `*count` receives how
+ * many frames were appended, on every return. The tape stays as valid as
+ * with the event calls (counts, time range, index, Sorted flag,
+ * rotation); in journal mode the bytes are copied straight into the
+ * mapping.
+ *
+ * # Safety
+ * `w` a live handle; `frames` valid for `len` bytes (NULL only with 0);
+ * `count` writable; `err` may be NULL.
+ */
+floxlog_result floxlog_tape_writer_append_frames(struct floxlog_tape_writer *w,
+                                                 const uint8_t *frames,
+                                                 size_t len,
+                                                 size_t *count,
+                                                 struct floxlog_tape_error *err);
+#endif
+
+#if defined(FLOXLOG_HAS_TAPE)
+/**
+ * Opens an appender of writer `w` and sets `*out`: a handle for one more
+ * thread appending to the tape at the same time as the others (the
+ * writer's own appends included). Each append is atomic (a reader never
+ * sees half of one), each appender's events keep their order in the file
+ * (also inside the reference profile's LZ4 blocks, whose sort by time is
+ * stable), and a process killed loses no event whose append returned and
+ * was written (journal mode: every one). The appender is owned by the
+ * caller and released with `floxlog_tape_appender_free`;
+ * `floxlog_tape_writer_close` fails with `FLOXLOG_BUSY` while one is
+ * open, and `floxlog_tape_writer_free` leaves the tape open until the
+ * last one is freed. Fails with `FLOXLOG_FINISHED` once the writer is
+ * closed.
+ *
+ * # Safety
+ * `w` a live writer handle; `out` writable; `err` may be NULL.
+ */
+floxlog_result floxlog_tape_appender_open(struct floxlog_tape_writer *w,
+                                          struct floxlog_tape_appender **out,
+                                          struct floxlog_tape_error *err);
+#endif
+
+#if defined(FLOXLOG_HAS_TAPE)
+/**
+ * Appends one event of any kind (`ev->kind` says which). On error the
+ * event was not written and everything before it is intact.
+ *
+ * # Safety
+ * `a` a live handle; `ev` valid (its member's pointers too); `err` may be
+ * NULL.
+ */
+floxlog_result floxlog_tape_appender_append(struct floxlog_tape_appender *a,
+                                            const struct floxlog_event *ev,
+                                            struct floxlog_tape_error *err);
+#endif
+
+#if defined(FLOXLOG_HAS_TAPE)
+/**
+ * Appends a trade, as `floxlog_tape_appender_append`.
+ *
+ * # Safety
+ * `a` a live handle; `trade` valid; `err` may be NULL.
+ */
+floxlog_result floxlog_tape_appender_append_trade(struct floxlog_tape_appender *a,
+                                                  const struct floxlog_trade *trade,
+                                                  struct floxlog_tape_error *err);
+#endif
+
+#if defined(FLOXLOG_HAS_TAPE)
+/**
+ * Appends `count` trades in order, together (no other appender's event
+ * between them unless the call fails), with the progress rule of
+ * `floxlog_tape_writer_append_trades`: `*appended` receives how many were
+ * written, on every return.
+ *
+ * # Safety
+ * `a` a live handle; `trades` valid for `count` trades (NULL only with
+ * 0); `appended` writable; `err` may be NULL.
+ */
+floxlog_result floxlog_tape_appender_append_trades(struct floxlog_tape_appender *a,
+                                                   const struct floxlog_trade *trades,
+                                                   size_t count,
+                                                   size_t *appended,
+                                                   struct floxlog_tape_error *err);
+#endif
+
+#if defined(FLOXLOG_HAS_TAPE)
+/**
+ * `floxlog_tape_writer_append_frames` through this appender.
+ *
+ * # Safety
+ * `a` a live handle; `frames` valid for `len` bytes (NULL only with 0);
+ * `count` writable; `err` may be NULL.
+ */
+floxlog_result floxlog_tape_appender_append_frames(struct floxlog_tape_appender *a,
+                                                   const uint8_t *frames,
+                                                   size_t len,
+                                                   size_t *count,
+                                                   struct floxlog_tape_error *err);
+#endif
+
+#if defined(FLOXLOG_HAS_TAPE)
+/**
+ * Releases the appender. The last appender of a writer already freed
+ * closes the tape (errors lost, as `floxlog_tape_writer_free`'s). NULL is
+ * a no-op.
+ *
+ * # Safety
+ * `a` NULL or a live handle, not used afterwards (nor during the call).
+ */
+void floxlog_tape_appender_free(struct floxlog_tape_appender *a);
 #endif
 
 #if defined(FLOXLOG_HAS_TAPE)

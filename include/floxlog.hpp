@@ -21,7 +21,8 @@
  * - Events read are views: what they point at (book levels, pool state
  *   payloads) belongs to the reader and stays valid until its next call.
  * - A handle is used from one thread at a time (it may move between
- *   threads), as in the C API.
+ *   threads), as in the C API; several threads append to one tape through
+ *   an Appender each (TapeWriter::appender()).
  * - Link with the floxlog library (CMake target floxlog::floxlog or
  *   floxlog::floxlog_shared, or `pkg-config --libs floxlog`).
  *
@@ -163,7 +164,7 @@ class Span {
 // ---------------------------------------------------------------------------
 // Library facts
 
-/** @brief The library version, e.g. `"0.1.0"`. */
+/** @brief The library version, e.g. `"0.2.0"`. */
 inline const char* version() noexcept { return floxlog_version(); }
 
 /** @brief The `.floxlog` format version the library reads and writes (1). */
@@ -303,6 +304,18 @@ inline void tape_call(F f, A... args) {
   floxlog_tape_error err;
   err.code = 0;
   check_tape(f(args..., &err), err);
+}
+
+// A batch call `f(h, data, size, &n, &err)` (appends: events, trades,
+// frames): how many went in, or AppendError with that count.
+template <class F, class H, class T>
+inline std::size_t batch_call(F f, H* h, const T* data, std::size_t size) {
+  floxlog_tape_error err;
+  err.code = 0;
+  std::size_t n = 0;
+  const floxlog_result rc = f(h, data, size, &n, &err);
+  if (rc != FLOXLOG_OK) throw AppendError(error_of(rc, err), n);
+  return n;
 }
 
 // A string view of a C string the library may leave NULL.
@@ -645,6 +658,75 @@ struct TapeWriterConfig {
 };
 
 /**
+ * @brief One more thread appending to a TapeWriter's tape, at the same time
+ * as the writer's other appenders (floxlog_tape_appender): make one per
+ * feed thread with TapeWriter::appender(), use it from that thread (it
+ * may move between threads; two threads calling one appender at once get
+ * FLOXLOG_BUSY). Each append is atomic and each appender's events keep
+ * their order in the file. Move-only; the destructor frees it. The writer
+ * refuses close() (FLOXLOG_BUSY) while one lives; a writer destroyed first
+ * leaves the tape open until the last appender is destroyed.
+ */
+class Appender {
+ public:
+  /** @brief An empty appender (valid() is false). */
+  Appender() noexcept = default;
+  /** @brief Takes ownership of a C appender handle. */
+  explicit Appender(floxlog_tape_appender* a) noexcept : a_(a) {}
+  Appender(const Appender&) = delete;
+  Appender& operator=(const Appender&) = delete;
+  /** @brief Takes over `other`'s handle; `other` is left empty. */
+  Appender(Appender&& other) noexcept : a_(std::exchange(other.a_, nullptr)) {}
+  /** @brief Frees this appender, then takes over `other`'s. */
+  Appender& operator=(Appender&& other) noexcept {
+    if (this != &other) {
+      floxlog_tape_appender_free(a_);
+      a_ = std::exchange(other.a_, nullptr);
+    }
+    return *this;
+  }
+  /** @brief Frees the handle (the last appender of a destroyed writer closes the tape). */
+  ~Appender() { floxlog_tape_appender_free(a_); }
+
+  /** @brief Whether this object holds an appender. */
+  bool valid() const noexcept { return a_ != nullptr; }
+  /** @brief As valid(). */
+  explicit operator bool() const noexcept { return valid(); }
+  /** @brief The C handle (still owned by this object). */
+  floxlog_tape_appender* get() const noexcept { return a_; }
+
+  /** @brief Appends a trade. @throws Error; the event was then not written. */
+  void append(const floxlog_trade& trade) {
+    detail::tape_call(floxlog_tape_appender_append_trade, a_, &trade);
+  }
+  /** @brief Appends an event of any kind. @throws Error */
+  void append(const floxlog_event& event) {
+    detail::tape_call(floxlog_tape_appender_append, a_, &event);
+  }
+  /** @brief Appends an event of any kind. @throws Error */
+  void append(const Event& event) { append(event.raw()); }
+  /**
+   * @brief Appends trades in order, together, in one library call.
+   * @return the number appended. @throws AppendError with appended().
+   */
+  std::size_t append(Span<const floxlog_trade> trades) {
+    return detail::batch_call(floxlog_tape_appender_append_trades, a_, trades.data(), trades.size());
+  }
+  /**
+   * @brief Appends already-encoded 1.0 frames as they are (each checked
+   * first). @return the number of frames appended.
+   * @throws AppendError at the first bad frame (offset() is its byte offset
+   * in `frames`), with appended() frames before it written.
+   */
+  std::size_t append_frames(Span<const std::uint8_t> frames) {
+    return detail::batch_call(floxlog_tape_appender_append_frames, a_, frames.data(), frames.size());
+  }
+
+ private:
+  floxlog_tape_appender* a_ = nullptr;
+};
+
+/**
  * @brief Records a tape directory (`floxlog_tape_writer`): segment files,
  * rotation, durability, the tape lock, and the final headers, index and
  * manifest at close().
@@ -760,21 +842,31 @@ class TapeWriter {
    * events before it written.
    */
   std::size_t append(Span<const floxlog_event> events) {
-    floxlog_tape_error err;
-    err.code = 0;
-    std::size_t n = 0;
-    const floxlog_result rc = floxlog_tape_writer_append_events(w_, events.data(), events.size(), &n, &err);
-    if (rc != FLOXLOG_OK) throw AppendError(detail::error_of(rc, err), n);
-    return n;
+    return detail::batch_call(floxlog_tape_writer_append_events, w_, events.data(), events.size());
   }
   /** @brief Appends trades in order, in one library call. @return the number appended. @throws AppendError */
   std::size_t append(Span<const floxlog_trade> trades) {
-    floxlog_tape_error err;
-    err.code = 0;
-    std::size_t n = 0;
-    const floxlog_result rc = floxlog_tape_writer_append_trades(w_, trades.data(), trades.size(), &n, &err);
-    if (rc != FLOXLOG_OK) throw AppendError(detail::error_of(rc, err), n);
-    return n;
+    return detail::batch_call(floxlog_tape_writer_append_trades, w_, trades.data(), trades.size());
+  }
+
+  /**
+   * @brief Appends already-encoded 1.0 frames as they are (each checked
+   * first). @return the number of frames appended.
+   * @throws AppendError at the first bad frame (offset() is its byte offset
+   * in `frames`), with appended() frames before it written.
+   */
+  std::size_t append_frames(Span<const std::uint8_t> frames) {
+    return detail::batch_call(floxlog_tape_writer_append_frames, w_, frames.data(), frames.size());
+  }
+
+  /**
+   * @brief A new appender of this tape, for another thread (see Appender).
+   * @throws Error (FLOXLOG_FINISHED once closed)
+   */
+  Appender appender() {
+    floxlog_tape_appender* a = nullptr;
+    detail::tape_call(floxlog_tape_appender_open, w_, &a);
+    return Appender(a);
   }
 
   /**
@@ -818,7 +910,8 @@ class TapeWriter {
    * @brief Finishes the tape: index trailers, final headers, manifest and
    * metadata, fsyncs per the durability policy, lock released. The object
    * stays valid for the counters; appends then throw FLOXLOG_FINISHED, and
-   * so does a second close().
+   * so does a second close(). While an Appender of it lives, close() throws
+   * FLOXLOG_BUSY and changes nothing.
    * @throws Error (the tape is then left as a killed writer would leave
    * it: recoverable).
    */

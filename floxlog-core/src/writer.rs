@@ -148,6 +148,9 @@ pub struct SegmentWriter<S: WriterStorage> {
 enum Source<'e> {
     Event(&'e Event<'e>),
     Raw(u8, &'e [u8], i64, u32),
+    /// A whole encoded frame (header and payload, CRC included), with its
+    /// event's timestamp and symbol.
+    Frame(&'e [u8], i64, u32),
 }
 
 impl Source<'_> {
@@ -155,33 +158,47 @@ impl Source<'_> {
         match self {
             Source::Event(e) => e.payload_len(),
             Source::Raw(_, p, _, _) => p.len(),
+            Source::Frame(f, _, _) => f.len().saturating_sub(FrameHeader::LEN),
         }
     }
     fn ts(&self) -> i64 {
         match self {
             Source::Event(e) => e.exchange_ts_ns(),
-            Source::Raw(_, _, ts, _) => *ts,
+            Source::Raw(_, _, ts, _) | Source::Frame(_, ts, _) => *ts,
         }
     }
     fn symbol(&self) -> u32 {
         match self {
             Source::Event(e) => e.symbol_id(),
-            Source::Raw(_, _, _, s) => *s,
+            Source::Raw(_, _, _, s) | Source::Frame(_, _, s) => *s,
         }
     }
     fn frame_type(&self) -> u8 {
         match self {
             Source::Event(e) => e.frame_type(),
             Source::Raw(t, _, _, _) => *t,
+            Source::Frame(f, _, _) => f.get(crate::frame::field::TYPE).copied().unwrap_or(0),
         }
     }
     /// Writes header + payload into `dst` (exactly 12 + payload_len bytes);
     /// the CRC only if `seal` (see [`seal_frames`]).
     #[inline]
     fn emit(&self, profile: Profile, dst: &mut [u8], seal: bool, size: bool) {
+        if let Source::Frame(f, _, _) = self {
+            // As it came (its CRC was checked), the size field left alone
+            // when deferred; `dst` is exactly as long.
+            let from = if size { 0 } else { crate::frame::field::CRC32 };
+            if let (Some(d), Some(s)) = (dst.get_mut(from..), f.get(from..)) {
+                if d.len() == s.len() {
+                    d.copy_from_slice(s);
+                }
+            }
+            return;
+        }
         emit_frame_sized(self.frame_type(), dst, seal, size, |payload| match self {
             Source::Event(e) => e.emit_payload(profile, payload),
             Source::Raw(_, p, _, _) => payload.copy_from_slice(p),
+            Source::Frame(..) => {}
         });
     }
 }
@@ -426,6 +443,32 @@ impl<S: WriterStorage> SegmentWriter<S> {
         })?;
         self.append_source(
             Source::Raw(frame_type, payload, ev.exchange_ts_ns(), ev.symbol_id()),
+            true,
+        )
+        .map(|_| ())
+    }
+
+    /// Appends an encoded frame (header and payload) byte for byte, for
+    /// frames that come encoded (from hardware, another tape): `ev` is the
+    /// frame decoded by [`crate::decode_frame`], which checked its size,
+    /// type, version, flags and CRC; its CRC is not computed again. A frame
+    /// that does not match `ev` (length, type) or an event the profile
+    /// refuses is `InvalidInput`, and nothing is appended.
+    pub fn append_frame(&mut self, frame: &[u8], ev: &Event<'_>) -> Result<()> {
+        let pos = self.position();
+        let matches = frame.len() == FrameHeader::LEN + ev.payload_len()
+            && frame.get(crate::frame::field::TYPE) == Some(&ev.frame_type());
+        if !matches {
+            return Err(Error::new(
+                ErrorKind::InvalidInput,
+                pos,
+                "frame bytes do not match the decoded event",
+            ));
+        }
+        ev.validate(self.cfg.profile)
+            .map_err(|what| Error::new(ErrorKind::InvalidInput, pos, what))?;
+        self.append_source(
+            Source::Frame(frame, ev.exchange_ts_ns(), ev.symbol_id()),
             true,
         )
         .map(|_| ())

@@ -99,6 +99,12 @@ pub enum floxlog_result {
     /// Another process holds the tape's lock (a writer is running, or a
     /// recover): `floxlog_tape_error.message` names its pid.
     FLOXLOG_TAPE_LOCKED = 210,
+    /// The handle is in use by another thread: two calls on one handle ran
+    /// at the same time (each handle is used from one thread at a time;
+    /// give each appending thread its own `floxlog_tape_appender`). The
+    /// call did nothing. Also `floxlog_tape_writer_close` while an
+    /// appender of the writer is open.
+    FLOXLOG_BUSY = 211,
     /// An error this version of the C ABI has no code for.
     FLOXLOG_INTERNAL = 298,
     /// A Rust panic was caught at the boundary (a bug: please report it).
@@ -120,7 +126,7 @@ use Text::{Core, Own};
 
 impl floxlog_result {
     /// Every code, for tables and exhaustive tests.
-    pub(crate) const ALL: [floxlog_result; 38] = [
+    pub(crate) const ALL: [floxlog_result; 39] = [
         FLOXLOG_OK,
         FLOXLOG_END,
         FLOXLOG_NO_INDEX,
@@ -157,6 +163,7 @@ impl floxlog_result {
         FLOXLOG_MISALIGNED,
         FLOXLOG_IO_ERROR,
         FLOXLOG_TAPE_LOCKED,
+        FLOXLOG_BUSY,
         FLOXLOG_INTERNAL,
         FLOXLOG_PANIC,
     ];
@@ -210,6 +217,7 @@ impl floxlog_result {
             FLOXLOG_MISALIGNED => Own("misaligned", "a pointer is not aligned for its type"),
             FLOXLOG_IO_ERROR => Own("io_error", "the operating system refused a file operation"),
             FLOXLOG_TAPE_LOCKED => Own("tape_locked", "another process holds the tape's lock"),
+            FLOXLOG_BUSY => Own("busy", "handle in use by another thread"),
             FLOXLOG_INTERNAL => Own(
                 "internal",
                 "an error this version of the C ABI has no code for",

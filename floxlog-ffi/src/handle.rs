@@ -9,6 +9,8 @@ use crate::boundary::{check_out, output};
 use crate::consts::FLOXLOG_STORAGE_ALIGN;
 use crate::error::{floxlog_result, Fail, PtrFault};
 use core::ffi::c_void;
+#[cfg(feature = "tape")]
+use core::sync::atomic::{AtomicBool, Ordering};
 #[cfg(feature = "std")]
 use floxlog_result::*;
 
@@ -118,6 +120,18 @@ pub(crate) fn into_c<C: Opaque>(h: C::Handle) -> *mut C {
 /// `p` must be NULL or a pointer returned by the handle's `_new` and not
 /// yet freed (a live handle of another type is recognised).
 pub(crate) unsafe fn handle<'a, C: Opaque>(p: *mut C) -> Result<&'a mut C::Handle, Fail> {
+    // SAFETY: forwarded caller promise.
+    let h = unsafe { checked(p) }?;
+    // SAFETY: a live handle (its magic says so); the caller promises no
+    // other use of it during the call.
+    Ok(unsafe { &mut *h })
+}
+
+/// `p` as a pointer to its handle, once NULL and the magic are checked.
+///
+/// # Safety
+/// As `handle`.
+unsafe fn checked<C: Opaque>(p: *mut C) -> Result<*mut C::Handle, Fail> {
     let h = p as *mut C::Handle;
     check_out(h, C::NULL)?;
     // SAFETY: non-NULL and aligned for the handle, so for its leading u64;
@@ -125,9 +139,57 @@ pub(crate) unsafe fn handle<'a, C: Opaque>(p: *mut C) -> Result<&'a mut C::Handl
     if unsafe { (h as *const u64).read() } != C::MAGIC {
         return Err(Fail::invalid(C::WRONG));
     }
-    // SAFETY: a live handle (its magic says so); the caller promises no
-    // other use of it during the call.
-    Ok(unsafe { &mut *h })
+    Ok(h)
+}
+
+#[cfg(feature = "tape")]
+/// The handle behind a caller pointer, shared: for handles whose calls may
+/// run on several threads at once (their mutable state behind a [`Claim`]
+/// or atomics).
+///
+/// # Safety
+/// As `handle`, except that other threads may use the handle meanwhile
+/// (never `_free` it).
+pub(crate) unsafe fn shared<'a, C: Opaque>(p: *mut C) -> Result<&'a C::Handle, Fail> {
+    // SAFETY: forwarded caller promise; only shared references are made
+    // of a handle other threads may use.
+    let h = unsafe { checked(p) }?;
+    // SAFETY: a live handle (its magic says so).
+    Ok(unsafe { &*h })
+}
+
+#[cfg(feature = "tape")]
+/// A handle's claim: taken on entry by each call that changes the handle,
+/// so that a second thread calling at the same time is told
+/// `FLOXLOG_BUSY` (and does nothing) instead of racing the first.
+pub(crate) struct Claim(AtomicBool);
+
+#[cfg(feature = "tape")]
+/// The claim held for one call; released on drop.
+pub(crate) struct Claimed<'a>(&'a AtomicBool);
+
+#[cfg(feature = "tape")]
+impl Claim {
+    pub(crate) const fn new() -> Claim {
+        Claim(AtomicBool::new(false))
+    }
+
+    /// Takes the claim, or `FLOXLOG_BUSY` if another call holds it.
+    #[inline]
+    pub(crate) fn take(&self) -> Result<Claimed<'_>, Fail> {
+        self.0
+            .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .map(|_| Claimed(&self.0))
+            .map_err(|_| Fail::new(FLOXLOG_BUSY, "handle in use by another thread"))
+    }
+}
+
+#[cfg(feature = "tape")]
+impl Drop for Claimed<'_> {
+    #[inline]
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::Release);
+    }
 }
 
 /// The body of `_free`: NULL is a no-op; the magic is cleared before the
@@ -171,4 +233,23 @@ pub(crate) unsafe fn get<C: Opaque, T>(
 ) -> floxlog_result {
     // SAFETY: forwarded caller promises.
     unsafe { output(core::ptr::null_mut(), out, what, || Ok(f(handle(p)?))) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A claim held refuses a second taker with FLOXLOG_BUSY until it is
+    /// released.
+    #[cfg(feature = "tape")]
+    #[test]
+    fn a_held_claim_refuses_a_second_call() {
+        let c = Claim::new();
+        let held = c.take().unwrap();
+        let busy = c.take().err().unwrap();
+        assert_eq!(busy.code, FLOXLOG_BUSY);
+        assert_eq!(busy.what, "handle in use by another thread");
+        drop(held);
+        assert!(c.take().is_ok());
+    }
 }

@@ -86,7 +86,7 @@ pub use tape::tail::*;
 #[cfg(feature = "tape")]
 pub use tape::writer::*;
 
-/// The library version, e.g. `"0.1.0"`: a static NUL-terminated string
+/// The library version, e.g. `"0.2.0"`: a static NUL-terminated string
 /// (never free it).
 #[no_mangle]
 pub extern "C" fn floxlog_version() -> *const c_char {

@@ -9,10 +9,12 @@
 
 #![cfg(unix)]
 
+mod common;
+
+use common::{read_payloads, recover_then_verify};
 use floxlog::core::{encode_frame, Profile};
 use floxlog::synth::mixed_event;
-use floxlog::tape::read::{OpenedTape, Order, ReadConfig};
-use floxlog::tape::{Durability, Layout, OpenOptions, Tape, TapeWriter, TapeWriterConfig};
+use floxlog::tape::{Durability, Layout, TapeWriter, TapeWriterConfig};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -65,39 +67,6 @@ fn journal_crash_child() {
         .and_then(|d| d.parse().ok())
         .unwrap_or(Durability::None);
     child(Path::new(&dir), layout, durability);
-}
-
-/// Every event's payload read from the tape, and whether the read met
-/// anything but tolerated torn tails.
-fn read_all(dir: &Path) -> (Vec<Vec<u8>>, Vec<String>) {
-    let tape = Tape::open(&[dir.to_path_buf()], OpenOptions::default()).unwrap();
-    let mut o = OpenedTape::open(tape);
-    let cfg = ReadConfig {
-        order: Order::File,
-        ..Default::default()
-    };
-    let mut r = o.reader(&cfg);
-    let mut v = Vec::new();
-    while let Some(it) = r.next_item().unwrap() {
-        v.push(it.frame.payload.to_vec());
-    }
-    let bad = r
-        .problems()
-        .iter()
-        .filter(|p| !p.tolerated)
-        .map(|p| p.to_error().to_string())
-        .collect();
-    (v, bad)
-}
-
-fn verify_errors(dir: &Path) -> Vec<String> {
-    let tape = Tape::open(&[dir.to_path_buf()], OpenOptions::default()).unwrap();
-    let rep = floxlog::tape::check::verify_tape(&tape, Default::default(), &mut |_| {});
-    rep.findings
-        .iter()
-        .filter(|f| f.severity == floxlog::tape::Severity::Error)
-        .map(|f| format!("{f:?}"))
-        .collect()
 }
 
 /// Whether `got` holds each of the first `acked` events (and nothing but
@@ -188,19 +157,11 @@ fn a_killed_journal_writer_loses_no_acknowledged_event() {
         let acked = last_count(&out);
         let segments = std::fs::read_dir(&dir).map(|d| d.count()).unwrap_or(0);
         rotated += usize::from(segments > 3);
-        let (got, bad) = read_all(&dir);
+        let (got, bad) = read_payloads(&dir);
         assert!(bad.is_empty(), "{ctx}: {bad:?}");
         check_events(&got, acked, &ctx);
-        let sum = floxlog::tape::check::recover_tape(
-            std::slice::from_ref(&dir),
-            &Default::default(),
-            &mut |_| {},
-        )
-        .unwrap();
-        assert_eq!(sum.failed, 0, "{ctx}");
-        let errors = verify_errors(&dir);
-        assert!(errors.is_empty(), "{ctx}: {errors:?}");
-        let (again, bad) = read_all(&dir);
+        recover_then_verify(&dir, &ctx);
+        let (again, bad) = read_payloads(&dir);
         assert!(bad.is_empty(), "{ctx} after recover: {bad:?}");
         check_events(&again, acked, &format!("{ctx} after recover"));
         assert_eq!(

@@ -38,4 +38,4 @@ pub use report::{Finding, FindingKind, Severity};
 pub use tail::{
     SeriesPosition, Tail, TailNext, TailOptions, TailPosition, TailStart, TailTrades, WaitStrategy,
 };
-pub use writer::{Durability, TapeWriter, TapeWriterConfig};
+pub use writer::{Appender, Durability, TapeWriter, TapeWriterConfig, TapeWriterCounts};

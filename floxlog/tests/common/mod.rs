@@ -22,3 +22,54 @@ pub fn mixed_segment(compression: Compression, index: bool, seed: u64, n: u64) -
     }
     finish_to_vec(w).unwrap()
 }
+
+/// Every frame's payload of the tape in `dir`, read in file order, and
+/// the problems of the read that are not tolerated torn tails.
+pub fn read_payloads(dir: &std::path::Path) -> (Vec<Vec<u8>>, Vec<String>) {
+    use floxlog::tape::read::{OpenedTape, Order, ReadConfig};
+    use floxlog::tape::{OpenOptions, Tape};
+    let tape = Tape::open(&[dir.to_path_buf()], OpenOptions::default()).unwrap();
+    let mut o = OpenedTape::open(tape);
+    let cfg = ReadConfig {
+        order: Order::File,
+        ..Default::default()
+    };
+    let mut r = o.reader(&cfg);
+    let mut v = Vec::new();
+    while let Some(it) = r.next_item().unwrap() {
+        v.push(it.frame.payload.to_vec());
+    }
+    let bad = r
+        .problems()
+        .iter()
+        .filter(|p| !p.tolerated)
+        .map(|p| p.to_error().to_string())
+        .collect();
+    (v, bad)
+}
+
+/// The errors `verify` finds in the tape in `dir`.
+pub fn verify_errors(dir: &std::path::Path) -> Vec<String> {
+    use floxlog::tape::{OpenOptions, Tape};
+    let tape = Tape::open(&[dir.to_path_buf()], OpenOptions::default()).unwrap();
+    let rep = floxlog::tape::check::verify_tape(&tape, Default::default(), &mut |_| {});
+    rep.findings
+        .iter()
+        .filter(|f| f.severity == floxlog::tape::Severity::Error)
+        .map(|f| format!("{f:?}"))
+        .collect()
+}
+
+/// `recover` on the tape in `dir` (a killed writer's), which must repair
+/// every segment, then `verify`, which must find no error.
+pub fn recover_then_verify(dir: &std::path::Path, ctx: &str) {
+    let sum = floxlog::tape::check::recover_tape(
+        std::slice::from_ref(&dir.to_path_buf()),
+        &Default::default(),
+        &mut |_| {},
+    )
+    .unwrap();
+    assert_eq!(sum.failed, 0, "{ctx}");
+    let errors = verify_errors(dir);
+    assert!(errors.is_empty(), "{ctx}: {errors:?}");
+}

@@ -45,7 +45,10 @@ pub const FLOXLOG_DURABILITY_SYNC_ON_CLOSE: u8 = 4;
 
 /// A clock for `created_ns`: nanoseconds since the Unix epoch. Called with
 /// `clock_ctx`, exactly once per segment the writer opens, on the thread
-/// that calls the append that opens it. It must not unwind (a C++
+/// that calls the append that opens it (in journal mode, which prepares
+/// segments ahead, when the segment before it in its series opens). It
+/// runs while the tape is locked for that append: it must not call the
+/// writer, its appenders or its counts. It must not unwind (a C++
 /// exception escaping it aborts the process).
 pub type floxlog_clock_fn = Option<unsafe extern "C" fn(ctx: *mut c_void) -> i64>;
 
@@ -124,8 +127,9 @@ pub struct floxlog_tape_writer_config {
     /// is refused with `FLOXLOG_INVALID_INPUT`). Each segment is a
     /// pre-allocated file mapped shared; an append encodes its frame
     /// straight into the mapping and publishes it by writing the frame's
-    /// size field last (release ordering), with no system call, lock or
-    /// allocation; a background thread prepares the next segment and
+    /// size field last (release ordering), with no system call or
+    /// allocation (one uncontended lock, shared with the writer's
+    /// appenders); a background thread prepares the next segment and
     /// finalises the previous one, so a rotation does not wait on I/O.
     /// When an append returns, under every durability, its event is in the
     /// page cache, visible to readers of the file, and survives the process
@@ -140,8 +144,8 @@ pub struct floxlog_tape_writer_config {
     /// of the data; `floxlog recover` cuts them off), maybe the next,
     /// prepared segment with no event, and hidden temporary files (such as
     /// `.journal-first-N.tmp`, a series' first segment reserved at open)
-    /// that `floxlog_tape_recover` removes. `clock_ns` is not used: segments
-    /// are stamped with the wall clock when prepared. After close each
+    /// that `floxlog_tape_recover` removes. Segments are stamped when
+    /// prepared (see `floxlog_clock_fn`). After close each
     /// segment is byte for byte what the default writer writes. Set it after
     /// `floxlog_tape_writer_config_default` (it sits in what was padding,
     /// so the struct's size is unchanged).

@@ -2,26 +2,40 @@
 //! CLI uses (segment files, rotation, durability, the tape lock, final
 //! headers, index and manifest at close).
 //!
-//! The settings are in `config`, the append calls in `append`; this file
-//! holds the handle, open, flush/sync, counts, metadata, close and free.
+//! The settings are in `config`, the append calls in `append`, the
+//! appender handle in `appender`; this file holds the handle, open,
+//! flush/sync, counts, metadata, close and free.
+//!
+//! Threads: the calls that change the writer take the handle's claim on
+//! entry, so a second thread calling at the same time gets `FLOXLOG_BUSY`
+//! and changes nothing; the counts are read from any thread.
 
 mod append;
+mod appender;
 mod config;
 
 pub use append::*;
+pub use appender::*;
 pub use config::*;
 
-use crate::boundary::{check_out, in_ref, put};
+use crate::boundary::{check_out, in_ref, output, put};
 use crate::error::{floxlog_result, Fail};
-use crate::handle::{free, get, handle, into_c, opaque};
-use crate::tape::error::{floxlog_tape_error, path_in, str_in, tape_boundary};
+use crate::handle::{free, into_c, opaque, shared, Claim};
+use crate::tape::error::{floxlog_tape_error, path_in, str_in, tape_boundary, TapeResult};
 use config::{tape_config_in, CClock};
+use core::cell::UnsafeCell;
 use core::ffi::c_char;
-use floxlog::tape::{Durability, TapeWriter};
+use core::ptr::null_mut;
+use floxlog::tape::{TapeWriter, TapeWriterCounts};
 use floxlog_result::*;
 
 /// Opaque tape writer handle (see `floxlog_tape_writer_open`). Use one
-/// handle from one thread at a time; it may move between threads.
+/// handle from one thread at a time (it may move between threads): a call
+/// that changes it while another thread's call runs fails with
+/// `FLOXLOG_BUSY` and does nothing. The counts
+/// (`floxlog_tape_writer_progress`, `_written_events`, `_durable_events`)
+/// may be read from any thread meanwhile. To append from several threads,
+/// give each its own `floxlog_tape_appender`.
 pub struct floxlog_tape_writer {
     _private: [u8; 0],
 }
@@ -31,23 +45,35 @@ const TAPE_WRITER_MAGIC: u64 = 0x5752_4550_4154_4c46; // "FLTAPEWR"
 #[repr(C)]
 pub(crate) struct TapeWriterHandle {
     magic: u64,
-    /// `None` once closed.
-    w: Option<TapeWriter>,
-    /// Counts at close, reported after it.
-    written: u64,
-    durable: u64,
-    /// The durability policy fsyncs at close.
-    syncs: bool,
+    claim: Claim,
+    /// `None` once closed; only reached under the claim.
+    w: UnsafeCell<Option<TapeWriter>>,
+    /// The counts, read from any thread (also after close).
+    counts: TapeWriterCounts,
 }
 
 opaque!(floxlog_tape_writer => TapeWriterHandle, magic TAPE_WRITER_MAGIC, null "w");
 
-impl TapeWriterHandle {
-    fn open(&mut self) -> Result<&mut TapeWriter, Fail> {
-        self.w
-            .as_mut()
-            .ok_or(Fail::new(FLOXLOG_FINISHED, "the tape writer is closed"))
-    }
+/// `f` on the writer behind `w`, under the handle's claim (`FLOXLOG_BUSY`
+/// if another thread's call holds it); `None` once closed.
+///
+/// # Safety
+/// `w` NULL or a live handle.
+pub(crate) unsafe fn claimed<R>(
+    w: *mut floxlog_tape_writer,
+    f: impl FnOnce(&mut Option<TapeWriter>) -> TapeResult<R>,
+) -> TapeResult<R> {
+    // SAFETY: forwarded caller promise.
+    let h = unsafe { shared(w) }?;
+    let _claim = h.claim.take()?;
+    // SAFETY: the claim makes this call the only one reaching `w`.
+    f(unsafe { &mut *h.w.get() })
+}
+
+/// The open writer, or `FLOXLOG_FINISHED`.
+pub(crate) fn open(w: &mut Option<TapeWriter>) -> Result<&mut TapeWriter, Fail> {
+    w.as_mut()
+        .ok_or(Fail::new(FLOXLOG_FINISHED, "the tape writer is closed"))
 }
 
 /// Starts a tape in directory `dir` (created if missing; it must not hold a
@@ -82,7 +108,6 @@ pub unsafe extern "C" fn floxlog_tape_writer_open(
             *unsafe { in_ref(cfg, "cfg") }?
         };
         let tcfg = tape_config_in(&c)?;
-        let syncs = !matches!(tcfg.durability, Durability::None | Durability::Flush);
         let mut w = TapeWriter::create(&dir, tcfg)?;
         if let Some(f) = c.clock_ns {
             let clock = CClock {
@@ -93,10 +118,9 @@ pub unsafe extern "C" fn floxlog_tape_writer_open(
         }
         let h = TapeWriterHandle {
             magic: TAPE_WRITER_MAGIC,
-            w: Some(w),
-            written: 0,
-            durable: 0,
-            syncs,
+            claim: Claim::new(),
+            counts: w.counts(),
+            w: UnsafeCell::new(Some(w)),
         };
         // SAFETY: checked above.
         unsafe { put(writer, into_c::<floxlog_tape_writer>(h)) };
@@ -120,13 +144,19 @@ pub unsafe extern "C" fn floxlog_tape_writer_set_metadata(
 ) -> floxlog_result {
     tape_boundary(err, || {
         // SAFETY: forwarded caller promises; pointers are checked.
-        let (h, text) = unsafe { (handle(w)?, str_in(json, "json is NULL or not UTF-8")?) };
+        let text = unsafe { str_in(json, "json is NULL or not UTF-8") }?;
         let v: serde_json::Value =
             serde_json::from_str(text).map_err(|_| Fail::invalid("metadata is not valid JSON"))?;
         if !v.is_object() {
             return Err(Fail::invalid("metadata is not a JSON object").into());
         }
-        h.open()?.set_metadata(v);
+        // SAFETY: forwarded caller promise.
+        unsafe {
+            claimed(w, |tw| {
+                open(tw)?.set_metadata(v);
+                Ok(())
+            })
+        }?;
         Ok(FLOXLOG_OK)
     })
 }
@@ -145,8 +175,7 @@ pub unsafe extern "C" fn floxlog_tape_writer_flush(
 ) -> floxlog_result {
     tape_boundary(err, || {
         // SAFETY: forwarded caller promise.
-        let h = unsafe { handle(w) }?;
-        h.open()?.flush()?;
+        unsafe { claimed(w, |tw| Ok(open(tw)?.flush()?)) }?;
         Ok(FLOXLOG_OK)
     })
 }
@@ -163,8 +192,7 @@ pub unsafe extern "C" fn floxlog_tape_writer_sync(
 ) -> floxlog_result {
     tape_boundary(err, || {
         // SAFETY: forwarded caller promise.
-        let h = unsafe { handle(w) }?;
-        h.open()?.sync()?;
+        unsafe { claimed(w, |tw| Ok(open(tw)?.sync()?)) }?;
         Ok(FLOXLOG_OK)
     })
 }
@@ -183,8 +211,8 @@ pub unsafe extern "C" fn floxlog_tape_writer_written_events(
 ) -> floxlog_result {
     // SAFETY: forwarded caller promises.
     unsafe {
-        get(w, out, "out", |h| {
-            h.w.as_ref().map_or(h.written, TapeWriter::written_events)
+        output(null_mut(), out, "out", || {
+            Ok(shared(w)?.counts.progress().0)
         })
     }
 }
@@ -203,8 +231,8 @@ pub unsafe extern "C" fn floxlog_tape_writer_durable_events(
 ) -> floxlog_result {
     // SAFETY: forwarded caller promises.
     unsafe {
-        get(w, out, "out", |h| {
-            h.w.as_ref().map_or(h.durable, TapeWriter::durable_events)
+        output(null_mut(), out, "out", || {
+            Ok(shared(w)?.counts.progress().1)
         })
     }
 }
@@ -213,7 +241,9 @@ pub unsafe extern "C" fn floxlog_tape_writer_durable_events(
 /// (`*durable <= *written`): the two counts of
 /// `floxlog_tape_writer_written_events` and `_durable_events`, which the
 /// writer's background I/O thread advances, so two separate calls may see
-/// different moments.
+/// different moments. Safe from any thread, also while another thread
+/// appends (it waits at most for one append); after close, the counts as
+/// of the close.
 ///
 /// # Safety
 /// `w` a live handle; `written` and `durable` writable.
@@ -227,15 +257,7 @@ pub unsafe extern "C" fn floxlog_tape_writer_progress(
         check_out(written, "written")?;
         check_out(durable, "durable")?;
         // SAFETY: forwarded caller promise.
-        let h = unsafe { handle(w) }?;
-        // Durable first: both only grow, and durable never passes written.
-        let (d, wr) = match h.w.as_ref() {
-            Some(tw) => {
-                let d = tw.durable_events();
-                (d, tw.written_events().max(d))
-            }
-            None => (h.durable, h.written),
-        };
+        let (wr, d) = unsafe { shared(w) }?.counts.progress();
         // SAFETY: both checked above.
         unsafe {
             put(written, wr);
@@ -251,6 +273,8 @@ pub unsafe extern "C" fn floxlog_tape_writer_progress(
 /// for the counters and must still be freed; appends then fail with
 /// `FLOXLOG_FINISHED`. On error the tape is left as a killed writer would
 /// leave it (recoverable); a second close returns `FLOXLOG_FINISHED`.
+/// While an appender of the writer is open, close fails with
+/// `FLOXLOG_BUSY` and changes nothing (the appenders go on).
 ///
 /// # Safety
 /// `w` a live handle; `err` may be NULL.
@@ -261,27 +285,31 @@ pub unsafe extern "C" fn floxlog_tape_writer_close(
 ) -> floxlog_result {
     tape_boundary(err, || {
         // SAFETY: forwarded caller promise.
-        let h = unsafe { handle(w) }?;
-        let tw =
-            h.w.take()
-                .ok_or(Fail::new(FLOXLOG_FINISHED, "the tape writer is closed"))?;
-        h.written = tw.written_events();
-        h.durable = tw.durable_events();
-        let before = tw.stats().events;
-        tw.close()?;
-        // Closing writes what was staged: everything appended is written;
-        // it is durable unless the policy never fsyncs.
-        h.written = before;
-        if h.syncs {
-            h.durable = before;
-        }
+        unsafe {
+            claimed(w, |tw| {
+                // No appender can open meanwhile: that takes the claim.
+                if open(tw)?.appenders() > 0 {
+                    return Err(Fail::new(
+                        FLOXLOG_BUSY,
+                        "appenders of this writer are open: free them first (the tape was not closed)",
+                    )
+                    .into());
+                }
+                let tw = tw
+                    .take()
+                    .ok_or(Fail::new(FLOXLOG_FINISHED, "the tape writer is closed"))?;
+                tw.close()?;
+                Ok(())
+            })
+        }?;
         Ok(FLOXLOG_OK)
     })
 }
 
 /// Releases the handle. A writer not yet closed is closed first, and its
-/// errors are lost: call `floxlog_tape_writer_close` to see them. NULL is
-/// a no-op.
+/// errors are lost: call `floxlog_tape_writer_close` to see them. With
+/// appenders open, the tape stays open until the last of them is freed,
+/// which then closes it so. NULL is a no-op.
 ///
 /// # Safety
 /// `w` NULL or a live handle, not used afterwards.

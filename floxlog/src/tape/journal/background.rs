@@ -15,7 +15,7 @@ use super::prepare::{discard, prepare, MapStorage, Plan, Prepared, SegShared};
 use crate::tape::dir::manifest::{sync_dir, Manifest, ManifestSegment};
 use crate::tape::dir::Layout;
 use crate::tape::error::TapeError;
-use crate::tape::writer::io_thread::write_all_at;
+use crate::tape::writer::shared::write_all_at;
 use floxlog_core::{SegmentWriter, WriterConfig};
 use std::collections::VecDeque;
 use std::path::PathBuf;

@@ -7,7 +7,8 @@
 //! non-zero size sees the frame; past the last published frame the file
 //! holds zeros up to its pre-allocated size.
 //!
-//! No system call, lock or allocation on the append path: a background
+//! No system call or allocation on the append path (the writer's one
+//! short lock, `tape/writer/core.rs`, serialises appenders): a background
 //! thread ([`background`]) prepares each series' next segment ahead of
 //! need and finalises the previous one (index trailer, the zero tail cut
 //! off, fsync per the policy, final header, manifest), so a rotation
@@ -50,7 +51,7 @@ use super::dir::{series_of, Layout, MIXED, SERIES};
 use super::error::TapeError;
 use crate::tape::dir::manifest::{sync_dir, Manifest, ManifestSegment};
 use crate::tape::writer::config::{now_ns, Clock, Durability, TapeWriterConfig, TapeWriterStats};
-use crate::tape::writer::shared::close_files;
+use crate::tape::writer::shared::{close_files, Start};
 use background::{Background, Finishing, Job, Settings};
 use floxlog_core::{Compression, Event, FrameHeader, SegmentWriter, WriterConfig};
 use prepare::{prepare, reserve_file, MapStorage, Prepared, Reserved, SegShared};
@@ -73,18 +74,6 @@ struct Live {
     events: u64,
     bucket: Option<i64>,
     unsynced: u64,
-}
-
-/// Where a journal starts on a resumed tape (`TapeWriterConfig::resume`):
-/// after the segments an earlier writer left (recovered already).
-#[derive(Default)]
-pub(crate) struct Start {
-    /// The tape's segments, each with its `seq`, as the manifest lists them.
-    pub(crate) closed: Vec<(u64, ManifestSegment)>,
-    /// Spec layout: the next file number of each series slot.
-    pub(crate) numbers: Vec<u32>,
-    /// The largest flox-layout segment name (created_ns), or `i64::MIN`.
-    pub(crate) last_created: i64,
 }
 
 /// The journal writer behind a `TapeWriter` in journal mode.
@@ -311,22 +300,24 @@ impl Journal {
     /// Appends one event (see the module docs).
     #[inline]
     pub(crate) fn append(&mut self, ev: &Event<'_>) -> Result<(), TapeError> {
-        ev.validate(self.cfg.segment.profile)
-            .map_err(|what| TapeError::input(None, what))?;
         self.append_with(ev, |w| w.append(ev))
     }
 
-    /// Appends a frame from its type and payload, byte for byte.
-    pub(crate) fn append_raw(&mut self, frame_type: u8, payload: &[u8]) -> Result<(), TapeError> {
-        let ev = Event::decode(frame_type, payload, 0).map_err(|e| {
-            TapeError::input(
-                None,
-                format!("frame of type {frame_type} does not decode: {}", e.what),
-            )
-        })?;
-        ev.validate(self.cfg.segment.profile)
-            .map_err(|what| TapeError::input(None, what))?;
-        self.append_with(&ev, |w| w.append_raw(frame_type, payload))
+    /// Appends a frame from its type and payload, byte for byte: `ev` is
+    /// the payload decoded.
+    pub(crate) fn append_raw(
+        &mut self,
+        ev: &Event<'_>,
+        frame_type: u8,
+        payload: &[u8],
+    ) -> Result<(), TapeError> {
+        self.append_with(ev, |w| w.append_raw(frame_type, payload))
+    }
+
+    /// Appends an encoded frame as it is, copied straight into the
+    /// mapping: `ev` is `frame` decoded, its CRC checked.
+    pub(crate) fn append_frame(&mut self, ev: &Event<'_>, frame: &[u8]) -> Result<(), TapeError> {
+        self.append_with(ev, |w| w.append_frame(frame, ev))
     }
 
     #[inline(always)]
@@ -335,6 +326,9 @@ impl Journal {
         ev: &Event<'_>,
         put: impl FnOnce(&mut SegmentWriter<MapStorage>) -> floxlog_core::error::Result<()>,
     ) -> Result<(), TapeError> {
+        // Refused before anything rotates or opens.
+        ev.validate(self.cfg.segment.profile)
+            .map_err(|what| TapeError::input(None, what))?;
         self.check_open()?;
         let si = self.slot(ev.frame_type());
         self.before(si, ev)?;

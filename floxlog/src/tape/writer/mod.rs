@@ -1,121 +1,112 @@
-//! Writing tapes: the core segment writer over files, with rotation by size
-//! (and optionally by event time), an explicit durability policy, and the
-//! header and index finalised on close.
+//! Writing tapes: [`TapeWriter`] over one of two segment engines
+//! (`engine`): the default writer (`files`, whose module docs say how
+//! segments are written, rotated, finished and listed) or the journal
+//! (`tape/journal`, [`TapeWriterConfig::journal`]).
 //!
-//! A segment file is created on its first event with the writer's 64-byte
-//! placeholder header (written under a hidden temporary name, then renamed
-//! into place, so that no segment file exists without a header), frames
-//! are appended, and on close the index trailer is appended and the final
-//! header written over offset 0, as the flox reference does. LZ4 segments
-//! also get their header rewritten after each write of whole blocks, so a
-//! reader of a live or crashed segment sees the counts of what is on disk.
-//! A writer killed between appending the trailer and writing the final
-//! header leaves the trailer behind a placeholder header; readers take it
-//! as a crashed writer's torn tail and `recover` drops it.
+//! Threads: a `TapeWriter` is used from one thread at a time (its calls
+//! take `&mut self`; it may move between threads). To append from several
+//! threads at once, give each thread an [`Appender`]
+//! ([`TapeWriter::appender`]): each is `Send`, used by one thread at a time,
+//! and its appends run at the same time as the other appenders' and the
+//! writer's own. Each append is atomic (a reader never sees half of one:
+//! the engine runs one append at a time, under a short lock, see `core`),
+//! each appender's events keep their order in the file, and the tape is
+//! valid as written (counts, time range, index, and the Sorted flag only
+//! when the events of the file are in time order). Where the reference
+//! profile sorts an LZ4 block by time, the sort is stable: events of equal
+//! timestamps keep the order they were appended in, so each appender's
+//! events of equal or rising timestamps keep its order. A process killed
+//! loses no event whose append returned and was
+//! [written](TapeWriter::written_events) (in journal mode: every one).
 //!
-//! Except under [`Durability::Flush`] (whose appends write their own bytes
-//! before returning), writing overlaps encoding: the encoded bytes are
-//! handed to a background I/O thread (one per writer, started
-//! with the first segment, joined when the writer is closed, dropped or
-//! abandoned), which writes them in the order they were handed over, with
-//! positional writes at the offsets the encoder reported (the header
-//! rewrites at offset 0 are just more writes in that order), and runs the
-//! policy's fsyncs. The encoder's output buffer is handed over whole and
-//! an empty one taken from a small pool in its place, so nothing is copied
-//! and, once warm, nothing allocated; when three buffers (about a MiB
-//! each) wait to be written, the encoder waits (back-pressure). Full LZ4
-//! blocks are compressed on a third thread (`compress`).
-//! Rotation does not wait for the disk either. Closing a segment costs
-//! the appending thread the encoder's trailer and a hand-over: its last
-//! bytes go to the I/O thread like any others, then the segment goes to a
-//! second background thread, the finisher (`finish`), which (under the
-//! syncing policies) fsyncs frames and trailer, writes the final header and
-//! fsyncs again, so that not even a power loss leaves a final header whose
-//! index is not on disk, and then lists the segment in `manifest.json`.
-//! The next segment's file is created ahead by the I/O thread (a hidden
-//! spare, see `io_thread`): at rotation the appending thread only names
-//! it; its placeholder header is written before any frame, and it is
-//! renamed into place (published) only once every segment closed before it
-//! is finished, so no segment file is ever seen without a header and a
-//! kill leaves at most the last segment of each series unfinished. Until
-//! then its events are not counted [written](TapeWriter::written_events).
-//! The first segment (and one opened while no spare is ready) is created
-//! and published by the appending thread itself, as is every segment under
-//! [`Durability::Flush`] (which has no background thread).
-//!
-//! The first I/O error of either thread is kept: the next `append`,
-//! `flush`, `sync` or `close` returns it, and the writer refuses further
-//! appends; nothing is written after it.
-//!
-//! `manifest.json` (spec schema) lists the closed segments. The finisher
-//! rewrites it atomically (temporary file, fsync under the syncing
-//! policies, rename, directory fsync) after the segments it finished: those
-//! closed while a rewrite runs are listed together by the next one, so at
-//! most one rewrite is pending, whatever the rate of rotation, and the
-//! appending thread never waits for one. A segment still open is not
-//! listed yet (readers find it anyway). `close` writes it a last time.
+//! `close` is refused while an appender is open (nothing changes, the
+//! appenders go on); a writer dropped while appenders are open keeps the
+//! tape open until the last appender is dropped, which then closes it as a
+//! dropped writer does. [`TapeWriter::counts`] reads the counts from any
+//! thread.
 
-use super::dir::{Layout, SERIES};
-use super::error::TapeError;
 use crate::tape::dir::lock::TapeLock;
-use crate::tape::dir::manifest::{sync_dir, Manifest, ManifestSegment, MANIFEST_FILE};
-use floxlog_core::{Compression, Event};
-use io_thread::{IoThread, CHUNK};
-use segment::{hand_over, ClosingSeg, OpenSeg};
+use crate::tape::dir::manifest::{Manifest, ManifestSegment, MANIFEST_FILE};
+use crate::tape::dir::{segment_series, Layout, SERIES};
+use crate::tape::error::TapeError;
+use engine::Engine;
+use floxlog_core::{Event, Trade};
+use shared::Start;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::Ordering;
-use std::sync::Mutex;
+use std::sync::Arc;
 
-mod batch;
-mod compress;
+/// The append calls, the same on a [`TapeWriter`] and an [`Appender`]
+/// (each through its `core`, the engine behind its lock).
+macro_rules! append_calls {
+    () => {
+        /// Appends one event.
+        ///
+        /// Fails, accepting nothing, once an earlier write or fsync failed
+        /// (with that error, every time).
+        #[inline]
+        pub fn append(&mut self, ev: &Event<'_>) -> Result<(), TapeError> {
+            self.core.with(|e| e.append(ev))
+        }
+
+        /// Appends a frame from its type and payload, byte for byte.
+        pub fn append_raw(&mut self, frame_type: u8, payload: &[u8]) -> Result<(), TapeError> {
+            self.core.with(|e| e.append_raw(frame_type, payload))
+        }
+
+        /// Appends events in order, as [`TapeWriter::append`](crate::tape::TapeWriter::append) one by one would
+        /// (the same segments, bytes and errors), faster: where the durability
+        /// asks for nothing per event (`None`, `SyncOnClose`), segments are
+        /// uncompressed and rotate by size only, runs of events that stay in
+        /// one segment go to the encoder together, which seals their frames'
+        /// CRCs several at a time (in journal mode the run is also published
+        /// with one release store: `journal/batch.rs`). Returns how many were
+        /// appended: all, or those before the first failure, which is returned
+        /// with the count.
+        /// The events of one call go in together: no other appender's
+        /// event comes between them.
+        pub fn append_batch(&mut self, evs: &[Event<'_>]) -> (usize, Result<(), TapeError>) {
+            self.core.with_batch(|e| e.append_batch(evs))
+        }
+
+        /// Appends trades in order, as [`TapeWriter::append`](crate::tape::TapeWriter::append) of each would
+        /// (the same segments, bytes and errors), through the encoder's trade
+        /// batch (fixed-size frames, CRCs eight at a time) where
+        /// [`TapeWriter::append_batch`](crate::tape::TapeWriter::append_batch) would batch. Returns how many were
+        /// appended, and the first failure.
+        pub fn append_trades(&mut self, trades: &[Trade]) -> (usize, Result<(), TapeError>) {
+            self.core.with_batch(|e| e.append_trades(trades))
+        }
+
+        /// Appends already-encoded 1.0 frames (header and payload, one after
+        /// the other, as a NIC or FPGA that encodes frames hands them over)
+        /// as they are, after checking each one's size, type, record version,
+        /// flags, CRC and record (and what [`TapeWriter::append`](crate::tape::TapeWriter::append) checks of
+        /// its event). Returns how many were appended: all, or those before
+        /// the first bad or refused frame, whose error gives its byte offset in
+        /// `frames` (a data error of the codec's kind for a bad frame). The
+        /// tape stays as valid as with [`TapeWriter::append`](crate::tape::TapeWriter::append) (counts, time
+        /// range, index, Sorted flag, rotation); in journal mode the bytes are
+        /// copied straight into the mapping and the CRC is not computed again.
+        pub fn append_frames(&mut self, frames: &[u8]) -> (usize, Result<(), TapeError>) {
+            self.core.with_batch(|e| e.append_frames(frames))
+        }
+    };
+}
+
+mod appender;
 pub(crate) mod config;
-mod finish;
-pub(crate) mod io_thread;
+mod core;
+mod engine;
+mod files;
 mod resume;
-mod segment;
 pub(crate) mod shared;
-mod swap;
 
+pub use appender::{Appender, TapeWriterCounts};
 pub use config::{now_ns, Clock, Durability, TapeWriterConfig, TapeWriterStats};
-pub(crate) use shared::{by_seq, close_files, in_runs, slot_of, RunResult};
 
 /// Writes a tape directory; see the module docs.
 pub struct TapeWriter {
-    dir: PathBuf,
-    cfg: TapeWriterConfig,
-    open: Vec<Option<OpenSeg>>,
-    numbers: Vec<u32>,
-    closed: Vec<(u64, ManifestSegment)>,
-    seq: u64,
-    last_created: i64,
-    tape_created: i64,
-    metadata: Option<serde_json::Value>,
-    finished: bool,
-    stats: TapeWriterStats,
-    /// Events of closed segments handed to the OS.
-    closed_written: u64,
-    /// Events of closed segments fsynced.
-    closed_durable: u64,
-    /// Closed segments not fsynced (policies `None` and `Flush`) and
-    /// their events not yet durable, for [`TapeWriter::sync`].
-    closed_unsynced: Vec<(PathBuf, u64)>,
-    /// Closed segments the finisher has not finished.
-    closing: Vec<ClosingSeg>,
-    /// Stamps new segments' created_ns (in a Mutex only to keep the writer
-    /// `Sync`; only ever reached through `&mut self`).
-    clock: Option<Mutex<Clock>>,
-    /// The first I/O error of a write done by the calling thread
-    /// (`Durability::Flush`); the I/O thread keeps its own.
-    failed: Option<TapeError>,
-    /// The background writer (not under `Durability::Flush`); joined on
-    /// drop, before the lock is released.
-    io: Option<IoThread>,
-    /// Compresses LZ4 blocks (not under `Durability::Flush`).
-    lz4: Option<compress::Compressor>,
-    /// Journal mode: every call goes there (dropped before the lock).
-    journal: Option<Box<super::journal::Journal>>,
-    /// The tape lock, held while the writer lives.
-    _lock: TapeLock,
+    core: Arc<core::Core>,
 }
 
 impl TapeWriter {
@@ -152,7 +143,7 @@ impl TapeWriter {
             .map_err(|e| TapeError::io(dir, "listing the tape directory", e))?;
         for e in rd.flatten().filter(|_| !cfg.resume) {
             let name = e.file_name().to_string_lossy().into_owned();
-            if name == MANIFEST_FILE || super::dir::segment_series(&name).is_some() {
+            if name == MANIFEST_FILE || segment_series(&name).is_some() {
                 return Err(
                     TapeError::input(Some(dir), format!("already holds a tape ({name})"))
                         .with_hint("write to a new or empty directory"),
@@ -164,67 +155,71 @@ impl TapeWriter {
             Layout::Spec => SERIES.len(),
         };
         let mut tape_created = cfg.created_ns.unwrap_or_else(now_ns);
-        let (mut closed, mut numbers, mut last_created) = (Vec::new(), vec![0; series], i64::MIN);
+        let mut start = Start {
+            closed: Vec::new(),
+            numbers: vec![0; series],
+            last_created: i64::MIN,
+        };
         if let Some(r) = resumed {
             tape_created = r.tape_created.unwrap_or(tape_created);
             if cfg.layout == Layout::Spec {
-                numbers = r.numbers.to_vec();
+                start.numbers = r.numbers.to_vec();
             }
-            (closed, last_created) = (r.closed, r.last_created);
+            (start.closed, start.last_created) = (r.closed, r.last_created);
         }
-        let journal = match cfg.journal {
-            true => {
-                let start = super::journal::Start {
-                    closed: closed.clone(),
-                    numbers: numbers.clone(),
-                    last_created,
-                };
-                let j = super::journal::Journal::create(dir, cfg, tape_created, start)?;
-                Some(Box::new(j))
-            }
-            false => None,
+        let resumed_segments = !start.closed.is_empty();
+        let engine = match cfg.journal {
+            true => Engine::Journal(Box::new(crate::tape::journal::Journal::create(
+                dir,
+                cfg,
+                tape_created,
+                start,
+            )?)),
+            false => Engine::Files(Box::new(files::FileWriter::create(
+                dir,
+                cfg,
+                tape_created,
+                start,
+            ))),
         };
-        let w = TapeWriter {
-            dir: dir.to_path_buf(),
-            cfg,
-            seq: closed.len() as u64,
-            open: (0..series).map(|_| None).collect(),
-            numbers,
-            closed,
-            last_created,
-            tape_created,
-            metadata: None,
-            finished: false,
-            stats: TapeWriterStats::default(),
-            closed_written: 0,
-            closed_durable: 0,
-            closed_unsynced: Vec::new(),
-            closing: Vec::new(),
-            clock: None,
-            failed: None,
-            io: None,
-            lz4: None,
-            journal,
-            _lock: lock,
-        };
-        if cfg.resume && !w.closed.is_empty() {
+        let syncs = cfg.durability.syncs();
+        if cfg.resume && resumed_segments && cfg.write_manifest {
             // The manifest lists the recovered segments from now on.
-            w.save_manifest()?;
+            let mut m = Manifest::new(cfg.segment.exchange_id, tape_created);
+            m.segments = engine.closed_segments();
+            m.save(dir, syncs)?;
         }
-        Ok(w)
+        let core = core::Core::new(dir.to_path_buf(), engine, lock, syncs);
+        Ok(TapeWriter {
+            core: Arc::new(core),
+        })
     }
 
     /// The tape directory.
     pub fn dir(&self) -> &Path {
-        &self.dir
+        &self.core.dir
+    }
+
+    /// A new appender of this tape, for another thread (see the module
+    /// docs). Refused once the tape is closed.
+    pub fn appender(&self) -> Result<Appender, TapeError> {
+        Appender::new(self.core.clone())
+    }
+
+    /// Appenders open now: [`TapeWriter::close`] is refused while any is.
+    pub fn appenders(&self) -> usize {
+        self.core.appenders()
+    }
+
+    /// The writer's counts, readable from any thread while this writer and
+    /// its appenders append (it does not hold the tape open).
+    pub fn counts(&self) -> TapeWriterCounts {
+        TapeWriterCounts::new(self.core.clone())
     }
 
     /// Counts so far.
     pub fn stats(&self) -> TapeWriterStats {
-        if let Some(j) = &self.journal {
-            return j.stats();
-        }
-        self.stats
+        self.core.stats()
     }
 
     /// Stamps each new segment's created_ns with `clock()` instead of the
@@ -248,11 +243,14 @@ impl TapeWriter {
     /// In journal mode, which prepares segments ahead, the clock is called
     /// (still once per segment, on the caller's thread, inside `append`)
     /// when the previous segment of the series opens.
+    ///
+    /// It runs under the tape's lock (see the module docs): it must not
+    /// call this writer, its appenders or its counts.
     pub fn set_clock(&mut self, clock: Clock) {
-        if let Some(j) = &mut self.journal {
-            return j.set_clock(clock);
-        }
-        self.clock = Some(Mutex::new(clock));
+        let _ = self.core.with(|e| {
+            e.set_clock(clock);
+            Ok(())
+        });
     }
 
     /// Events whose bytes have been handed to the OS (`write(2)` returned,
@@ -272,11 +270,7 @@ impl TapeWriter {
     /// calls (durable never above written); [`TapeWriter::flush`] brings
     /// it up to every event handed over.
     pub fn written_events(&self) -> u64 {
-        if let Some(j) = &self.journal {
-            return j.written_events();
-        }
-        let closing = self.closing.iter().map(|s| s.written).sum::<u64>();
-        self.closed_written + closing + self.open.iter().flatten().map(|s| s.written).sum::<u64>()
+        self.core.progress().0
     }
 
     /// Events the writer has fsynced, with the directory entries of their
@@ -289,93 +283,28 @@ impl TapeWriter {
     /// policy but `None` and `Flush`, and at [`TapeWriter::sync`] (under
     /// `None` and `Flush` it stays 0 unless `sync` is called).
     pub fn durable_events(&self) -> u64 {
-        if let Some(j) = &self.journal {
-            return j.durable_events();
-        }
-        let closing = self.closing.iter().map(|s| s.synced).sum::<u64>();
-        self.closed_durable + closing + self.open.iter().flatten().map(|s| s.synced).sum::<u64>()
+        self.core.progress().1
     }
 
     /// Segments closed so far (manifest entries).
     pub fn closed_segments(&self) -> Vec<ManifestSegment> {
-        if let Some(j) = &self.journal {
-            return j.closed_segments();
-        }
-        let mut v = self.closed.clone();
-        v.sort_by_key(|(s, _)| *s);
-        v.into_iter().map(|(_, m)| m).collect()
+        self.core.closed_segments()
     }
 
     /// Paths of the segments open now.
     pub fn open_paths(&self) -> Vec<PathBuf> {
-        if let Some(j) = &self.journal {
-            return j.open_paths();
-        }
-        self.open
-            .iter()
-            .flatten()
-            .map(|s| s.io.path.clone())
-            .collect()
+        self.core.open_paths()
     }
 
     /// flox-style `metadata.json` to write at close.
     pub fn set_metadata(&mut self, v: serde_json::Value) {
-        if let Some(j) = &mut self.journal {
-            return j.set_metadata(v);
-        }
-        self.metadata = Some(v);
+        let _ = self.core.with(|e| {
+            e.set_metadata(v);
+            Ok(())
+        });
     }
 
-    fn slot(&self, frame_type: u8) -> usize {
-        slot_of(self.cfg.layout, frame_type)
-    }
-
-    /// Appends one event.
-    ///
-    /// Fails, accepting nothing, once an earlier write or fsync failed
-    /// (with that error, every time).
-    pub fn append(&mut self, ev: &Event<'_>) -> Result<(), TapeError> {
-        if let Some(j) = &mut self.journal {
-            return j.append(ev);
-        }
-        self.check_event(ev)?;
-        let si = self.slot(ev.frame_type());
-        self.before(si, ev)?;
-        let Some(seg) = self.open[si].as_mut() else {
-            return Err(TapeError::input(None, "internal error: no open segment"));
-        };
-        let emitted = seg.w.stats().events_emitted;
-        seg.w.append(ev).map_err(|e| {
-            TapeError::input(Some(&seg.io.path), format!("cannot write the event: {e}"))
-                .at(e.offset)
-        })?;
-        self.after(si, ev.exchange_ts_ns(), emitted)
-    }
-
-    /// Appends a frame from its type and payload, byte for byte.
-    pub fn append_raw(&mut self, frame_type: u8, payload: &[u8]) -> Result<(), TapeError> {
-        if let Some(j) = &mut self.journal {
-            return j.append_raw(frame_type, payload);
-        }
-        let ev = Event::decode(frame_type, payload, 0).map_err(|e| {
-            TapeError::input(
-                None,
-                format!("frame of type {frame_type} does not decode: {}", e.what),
-            )
-        })?;
-        self.check_event(&ev)?;
-        let si = self.slot(frame_type);
-        self.before(si, &ev)?;
-        let Some(seg) = self.open[si].as_mut() else {
-            return Err(TapeError::input(None, "internal error: no open segment"));
-        };
-        let emitted = seg.w.stats().events_emitted;
-        seg.w.append_raw(frame_type, payload).map_err(|e| {
-            TapeError::input(Some(&seg.io.path), format!("cannot write the frame: {e}"))
-                .at(e.offset)
-        })?;
-        self.after(si, ev.exchange_ts_ns(), emitted)
-    }
+    append_calls!();
 
     /// Hands every encoded byte to the OS and waits for it: afterwards
     /// [`TapeWriter::written_events`] counts every event appended, except
@@ -383,17 +312,7 @@ impl TapeWriter {
     /// policy makes them: a flush does not cut one short). Nothing is
     /// fsynced. Returns the first write error, if any.
     pub fn flush(&mut self) -> Result<(), TapeError> {
-        if let Some(j) = &mut self.journal {
-            return j.flush();
-        }
-        self.check_open()?;
-        for si in 0..self.open.len() {
-            self.lz4_drain(si)?;
-            self.hand_over(si, None)?;
-        }
-        self.wait_io()?;
-        self.harvest();
-        Ok(())
+        self.core.with(Engine::flush)
     }
 
     /// [`TapeWriter::flush`], then fsyncs every open segment (and, the
@@ -404,253 +323,17 @@ impl TapeWriter {
     /// (under `None` and `Flush`; it lists closed segments only, and
     /// `recover` rebuilds it).
     pub fn sync(&mut self) -> Result<(), TapeError> {
-        if let Some(j) = &mut self.journal {
-            return j.sync();
-        }
-        self.check_open()?;
-        for si in 0..self.open.len() {
-            self.lz4_drain(si)?;
-            self.hand_over(si, None)?;
-            self.sync_seg(si, false, true)?;
-        }
-        self.wait_io()?;
-        // A segment renamed into place after its fsync ran has its
-        // directory entry synced here.
-        let unsynced_entry = |s: &OpenSeg| !s.io.dir_synced.load(Ordering::Acquire);
-        if self.open.iter().flatten().any(unsynced_entry) {
-            sync_dir(&self.dir)?;
-            for s in self.open.iter().flatten() {
-                s.io.dir_synced.store(true, Ordering::Release);
-            }
-        }
-        // Segments closed before are finished now: their counts move.
-        self.harvest();
-        if !self.closed_unsynced.is_empty() {
-            // Closed segments are counted durable once their directory
-            // entries are synced too.
-            for (path, _) in &self.closed_unsynced {
-                std::fs::File::open(path)
-                    .and_then(|f| f.sync_all())
-                    .map_err(|e| TapeError::io(path, "syncing the segment", e))?;
-            }
-            sync_dir(&self.dir)?;
-            for (_, events) in std::mem::take(&mut self.closed_unsynced) {
-                self.closed_durable += events;
-            }
-        }
-        self.harvest();
-        Ok(())
-    }
-
-    #[inline]
-    fn check_open(&self) -> Result<(), TapeError> {
-        if self.finished {
-            return Err(TapeError::usage("the tape writer is already closed"));
-        }
-        self.check_io()
-    }
-
-    /// The first I/O error, if any: from the I/O thread or from a write
-    /// done by this thread.
-    #[inline]
-    fn check_io(&self) -> Result<(), TapeError> {
-        let failed = self.failed.is_some() || self.io.as_ref().is_some_and(IoThread::has_failed);
-        if failed {
-            return Err(self.io_error());
-        }
-        Ok(())
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn io_error(&self) -> TapeError {
-        self.failed
-            .clone()
-            .or_else(|| self.io.as_ref().and_then(IoThread::failed))
-            .unwrap_or_else(|| TapeError::input(Some(&self.dir), "internal error: no I/O error"))
-    }
-
-    /// Waits until the I/O thread has run everything handed to it.
-    fn wait_io(&self) -> Result<(), TapeError> {
-        match &self.io {
-            Some(io) => io.wait_idle(),
-            None => self.check_io(),
-        }
-    }
-
-    /// Takes the I/O thread's progress into the counts the getters report.
-    /// `synced` is read before `written`, and the thread publishes a
-    /// segment's fsync after its writes, so durable never passes written.
-    fn harvest(&mut self) {
-        for seg in self.open.iter_mut().flatten() {
-            (seg.written, seg.synced) = segment::progress(&seg.io);
-        }
-        if !self.closing.is_empty() {
-            self.harvest_closing();
-        }
-    }
-
-    /// Refuses an event the encoder would refuse, before anything rotates
-    /// or opens: an input error (no file, no offset), and no segment left
-    /// holding only its header.
-    fn check_event(&self, ev: &Event<'_>) -> Result<(), TapeError> {
-        ev.validate(self.cfg.segment.profile)
-            .map_err(|what| TapeError::input(None, what))
-    }
-
-    fn before(&mut self, si: usize, ev: &Event<'_>) -> Result<(), TapeError> {
-        self.check_open()?;
-        if let Some(seg) = &self.open[si] {
-            let by_size = seg.w.would_exceed(ev, self.cfg.max_segment_bytes);
-            let by_time = match (self.cfg.rotate_every_ns, seg.bucket) {
-                (Some(span), Some(b)) => ev.exchange_ts_ns().div_euclid(span) > b,
-                _ => false,
-            };
-            if by_size || by_time {
-                self.close_segment(si)?;
-            }
-        }
-        if self.open[si].is_none() {
-            self.open_segment(si, ev.frame_type())?;
-        }
-        Ok(())
-    }
-
-    fn after(&mut self, si: usize, ts: i64, emitted_before: u32) -> Result<(), TapeError> {
-        let cfg = self.cfg;
-        self.stats.events += 1;
-        if self.lz4.is_some() {
-            self.lz4_pump(si)?;
-        }
-        let Some(seg) = self.open[si].as_mut() else {
-            return Ok(());
-        };
-        seg.events += 1;
-        seg.min_ts = seg.min_ts.min(ts);
-        seg.max_ts = seg.max_ts.max(ts);
-        if seg.bucket.is_none() {
-            seg.bucket = cfg.rotate_every_ns.map(|s| ts.div_euclid(s));
-        }
-        let lz4 = cfg.segment.compression == Compression::Lz4;
-        // An LZ4 block was just emitted (the `%` below only where needed).
-        let lz4_block = lz4 && seg.w.stats().events_emitted != emitted_before;
-        match cfg.durability {
-            Durability::None | Durability::SyncOnClose => {
-                if seg.w.pending().len() >= CHUNK {
-                    self.hand_over(si, None)?;
-                }
-            }
-            Durability::Flush => self.hand_over(si, None)?,
-            Durability::SyncEveryBlock => {
-                let block_done = if lz4 {
-                    lz4_block
-                } else {
-                    seg.events % cfg.segment.index_interval as u64 == 0
-                };
-                if block_done {
-                    self.hand_over(si, None)?;
-                    self.sync_seg(si, false, true)?;
-                }
-            }
-            Durability::SyncEveryN(n) => {
-                seg.unsynced += 1;
-                if seg.unsynced >= n.max(1) as u64 {
-                    seg.unsynced = 0;
-                    self.hand_over(si, None)?;
-                    self.sync_seg(si, false, true)?;
-                }
-            }
-        }
-        let rotate = lz4_block
-            && self.open[si]
-                .as_ref()
-                .is_some_and(|s| s.w.segment_bytes() >= cfg.max_segment_bytes);
-        if rotate {
-            self.close_segment(si)?;
-        }
-        self.harvest();
-        Ok(())
-    }
-
-    /// Hands segment `si`'s pending bytes over: to the I/O thread, or
-    /// written at once under `Flush`. For LZ4, the header is then rewritten
-    /// with the counts of the blocks now in the file (the reference's
-    /// updateSegmentHeader); `last` is a closed segment's final header,
-    /// written after its last bytes. Any failure here is an I/O failure:
-    /// the writer refuses further appends.
-    fn hand_over(&mut self, si: usize, last: Option<[u8; 64]>) -> Result<(), TapeError> {
-        let Some(seg) = self.open[si].as_mut() else {
-            return Ok(());
-        };
-        let r = hand_over(self.io.as_ref(), seg, last);
-        if let Err(e) = &r {
-            self.failed.get_or_insert_with(|| e.clone());
-        }
-        r
-    }
-
-    /// Requests an fsync of segment `si` covering everything handed over
-    /// (`all`: `sync_all`; `dir`: and its directory entry the first time):
-    /// queued, or done at once under `Flush`.
-    fn sync_seg(&mut self, si: usize, all: bool, dir: bool) -> Result<(), TapeError> {
-        let Some(seg) = self.open[si].as_mut() else {
-            return Ok(());
-        };
-        let r = match &self.io {
-            Some(io) => {
-                io.push_sync(&seg.io, all, dir, seg.handed);
-                Ok(())
-            }
-            None => seg
-                .io
-                .sync(dir.then_some(self.dir.as_path()), all, seg.handed),
-        };
-        if let Err(e) = &r {
-            self.failed.get_or_insert_with(|| e.clone());
-        }
-        r
-    }
-
-    fn save_manifest(&self) -> Result<(), TapeError> {
-        if !self.cfg.write_manifest {
-            return Ok(());
-        }
-        let mut m = Manifest::new(self.cfg.segment.exchange_id, self.tape_created);
-        m.segments = self.closed_segments();
-        m.save(&self.dir, self.cfg.durability.syncs())
+        self.core.with(Engine::sync)
     }
 
     /// Closes every open segment, writes the manifest (and metadata.json if
-    /// set), and returns the manifest entries. Returns the first write or
-    /// fsync error, if any (also one the I/O thread met earlier).
-    pub fn close(mut self) -> Result<Vec<ManifestSegment>, TapeError> {
-        self.close_all()?;
-        Ok(self.closed_segments())
-    }
-
-    fn close_all(&mut self) -> Result<(), TapeError> {
-        if self.finished {
-            return Ok(());
-        }
-        self.finished = true;
-        if let Some(j) = &mut self.journal {
-            return j.close_all();
-        }
-        self.check_io()?;
-        for si in by_seq(&self.open, |s| s.seq) {
-            self.close_segment(si)?;
-        }
-        // Every segment finished (the finisher wrote the manifest of all
-        // but an empty tape; it is written once more here, the same bytes,
-        // with the tape's last word on `created_ns`).
-        self.wait_io()?;
-        self.harvest();
-        if let Some(io) = &self.io {
-            io.discard_spare();
-        }
-        self.save_manifest()?;
-        let syncs = self.cfg.durability.syncs();
-        close_files(&self.dir, None, self.metadata.as_ref(), syncs)
+    /// set), releases the tape lock and returns the manifest entries.
+    /// Returns the first write or fsync error, if any (also one the I/O
+    /// thread met earlier). Refused while an appender is open
+    /// ([`TapeWriter::appenders`]): nothing changes then, and the tape is
+    /// closed by the last appender dropped, as by a dropped writer.
+    pub fn close(self) -> Result<Vec<ManifestSegment>, TapeError> {
+        self.core.close()
     }
 
     /// Stops as if the process died now: nothing is finalised (placeholder
@@ -659,21 +342,28 @@ impl TapeWriter {
     /// instead may lose those [not yet written](TapeWriter::written_events));
     /// bytes still in the encoder (a chunk not handed over, an unfinished
     /// LZ4 block) are dropped. For testing recovery.
-    pub fn abandon(mut self) {
-        self.finished = true;
-        if let Some(j) = &mut self.journal {
-            j.abandon();
-        }
+    /// Open appenders' calls fail afterwards.
+    pub fn abandon(self) {
+        self.core.abandon();
+    }
+}
+
+#[cfg(test)]
+impl TapeWriter {
+    /// `f` on the default engine's internals (panics in journal mode).
+    pub(crate) fn files<R>(&mut self, f: impl FnOnce(&mut files::FileWriter) -> R) -> R {
+        let r = self.core.with(|e| match e {
+            Engine::Files(w) => Ok(f(w)),
+            Engine::Journal(_) => Err(TapeError::usage("journal mode")),
+        });
+        r.expect("the default writer")
     }
 }
 
 impl Drop for TapeWriter {
     fn drop(&mut self) {
-        // Like BufWriter: close on drop, ignoring errors; call close() to see them.
-        let _ = self.close_all();
-        // Then the I/O thread is joined (a field dropped before the lock).
+        // Like BufWriter: close on drop, ignoring errors (call close() to
+        // see them); with appenders open, the last of them closes.
+        self.core.drop_writer();
     }
 }
-
-#[cfg(test)]
-mod tests;

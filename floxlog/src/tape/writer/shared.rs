@@ -2,10 +2,23 @@
 //! alike: the loop of a batch append, and the files written at close.
 
 use crate::tape::dir::flox_manifest::METADATA_FILE;
-use crate::tape::dir::manifest::{sync_dir, write_atomic, Manifest};
+use crate::tape::dir::manifest::{sync_dir, write_atomic, Manifest, ManifestSegment};
 use crate::tape::dir::{series_of, Layout, SERIES};
 use crate::tape::error::TapeError;
+use std::fs::File;
 use std::path::Path;
+
+/// Where a segment engine starts: after the segments of the tape before
+/// it (a resumed tape, recovered already), or at nothing.
+#[derive(Default)]
+pub(crate) struct Start {
+    /// The tape's segments, each with its `seq`, as the manifest lists them.
+    pub(crate) closed: Vec<(u64, ManifestSegment)>,
+    /// Spec layout: the next file number of each series slot.
+    pub(crate) numbers: Vec<u32>,
+    /// The largest flox-layout segment name (created_ns), or `i64::MIN`.
+    pub(crate) last_created: i64,
+}
 
 /// The result of appending a leading run of a batch: how many went in,
 /// or how many went in before the error.
@@ -86,4 +99,35 @@ pub(crate) fn close_files(
         sync_dir(dir)?;
     }
     Ok(())
+}
+
+/// Writes all of `buf` at `offset` of `file`, not using (nor moving, on
+/// unix) the file position.
+pub(crate) fn write_all_at(file: &File, buf: &[u8], offset: u64) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::FileExt::write_all_at(file, buf, offset)
+    }
+    #[cfg(windows)]
+    {
+        use std::os::windows::fs::FileExt;
+        let (mut buf, mut offset) = (buf, offset);
+        while !buf.is_empty() {
+            match file.seek_write(buf, offset) {
+                Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
+                Ok(n) => {
+                    buf = &buf[n..];
+                    offset += n as u64;
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+    #[cfg(not(any(unix, windows)))]
+    {
+        let _ = (file, buf, offset);
+        Err(std::io::ErrorKind::Unsupported.into())
+    }
 }

@@ -16,7 +16,12 @@ fn queued_small_writes_merge_and_errors_stick() {
     let seg = Arc::new(SegIo::new(file, path.clone()));
     // In place: its directory entry is synced with its first fsync.
     seg.published.store(true, Ordering::Release);
-    let io = IoThread::start(t.path(), Vec::new(), crate::tape::writer::finish::run).unwrap();
+    let io = IoThread::start(
+        t.path(),
+        Vec::new(),
+        crate::tape::writer::files::finish::run,
+    )
+    .unwrap();
     let mut at = 0u64;
     for i in 0..200u64 {
         let bytes = [i as u8; 10];

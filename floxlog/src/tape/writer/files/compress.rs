@@ -22,7 +22,7 @@
 //! only) and decides on the exact size.
 
 use super::io_thread::lock;
-use super::TapeWriter;
+use super::FileWriter;
 use crate::tape::error::TapeError;
 use floxlog_core::{compress_block, BlockSlot, SealedBlock};
 use std::collections::VecDeque;
@@ -155,7 +155,7 @@ fn run(shared: &Shared) {
     }
 }
 
-impl TapeWriter {
+impl FileWriter {
     /// After an append to segment `si`: queues the block it sealed, if any,
     /// and places the blocks compressed since (waiting for them where
     /// rotation or the bound on unplaced blocks needs their sizes).

@@ -2,7 +2,9 @@
 
 use super::io_thread::{self, SegIo, CHUNK};
 use super::*;
+use crate::tape::dir::manifest::MANIFEST_FILE;
 use crate::tape::TapeErrorKind;
+use crate::tape::TapeWriter;
 use floxlog_core::{Profile, Trade, WriterConfig};
 use std::sync::Arc;
 
@@ -58,7 +60,7 @@ fn the_first_io_error_is_returned_and_appends_refused() {
             let len = std::fs::metadata(&path).unwrap().len();
             // From now on every write of the segment fails (EBADF).
             let ro = std::fs::File::open(&path).unwrap();
-            w.open[0].as_mut().unwrap().io = Arc::new(SegIo::new(ro, path.clone()));
+            w.files(|f| f.open[0].as_mut().unwrap().io = Arc::new(SegIo::new(ro, path.clone())));
             let mut n = 1;
             let e = loop {
                 assert!(n < 1_000_000, "{dur:?}: no error after {n} events");
@@ -106,14 +108,16 @@ fn buffers_are_recycled() {
         let dir = t.path().join(format!("{lz4}"));
         let mut w = TapeWriter::create(&dir, cfg(Durability::None, lz4)).unwrap();
         let mut n = 0;
-        while w.open[0]
-            .as_ref()
-            .is_none_or(|s| s.w.pending_offset() < 24 * CHUNK as u64)
-        {
+        let below = |f: &mut FileWriter| {
+            f.open[0]
+                .as_ref()
+                .is_none_or(|s| s.w.pending_offset() < 24 * CHUNK as u64)
+        };
+        while w.files(below) {
             w.append(&trade(n)).unwrap();
             n += 1;
         }
-        let created = w.io.as_ref().unwrap().buffers_created();
+        let created = w.files(|f| f.io.as_ref().unwrap().buffers_created());
         assert!(
             (1..=io_thread::MAX_IN_FLIGHT).contains(&created),
             "lz4 {lz4}: {created} buffers"
@@ -390,9 +394,10 @@ fn lz4_blocks_compressed_in_the_background_are_those_compressed_in_place() {
                         // A flush places every compressed block: all but
                         // the unfinished one are written.
                         w.flush().unwrap();
-                        let staged = w.open.iter().flatten().map(|s| s.w.stats());
-                        let staged: u64 =
-                            staged.map(|s| (s.events - s.events_emitted) as u64).sum();
+                        let staged: u64 = w.files(|f| {
+                            let staged = f.open.iter().flatten().map(|s| s.w.stats());
+                            staged.map(|s| (s.events - s.events_emitted) as u64).sum()
+                        });
                         assert_eq!(w.written_events() + staged, i as u64 + 1, "{dur:?}");
                     }
                 }

@@ -1,27 +1,16 @@
 //! Appending runs of events through the encoder's batch append.
 
 use super::io_thread::CHUNK;
-use super::{in_runs, Durability, RunResult, TapeWriter};
+use super::{in_runs, Durability, FileWriter, RunResult};
 use crate::tape::error::TapeError;
 use floxlog_core::{frame_type, Compression, Event, FrameHeader, Trade};
 
 /// Encoded length of a trade frame.
 const TRADE_FRAME: usize = FrameHeader::LEN + Trade::LEN;
 
-impl TapeWriter {
-    /// Appends events in order, as [`TapeWriter::append`] one by one would
-    /// (the same segments, bytes and errors), faster: where the durability
-    /// asks for nothing per event (`None`, `SyncOnClose`), segments are
-    /// uncompressed and rotate by size only, runs of events that stay in
-    /// one segment go to the encoder together, which seals their frames'
-    /// CRCs several at a time (in journal mode the run is also published
-    /// with one release store: `journal/batch.rs`). Returns how many were
-    /// appended: all, or those before the first failure, which is returned
-    /// with the count.
+impl FileWriter {
+    /// See [`TapeWriter::append_batch`](super::TapeWriter::append_batch).
     pub fn append_batch(&mut self, evs: &[Event<'_>]) -> (usize, Result<(), TapeError>) {
-        if let Some(j) = &mut self.journal {
-            return j.append_batch(evs);
-        }
         let fast = self.batches();
         in_runs(self, evs, fast, Self::append_run, Self::append)
     }
@@ -66,15 +55,8 @@ impl TapeWriter {
         self.after_run(si, done.iter().map(Event::exchange_ts_ns), r)
     }
 
-    /// Appends trades in order, as [`TapeWriter::append`] of each would
-    /// (the same segments, bytes and errors), through the encoder's trade
-    /// batch (fixed-size frames, CRCs eight at a time) where
-    /// [`TapeWriter::append_batch`] would batch. Returns how many were
-    /// appended, and the first failure.
+    /// See [`TapeWriter::append_trades`](super::TapeWriter::append_trades).
     pub fn append_trades(&mut self, trades: &[Trade]) -> (usize, Result<(), TapeError>) {
-        if let Some(j) = &mut self.journal {
-            return j.append_trades(trades);
-        }
         let fast = self.batches();
         in_runs(self, trades, fast, Self::append_trade_run, |w, t| {
             w.append(&Event::Trade(*t))

@@ -3,7 +3,7 @@
 use super::io_thread::{self, Header, IoThread, SegIo};
 use super::io_thread::{Closing, ManifestCtx};
 use super::swap::{take_pending, Exchange, SwapStorage, SwapWriter};
-use super::{now_ns, Durability, TapeWriter};
+use super::{now_ns, Durability, FileWriter};
 use crate::tape::dir::manifest::ManifestSegment;
 use crate::tape::dir::{series_of, Layout, MIXED};
 use crate::tape::error::TapeError;
@@ -29,13 +29,13 @@ pub(super) struct OpenSeg {
     pub(super) unsynced: u64,
     /// Events whose bytes were handed over (to the I/O thread or written).
     pub(super) handed: u64,
-    /// `io.written` as of the writer's last call (see [`TapeWriter::harvest`]).
+    /// `io.written` as of the writer's last call (see [`FileWriter::harvest`]).
     pub(super) written: u64,
     /// `io.synced` as of the writer's last call.
     pub(super) synced: u64,
 }
 
-impl TapeWriter {
+impl FileWriter {
     // Out of line: it builds a segment writer (16 KiB with its symbol
     // table) on its stack, which would cost every append a stack probe.
     #[cold]
@@ -371,7 +371,7 @@ pub(super) struct ClosingSeg {
     pub(super) synced: u64,
 }
 
-/// See [`TapeWriter::hand_over`].
+/// See [`FileWriter::hand_over`].
 pub(super) fn hand_over(
     io: Option<&IoThread>,
     seg: &mut OpenSeg,

@@ -1,4 +1,4 @@
-//! The tape writer's background I/O: one thread per [`TapeWriter`] that
+//! The tape writer's background I/O: one thread per [`FileWriter`] that
 //! performs, in FIFO order, the positional writes and fsyncs the encoder
 //! hands it, so that encoding the next chunk overlaps writing the last.
 //!
@@ -23,10 +23,11 @@
 //! (its buffer recycled), the error is kept, and [`IoThread::failed`]
 //! returns it from then on.
 //!
-//! [`TapeWriter`]: super::TapeWriter
+//! [`FileWriter`]: super::FileWriter
 
 use crate::tape::dir::manifest::{sync_dir, ManifestSegment};
 use crate::tape::error::TapeError;
+pub(crate) use crate::tape::writer::shared::write_all_at;
 use std::collections::VecDeque;
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -46,37 +47,6 @@ pub(super) const COALESCE_MAX: usize = 64 << 10;
 
 pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-/// Writes all of `buf` at `offset` of `file`, not using (nor moving, on
-/// unix) the file position.
-pub(crate) fn write_all_at(file: &File, buf: &[u8], offset: u64) -> std::io::Result<()> {
-    #[cfg(unix)]
-    {
-        std::os::unix::fs::FileExt::write_all_at(file, buf, offset)
-    }
-    #[cfg(windows)]
-    {
-        use std::os::windows::fs::FileExt;
-        let (mut buf, mut offset) = (buf, offset);
-        while !buf.is_empty() {
-            match file.seek_write(buf, offset) {
-                Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
-                Ok(n) => {
-                    buf = &buf[n..];
-                    offset += n as u64;
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
-            }
-        }
-        Ok(())
-    }
-    #[cfg(not(any(unix, windows)))]
-    {
-        let _ = (file, buf, offset);
-        Err(std::io::ErrorKind::Unsupported.into())
-    }
 }
 
 /// A segment header to write at offset 0 after a write's bytes.
