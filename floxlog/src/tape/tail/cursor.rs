@@ -48,6 +48,11 @@ pub(crate) struct Cursor {
     /// resume inside an LZ4 segment).
     discard: u64,
     scratch: Vec<u8>,
+    /// What the last full poll found when it found nothing: `Some(true)`
+    /// the segment finished and read, `Some(false)` nothing at `pos` yet.
+    /// Until a poll that looks, an idle poll is then one load (see
+    /// [`Cursor::poll`]).
+    quiet: Option<bool>,
 }
 
 impl Cursor {
@@ -63,6 +68,7 @@ impl Cursor {
             events: 0,
             discard: 0,
             scratch: Vec::new(),
+            quiet: None,
         }
     }
 
@@ -167,6 +173,55 @@ impl Cursor {
     /// finds the segment finished; a journal segment's zero tail lies
     /// inside the map, and polling it costs no system call.
     pub(crate) fn poll(
+        &mut self,
+        opts: ReadOptions,
+        sink: &mut Pending,
+        look: bool,
+    ) -> Result<Polled, TapeError> {
+        if !look {
+            // A finished segment does not change; an open one's next frame
+            // is published by its size word, which stays zero until then.
+            match self.quiet {
+                Some(true) => return Ok(Polled::Idle { finished: true }),
+                Some(false) if self.nothing_at_pos() => {
+                    return Ok(Polled::Idle { finished: false })
+                }
+                _ => {}
+            }
+        }
+        let r = self.poll_full(opts, sink, look);
+        self.quiet = match r {
+            Ok(Polled::Idle { finished }) if self.file.is_some() => Some(finished),
+            _ => None,
+        };
+        r
+    }
+
+    /// Whether the size word of the next frame (LZ4: the block's magic),
+    /// inside the map, is still zero: an idle poll's one load.
+    fn nothing_at_pos(&self) -> bool {
+        let Some(f) = &self.file else {
+            return false;
+        };
+        let Some(b) = usize::try_from(self.pos)
+            .ok()
+            .and_then(|a| f.bytes().get(a..a.checked_add(4)?))
+        else {
+            return false;
+        };
+        // SAFETY: `b` is 4 readable bytes of the map. Volatile: each poll
+        // loads the word again (another process stores it).
+        let w = unsafe { std::ptr::read_volatile(b.as_ptr().cast::<[u8; 4]>()) };
+        if w == [0; 4] {
+            return true;
+        }
+        // Pairs with the writer's release store of the size: the frame
+        // read next is seen whole.
+        std::sync::atomic::fence(std::sync::atomic::Ordering::Acquire);
+        false
+    }
+
+    fn poll_full(
         &mut self,
         opts: ReadOptions,
         sink: &mut Pending,
