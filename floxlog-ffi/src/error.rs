@@ -98,6 +98,10 @@ pub enum floxlog_result {
     /// Another process holds the tape's lock (a writer is running, or a
     /// recover): `floxlog_tape_error.message` names its pid.
     FLOXLOG_TAPE_LOCKED = 210,
+    /// Another thread is inside a call on the same handle (a handle is
+    /// used from one thread at a time): this call did nothing. Nothing is
+    /// corrupted; retry once the other call returned.
+    FLOXLOG_BUSY = 211,
     /// An error this version of the C ABI has no code for.
     FLOXLOG_INTERNAL = 298,
     /// A Rust panic was caught at the boundary (a bug: please report it).
@@ -119,7 +123,7 @@ use Text::{Core, Own};
 
 impl floxlog_result {
     /// Every code, for tables and exhaustive tests.
-    pub(crate) const ALL: [floxlog_result; 38] = [
+    pub(crate) const ALL: [floxlog_result; 39] = [
         FLOXLOG_OK,
         FLOXLOG_END,
         FLOXLOG_NO_INDEX,
@@ -156,6 +160,7 @@ impl floxlog_result {
         FLOXLOG_MISALIGNED,
         FLOXLOG_IO_ERROR,
         FLOXLOG_TAPE_LOCKED,
+        FLOXLOG_BUSY,
         FLOXLOG_INTERNAL,
         FLOXLOG_PANIC,
     ];
@@ -209,6 +214,7 @@ impl floxlog_result {
             FLOXLOG_MISALIGNED => Own("misaligned", "a pointer is not aligned for its type"),
             FLOXLOG_IO_ERROR => Own("io_error", "the operating system refused a file operation"),
             FLOXLOG_TAPE_LOCKED => Own("tape_locked", "another process holds the tape's lock"),
+            FLOXLOG_BUSY => Own("busy", "handle in use by another thread"),
             FLOXLOG_INTERNAL => Own(
                 "internal",
                 "an error this version of the C ABI has no code for",

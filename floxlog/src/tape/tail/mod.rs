@@ -16,14 +16,21 @@
 //! earlier one, so the earlier one is read again first and nothing is
 //! missed.
 //!
-//! When nothing new arrives, [`Tail::next`] asks the tape lock
-//! (`crate::tape::dir::lock::writer_is_live`): with no writer holding it, it
-//! returns [`TailNext::End`] if every segment is finished and read and the
-//! lock was let go (the writer closed the tape), else
-//! [`TailNext::WriterGone`] (a writer killed between two segments leaves
-//! only finished ones, but its pid in the lock file), instead of
-//! waiting for events that cannot come. Neither is final: a later call
-//! carries on if a writer has since appended.
+//! When nothing new arrives, an idle poll is one load per series: the
+//! next frame's size word (see `cursor`). The directory and the tape lock
+//! (`crate::tape::dir::lock::writer_is_live`) are looked at when a segment
+//! finished, when the tape's wake page says the writer started a segment
+//! or closed, or every [`LOOK_EVERY`] (kept across calls). With no writer
+//! holding the lock, [`Tail::next`] returns [`TailNext::End`] if every
+//! segment is finished and read and the lock was let go (the writer
+//! closed the tape); else, once no writer has come for
+//! [`TailOptions::writer_wait`], [`TailNext::WriterGone`] (a writer killed
+//! between two segments leaves only finished ones, but its pid in the
+//! lock file). Neither is final: a later call carries on if a writer has
+//! since appended.
+//!
+//! A blocking tailer on a journal tape sleeps on the tape's wake page
+//! (`crate::tape::wake`) until the writer publishes.
 
 mod cursor;
 mod listing;
