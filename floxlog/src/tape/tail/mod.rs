@@ -168,6 +168,10 @@ impl Lane {
     }
 }
 
+/// Idle rounds of a spinning wait (or idle `timeout 0` calls) between two
+/// reads of the clock.
+const CLOCK_EVERY: u32 = 64;
+
 /// Looks at the directory and the lock at most this often while nothing
 /// says the tape changed (kept across calls: an idle poll between two
 /// looks is one load per series).
@@ -187,6 +191,8 @@ pub struct Tail {
     next_lane: usize,
     /// The last look at the directory and the lock.
     looked: Option<Instant>,
+    /// Idle rounds so far (see [`CLOCK_EVERY`]).
+    idle_rounds: u32,
     /// A lane found its segment finished since the last look.
     finish_seen: bool,
     /// Since when no writer holds the tape (it was not closed).
@@ -260,6 +266,7 @@ impl Tail {
             pending: Pending::default(),
             next_lane: 0,
             looked: None,
+            idle_rounds: 0,
             finish_seen: false,
             gone_since: None,
             verdict: None,
@@ -424,29 +431,58 @@ impl Tail {
         if !self.pending.is_empty() || self.fill(false)? > 0 {
             return Ok(None);
         }
-        let deadline = timeout.map(|t| Instant::now() + t);
+        // `timeout 0` reads no clock for its deadline: it is due now.
+        let now_only = timeout.is_some_and(|t| t.is_zero());
+        let deadline = timeout
+            .filter(|_| !now_only)
+            .map(|t| Instant::now() + t);
         let mut backoff = wait::Backoff::new(self.wait);
         loop {
-            let now = Instant::now();
             let changed = self
                 .wake
                 .as_ref()
                 .is_some_and(|(p, g)| p.tailers().gen() != *g);
-            let look =
-                self.finish_seen || changed || self.looked.is_none_or(|t| now - t >= LOOK_EVERY);
-            if look {
-                let q = self.look(now)?;
-                self.verdict = q.flatten();
-                if let Some(q) = q {
-                    return Ok(q);
+            // The clock is read every CLOCK_EVERY idle rounds (of this
+            // call or the ones before) unless something says to look: a
+            // clock read costs more than the idle poll itself.
+            self.idle_rounds = self.idle_rounds.wrapping_add(1);
+            let tick = self.finish_seen
+                || changed
+                || (backoff.sleeps() && !now_only)
+                || self.looked.is_none()
+                || self.idle_rounds.is_multiple_of(CLOCK_EVERY);
+            if tick {
+                let now = Instant::now();
+                let look = self.finish_seen
+                    || changed
+                    || self.looked.is_none_or(|t| now - t >= LOOK_EVERY);
+                if look {
+                    let q = self.look(now)?;
+                    self.verdict = q.flatten();
+                    if let Some(q) = q {
+                        return Ok(q);
+                    }
+                }
+                if deadline.is_some_and(|d| now >= d) {
+                    return Ok(Some(Quiet::Timeout));
+                }
+                if backoff.sleeps() {
+                    if now_only {
+                        return Ok(Some(self.verdict.unwrap_or(Quiet::Timeout)));
+                    }
+                    if self.sleep(&mut backoff, deadline, now)? {
+                        return Ok(None);
+                    }
+                    continue;
                 }
             }
-            if deadline.is_some_and(|d| now >= d) {
+            if now_only {
                 // Between looks, a poll that cannot wait says what the
                 // last look found.
                 return Ok(Some(self.verdict.unwrap_or(Quiet::Timeout)));
             }
-            if self.sleep(&mut backoff, deadline, now)? {
+            backoff.wait(deadline);
+            if self.fill(false)? > 0 {
                 return Ok(None);
             }
         }
@@ -508,22 +544,25 @@ impl Tail {
         }
     }
 
-    /// Waits one round (never past `deadline`, nor past the next look);
-    /// whether an event is queued after it. A blocking tailer on a tape
-    /// whose journal writer is alive sleeps on the wake page until the
-    /// writer publishes; otherwise the strategy's back-off.
+    /// A sleeping strategy's round (never past `deadline`, nor past the
+    /// next look); whether an event is queued after it. A blocking tailer
+    /// on a tape whose journal writer is alive sleeps on the wake page
+    /// until the writer publishes; otherwise the strategy's back-off.
     fn sleep(
         &mut self,
         backoff: &mut wait::Backoff,
         deadline: Option<Instant>,
         now: Instant,
     ) -> Result<bool, TapeError> {
-        let armed = self.wake.as_ref().is_some_and(|(p, _)| p.tailers().armed());
-        if backoff.sleeps() && armed {
-            let next_look = self.looked.map_or(now, |t| t + LOOK_EVERY);
-            let until = deadline.map_or(next_look, |d| d.min(next_look));
-            let max = until.saturating_duration_since(now);
-            if let Some((p, _)) = &self.wake {
+        let armed = self
+            .wake
+            .as_ref()
+            .is_some_and(|(p, _)| p.tailers().armed());
+        match &self.wake {
+            Some((p, _)) if armed => {
+                let next_look = self.looked.map_or(now, |t| t + LOOK_EVERY);
+                let until = deadline.map_or(next_look, |d| d.min(next_look));
+                let max = until.saturating_duration_since(now);
                 let seen = p.tailers().prepare();
                 // Again after saying so: a frame published before the
                 // writer could see the flag is found here.
@@ -538,8 +577,7 @@ impl Tail {
                     }
                 }
             }
-        } else {
-            backoff.wait(deadline);
+            _ => backoff.wait(deadline),
         }
         Ok(self.fill(false)? > 0)
     }
