@@ -1,7 +1,7 @@
 /* Append-to-reader hand-off latency (a benchmark, not a test; run by
  * scripts/bench-latency.sh).
  *
- *   bench_handoff DIR --mode limit|spin|poll0|yield|block --rate PER_S
+ *   bench_handoff DIR --mode limit|limit-futex|spin|poll0|yield|block --rate PER_S
  *                 [--events N] [--busy] [--appenders K]
  *
  * Two processes. The writer appends one trade per tick of an absolute
@@ -15,6 +15,10 @@
  * --mode limit: the machine's limit on the same schedule: the writer
  *   stores (stamp, then seq with a release store) into a shared mapping,
  *   the reader spins on seq with acquire loads. No tape.
+ * --mode limit-futex: the limit of a sleeping reader (Linux): the same,
+ *   but the reader sets a flag and sleeps on seq with FUTEX_WAIT, and the
+ *   writer calls FUTEX_WAKE when the flag is set (what the tailer's
+ *   blocking wait does on a journal tape).
  * --mode spin: a tailer with FLOXLOG_TAIL_WAIT_BUSY_SPIN waiting inside
  *   floxlog_tape_tail_next (timeout 1 s);
  * --mode poll0: the same, next(..., 0) in the caller's own loop (how a
@@ -46,7 +50,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/futex.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -60,8 +66,13 @@
 #define RING 1024
 typedef struct {
   _Alignas(64) _Atomic uint64_t seq;
+  _Atomic uint32_t futex_seq, waiting;
   _Alignas(64) uint64_t stamp[RING];
 } shm_t;
+
+static long futex(_Atomic uint32_t *w, int op, uint32_t v) {
+  return syscall(SYS_futex, (uint32_t *)w, op, v, NULL, NULL, 0);
+}
 
 typedef struct {
   const char *dir, *mode;
@@ -102,10 +113,16 @@ typedef struct {
 
 static double cpu_s(void) { return (double)clock_ns(CLOCK_PROCESS_CPUTIME_ID) / 1e9; }
 
-static void read_limit(const args_t *a, shm_t *m, result_t *r) {
+static void read_limit(const args_t *a, shm_t *m, result_t *r, int sleeps) {
   uint64_t last = 0;
   while (last < a->events) {
     uint64_t s = atomic_load_explicit(&m->seq, memory_order_acquire);
+    if (s == last && sleeps) {
+      atomic_store(&m->waiting, 1);
+      const uint32_t seen = atomic_load(&m->futex_seq);
+      if (atomic_load(&m->seq) == last) futex(&m->futex_seq, FUTEX_WAIT, seen);
+      continue;
+    }
     if (s == last) continue;
     const uint64_t now = now_ns();
     for (uint64_t k = last; k < s; k++) {
@@ -153,13 +170,18 @@ static void read_tail(const args_t *a, int ready_fd, int go_fd, result_t *r) {
   floxlog_tape_tail_free(t);
 }
 
-static int write_limit(const args_t *a, shm_t *m) {
+static int write_limit(const args_t *a, shm_t *m, int wakes) {
   const uint64_t interval = 1000000000u / a->rate;
   const uint64_t t0 = now_ns() + 1000000;
   for (uint64_t i = 0; i < a->events; i++) {
     wait_until(t0 + i * interval, a->busy);
     m->stamp[i % RING] = now_ns();
     atomic_store_explicit(&m->seq, i + 1, memory_order_release);
+    if (wakes && atomic_load_explicit(&m->waiting, memory_order_relaxed)) {
+      atomic_store(&m->waiting, 0);
+      atomic_fetch_add(&m->futex_seq, 1);
+      futex(&m->futex_seq, FUTEX_WAKE, INT32_MAX);
+    }
   }
   return 0;
 }
@@ -206,11 +228,11 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--appenders") && i + 1 < argc) a.appenders = atoi(argv[++i]);
     else return fprintf(stderr, "unknown argument %s\n", argv[i]), 2;
   }
-  static const char *modes[] = {"limit", "spin", "poll0", "yield", "block"};
+  static const char *modes[] = {"limit", "limit-futex", "spin", "poll0", "yield", "block"};
   int known = 0;
   for (size_t k = 0; a.mode && k < sizeof modes / sizeof *modes; k++) known |= !strcmp(a.mode, modes[k]);
   if (!a.dir || !known || a.rate == 0 || a.rate > 1000000000u) {
-    fprintf(stderr, "usage: %s DIR --mode limit|spin|poll0|yield|block --rate PER_S [--events N] "
+    fprintf(stderr, "usage: %s DIR --mode limit|limit-futex|spin|poll0|yield|block --rate PER_S [--events N] "
                     "[--busy] [--appenders K]\n", argv[0]);
     return 2;
   }
@@ -220,7 +242,8 @@ int main(int argc, char **argv) {
     return 2;
   }
   if (a.events == 0) a.events = a.rate * 3 < 1000000 ? a.rate * 3 : 1000000;
-  const int limit = !strcmp(a.mode, "limit");
+  const int futexed = !strcmp(a.mode, "limit-futex");
+  const int limit = !strcmp(a.mode, "limit") || futexed;
   if (!limit && mkdir(a.dir, 0755) != 0 && errno != EEXIST) return perror("mkdir"), 1;
   shm_t *m = mmap(NULL, sizeof(shm_t) + sizeof(result_t), PROT_READ | PROT_WRITE,
                   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -237,7 +260,7 @@ int main(int argc, char **argv) {
     const double c0 = cpu_s(), w0 = (double)now_ns() / 1e9;
     if (limit) {
       if (write(p[1], "r", 1) != 1) _exit(1);
-      read_limit(&a, m, r);
+      read_limit(&a, m, r, futexed);
     } else {
       read_tail(&a, p[1], go[0], r);
     }
@@ -250,7 +273,7 @@ int main(int argc, char **argv) {
   char c;
   if (read(p[0], &c, 1) != 1) return fprintf(stderr, "the reader did not start\n"), 1;
   close(p[0]);
-  const int rc = limit ? write_limit(&a, m) : write_tape(&a, go[1]);
+  const int rc = limit ? write_limit(&a, m, futexed) : write_tape(&a, go[1]);
   int status = 0;
   waitpid(pid, &status, 0);
   if (rc != 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {

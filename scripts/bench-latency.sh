@@ -17,7 +17,8 @@
 # append; a reader in another process: the shared-memory limit (release
 # store / acquire spin on the same schedule, same run), then tailers
 # BUSY_SPIN waiting inside next, a timeout-0 loop, SPIN_YIELD and BLOCKING
-# (woken by the journal writer). One table: p50 .. max in ns, each p50 and
+# (woken by the journal writer), the last against the limit of a sleeping
+# reader (a futex wait and wake on the same shared mapping). One table: p50 .. max in ns, each p50 and
 # p99 also as a ratio to the limit's at the same rate, and the reader's CPU
 # (percent of a core). Each hand-off run lasts 0.5 s (HANDOFF_SECONDS) with
 # a second's pause between runs: on a machine shared with other work, set
@@ -90,9 +91,9 @@ secs=${HANDOFF_SECONDS:-0.5}
 for run in "10000 ''" "100000 ''" "1000000 --busy"; do
   eval "set -- $run"
   events=$(awk -v r="$1" -v s="$secs" 'BEGIN { printf "%d", r * s }')
-  for mode in limit spin poll0 yield block; do
+  for mode in limit spin poll0 yield limit-futex block; do
     for k in $APPENDERS; do
-      [ "$mode" = limit ] && [ "$k" != 1 ] && continue
+      case "$mode" in limit*) [ "$k" != 1 ] && continue ;; esac
       rm -rf "$WORK/tape"
       sleep 1
       # shellcheck disable=SC2086
@@ -106,8 +107,11 @@ echo
 echo "hand-off, ns (ratio to the limit at the same rate); reader CPU % of a core"
 echo "| rate | reader | appenders | p50 | p90 | p99 | p99.9 | p99.99 | max | events | CPU |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|"
-awk '$2 == "limit" { l50[$3] = $4; l99[$3] = $6 }
-  { r50 = l50[$3] ? sprintf(" (%.1fx)", $4 / l50[$3]) : "";
-    r99 = l99[$3] ? sprintf(" (%.1fx)", $6 / l99[$3]) : "";
+# Spinning readers against the spinning limit; the blocking tailer against
+# the sleeping (futex) limit.
+awk '$2 ~ /^limit/ { l50[$2 $3] = $4; l99[$2 $3] = $6 }
+  { base = ($2 == "block" || $2 == "limit-futex") ? "limit-futex" : "limit";
+    r50 = l50[base $3] ? sprintf(" (%.1fx)", $4 / l50[base $3]) : "";
+    r99 = l99[base $3] ? sprintf(" (%.1fx)", $6 / l99[base $3]) : "";
     printf "| %s | %s | %s | %s%s | %s | %s%s | %s | %s | %s | %s | %s%% |\n",
       $3, $2, $1, $4, r50, $5, $6, r99, $7, $8, $9, $10, $11 }' "$rows"

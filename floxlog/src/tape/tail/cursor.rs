@@ -53,6 +53,11 @@ pub(crate) struct Cursor {
     /// Until a poll that looks, an idle poll is then one load (see
     /// [`Cursor::poll`]).
     quiet: Option<bool>,
+    /// The last read of the header found it unfinished (a writer's
+    /// placeholder).
+    header_open: bool,
+    /// An error was put off once (see [`Cursor::poll`]).
+    deferred: bool,
 }
 
 impl Cursor {
@@ -69,6 +74,8 @@ impl Cursor {
             discard: 0,
             scratch: Vec::new(),
             quiet: None,
+            header_open: false,
+            deferred: false,
         }
     }
 
@@ -189,7 +196,20 @@ impl Cursor {
                 _ => {}
             }
         }
-        let r = self.poll_full(opts, sink, look);
+        let was_open = self.header_open;
+        let mut r = self.poll_full(opts, sink, look);
+        if r.is_err() && was_open && !self.header_open && !self.deferred {
+            // The header turned final in this poll: the writer writes the
+            // final header over the placeholder in one write, which a
+            // reader of the map can see half done. Read again next poll;
+            // an error that stays is reported then.
+            self.deferred = true;
+            self.header_open = true;
+            self.file = None;
+            r = Ok(Polled::Idle { finished: false });
+        } else {
+            self.deferred = false;
+        }
         self.quiet = match r {
             Ok(Polled::Idle { finished }) if self.file.is_some() => Some(finished),
             _ => None,
@@ -263,15 +283,18 @@ impl Cursor {
         let seg = match Segment::parse(data) {
             Ok(s) => s,
             Err(e) => {
+                // Not known to be a placeholder (see `poll`).
+                self.header_open = false;
                 return Err(TapeError::data(
                     path,
                     file.shrink_error(Some(&e)).unwrap_or(e),
-                ))
+                ));
             }
         };
         let header = *seg.header();
         self.created_ns = Some(header.created_ns);
         let closed = !header_is_unfinished(&header);
+        self.header_open = !closed;
         if self.pos > seg.frames_end() {
             let e = Error::new(
                 ErrorKind::Truncated,

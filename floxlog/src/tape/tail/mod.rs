@@ -433,9 +433,7 @@ impl Tail {
         }
         // `timeout 0` reads no clock for its deadline: it is due now.
         let now_only = timeout.is_some_and(|t| t.is_zero());
-        let deadline = timeout
-            .filter(|_| !now_only)
-            .map(|t| Instant::now() + t);
+        let deadline = timeout.filter(|_| !now_only).map(|t| Instant::now() + t);
         let mut backoff = wait::Backoff::new(self.wait);
         loop {
             let changed = self
@@ -554,10 +552,7 @@ impl Tail {
         deadline: Option<Instant>,
         now: Instant,
     ) -> Result<bool, TapeError> {
-        let armed = self
-            .wake
-            .as_ref()
-            .is_some_and(|(p, _)| p.tailers().armed());
+        let armed = self.wake.as_ref().is_some_and(|(p, _)| p.tailers().armed());
         match &self.wake {
             Some((p, _)) if armed => {
                 let next_look = self.looked.map_or(now, |t| t + LOOK_EVERY);
