@@ -104,14 +104,15 @@ for run in "10000 ''" "100000 ''" "1000000 --busy"; do
 done
 rm -rf "$WORK/tape"
 echo
-echo "hand-off, ns (ratio to the limit at the same rate); reader CPU % of a core"
-echo "| rate | reader | appenders | p50 | p90 | p99 | p99.9 | p99.99 | max | events | CPU |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|"
+echo "hand-off, ns (ratio to the limit at the same rate); reader CPU % of a core;"
+echo "append: p50 of the writer's append call (stamp to return)"
+echo "| rate | reader | appenders | p50 | p90 | p99 | p99.9 | p99.99 | max | events | CPU | append |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 # Spinning readers against the spinning limit; the blocking tailer against
 # the sleeping (futex) limit.
 awk '$2 ~ /^limit/ { l50[$2 $3] = $4; l99[$2 $3] = $6 }
   { base = ($2 == "block" || $2 == "limit-futex") ? "limit-futex" : "limit";
     r50 = l50[base $3] ? sprintf(" (%.1fx)", $4 / l50[base $3]) : "";
     r99 = l99[base $3] ? sprintf(" (%.1fx)", $6 / l99[base $3]) : "";
-    printf "| %s | %s | %s | %s%s | %s | %s%s | %s | %s | %s | %s | %s%% |\n",
-      $3, $2, $1, $4, r50, $5, $6, r99, $7, $8, $9, $10, $11 }' "$rows"
+    printf "| %s | %s | %s | %s%s | %s | %s%s | %s | %s | %s | %s | %s%% | %s |\n",
+      $3, $2, $1, $4, r50, $5, $6, r99, $7, $8, $9, $10, $11, $12 }' "$rows"
