@@ -3,7 +3,7 @@
  *
  *   bench_latency DIR [--events N] [--rate PER_S] [--max-segment-bytes B]
  *                     [--durability none|flush|close] [--journal] [--lz4]
- *                     [--tail spin|block] [--throughput]
+ *                     [--throughput]
  *
  * Appends N trades (default 10 M) to a new tape in DIR, timing each
  * append with CLOCK_MONOTONIC, into a log-linear histogram (HDR style: 128
@@ -34,18 +34,7 @@
  * machine shared with other work, wall time mostly measures the
  * scheduler; CPU time measures the work.
  *
- * --tail spin|block: append-to-tailer latency. The writer stamps each
- * trade's exchange_ts_ns with CLOCK_MONOTONIC at the append (paced: its
- * intended start, so a writer stall counts too); a tailer in another
- * process (this executable re-run, started before the first append)
- * follows the tape from its beginning with floxlog_tape_tail_next_trades
- * and subtracts the stamp from the clock when a batch is handed to it
- * (and, printed below it, the append's actual start, stamped in
- * recv_ts_ns: the writer's lateness left out):
- * `spin` polls with timeout 0 in a loop (FLOXLOG_TAIL_WAIT_BUSY_SPIN),
- * `block` waits with no time limit (FLOXLOG_TAIL_WAIT_BLOCKING: sleeps
- * from 10 us doubling up to 10 ms while nothing arrives). Both processes
- * print their histogram (same clock: CLOCK_MONOTONIC is system-wide).
+ * The append-to-tailer hand-off is measured by c-tests/bench_handoff.c.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <fcntl.h>
@@ -61,59 +50,7 @@
 
 #include "floxlog.h"
 
-#define SUB_BITS 8
-#define SUB (1u << SUB_BITS)  /* exact below this; then SUB/2 sub-buckets per power of two */
-#define HALF (SUB / 2)
-#define NBUCKETS (SUB + 64 * HALF)
-
-typedef struct {
-  uint64_t counts[NBUCKETS];
-  uint64_t total, max, over_50us;
-} hist_t;
-
-static unsigned bucket_of(uint64_t v) {
-  if (v < SUB) return (unsigned)v;
-  unsigned msb = 63u - (unsigned)__builtin_clzll(v);
-  unsigned shift = msb - (SUB_BITS - 1); /* v >> shift is in [HALF, SUB) */
-  return SUB + (shift - 1) * HALF + (unsigned)((v >> shift) - HALF);
-}
-
-/* The largest value of bucket `b` (what a percentile reports). */
-static uint64_t bucket_top(unsigned b) {
-  if (b < SUB) return b;
-  unsigned j = b - SUB, shift = j / HALF + 1;
-  uint64_t m = j % HALF + HALF;
-  return ((m + 1) << shift) - 1;
-}
-
-static void record(hist_t *h, uint64_t v) {
-  h->counts[bucket_of(v)]++;
-  h->total++;
-  if (v > h->max) h->max = v;
-  if (v > 50000) h->over_50us++;
-}
-
-static uint64_t percentile(const hist_t *h, double p) {
-  uint64_t want = (uint64_t)(p / 100.0 * (double)h->total + 0.5);
-  if (want == 0) want = 1;
-  uint64_t seen = 0;
-  for (unsigned b = 0; b < NBUCKETS; b++) {
-    seen += h->counts[b];
-    if (seen >= want) {
-      uint64_t top = bucket_top(b);
-      return top < h->max ? top : h->max;
-    }
-  }
-  return h->max;
-}
-
-static uint64_t clock_ns(clockid_t c) {
-  struct timespec ts;
-  clock_gettime(c, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t now_ns(void) { return clock_ns(CLOCK_MONOTONIC); }
+#include "bench_hist.h"
 
 /* CPU time of a phase: this thread's, and the process's (all threads). */
 typedef struct {
@@ -174,15 +111,6 @@ static uint64_t tape_bytes(const char *dir) {
   }
   fclose(f);
   return total;
-}
-
-static void print_hist(const char *what, const hist_t *h) {
-  printf("%-34s p50 %6llu  p90 %6llu  p99 %7llu  p99.9 %8llu  p99.99 %9llu  max %10llu ns; "
-         "over 50us: %llu of %llu\n",
-         what, (unsigned long long)percentile(h, 50), (unsigned long long)percentile(h, 90),
-         (unsigned long long)percentile(h, 99), (unsigned long long)percentile(h, 99.9),
-         (unsigned long long)percentile(h, 99.99), (unsigned long long)h->max,
-         (unsigned long long)h->over_50us, (unsigned long long)h->total);
 }
 
 /* Seconds to write(2) `bytes` bytes to a file in `dir`, and to memcpy
@@ -300,83 +228,10 @@ static int throughput(const char *dir, const floxlog_tape_writer_config *cfg, ui
   return 0;
 }
 
-/* The tailer process: opens a tail on `dir` (mode "spin" or "block"),
- * says so on `ready_fd`, then records each trade's latency (the clock on
- * receipt minus its exchange_ts_ns stamp) until the writer closes the
- * tape. */
-static int tail_child(const char *dir, const char *mode, int ready_fd) {
-  const int spin = strcmp(mode, "spin") == 0;
-  floxlog_tail_options o;
-  floxlog_tail_options_default(&o);
-  o.wait = spin ? FLOXLOG_TAIL_WAIT_BUSY_SPIN : FLOXLOG_TAIL_WAIT_BLOCKING;
-  floxlog_tape_tail *t = NULL;
-  floxlog_tape_error err;
-  if (floxlog_tape_tail_open(dir, &o, &t, &err) != FLOXLOG_OK) {
-    fprintf(stderr, "tail open: %s\n", err.message);
-    return 1;
-  }
-  hist_t *h = calloc(1, sizeof *h), *ha = calloc(1, sizeof *ha);
-  if (!h || !ha) return 1;
-  if (write(ready_fd, "r", 1) != 1) return 1;
-  close(ready_fd);
-  static floxlog_trade buf[256];
-  floxlog_result rc;
-  for (;;) {
-    size_t n = 0;
-    rc = floxlog_tape_tail_next_trades(t, buf, 256, &n, spin ? 0 : -1, &err);
-    if (rc == FLOXLOG_TIMEOUT) continue;
-    if (rc != FLOXLOG_OK) break;
-    const uint64_t now = now_ns();
-    for (size_t i = 0; i < n; i++) {
-      const uint64_t stamp = (uint64_t)buf[i].exchange_ts_ns;
-      const uint64_t began = (uint64_t)buf[i].recv_ts_ns;
-      record(h, now > stamp ? now - stamp : 0);
-      record(ha, now > began ? now - began : 0);
-    }
-  }
-  if (rc != FLOXLOG_END) {
-    fprintf(stderr, "tail: %s: %s\n", floxlog_result_name(rc), err.message);
-    return 1;
-  }
-  floxlog_tape_tail_free(t);
-  char what[64];
-  snprintf(what, sizeof what, "  append-to-tailer (%s)", spin ? "busy-spin" : "blocking");
-  print_hist(what, h);
-  /* From when the append actually began: the writer's own lateness (a
-   * paced run's queue) left out. */
-  snprintf(what, sizeof what, "    from the append's actual start");
-  print_hist(what, ha);
-  free(h);
-  free(ha);
-  return 0;
-}
-
-/* Starts the tailer process (this executable with --tail-child) on `dir`
- * and waits until its tail is open; returns its pid, or -1. */
-static pid_t start_tailer(const char *self, const char *dir, const char *mode) {
-  int p[2];
-  if (pipe(p) != 0) return -1;
-  fflush(NULL);
-  pid_t pid = fork();
-  if (pid == 0) {
-    close(p[0]);
-    char fd[16];
-    snprintf(fd, sizeof fd, "%d", p[1]);
-    execl(self, self, "--tail-child", dir, mode, fd, (char *)NULL);
-    _exit(127);
-  }
-  close(p[1]);
-  char c;
-  ssize_t got = read(p[0], &c, 1);
-  close(p[0]);
-  return pid > 0 && got == 1 ? pid : -1;
-}
-
 int main(int argc, char **argv) {
-  if (argc == 5 && !strcmp(argv[1], "--tail-child")) return tail_child(argv[2], argv[3], atoi(argv[4]));
   if (argc < 2) {
     fprintf(stderr, "usage: %s DIR [--events N] [--rate PER_S] [--max-segment-bytes B] "
-                    "[--durability none|flush|close] [--journal] [--lz4] [--tail spin|block] "
+                    "[--durability none|flush|close] [--journal] [--lz4] "
                     "[--throughput]\n", argv[0]);
     return 2;
   }
@@ -385,7 +240,6 @@ int main(int argc, char **argv) {
   uint8_t durability = FLOXLOG_DURABILITY_SYNC_ON_CLOSE;
   int journal = 0, lz4 = 0;
   const char *dur_name = "close";
-  const char *tail_mode = NULL;
   int thru = 0;
   for (int i = 2; i < argc; i++) {
     if (!strcmp(argv[i], "--events") && i + 1 < argc) events = strtoull(argv[++i], NULL, 10);
@@ -401,11 +255,7 @@ int main(int argc, char **argv) {
     } else if (!strcmp(argv[i], "--journal")) journal = 1;
     else if (!strcmp(argv[i], "--lz4")) lz4 = 1;
     else if (!strcmp(argv[i], "--throughput")) thru = 1;
-    else if (!strcmp(argv[i], "--tail") && i + 1 < argc) {
-      tail_mode = argv[++i];
-      if (strcmp(tail_mode, "spin") && strcmp(tail_mode, "block"))
-        return fprintf(stderr, "--tail takes spin or block\n"), 2;
-    } else return fprintf(stderr, "unknown argument %s\n", argv[i]), 2;
+    else return fprintf(stderr, "unknown argument %s\n", argv[i]), 2;
   }
   floxlog_tape_writer_config cfg;
   floxlog_tape_writer_config_default(&cfg);
@@ -427,11 +277,6 @@ int main(int argc, char **argv) {
     fprintf(stderr, "open: %s\n", err.message);
     return 1;
   }
-  pid_t tailer = -1;
-  if (tail_mode && (tailer = start_tailer(argv[0], dir, tail_mode)) < 0) {
-    fprintf(stderr, "the tailer did not start\n");
-    return 1;
-  }
   uint32_t *lat = malloc(events * sizeof *lat);
   hist_t *h = calloc(1, sizeof *h), *hu = calloc(1, sizeof *hu);
   if (!lat || !h || !hu) return 1;
@@ -447,11 +292,6 @@ int main(int argc, char **argv) {
       start = intended; /* coordinated omission: from when it was due */
     } else {
       start = actual = now_ns();
-    }
-    if (tail_mode) {
-      /* For the tailer: when the append was due, and when it began. */
-      t.exchange_ts_ns = (int64_t)start;
-      t.recv_ts_ns = (int64_t)actual;
     }
     if (floxlog_tape_writer_append_trade(w, &t, &err) != FLOXLOG_OK) {
       fprintf(stderr, "append %llu: %s\n", (unsigned long long)i, err.message);
@@ -476,14 +316,6 @@ int main(int argc, char **argv) {
   print_hist(what, h);
   if (interval) print_hist("  uncorrected (from actual start)", hu);
   fflush(stdout);
-  if (tailer > 0) {
-    int status = 0;
-    waitpid(tailer, &status, 0);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-      fprintf(stderr, "the tailer failed (status 0x%x)\n", status);
-      return 1;
-    }
-  }
   /* The appends that opened a new segment. */
   const uint64_t k = lz4 ? 0 : per_segment(dir);
   if (k > 0 && k < events) {

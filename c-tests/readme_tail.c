@@ -10,7 +10,7 @@ int main(int argc, char **argv) {
   floxlog_event ev;
   floxlog_result rc;
   long n = 0;
-  /* -1: no time limit; a dead writer still ends the wait (FLOXLOG_WRITER_GONE). */
+  /* -1: no time limit; a writer gone for 2 s still ends the wait (FLOXLOG_WRITER_GONE). */
   while ((rc = floxlog_tape_tail_next(t, &ev, -1, &err)) == FLOXLOG_OK) n++;
   floxlog_tape_tail_free(t);
   if (rc == FLOXLOG_WRITER_GONE) {

@@ -5,7 +5,8 @@
 //     while the writer runs; more after more appends; End after close;
 //   - next_trades, and a tailer resumed from position();
 //   - a writer whose process exits without closing (a forked child):
-//     WriterGone, at once, with no time limit;
+//     WriterGone once the writer wait (set to 100 ms) is over, with no
+//     time limit;
 //   - a missing tape throws floxlog::Error (FLOXLOG_IO_ERROR).
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -94,7 +95,7 @@ void test_writer_gone() {
   }
   int status = 0;
   expect(waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0, "writer ran");
-  auto t = floxlog::Tail::open(dir);
+  auto t = floxlog::Tail::open(dir, floxlog::TailOptions().writer_wait(std::chrono::milliseconds(100)));
   uint64_t next = 0;
   for (const floxlog::Event& ev : t.events()) {
     expect(ev.trade().trade_id == next, "in order");

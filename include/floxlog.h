@@ -407,8 +407,11 @@
 
 #if defined(FLOXLOG_HAS_TAPE)
 /**
- * `floxlog_tail_options.wait`: sleep between polls, from 10 us doubling
- * up to 10 ms (the default).
+ * `floxlog_tail_options.wait`: sleep until the writer publishes (the
+ * default). A journal writer wakes its sleeping tailers (a futex on the
+ * tape's wake page, Linux; no system call on its append path while none
+ * sleeps); with the default writer, or elsewhere, sleep between polls,
+ * from 10 us doubling up to 10 ms.
  */
 #define FLOXLOG_TAIL_WAIT_BLOCKING 0
 #endif
@@ -427,6 +430,13 @@
  * a core busy while waiting).
  */
 #define FLOXLOG_TAIL_WAIT_BUSY_SPIN 2
+#endif
+
+#if defined(FLOXLOG_HAS_TAPE)
+/**
+ * `floxlog_tail_options.writer_wait_ns`'s default: 2 s.
+ */
+#define FLOXLOG_TAIL_WRITER_WAIT_NS 2000000000
 #endif
 
 #if defined(FLOXLOG_HAS_TAPE)
@@ -607,10 +617,11 @@ enum floxlog_result
   FLOXLOG_TAPE_LOCKED = 210,
   /**
    * The handle is in use by another thread: two calls on one handle ran
-   * at the same time (each handle is used from one thread at a time;
-   * give each appending thread its own `floxlog_tape_appender`). The
-   * call did nothing. Also `floxlog_tape_writer_close` while an
-   * appender of the writer is open.
+   * at the same time (each writer, appender or tailer handle is used
+   * from one thread at a time; give each appending thread its own
+   * `floxlog_tape_appender`). The call did nothing and nothing is
+   * corrupted; retry once the other call returned. Also
+   * `floxlog_tape_writer_close` while an appender of the writer is open.
    */
   FLOXLOG_BUSY = 211,
   /**
@@ -666,7 +677,9 @@ typedef struct floxlog_tape_reader floxlog_tape_reader;
 #if defined(FLOXLOG_HAS_TAPE)
 /**
  * Opaque live tailer handle (see `floxlog_tape_tail_open`). Use one
- * handle from one thread at a time; it may move between threads.
+ * handle from one thread at a time; it may move between threads. A call
+ * made while another thread is inside a call on the same handle returns
+ * `FLOXLOG_BUSY` and does nothing.
  */
 typedef struct floxlog_tape_tail floxlog_tape_tail;
 #endif
@@ -2104,6 +2117,16 @@ typedef struct floxlog_tail_options {
    * Bytes at `position`.
    */
   size_t position_len;
+  /**
+   * How long to wait, in nanoseconds, for a writer to start or come
+   * back when none holds the tape and it was not closed: a writer that
+   * does within this time is followed, and only after it does
+   * `floxlog_tape_tail_next` return `FLOXLOG_WRITER_GONE` (a call's own
+   * timeout ending first returns `FLOXLOG_TIMEOUT`). The time counts
+   * across calls, from the first look that found no writer. Default
+   * `FLOXLOG_TAIL_WRITER_WAIT_NS` (2 s); 0: at once; negative: for ever.
+   */
+  int64_t writer_wait_ns;
 } floxlog_tail_options;
 #endif
 
@@ -3848,13 +3871,20 @@ floxlog_result floxlog_tape_tail_open(const char *path,
  * arrived in time while a writer holds the tape; `FLOXLOG_END` once the
  * writer closed the tape cleanly (no writer holds its lock and every
  * segment is finished) and everything was read; `FLOXLOG_WRITER_GONE` if
- * no writer holds the lock and the last segment was never finished (the
- * writer died: every event it published was returned); or an error
- * (damage, naming the segment file and byte offset). Neither
+ * no writer has held the lock for `floxlog_tail_options.writer_wait_ns`
+ * (default 2 s, counted across calls) and the tape was never closed (the
+ * writer died, or never started: every event it published was
+ * returned); `FLOXLOG_BUSY` if another thread is inside a call on `t`; or
+ * an error (damage, naming the segment file and byte offset). Neither
  * `FLOXLOG_END` nor `FLOXLOG_WRITER_GONE` is final: a later call returns
- * the events of a writer restarted on the tape. Without a writer these
- * return at once, whatever the timeout: a tailer never waits forever on a
- * dead tape.
+ * the events of a writer restarted on the tape. So a tailer may start
+ * before its writer, and with a bounded writer wait never waits for ever
+ * on a dead tape.
+ *
+ * An idle poll (`timeout_ns` 0, or each round of a wait) is one load of
+ * the next frame's size word; the tape's directory and lock are looked
+ * at when a segment finished, the journal writer's wake page says the
+ * tape changed, or every 2 ms.
  *
  * A book's `bids`/`asks` and a pool state's `payload` point into the
  * handle: valid until the next call on it.

@@ -1297,8 +1297,16 @@ struct TailOptions {
   TailOptions& busy_spin() noexcept { c.wait = FLOXLOG_TAIL_WAIT_BUSY_SPIN; return *this; }
   /** @brief Spin a while, then yield the CPU between polls. */
   TailOptions& spin_then_yield() noexcept { c.wait = FLOXLOG_TAIL_WAIT_SPIN_YIELD; return *this; }
-  /** @brief Sleep between polls, 10 us doubling up to 10 ms (the default). */
+  /** @brief Sleep until the writer publishes (the default): a journal writer wakes the
+   *  tailer; otherwise sleeps between polls, 10 us doubling up to 10 ms. */
   TailOptions& blocking() noexcept { c.wait = FLOXLOG_TAIL_WAIT_BLOCKING; return *this; }
+  /** @brief How long to wait for a writer to start or come back before WriterGone
+   *  (default 2 s; negative: for ever). */
+  template <class Rep, class Period>
+  TailOptions& writer_wait(std::chrono::duration<Rep, Period> d) noexcept {
+    c.writer_wait_ns = static_cast<std::int64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(d).count());
+    return *this;
+  }
 };
 
 /**
@@ -1373,8 +1381,9 @@ class Tail {
 
   /**
    * @brief Reads the next event into `out`, waiting at most `timeout`
-   * (zero: do not wait; negative: no limit). Without a writer it returns
-   * at once (End or WriterGone), whatever the timeout.
+   * (zero: do not wait; negative: no limit). A tape its writer closed is
+   * End at once; without a writer for TailOptions::writer_wait (default
+   * 2 s), WriterGone.
    * @throws Error on damage.
    */
   TailStatus next(Event& out, std::chrono::nanoseconds timeout = std::chrono::nanoseconds(-1)) {

@@ -100,10 +100,11 @@ pub enum floxlog_result {
     /// recover): `floxlog_tape_error.message` names its pid.
     FLOXLOG_TAPE_LOCKED = 210,
     /// The handle is in use by another thread: two calls on one handle ran
-    /// at the same time (each handle is used from one thread at a time;
-    /// give each appending thread its own `floxlog_tape_appender`). The
-    /// call did nothing. Also `floxlog_tape_writer_close` while an
-    /// appender of the writer is open.
+    /// at the same time (each writer, appender or tailer handle is used
+    /// from one thread at a time; give each appending thread its own
+    /// `floxlog_tape_appender`). The call did nothing and nothing is
+    /// corrupted; retry once the other call returned. Also
+    /// `floxlog_tape_writer_close` while an appender of the writer is open.
     FLOXLOG_BUSY = 211,
     /// An error this version of the C ABI has no code for.
     FLOXLOG_INTERNAL = 298,

@@ -119,6 +119,7 @@ impl NativeFollow {
             skip_crc: !verify_crc,
             skip_unknown: false,
             wait,
+            ..TailOptions::default()
         };
         let state = py
             .detach(move || {

@@ -267,7 +267,7 @@ fn follow(
             TailNext::Timeout => {
                 out.flush_if(true)?;
                 eprintln!(
-                    "floxlog: stopped following {}: no new event for {:.1} s (--idle-timeout); its writer is still running",
+                    "floxlog: stopped following {}: no new event for {:.1} s (--idle-timeout); its writer is still running (or stopped less than 2 s ago)",
                     path.display(),
                     started.elapsed().as_secs_f64()
                 );

@@ -23,4 +23,6 @@ pub(crate) mod diff;
 #[cfg(test)]
 mod ahead_tests;
 #[cfg(test)]
+mod tail_tests;
+#[cfg(test)]
 mod tests;

@@ -15,6 +15,7 @@ use floxlog::tape::{
 };
 use floxlog_core::{Event, Trade};
 use floxlog_result::*;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 /// `floxlog_tail_options.start`: from the tape's first event.
@@ -34,8 +35,11 @@ pub const FLOXLOG_TAIL_START_POSITION: u8 = 2;
 /// `floxlog_tape_tail_position` says how much.
 pub const FLOXLOG_TAIL_POSITION_MAX: usize = 256;
 
-/// `floxlog_tail_options.wait`: sleep between polls, from 10 us doubling
-/// up to 10 ms (the default).
+/// `floxlog_tail_options.wait`: sleep until the writer publishes (the
+/// default). A journal writer wakes its sleeping tailers (a futex on the
+/// tape's wake page, Linux; no system call on its append path while none
+/// sleeps); with the default writer, or elsewhere, sleep between polls,
+/// from 10 us doubling up to 10 ms.
 pub const FLOXLOG_TAIL_WAIT_BLOCKING: u8 = 0;
 /// `floxlog_tail_options.wait`: spin a while, then yield the CPU between
 /// polls.
@@ -66,7 +70,18 @@ pub struct floxlog_tail_options {
     pub position: *const u8,
     /// Bytes at `position`.
     pub position_len: usize,
+    /// How long to wait, in nanoseconds, for a writer to start or come
+    /// back when none holds the tape and it was not closed: a writer that
+    /// does within this time is followed, and only after it does
+    /// `floxlog_tape_tail_next` return `FLOXLOG_WRITER_GONE` (a call's own
+    /// timeout ending first returns `FLOXLOG_TIMEOUT`). The time counts
+    /// across calls, from the first look that found no writer. Default
+    /// `FLOXLOG_TAIL_WRITER_WAIT_NS` (2 s); 0: at once; negative: for ever.
+    pub writer_wait_ns: i64,
 }
+
+/// `floxlog_tail_options.writer_wait_ns`'s default: 2 s.
+pub const FLOXLOG_TAIL_WRITER_WAIT_NS: i64 = 2_000_000_000;
 
 impl Default for floxlog_tail_options {
     fn default() -> Self {
@@ -77,12 +92,15 @@ impl Default for floxlog_tail_options {
             wait: FLOXLOG_TAIL_WAIT_BLOCKING,
             position: core::ptr::null(),
             position_len: 0,
+            writer_wait_ns: FLOXLOG_TAIL_WRITER_WAIT_NS,
         }
     }
 }
 
 /// Opaque live tailer handle (see `floxlog_tape_tail_open`). Use one
-/// handle from one thread at a time; it may move between threads.
+/// handle from one thread at a time; it may move between threads. A call
+/// made while another thread is inside a call on the same handle returns
+/// `FLOXLOG_BUSY` and does nothing.
 pub struct floxlog_tape_tail {
     _private: [u8; 0],
 }
@@ -92,6 +110,8 @@ const TAIL_MAGIC: u64 = 0x4c49_4154_4150_4c46; // "FLPATAIL"
 #[repr(C)]
 pub(crate) struct TailHandle {
     magic: u64,
+    /// Set while a call is inside (see `claim`).
+    busy: AtomicBool,
     tail: Tail,
     /// Book levels of the last event returned.
     levels: Vec<MaybeUninit<floxlog_level>>,
@@ -99,6 +119,13 @@ pub(crate) struct TailHandle {
 }
 
 opaque!(floxlog_tape_tail => TailHandle, magic TAIL_MAGIC, null "t");
+
+#[cfg(test)]
+impl TailHandle {
+    pub(crate) fn busy_for_tests(&self) -> &AtomicBool {
+        &self.busy
+    }
+}
 
 /// # Safety
 /// With `FLOXLOG_TAIL_START_POSITION`, `o.position` must be NULL or point
@@ -130,7 +157,40 @@ unsafe fn tail_options(o: &floxlog_tail_options) -> TapeResult<TailOptions> {
         skip_crc: o.verify_crc == 0,
         skip_unknown: o.skip_unknown_types != 0,
         wait,
+        writer_wait: timeout(o.writer_wait_ns),
     })
+}
+
+/// Marks the handle in use until dropped.
+struct Claim(*const AtomicBool);
+
+impl Drop for Claim {
+    fn drop(&mut self) {
+        // SAFETY: points into the handle, which outlives the call that
+        // made the claim.
+        unsafe { &*self.0 }.store(false, Ordering::Release);
+    }
+}
+
+/// The handle behind `t`, claimed for this call: `FLOXLOG_BUSY` while
+/// another thread is inside a call on it (one atomic exchange).
+///
+/// # Safety
+/// As `handle`.
+unsafe fn claim<'a>(t: *mut floxlog_tape_tail) -> Result<(&'a mut TailHandle, Claim), Fail> {
+    // SAFETY: forwarded caller promise.
+    let h = unsafe { handle(t) }?;
+    if h.busy
+        .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+        .is_err()
+    {
+        return Err(Fail::new(
+            FLOXLOG_BUSY,
+            "handle in use by another thread (use one tailer handle from one thread at a time)",
+        ));
+    }
+    let c = Claim(&h.busy);
+    Ok((h, c))
 }
 
 /// `timeout_ns` in the C sense: 0 do not wait, negative no limit.
@@ -196,6 +256,7 @@ pub unsafe extern "C" fn floxlog_tape_tail_open(
         let tail = Tail::open(&p, unsafe { tail_options(&o) }?)?;
         let h = TailHandle {
             magic: TAIL_MAGIC,
+            busy: AtomicBool::new(false),
             tail,
             levels: Vec::new(),
             trades: Vec::new(),
@@ -222,13 +283,20 @@ fn quiet(n: TailNext<'_>) -> floxlog_result {
 /// arrived in time while a writer holds the tape; `FLOXLOG_END` once the
 /// writer closed the tape cleanly (no writer holds its lock and every
 /// segment is finished) and everything was read; `FLOXLOG_WRITER_GONE` if
-/// no writer holds the lock and the last segment was never finished (the
-/// writer died: every event it published was returned); or an error
-/// (damage, naming the segment file and byte offset). Neither
+/// no writer has held the lock for `floxlog_tail_options.writer_wait_ns`
+/// (default 2 s, counted across calls) and the tape was never closed (the
+/// writer died, or never started: every event it published was
+/// returned); `FLOXLOG_BUSY` if another thread is inside a call on `t`; or
+/// an error (damage, naming the segment file and byte offset). Neither
 /// `FLOXLOG_END` nor `FLOXLOG_WRITER_GONE` is final: a later call returns
-/// the events of a writer restarted on the tape. Without a writer these
-/// return at once, whatever the timeout: a tailer never waits forever on a
-/// dead tape.
+/// the events of a writer restarted on the tape. So a tailer may start
+/// before its writer, and with a bounded writer wait never waits for ever
+/// on a dead tape.
+///
+/// An idle poll (`timeout_ns` 0, or each round of a wait) is one load of
+/// the next frame's size word; the tape's directory and lock are looked
+/// at when a segment finished, the journal writer's wake page says the
+/// tape changed, or every 2 ms.
 ///
 /// A book's `bids`/`asks` and a pool state's `payload` point into the
 /// handle: valid until the next call on it.
@@ -246,7 +314,7 @@ pub unsafe extern "C" fn floxlog_tape_tail_next(
     tape_boundary(err, || {
         check_out(ev, "ev")?;
         // SAFETY: forwarded caller promise.
-        let h = unsafe { handle(t) }?;
+        let (h, _claim) = unsafe { claim(t) }?;
         let TailHandle { tail, levels, .. } = h;
         let e = match tail.next(timeout(timeout_ns))? {
             TailNext::Event(e) => e,
@@ -293,7 +361,7 @@ pub unsafe extern "C" fn floxlog_tape_tail_next_trades(
         // SAFETY: the caller promises `cap` writable trades.
         let slots = unsafe { batch_slots(count, out, cap, "out") }?;
         // SAFETY: forwarded caller promise.
-        let h = unsafe { handle(t) }?;
+        let (h, _claim) = unsafe { claim(t) }?;
         h.trades.clear();
         let got = h
             .tail
@@ -346,7 +414,7 @@ pub unsafe extern "C" fn floxlog_tape_tail_position(
             check_out(buf, "buf")?;
         }
         // SAFETY: forwarded caller promise.
-        let h = unsafe { handle(t) }?;
+        let (h, _claim) = unsafe { claim(t) }?;
         let bytes = h.tail.position().to_bytes()?;
         // SAFETY: checked above.
         unsafe { put(len, bytes.len()) };

@@ -12,6 +12,8 @@
 //! - [`tail`]: live tailing across rotations.
 //! - [`writer`] (with its journal mode): writing with rotation and
 //!   durability.
+//! - `wake`: the tape's shared wake page (a journal writer wakes its
+//!   sleeping tailers through it).
 //!
 //! Shared by all: errors ([`TapeError`]), hints ([`Hint`]) and findings
 //! ([`Finding`]). Each folder's `mod.rs` is its public face; front ends use
@@ -26,6 +28,7 @@ mod journal;
 pub mod read;
 mod report;
 pub mod tail;
+pub(crate) mod wake;
 pub mod writer;
 
 pub use dir::{Layout, OpenOptions, Tape, TapeSegment};

@@ -101,6 +101,9 @@ pub(crate) struct Journal {
     /// Segments of the tape before this writer (resumed): not counted in
     /// its stats.
     resumed: u64,
+    /// Wakes sleeping tailers after each publication (None if the page
+    /// could not be made: they poll).
+    wake: Option<crate::tape::wake::Page>,
 }
 
 impl Journal {
@@ -161,6 +164,7 @@ impl Journal {
             bg,
             ahead,
             resumed: seq,
+            wake: crate::tape::wake::Page::create(dir).ok(),
         };
         Ok(j)
     }
@@ -348,6 +352,7 @@ impl Journal {
         self.events += 1;
         let ts = ev.exchange_ts_ns();
         live.events += 1;
+        crate::tape::wake::published(&self.wake, live.events == 1);
         live.min_ts = live.min_ts.min(ts);
         live.max_ts = live.max_ts.max(ts);
         if live.bucket.is_none() {

@@ -48,6 +48,16 @@ pub(crate) struct Cursor {
     /// resume inside an LZ4 segment).
     discard: u64,
     scratch: Vec<u8>,
+    /// What the last full poll found when it found nothing: `Some(true)`
+    /// the segment finished and read, `Some(false)` nothing at `pos` yet.
+    /// Until a poll that looks, an idle poll is then one load (see
+    /// [`Cursor::poll`]).
+    quiet: Option<bool>,
+    /// The last read of the header found it unfinished (a writer's
+    /// placeholder).
+    header_open: bool,
+    /// An error was put off once (see [`Cursor::poll`]).
+    deferred: bool,
 }
 
 impl Cursor {
@@ -63,6 +73,9 @@ impl Cursor {
             events: 0,
             discard: 0,
             scratch: Vec::new(),
+            quiet: None,
+            header_open: false,
+            deferred: false,
         }
     }
 
@@ -172,6 +185,68 @@ impl Cursor {
         sink: &mut Pending,
         look: bool,
     ) -> Result<Polled, TapeError> {
+        if !look {
+            // A finished segment does not change; an open one's next frame
+            // is published by its size word, which stays zero until then.
+            match self.quiet {
+                Some(true) => return Ok(Polled::Idle { finished: true }),
+                Some(false) if self.nothing_at_pos() => {
+                    return Ok(Polled::Idle { finished: false })
+                }
+                _ => {}
+            }
+        }
+        let was_open = self.header_open;
+        let mut r = self.poll_full(opts, sink, look);
+        if r.is_err() && was_open && !self.header_open && !self.deferred {
+            // The header turned final in this poll: the writer writes the
+            // final header over the placeholder in one write, which a
+            // reader of the map can see half done. Read again next poll;
+            // an error that stays is reported then.
+            self.deferred = true;
+            self.header_open = true;
+            self.file = None;
+            r = Ok(Polled::Idle { finished: false });
+        } else {
+            self.deferred = false;
+        }
+        self.quiet = match r {
+            Ok(Polled::Idle { finished }) if self.file.is_some() => Some(finished),
+            _ => None,
+        };
+        r
+    }
+
+    /// Whether the size word of the next frame (LZ4: the block's magic),
+    /// inside the map, is still zero: an idle poll's one load.
+    fn nothing_at_pos(&self) -> bool {
+        let Some(f) = &self.file else {
+            return false;
+        };
+        let Some(b) = usize::try_from(self.pos)
+            .ok()
+            .and_then(|a| f.bytes().get(a..a.checked_add(4)?))
+        else {
+            return false;
+        };
+        // SAFETY: `b` is 4 readable bytes of the map. Volatile: each poll
+        // loads the word again (another process stores it).
+        let w = unsafe { std::ptr::read_volatile(b.as_ptr().cast::<[u8; 4]>()) };
+        if w == [0; 4] {
+            return true;
+        }
+        // Pairs with the writer's release store of the size: the frame
+        // read next is seen whole.
+        std::sync::atomic::fence(std::sync::atomic::Ordering::Acquire);
+        false
+    }
+
+    fn poll_full(
+        &mut self,
+        opts: ReadOptions,
+        sink: &mut Pending,
+        look: bool,
+    ) -> Result<Polled, TapeError> {
         let first = self.poll_mapped(opts, sink);
         let mapped = self.file.as_ref().map_or(0, SegmentFile::len);
         let at_end = self.pos + floxlog_core::FrameHeader::LEN as u64 > mapped;
@@ -208,15 +283,18 @@ impl Cursor {
         let seg = match Segment::parse(data) {
             Ok(s) => s,
             Err(e) => {
+                // Not known to be a placeholder (see `poll`).
+                self.header_open = false;
                 return Err(TapeError::data(
                     path,
                     file.shrink_error(Some(&e)).unwrap_or(e),
-                ))
+                ));
             }
         };
         let header = *seg.header();
         self.created_ns = Some(header.created_ns);
         let closed = !header_is_unfinished(&header);
+        self.header_open = !closed;
         if self.pos > seg.frames_end() {
             let e = Error::new(
                 ErrorKind::Truncated,

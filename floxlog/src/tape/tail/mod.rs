@@ -16,14 +16,21 @@
 //! earlier one, so the earlier one is read again first and nothing is
 //! missed.
 //!
-//! When nothing new arrives, [`Tail::next`] asks the tape lock
-//! (`crate::tape::dir::lock::writer_is_live`): with no writer holding it, it
-//! returns [`TailNext::End`] if every segment is finished and read and the
-//! lock was let go (the writer closed the tape), else
-//! [`TailNext::WriterGone`] (a writer killed between two segments leaves
-//! only finished ones, but its pid in the lock file), instead of
-//! waiting for events that cannot come. Neither is final: a later call
-//! carries on if a writer has since appended.
+//! When nothing new arrives, an idle poll is one load per series: the
+//! next frame's size word (see `cursor`). The directory and the tape lock
+//! (`crate::tape::dir::lock::writer_is_live`) are looked at when a segment
+//! finished, when the tape's wake page says the writer started a segment
+//! or closed, or every [`LOOK_EVERY`] (kept across calls). With no writer
+//! holding the lock, [`Tail::next`] returns [`TailNext::End`] if every
+//! segment is finished and read and the lock was let go (the writer
+//! closed the tape); else, once no writer has come for
+//! [`TailOptions::writer_wait`], [`TailNext::WriterGone`] (a writer killed
+//! between two segments leaves only finished ones, but its pid in the
+//! lock file). Neither is final: a later call carries on if a writer has
+//! since appended.
+//!
+//! A blocking tailer on a journal tape sleeps on the tape's wake page
+//! (`crate::tape::wake`) until the writer publishes.
 
 mod cursor;
 mod listing;
@@ -34,6 +41,7 @@ mod wait;
 use super::error::TapeError;
 use crate::tape::dir::discover::file_order;
 use crate::tape::dir::lock::{holder_died, writer_is_live};
+use crate::tape::wake::{Page, Woke};
 use cursor::{Cursor, Polled};
 use floxlog_core::{Event, ReadOptions, Trade, UnknownTypes};
 use listing::Listed;
@@ -60,7 +68,7 @@ pub enum TailStart {
 }
 
 /// Settings of a [`Tail`].
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TailOptions {
     /// Where to start.
     pub start: TailStart,
@@ -71,6 +79,27 @@ pub struct TailOptions {
     pub skip_unknown: bool,
     /// How to wait for the writer.
     pub wait: WaitStrategy,
+    /// How long to wait for a writer to start, or to come back, when none
+    /// holds the tape and it was not closed ([`TailNext::WriterGone`]
+    /// comes after this long without one); `None`: for ever. Default
+    /// [`WRITER_WAIT`].
+    pub writer_wait: Option<Duration>,
+}
+
+/// [`TailOptions::writer_wait`]'s default: a tailer started a moment
+/// before its writer, or following a writer that restarts, goes on.
+pub const WRITER_WAIT: Duration = Duration::from_secs(2);
+
+impl Default for TailOptions {
+    fn default() -> TailOptions {
+        TailOptions {
+            start: TailStart::default(),
+            skip_crc: false,
+            skip_unknown: false,
+            wait: WaitStrategy::default(),
+            writer_wait: Some(WRITER_WAIT),
+        }
+    }
 }
 
 /// What [`Tail::next`] returns.
@@ -139,8 +168,14 @@ impl Lane {
     }
 }
 
-/// Looks at the directory and the lock at most this often while spinning.
-const LOOK_EVERY: Duration = Duration::from_micros(500);
+/// Idle rounds of a spinning wait (or idle `timeout 0` calls) between two
+/// reads of the clock.
+const CLOCK_EVERY: u32 = 64;
+
+/// Looks at the directory and the lock at most this often while nothing
+/// says the tape changed (kept across calls: an idle poll between two
+/// looks is one load per series).
+const LOOK_EVERY: Duration = Duration::from_millis(2);
 
 /// A live tailer; see the module docs.
 pub struct Tail {
@@ -151,8 +186,37 @@ pub struct Tail {
     lanes: Vec<Lane>,
     read: ReadOptions,
     wait: WaitStrategy,
+    writer_wait: Option<Duration>,
     pending: Pending,
     next_lane: usize,
+    /// The last look at the directory and the lock.
+    looked: Option<Instant>,
+    /// Idle rounds so far (see [`CLOCK_EVERY`]).
+    idle_rounds: u32,
+    /// A lane found its segment finished since the last look.
+    finish_seen: bool,
+    /// Since when no writer holds the tape (it was not closed).
+    gone_since: Option<Instant>,
+    /// What the last look concluded, if the wait was over (End or
+    /// WriterGone): said again until the next look, which may find more.
+    verdict: Option<Quiet>,
+    /// The tape's wake page, once a journal writer made one, and the
+    /// page's `gen` at the last look.
+    wake: Option<(Page, u32)>,
+    /// Looks at the directory and wake-ups, for tests.
+    counts: TailCounts,
+}
+
+/// What a tailer did, for tests and benchmarks: its waits are otherwise
+/// invisible.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TailCounts {
+    /// Directory listings (each look lists the tape once or twice).
+    pub listings: u64,
+    /// Sleeps on the wake page that a writer's wake ended.
+    pub woken: u64,
+    /// Sleeps on the wake page that ran out of time.
+    pub slept_out: u64,
 }
 
 impl Tail {
@@ -198,8 +262,16 @@ impl Tail {
             lanes: Vec::new(),
             read,
             wait: opts.wait,
+            writer_wait: opts.writer_wait,
             pending: Pending::default(),
             next_lane: 0,
+            looked: None,
+            idle_rounds: 0,
+            finish_seen: false,
+            gone_since: None,
+            verdict: None,
+            wake: None,
+            counts: TailCounts::default(),
         };
         if let TailStart::At(p) = &opts.start {
             // Every saved series must still be on the tape: a position
@@ -229,7 +301,7 @@ impl Tail {
                     // go to the one before it.
                     let last = of
                         .iter()
-                        .rfind(|l| has_events(l, read))
+                        .rfind(|l| has_events(l))
                         .map_or(first, |l| (*l).clone());
                     let mut c = Cursor::new(last, lane);
                     c.skip_to_end(read)?;
@@ -345,41 +417,164 @@ impl Tail {
         self.pending.len()
     }
 
-    /// Waits until an event is queued (`None`) or says why not.
+    /// What this tailer did so far (see [`TailCounts`]).
+    pub fn counts(&self) -> TailCounts {
+        self.counts
+    }
+
+    /// Waits until an event is queued (`None`) or says why not. An idle
+    /// round is one load per series (and one of the wake page's `gen`);
+    /// the directory and the lock are looked at when a segment finished,
+    /// the wake page says the tape changed, or [`LOOK_EVERY`] passed since
+    /// the last look (of any call).
     fn ready(&mut self, timeout: Option<Duration>) -> Result<Option<Quiet>, TapeError> {
-        let start = Instant::now();
-        let deadline = timeout.map(|t| start + t);
+        if !self.pending.is_empty() || self.fill(false)? > 0 {
+            return Ok(None);
+        }
+        // `timeout 0` reads no clock for its deadline: it is due now.
+        let now_only = timeout.is_some_and(|t| t.is_zero());
+        let deadline = timeout.filter(|_| !now_only).map(|t| Instant::now() + t);
         let mut backoff = wait::Backoff::new(self.wait);
-        let mut looked = None::<Instant>;
         loop {
-            if !self.pending.is_empty() || self.fill(false)? > 0 {
-                return Ok(None);
-            }
-            let now = Instant::now();
-            let due = deadline.is_some_and(|d| now >= d);
-            let look = due || backoff.sleeps() || looked.is_none_or(|t| now - t >= LOOK_EVERY);
-            if look {
-                looked = Some(now);
-                if self.fill(true)? > 0 || self.rescan()? {
+            let changed = self
+                .wake
+                .as_ref()
+                .is_some_and(|(p, g)| p.tailers().gen() != *g);
+            // The clock is read every CLOCK_EVERY idle rounds (of this
+            // call or the ones before) unless something says to look: a
+            // clock read costs more than the idle poll itself.
+            self.idle_rounds = self.idle_rounds.wrapping_add(1);
+            let tick = self.finish_seen
+                || changed
+                || (backoff.sleeps() && !now_only)
+                || self.looked.is_none()
+                || self.idle_rounds.is_multiple_of(CLOCK_EVERY);
+            if tick {
+                let now = Instant::now();
+                let look = self.finish_seen
+                    || changed
+                    || self.looked.is_none_or(|t| now - t >= LOOK_EVERY);
+                if look {
+                    let q = self.look(now)?;
+                    self.verdict = q.flatten();
+                    if let Some(q) = q {
+                        return Ok(q);
+                    }
+                }
+                if deadline.is_some_and(|d| now >= d) {
+                    return Ok(Some(Quiet::Timeout));
+                }
+                if backoff.sleeps() {
+                    if now_only {
+                        return Ok(Some(self.verdict.unwrap_or(Quiet::Timeout)));
+                    }
+                    if self.sleep(&mut backoff, deadline, now)? {
+                        return Ok(None);
+                    }
                     continue;
                 }
-                // The lock first, then one more look: a writer releases it
-                // only after its last byte is in the file.
-                if !writer_is_live(&self.lock_dir) {
-                    if self.fill(true)? > 0 || self.rescan()? {
-                        continue;
-                    }
-                    let done = !self.lanes.is_empty()
-                        && self.lanes.iter().all(|l| l.finished)
-                        && !holder_died(&self.lock_dir);
-                    return Ok(Some(if done { Quiet::End } else { Quiet::WriterGone }));
-                }
             }
-            if due {
-                return Ok(Some(Quiet::Timeout));
+            if now_only {
+                // Between looks, a poll that cannot wait says what the
+                // last look found.
+                return Ok(Some(self.verdict.unwrap_or(Quiet::Timeout)));
             }
             backoff.wait(deadline);
+            if self.fill(false)? > 0 {
+                return Ok(None);
+            }
         }
+    }
+
+    /// Looks at the directory and the lock: `Some(None)` if events came,
+    /// `Some(Some(why))` if the wait is over without one, `None` to go on
+    /// waiting.
+    fn look(&mut self, now: Instant) -> Result<Option<Option<Quiet>>, TapeError> {
+        self.looked = Some(now);
+        self.finish_seen = false;
+        if self.wake.as_ref().is_none_or(|(p, _)| !p.tailers().armed()) {
+            // A writer's page is removed when it closes; the next writer
+            // makes a new one.
+            self.wake = Page::open(&self.lock_dir).map(|p| (p, 0));
+        }
+        if let Some((p, g)) = &mut self.wake {
+            *g = p.tailers().gen();
+        }
+        if self.catch_up()? {
+            return Ok(Some(None));
+        }
+        // The lock first, then one more look: a writer releases it only
+        // after its last byte is in the file.
+        if writer_is_live(&self.lock_dir) {
+            self.gone_since = None;
+            return Ok(None);
+        }
+        if self.catch_up()? {
+            return Ok(Some(None));
+        }
+        let done = !self.lanes.is_empty()
+            && self.lanes.iter().all(|l| l.finished)
+            && !holder_died(&self.lock_dir);
+        if done {
+            self.gone_since = None;
+            return Ok(Some(Some(Quiet::End)));
+        }
+        // No writer, and the tape was not closed: a writer that starts or
+        // comes back within `writer_wait` is followed.
+        let since = *self.gone_since.get_or_insert(now);
+        if self.writer_wait.is_some_and(|w| now - since >= w) {
+            return Ok(Some(Some(Quiet::WriterGone)));
+        }
+        Ok(None)
+    }
+
+    /// Polls every lane (checking each map still shows its file) and
+    /// lists the tape, moving lanes on, until nothing changes; whether an
+    /// event is queued.
+    fn catch_up(&mut self) -> Result<bool, TapeError> {
+        loop {
+            if !self.pending.is_empty() || self.fill(true)? > 0 {
+                return Ok(true);
+            }
+            if !self.rescan()? {
+                return Ok(false);
+            }
+        }
+    }
+
+    /// A sleeping strategy's round (never past `deadline`, nor past the
+    /// next look); whether an event is queued after it. A blocking tailer
+    /// on a tape whose journal writer is alive sleeps on the wake page
+    /// until the writer publishes; otherwise the strategy's back-off.
+    fn sleep(
+        &mut self,
+        backoff: &mut wait::Backoff,
+        deadline: Option<Instant>,
+        now: Instant,
+    ) -> Result<bool, TapeError> {
+        let armed = self.wake.as_ref().is_some_and(|(p, _)| p.tailers().armed());
+        match &self.wake {
+            Some((p, _)) if armed => {
+                let next_look = self.looked.map_or(now, |t| t + LOOK_EVERY);
+                let until = deadline.map_or(next_look, |d| d.min(next_look));
+                let max = until.saturating_duration_since(now);
+                let seen = p.tailers().prepare();
+                // Again after saying so: a frame published before the
+                // writer could see the flag is found here.
+                if self.fill(false)? > 0 {
+                    return Ok(true);
+                }
+                if let Some((p, _)) = &self.wake {
+                    match p.tailers().sleep(seen, max) {
+                        Woke::Woken => self.counts.woken += 1,
+                        Woke::TimedOut => self.counts.slept_out += 1,
+                        Woke::Unsupported => backoff.wait(deadline),
+                    }
+                }
+            }
+            _ => backoff.wait(deadline),
+        }
+        Ok(self.fill(false)? > 0)
     }
 
     /// Polls every lane once, round robin; the events queued. `look`: see
@@ -397,13 +592,17 @@ impl Tail {
             match lane.cursor.poll(self.read, &mut self.pending, look)? {
                 Polled::Got(g) => {
                     lane.finished = false;
+                    self.verdict = None;
                     total += g;
                     // The next fill starts with the lane after this one, so
                     // a busy series never starves another.
                     self.next_lane = (i + 1) % n;
                     break;
                 }
-                Polled::Idle { finished } => lane.finished = finished,
+                Polled::Idle { finished } => {
+                    self.finish_seen |= finished && !lane.finished;
+                    lane.finished = finished;
+                }
             }
         }
         Ok(total)
@@ -417,6 +616,7 @@ impl Tail {
             return Ok(false);
         };
         let listed = listing::list(dir)?;
+        self.counts.listings += 1;
         let mut changed = false;
         for i in 0..self.lanes.len() {
             let cur = &self.lanes[i].cursor.seg;
@@ -443,7 +643,7 @@ impl Tail {
             };
             let move_on = if self.lanes[i].finished {
                 true
-            } else if later.iter().any(|l| has_events(l, self.read)) {
+            } else if later.iter().any(|l| has_events(l)) {
                 // Read the current one again first: its last events were
                 // appended before the later segment's first.
                 match self.lanes[i]
@@ -492,14 +692,27 @@ fn series_groups(listed: &[Listed]) -> Vec<(String, Vec<&Listed>)> {
     v
 }
 
-/// Whether a segment holds at least one complete event (or is finished).
-fn has_events(l: &Listed, read: ReadOptions) -> bool {
-    let mut c = Cursor::new(l.clone(), 0);
-    let mut sink = Pending::default();
-    matches!(
-        c.poll(read, &mut sink, true),
-        Ok(Polled::Got(_) | Polled::Idle { finished: true })
-    )
+/// Whether a segment holds an event (its first frame's size word, or LZ4
+/// block magic, is set) or is finished. Read with one small read, not
+/// mapped: a journal writer's prepared spares are asked at every look.
+fn has_events(l: &Listed) -> bool {
+    use std::io::Read;
+    let Ok(mut f) = crate::tape::dir::files::open_regular(&l.path, false) else {
+        return false;
+    };
+    let mut b = [0u8; floxlog_core::SegmentHeader::LEN + 4];
+    let mut got = 0;
+    while got < b.len() {
+        match f.read(&mut b[got..]) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => got += n,
+        }
+    }
+    let Ok(h) = floxlog_core::SegmentHeader::parse(&b[..got]) else {
+        return false;
+    };
+    !crate::tape::read::source::header_is_unfinished(&h)
+        || (got == b.len() && b[floxlog_core::SegmentHeader::LEN..] != [0; 4])
 }
 
 /// The segment of `series` whose header says `created_ns`.

@@ -12,7 +12,9 @@
 //! - `.next-segment-N.tmp`: the default writer's spare segment file;
 //! - `.<segment name>.tmp`: a segment being made (its header is written
 //!   before the rename), or one `recover` was rewriting;
-//! - `.manifest.json.tmp`, `.metadata.json.tmp`: crash-atomic rewrites.
+//! - `.manifest.json.tmp`, `.metadata.json.tmp`: crash-atomic rewrites;
+//! - `.floxlog.wake`: a journal writer's wake page (removed at close; with
+//!   the lock held no writer wakes through it).
 
 use crate::tape::dir::discover::segment_series;
 use crate::tape::dir::flox_manifest::METADATA_FILE;
@@ -23,6 +25,9 @@ use std::path::{Path, PathBuf};
 /// Whether `name` is one of the temporary files a floxlog writer (or
 /// `recover`) makes in a tape directory (see the module docs).
 pub fn is_writer_temp(name: &str) -> bool {
+    if name == crate::tape::wake::WAKE_FILE {
+        return true;
+    }
     let Some(mid) = name.strip_prefix('.').and_then(|n| n.strip_suffix(".tmp")) else {
         return false;
     };
@@ -84,6 +89,7 @@ mod tests {
             ".trades-000004.bin.tmp",
             ".manifest.json.tmp",
             ".metadata.json.tmp",
+            ".floxlog.wake",
         ] {
             assert!(is_writer_temp(yes), "{yes}");
         }
