@@ -1,6 +1,7 @@
 //! The segments a tailer can follow: the tape directory's segment files,
-//! listed again whenever the tailer runs out of data (a writer adds one at
-//! each rotation, and a restarted writer adds them after the last). The
+//! listed again at the tailer's looks (a segment finished, the wake page
+//! says the tape changed, or every few ms: a writer adds one at each
+//! rotation, and a restarted writer adds them after the last). The
 //! directory is the truth here: `manifest.json` lags behind a live writer.
 
 //!
