@@ -44,7 +44,7 @@ use crate::tape::dir::lock::{holder_died, writer_is_live};
 use crate::tape::wake::{Page, Woke};
 use cursor::{Cursor, Polled};
 use floxlog_core::{Event, ReadOptions, Trade, UnknownTypes};
-use listing::Listed;
+use listing::{find_created, has_events, series_groups, Listed};
 use pending::Pending;
 use position::Spot;
 pub use position::{SeriesPosition, TailPosition};
@@ -677,57 +677,4 @@ impl Tail {
         }
         Ok(changed)
     }
-}
-
-/// The series of a listing, in order of first appearance, each with its
-/// segments in file order (never empty).
-fn series_groups(listed: &[Listed]) -> Vec<(String, Vec<&Listed>)> {
-    let mut v: Vec<(String, Vec<&Listed>)> = Vec::new();
-    for l in listed {
-        match v.iter_mut().find(|(s, _)| *s == l.series) {
-            Some((_, of)) => of.push(l),
-            None => v.push((l.series.clone(), vec![l])),
-        }
-    }
-    v
-}
-
-/// Whether a segment holds an event (its first frame's size word, or LZ4
-/// block magic, is set) or is finished. Read with one small read, not
-/// mapped: a journal writer's prepared spares are asked at every look.
-fn has_events(l: &Listed) -> bool {
-    use std::io::Read;
-    let Ok(mut f) = crate::tape::dir::files::open_regular(&l.path, false) else {
-        return false;
-    };
-    let mut b = [0u8; floxlog_core::SegmentHeader::LEN + 4];
-    let mut got = 0;
-    while got < b.len() {
-        match f.read(&mut b[got..]) {
-            Ok(0) | Err(_) => break,
-            Ok(n) => got += n,
-        }
-    }
-    let Ok(h) = floxlog_core::SegmentHeader::parse(&b[..got]) else {
-        return false;
-    };
-    !crate::tape::read::source::header_is_unfinished(&h)
-        || (got == b.len() && b[floxlog_core::SegmentHeader::LEN..] != [0; 4])
-}
-
-/// The segment of `series` whose header says `created_ns`.
-fn find_created(of: &[&Listed], series: &str, created_ns: i64) -> Result<Listed, TapeError> {
-    for l in of {
-        let Ok(f) = crate::tape::read::source::SegmentFile::open_with(&l.path, false) else {
-            continue;
-        };
-        if floxlog_core::SegmentHeader::parse(f.bytes()).is_ok_and(|h| h.created_ns == created_ns) {
-            return Ok((*l).clone());
-        }
-    }
-    Err(TapeError::input(
-        of.first().map(|l| l.path.as_path()),
-        format!("no {series} segment of the tape was created at {created_ns} (the saved position's segment): removed or rewritten?"),
-    )
-    .with_hint("tail it from the beginning or the end"))
 }
