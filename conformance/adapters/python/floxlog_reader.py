@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A second, independent reader for .floxlog 1.0 segments (standard library only).
 
-Written from the spec text and docs/format-notes.md; it shares no code with floxlog's
+Written from the spec text and docs/format.md; it shares no code with floxlog's
 Rust decoder. It is the example reader adapter of the conformance kit:
 
     floxlog_reader.py SEGMENT           print the segment's events as JSON lines
@@ -91,11 +91,9 @@ def parse_segment_header(data):
     if any(data[49:64]):
         raise Damage("reserved_nonzero", 0)
     compressed = bool(flags & FLAG_COMPRESSED)
-    # The compression byte must name a 1.0 codec and agree with the flag. The
-    # corpus has no kind of its own for this; it is a header field with a value
-    # 1.0 does not define, reported like an unknown flag.
+    # The compression byte must name a 1.0 codec and agree with the flag.
     if compression not in (0, 1) or compression != int(compressed):
-        raise Damage("unknown_flags", 0)
+        raise Damage("unknown_compression", 0)
 
     info = SegmentInfo()
     info.flags = flags
@@ -290,6 +288,29 @@ def lz4_decompress(src, original_size):
 # --------------------------------------------------------------------------
 # Reading
 
+# Most bytes a frame whose writer died before storing its size may span in a
+# zero tail (see zero_tail).
+UNPUBLISHED_MAX = 64 << 10
+
+
+def zero_tail(rest):
+    """True if the frame stream from here on is the zero-filled end of a file
+    whose writer stopped (preallocated, or a journal): a frame size of 0 and
+    zeros after it, but for one frame written all but its size (header fields
+    as an encoder writes them, or still zero) within UNPUBLISHED_MAX bytes.
+    An uncompressed frame that fails its checks there is `truncated`."""
+    if len(rest) < 4 or rest[:4] != b"\0\0\0\0":
+        return False
+    last = len(rest.rstrip(b"\0")) - 1
+    if last < 0:
+        return True
+    if len(rest) < FRAME_HEADER_LEN:
+        return False
+    _size, _crc, ftype, rec_version, fflags = S_FRAME.unpack_from(rest, 0)
+    return (rec_version in (0, 1) and fflags == 0
+            and (ftype == 0 or ftype in KNOWN_TYPES)
+            and last < FRAME_HEADER_LEN + UNPUBLISHED_MAX)
+
 
 def read_events(data, info, emit):
     """Decode the frame area, calling emit(line) per event; raises Damage."""
@@ -300,8 +321,14 @@ def read_events(data, info, emit):
         while pos < end:
             if lost and is_complete_trailer(data, pos, end):
                 return
-            line, pos = read_frame(data, pos, end, pos)
+            try:
+                line, nxt = read_frame(data, pos, end, pos)
+            except Damage as d:
+                if d.offset == pos and zero_tail(data[pos:end]):
+                    raise Damage("truncated", pos)
+                raise
             emit(line)
+            pos = nxt
         return
     while pos < end:
         if lost and is_complete_trailer(data, pos, end):

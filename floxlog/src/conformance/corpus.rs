@@ -81,6 +81,9 @@ pub struct Case {
     pub byte_exact: bool,
     /// Input events (`events.jsonl`), if present.
     pub events_path: Option<PathBuf>,
+    /// Halves (`read`, `index`, `write`) whose check is recommended rather
+    /// than required: it tests a reference quirk, not the spec.
+    pub recommended: Vec<String>,
     /// Expected reader output.
     pub expected_path: PathBuf,
 }
@@ -115,6 +118,12 @@ pub struct CorruptCase {
     pub segment: PathBuf,
     /// The expected outcome.
     pub expect: Expect,
+    /// The `expected.jsonl` whose first events are the ones before the
+    /// damage (`source` in `case.json`: the case the segment was made
+    /// from); `None` if the case names none.
+    pub source: Option<PathBuf>,
+    /// Halves whose check is recommended rather than required.
+    pub recommended: Vec<String>,
 }
 
 /// A case folder whose `case.json` could not be used.
@@ -143,6 +152,8 @@ pub struct Corpus {
     pub corrupt: Vec<CorruptCase>,
     /// Case folders that could not be loaded.
     pub broken: Vec<BrokenCase>,
+    /// The corpus version (`VERSION`, semantic versioning), if it has one.
+    pub version: Option<String>,
 }
 
 fn file_name(p: &Path) -> String {
@@ -226,6 +237,27 @@ fn as_str<'v>(v: &'v Value, k: &str, ctx: &Path) -> Result<&'v str, String> {
     field(v, k, ctx)?
         .as_str()
         .ok_or_else(|| format!("{}: `{k}` is not a string", ctx.display()))
+}
+
+/// `recommended`: the halves whose check tests a reference quirk.
+fn recommended(v: &Value, cj: &Path) -> Result<Vec<String>, String> {
+    let Some(r) = v.get("recommended") else {
+        return Ok(Vec::new());
+    };
+    let bad = || {
+        format!(
+            "{}: `recommended` is not a list of halves (read, index, write)",
+            cj.display()
+        )
+    };
+    r.as_array()
+        .ok_or_else(bad)?
+        .iter()
+        .map(|h| match h.as_str() {
+            Some(h @ ("read" | "index" | "write")) => Ok(h.to_string()),
+            _ => Err(bad()),
+        })
+        .collect()
 }
 
 fn load_writer(w: &Value, cj: &Path) -> Result<WriterSettings, String> {
@@ -344,6 +376,7 @@ fn load_case(root: &Path, dir: &Path) -> Result<Case, String> {
         byte_exact,
         events_path: events.is_file().then_some(events),
         expected_path: dir.join("expected.jsonl"),
+        recommended: recommended(&v, &cj)?,
     })
 }
 
@@ -367,10 +400,32 @@ fn load_corrupt(root: &Path, dir: &Path) -> Result<CorruptCase, String> {
             offset: as_u64(e, "error_offset", &cj)?,
         }
     };
+    let source = match v.get("source") {
+        None | Some(Value::Null) => None,
+        Some(_) => {
+            let s = as_str(&v, "source", &cj)?;
+            let ok = matches!(s.split_once('/'), Some(("cases" | "real", n))
+                if !n.is_empty() && !n.contains(['/', '\\']) && n != "..");
+            if !ok {
+                return Err(format!(
+                    "{}: `source` `{s}` is not `cases/<name>` or `real/<name>`",
+                    cj.display()
+                ));
+            }
+            // From the folder's own root (not the canonical one): the same
+            // spelling as every other path of the corpus.
+            let top = dir.parent().and_then(Path::parent).unwrap_or(root);
+            let p = top.join(s).join("expected.jsonl");
+            within(root, &p)?;
+            Some(p)
+        }
+    };
     Ok(CorruptCase {
         name: file_name(dir),
         segment: dir.join("segment.floxlog"),
         expect,
+        source,
+        recommended: recommended(&v, &cj)?,
     })
 }
 
@@ -397,6 +452,7 @@ impl Corpus {
             real: Vec::new(),
             corrupt: Vec::new(),
             broken: Vec::new(),
+            version: super::integrity::version(root)?,
         };
         for g in Group::ALL {
             for dir in subdirs(&root.join(g.as_str()))? {

@@ -35,7 +35,7 @@ fn segment_arg(p: &Path) -> Result<String, String> {
         .ok_or_else(|| format!("corpus: path {} is not UTF-8", p.display()))
 }
 
-fn stderr_tail(out: &Output) -> String {
+fn stderr_last(out: &Output) -> String {
     out.last_stderr_line().map_or_else(
         || "stderr empty".into(),
         |l| format!("last stderr line: {l}"),
@@ -90,7 +90,7 @@ pub(crate) fn read_case(c: &Case, t: Option<&Template>, ctx: &Ctx) -> Result<Ver
             return Err(format!(
                 "{name}: the reader failed on a clean segment ({}; {}) after {} events",
                 out.status_text(),
-                stderr_tail(&out),
+                stderr_last(&out),
                 parse_events(&out, &name).map_or(0, |v| v.len())
             ));
         }
@@ -120,7 +120,26 @@ pub(crate) fn read_corrupt(
     let arg = segment_arg(&c.segment)?;
     let name = name_of(&c.segment);
     let out = ctx.call(t, &[(SEGMENT, &arg)])?;
-    let n = parse_events(&out, &name)?.len() as u64;
+    let got = parse_events(&out, &name)?;
+    let n = got.len() as u64;
+    // The events before the damage are the source case's first ones, each
+    // compared (a count alone would pass a reader printing `{}`).
+    if let Some(src) = &c.source {
+        let want = match &c.expect {
+            Expect::Error { events, .. } | Expect::IndexError { events, .. } => *events,
+        };
+        let mut expected = read_jsonl(src).map_err(|e| format!("corpus: {e}"))?;
+        if (expected.len() as u64) < want {
+            return Err(format!(
+                "corpus: {} has {} events, fewer than the {want} this case expects",
+                src.display(),
+                expected.len()
+            ));
+        }
+        expected.truncate(want as usize);
+        let k = got.len().min(expected.len());
+        compare_events(&got[..k], &expected[..k]).map_err(|e| format!("before the damage: {e}"))?;
+    }
     match &c.expect {
         Expect::Error {
             events,
@@ -153,7 +172,7 @@ pub(crate) fn read_corrupt(
                 return Err(format!(
                     "expected {events} events and a clean read (only the index is damaged); the reader failed ({}; {}) after {n} events",
                     out.status_text(),
-                    stderr_tail(&out)
+                    stderr_last(&out)
                 ));
             }
             if n != *events {
@@ -181,6 +200,11 @@ fn index_call(t: &Template, path: &Path, ctx: &Ctx) -> Result<IndexAnswer, Strin
     let last = last_line(&out.stdout);
     let w: Vec<&str> = last.as_deref().unwrap_or("").split_whitespace().collect();
     let answer = match w.as_slice() {
+        ["index", "unsupported"] if ctx.require_index => {
+            return Err(format!(
+                "{name}: the reader answered `index unsupported` and --require-index was given"
+            ))
+        }
         ["index", "unsupported"] => return Ok(IndexAnswer::Unsupported),
         ["index", "ok"] => IndexAnswer::Ok,
         ["index_error", kind] => IndexAnswer::Error(kind.to_string()),
@@ -196,13 +220,15 @@ fn index_call(t: &Template, path: &Path, ctx: &Ctx) -> Result<IndexAnswer, Strin
         return Err(format!(
             "{name}: index check answered but did not exit 0 ({}; {})",
             out.status_text(),
-            stderr_tail(&out)
+            stderr_last(&out)
         ));
     }
     Ok(answer)
 }
 
-const UNSUPPORTED: &str = "the reader adapter does not check indexes (index unsupported)";
+/// The skip message of an index check the reader does not answer (the
+/// report counts these).
+pub const UNSUPPORTED: &str = "the reader adapter does not check indexes (index unsupported)";
 
 /// `index/cases/*`, `index/real/*`: every segment's index is fine (a
 /// segment without an index counts as fine).

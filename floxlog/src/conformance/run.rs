@@ -8,6 +8,8 @@ use super::plan::{plan, Half, Planned, Target};
 use super::process::Caps;
 use super::template::Template;
 use super::{reader, writer};
+use std::cell::RefCell;
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 /// Settings of a run.
@@ -22,6 +24,13 @@ pub struct KitOptions {
     /// Compare LZ4 segments byte for byte even where the case allows
     /// other compressed bytes.
     pub lz4_exact: bool,
+    /// Judge LZ4 writer cases by decoded blocks and structure, even where
+    /// the case is byte-exact (for writers whose compressor is not liblz4).
+    pub lz4_decoded: bool,
+    /// A reader answering `index unsupported` fails the index checks.
+    pub require_index: bool,
+    /// Keep each writer case's output under `DIR/<case name>/`.
+    pub keep: Option<PathBuf>,
     /// Only case ids containing this.
     pub filter: Option<String>,
     /// Output caps per call.
@@ -36,6 +45,9 @@ impl KitOptions {
             writer,
             timeout: Duration::from_secs(30),
             lz4_exact: false,
+            lz4_decoded: false,
+            require_index: false,
+            keep: None,
             filter: None,
             caps: Caps::default(),
         }
@@ -51,6 +63,21 @@ pub struct CaseResult {
     pub verdict: Verdict,
     /// Wall time taken.
     pub seconds: f64,
+    /// The end of the adapter's stderr (last 20 lines) when the check
+    /// failed and the adapter printed any.
+    pub stderr: Option<String>,
+    /// Whether the check is recommended, not required (it tests a
+    /// reference quirk): its failure does not fail the run.
+    pub recommended: bool,
+}
+
+fn recommended(p: &Planned<'_>) -> bool {
+    let list = match p.target {
+        Target::Case(c) => &c.recommended,
+        Target::Corrupt(c) => &c.recommended,
+        Target::Broken(_) => return false,
+    };
+    list.iter().any(|h| h == p.half.as_str())
 }
 
 /// One line, whatever the message held (a case's report is one line).
@@ -100,19 +127,63 @@ pub fn run(
             timeout: opts.timeout,
             caps: opts.caps,
             lz4_exact: opts.lz4_exact,
+            lz4_decoded: opts.lz4_decoded,
+            require_index: opts.require_index,
+            keep: opts.keep.clone(),
+            last_stderr: RefCell::new(Vec::new()),
         };
         let verdict = match check(&p, opts, &ctx) {
             Verdict::Fail(m) => Verdict::Fail(one_line(&m)),
             Verdict::Skip(m) => Verdict::Skip(one_line(&m)),
             v => v,
         };
+        let stderr = match verdict {
+            Verdict::Fail(_) => super::check::stderr_tail(&ctx.last_stderr.borrow()),
+            _ => None,
+        };
         let r = CaseResult {
+            recommended: recommended(&p),
             id: p.id,
             verdict,
             seconds: t0.elapsed().as_secs_f64(),
+            stderr,
         };
         on_result(&r);
         out.push(r);
     }
     out
+}
+
+/// Checks the corpus files the planned checks use (their case folders,
+/// and the source case of a damaged segment) against `SHA256SUMS`.
+pub fn verify_corpus(
+    corpus: &Corpus,
+    opts: &KitOptions,
+) -> Result<super::integrity::Checked, String> {
+    let mut dirs = Vec::new();
+    for p in plan(corpus, opts.reader.is_some(), opts.writer.is_some()) {
+        if opts
+            .filter
+            .as_ref()
+            .is_some_and(|f| !p.id.contains(f.as_str()))
+        {
+            continue;
+        }
+        match p.target {
+            Target::Case(c) => dirs.push(c.dir.clone()),
+            Target::Corrupt(c) => {
+                dirs.extend(c.segment.parent().map(PathBuf::from));
+                dirs.extend(
+                    c.source
+                        .as_ref()
+                        .and_then(|s| s.parent())
+                        .map(PathBuf::from),
+                );
+            }
+            Target::Broken(_) => {}
+        }
+    }
+    dirs.sort();
+    dirs.dedup();
+    super::integrity::verify(&corpus.root, Some(&dirs))
 }
