@@ -703,7 +703,7 @@ def main(argv):
 
 def write_sums(root):
     lines = []
-    for top in ("VERSION", "cases", "corrupt", "real"):
+    for top in ("VERSION", "cases", "corrupt", "real", "tapes"):
         p = os.path.join(root, top)
         if os.path.isfile(p):
             files = [top]

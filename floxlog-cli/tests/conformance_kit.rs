@@ -1088,3 +1088,31 @@ fn both_readers_agree_on_generated_damage() {
     }
     assert!(n > 200, "{n}");
 }
+
+#[test]
+fn a_tape_read_in_file_order_fails_the_time_order_merge() {
+    let t = tempfile::tempdir().unwrap();
+    let r = script(
+        t.path(),
+        "fileorder.sh",
+        "#!/bin/sh\n[ \"$1\" = --tape ] || exit 2\nexec \"$FLOXLOG\" cat --format jsonl --file-order -- \"$2\"\n",
+    );
+    let a = kit(&[
+        "--reader",
+        &read_tmpl(&r),
+        "--filter",
+        "read/tapes/merge-overlap",
+    ])
+    .code(1);
+    let out = stdout(&a);
+    assert!(
+        out.starts_with("FAIL read/tapes/merge-overlap: event 1 (tape output line 2; expected.jsonl event 2): field `"),
+        "{out}"
+    );
+    let a = kit(&["--reader", &good_reader(), "--filter", "read/tapes/"]).success();
+    assert_eq!(
+        stdout(&a),
+        "ok read/tapes/flox-rotation\nok read/tapes/merge-overlap\nok read/tapes/missing-listed-segment\n\
+         ok read/tapes/spec-series\n4 passed, 0 failed, 0 skipped\n"
+    );
+}

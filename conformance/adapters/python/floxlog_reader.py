@@ -6,6 +6,7 @@ Rust decoder. It is the example reader adapter of the conformance kit:
 
     floxlog_reader.py SEGMENT           print the segment's events as JSON lines
     floxlog_reader.py --index SEGMENT   check the index trailer
+    floxlog_reader.py --tape DIR        print a tape's events in time order
 
 Protocol (conformance kit): events go to stdout, one JSON object per line. On
 damage the events before it are printed, then the last stderr line is
@@ -477,9 +478,57 @@ def write_out(lines):
         del lines[:]
 
 
+def tape_segments(d):
+    """The segment files of tape directory d in listing order, and the names
+    manifest.json lists that are missing: manifest order (spec layout), then
+    unlisted segment files; without a manifest, *.floxlog by name."""
+    import json
+    import os
+    import re
+    names = sorted(n for n in os.listdir(d)
+                   if n.endswith(".floxlog") or re.match(r"^[a-z]+-[0-9]{6,}\.bin$", n))
+    mp = os.path.join(d, "manifest.json")
+    if not os.path.isfile(mp):
+        return [os.path.join(d, n) for n in names], []
+    with open(mp) as f:
+        m = json.load(f)
+    if m.get("format_version") != 1:
+        raise Damage("unsupported_version", 0)
+    listed = [s["name"] for s in m.get("segments", [])]
+    missing = [n for n in listed if not os.path.isfile(os.path.join(d, n))]
+    order = [n for n in listed if n not in missing] + [n for n in names if n not in listed]
+    return [os.path.join(d, n) for n in order], missing
+
+
+def read_tape(d):
+    """Prints the events of tape directory d in time order (stable: listing
+    order, then file position); returns the exit status."""
+    import json
+    segs, missing = tape_segments(d)
+    keyed = []
+    for si, p in enumerate(segs):
+        with open(p, "rb") as f:
+            data = f.read()
+        lines = []
+        try:
+            read_events(data, parse_segment_header(data), lines.append)
+        except Damage as dmg:
+            sys.stderr.write("%s: error %s %d\n" % (p, dmg.kind, dmg.offset))
+            missing.append(p)
+        for pos, line in enumerate(lines):
+            keyed.append((json.loads(line)["exchange_ts_ns"], si, pos, line))
+    keyed.sort(key=lambda k: k[:3])
+    write_out([k[3] for k in keyed])
+    for n in missing:
+        sys.stderr.write("floxlog_reader.py: %s: listed segment %s missing or damaged\n" % (d, n))
+    return 1 if missing else 0
+
+
 def main(argv):
     index_mode = False
     path = None
+    if argv[:1] == ["--tape"] and len(argv) == 2:
+        return read_tape(argv[1])
     for a in argv:
         if a == "--index":
             index_mode = True

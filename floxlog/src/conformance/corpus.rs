@@ -19,6 +19,8 @@ pub enum Group {
     Corrupt,
     /// `real/`: recordings (read only).
     Real,
+    /// `tapes/`: tape directories read whole, in time order.
+    Tapes,
 }
 
 impl Group {
@@ -28,6 +30,7 @@ impl Group {
             Group::Cases => "cases",
             Group::Corrupt => "corrupt",
             Group::Real => "real",
+            Group::Tapes => "tapes",
         }
     }
 }
@@ -86,6 +89,11 @@ pub struct Case {
     pub recommended: Vec<String>,
     /// Expected reader output.
     pub expected_path: PathBuf,
+    /// `tapes/`: the tape directory read whole (`tape/`).
+    pub tape: Option<PathBuf>,
+    /// `tapes/`: the tape's read must fail (after its events) with this
+    /// finding (`expect.error`, e.g. `missing_segment`).
+    pub tape_error: Option<String>,
 }
 
 /// What a strict reader must do with a damaged segment.
@@ -150,6 +158,8 @@ pub struct Corpus {
     pub real: Vec<Case>,
     /// `corrupt/`.
     pub corrupt: Vec<CorruptCase>,
+    /// `tapes/`.
+    pub tapes: Vec<Case>,
     /// Case folders that could not be loaded.
     pub broken: Vec<BrokenCase>,
     /// The corpus version (`VERSION`, semantic versioning), if it has one.
@@ -377,6 +387,32 @@ fn load_case(root: &Path, dir: &Path) -> Result<Case, String> {
         events_path: events.is_file().then_some(events),
         expected_path: dir.join("expected.jsonl"),
         recommended: recommended(&v, &cj)?,
+        tape: None,
+        tape_error: None,
+    })
+}
+
+fn load_tape(root: &Path, dir: &Path) -> Result<Case, String> {
+    let cj = dir.join("case.json");
+    for p in [dir, &cj, &dir.join("tape"), &dir.join("expected.jsonl")] {
+        within(root, p)?;
+    }
+    let v = read_json(&cj)?;
+    let tape_error = match v.get("expect") {
+        None | Some(Value::Null) => None,
+        Some(e) => Some(as_str(e, "error", &cj)?.to_string()),
+    };
+    Ok(Case {
+        name: file_name(dir),
+        dir: dir.to_path_buf(),
+        writer: None,
+        segments: Vec::new(),
+        byte_exact: false,
+        events_path: None,
+        expected_path: dir.join("expected.jsonl"),
+        recommended: recommended(&v, &cj)?,
+        tape: Some(dir.join("tape")),
+        tape_error,
     })
 }
 
@@ -451,6 +487,7 @@ impl Corpus {
             cases: Vec::new(),
             real: Vec::new(),
             corrupt: Vec::new(),
+            tapes: Vec::new(),
             broken: Vec::new(),
             version: super::integrity::version(root)?,
         };
@@ -460,6 +497,7 @@ impl Corpus {
                     Group::Cases => load_case(&canon, &dir).map(|x| c.cases.push(x)),
                     Group::Real => load_case(&canon, &dir).map(|x| c.real.push(x)),
                     Group::Corrupt => load_corrupt(&canon, &dir).map(|x| c.corrupt.push(x)),
+                    Group::Tapes => load_tape(&canon, &dir).map(|x| c.tapes.push(x)),
                 };
                 if let Err(error) = r {
                     c.broken.push(BrokenCase {
@@ -476,7 +514,11 @@ impl Corpus {
 
     /// Number of case folders, loaded or broken.
     pub fn len(&self) -> usize {
-        self.cases.len() + self.real.len() + self.corrupt.len() + self.broken.len()
+        self.cases.len()
+            + self.real.len()
+            + self.corrupt.len()
+            + self.tapes.len()
+            + self.broken.len()
     }
 
     /// Whether the corpus has no case folder at all.
@@ -497,7 +539,7 @@ pub const ENV_DIR: &str = "FLOXLOG_CONFORMANCE_DIR";
 
 impl Group {
     /// Every group, in the order cases are run.
-    pub const ALL: [Group; 3] = [Group::Cases, Group::Real, Group::Corrupt];
+    pub const ALL: [Group; 4] = [Group::Cases, Group::Real, Group::Corrupt, Group::Tapes];
 }
 
 /// Reads a JSON-lines file into values (blank lines skipped); errors name

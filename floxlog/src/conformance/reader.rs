@@ -294,3 +294,36 @@ pub(crate) fn index_corrupt(
     };
     Err(format!("expected {want}, got {got}"))
 }
+
+/// The skip message of a tape case the reader does not read.
+pub const TAPE_UNSUPPORTED: &str = "the reader adapter does not read tapes (tape unsupported)";
+
+/// `read/tapes/*`: the tape directory read whole (`--tape` inserted before
+/// the `{segment}` word, which names the directory): its events in time
+/// order equal `expected.jsonl`; a case with `expect.error` must then fail.
+pub(crate) fn read_tape(c: &Case, t: Option<&Template>, ctx: &Ctx) -> Result<Verdict, String> {
+    let t = need(t)?.with_flag_before("--tape", SEGMENT);
+    let dir = c.tape.as_ref().ok_or("internal error: not a tape case")?;
+    let arg = dir
+        .to_str()
+        .ok_or_else(|| format!("corpus: path {} is not UTF-8", dir.display()))?;
+    let expected = read_jsonl(&c.expected_path).map_err(|e| format!("corpus: {e}"))?;
+    let out = ctx.call(&t, &[(SEGMENT, arg)])?;
+    if last_line(&out.stdout).as_deref() == Some("tape unsupported") {
+        return Ok(Verdict::Skip(TAPE_UNSUPPORTED.into()));
+    }
+    let got = parse_events(&out, "tape")?;
+    compare_events(&got, &expected)?;
+    match (&c.tape_error, out.status.success()) {
+        (None, true) | (Some(_), false) => Ok(Verdict::Pass),
+        (None, false) => Err(format!(
+            "the reader failed on a sound tape ({}; {}) after its events",
+            out.status_text(),
+            stderr_last(&out)
+        )),
+        (Some(e), true) => Err(format!(
+            "expected the read to fail ({e}) after {} events; the reader exited 0",
+            expected.len()
+        )),
+    }
+}

@@ -92,6 +92,9 @@ fn one_line(s: &str) -> String {
 fn check(p: &Planned<'_>, opts: &KitOptions, ctx: &Ctx) -> Verdict {
     let r = match (p.half, p.target) {
         (_, Target::Broken(b)) => Err(b.error.clone()),
+        (Half::Read, Target::Case(c)) if c.tape.is_some() => {
+            reader::read_tape(c, opts.reader.as_ref(), ctx)
+        }
         (Half::Read, Target::Case(c)) => reader::read_case(c, opts.reader.as_ref(), ctx),
         (Half::Read, Target::Corrupt(c)) => reader::read_corrupt(c, opts.reader.as_ref(), ctx),
         (Half::Index, Target::Case(c)) => reader::index_case(c, opts.reader.as_ref(), ctx),
