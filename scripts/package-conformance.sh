@@ -31,7 +31,7 @@ trap 'rm -rf "$stage"' EXIT
 top=$stage/$name
 mkdir -p "$top/bin" "$top/conformance"
 cp "$bin" "$top/bin/"
-for f in README.md VERSION SHA256SUMS cases corrupt real adapters tools; do
+for f in README.md VERSION SHA256SUMS cases corrupt real tapes adapters tools; do
     cp -R "conformance/$f" "$top/conformance/"
 done
 find "$top" \( -name __pycache__ -o -name '*.pyc' \) -prune -exec rm -rf {} +

@@ -16,7 +16,8 @@ mkdir "$work/empty" "$work/path"
 tar -xzf "$tarball" -C "$work/empty"
 kit=$(echo "$work"/empty/floxlog-conformance-*)
 (cd "$kit" && sha256sum --quiet -c SHA256SUMS)
-ln -s "$(command -v python3)" "$work/path/python3"
+# The interpreter itself, not a wrapper (a pyenv shim needs bash on PATH).
+ln -s "$(python3 -c 'import os, sys; print(os.path.realpath(sys.executable))')" "$work/path/python3"
 left=$(( budget - ($(date +%s) - start) ))
 [ "$left" -gt 0 ] || { echo "test-kit: over the ${budget} s budget before the run" >&2; exit 1; }
 (cd "$kit" && env -i HOME="$work" PATH="$work/path" "$(command -v timeout)" "$left" /bin/sh -c '
