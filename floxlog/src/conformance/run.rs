@@ -108,6 +108,14 @@ fn check(p: &Planned<'_>, opts: &KitOptions, ctx: &Ctx) -> Verdict {
     }
 }
 
+/// The planned checks the options select (adapters given, `--filter`).
+fn selected<'c>(corpus: &'c Corpus, opts: &KitOptions) -> impl Iterator<Item = Planned<'c>> {
+    let filter = opts.filter.clone();
+    plan(corpus, opts.reader.is_some(), opts.writer.is_some())
+        .into_iter()
+        .filter(move |p| filter.as_ref().is_none_or(|f| p.id.contains(f.as_str())))
+}
+
 /// Runs every check of `corpus` the options ask for, in plan order,
 /// handing each result to `on_result` as it is known.
 pub fn run(
@@ -116,14 +124,7 @@ pub fn run(
     mut on_result: impl FnMut(&CaseResult),
 ) -> Vec<CaseResult> {
     let mut out = Vec::new();
-    for p in plan(corpus, opts.reader.is_some(), opts.writer.is_some()) {
-        if opts
-            .filter
-            .as_ref()
-            .is_some_and(|f| !p.id.contains(f.as_str()))
-        {
-            continue;
-        }
+    for p in selected(corpus, opts) {
         let t0 = Instant::now();
         let ctx = Ctx {
             deadline: t0 + opts.timeout,
@@ -164,14 +165,7 @@ pub fn verify_corpus(
     opts: &KitOptions,
 ) -> Result<super::integrity::Checked, String> {
     let mut dirs = Vec::new();
-    for p in plan(corpus, opts.reader.is_some(), opts.writer.is_some()) {
-        if opts
-            .filter
-            .as_ref()
-            .is_some_and(|f| !p.id.contains(f.as_str()))
-        {
-            continue;
-        }
+    for p in selected(corpus, opts) {
         match p.target {
             Target::Case(c) => dirs.push(c.dir.clone()),
             Target::Corrupt(c) => {
