@@ -99,6 +99,7 @@ std::vector<std::vector<uint8_t>> encode_segments(const WriterSettings& s, const
     cfg.create_index = s.create_index;
     cfg.index_interval = s.interval;
     cfg.exchange_id = s.exchange_id;
+    cfg.profile = s.profile;
     cfg.created_ns = segments.size() < created.size() ? created[segments.size()] : 0;
     floxlog_writer_buffers b{out.data(), out.size(), block.data(), block.size(), index.data(), index.size()};
     floxlog_writer* raw = nullptr;

@@ -300,6 +300,7 @@ struct WriterSettings {
   uint16_t interval;
   uint8_t exchange_id;
   uint64_t max_segment_bytes;
+  uint8_t profile;  // FLOXLOG_PROFILE_*
 };
 
 inline WriterSettings writer_settings(const json& w) {
@@ -308,7 +309,9 @@ inline WriterSettings writer_settings(const json& w) {
   return {comp == "lz4" ? uint8_t(FLOXLOG_COMPRESSION_LZ4) : uint8_t(FLOXLOG_COMPRESSION_NONE),
           uint8_t(w.at("create_index").get<bool>() ? 1 : 0), uint_field<uint16_t>(w, "index_interval"),
           uint_field<uint8_t>(w, "exchange_id"),
-          w.contains("max_segment_bytes") ? w.at("max_segment_bytes").get<uint64_t>() : (uint64_t{256} << 20)};
+          w.contains("max_segment_bytes") ? w.at("max_segment_bytes").get<uint64_t>() : (uint64_t{256} << 20),
+          uint8_t(w.value("profile", std::string("reference")) == "spec" ? FLOXLOG_PROFILE_SPEC
+                                                                         : FLOXLOG_PROFILE_REFERENCE)};
 }
 
 // A case's reference segments, in order: the file and its created_ns (when

@@ -38,7 +38,7 @@ size_t record(const fs::path& dir, const WriterSettings& s, const std::vector<Ow
       .exchange_id(s.exchange_id)
       .max_segment_bytes(s.max_segment_bytes)
       .layout(FLOXLOG_LAYOUT_FLOX)
-      .profile(FLOXLOG_PROFILE_REFERENCE)
+      .profile(s.profile)
       .durability(FLOXLOG_DURABILITY_NONE)
       .with_clock([&calls, &created]() -> int64_t {
         // Past the reference's segments: still increasing, and counted.

@@ -8,7 +8,10 @@
 #   gcc-arm-none-eabi if missing); the C/C++ suite under ctest, plainly and
 #   under ASan/UBSan (scripts/test-c.sh installs cmake and friends if missing);
 #   the Python package built into a virtual environment and its pytest suite
-#   (scripts/test-python.sh; .venv, or FLOXLOG_VENV).
+#   (scripts/test-python.sh; .venv, or FLOXLOG_VENV); the downloadable
+#   conformance kit built, unpacked in an empty folder and run with the
+#   independent Python reader and no Rust on PATH (scripts/test-kit.sh,
+#   bounded by FLOXLOG_KIT_SECONDS, default 900).
 # The conformance corpus defaults to conformance/ in the checkout;
 # FLOXLOG_CONFORMANCE_DIR points every runner elsewhere.
 set -euo pipefail
@@ -32,6 +35,9 @@ echo "== no_std / no-alloc proof"
 
 echo "== Cortex-M round trip under QEMU"
 bash scripts/test-embedded.sh
+
+echo "== conformance kit: packaged, unpacked, run with the Python reader and no Rust on PATH"
+bash scripts/test-kit.sh
 
 echo "== C / C++ suite (ctest)"
 bash scripts/test-c.sh

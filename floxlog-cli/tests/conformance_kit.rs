@@ -28,8 +28,14 @@ fn kit(args: &[&str]) -> Assert {
         .assert()
 }
 
+/// The report without its first line, the corpus line every run starts
+/// with (`corpus ROOT version X: N files match SHA256SUMS`).
 fn stdout(a: &Assert) -> String {
-    String::from_utf8_lossy(&a.get_output().stdout).into_owned()
+    let out = String::from_utf8_lossy(&a.get_output().stdout).into_owned();
+    match out.split_once('\n') {
+        Some((first, rest)) if first.starts_with("corpus ") => rest.to_string(),
+        _ => out,
+    }
 }
 
 fn stderr(a: &Assert) -> String {
@@ -198,8 +204,16 @@ fn a_writer_that_flips_a_crc_byte_is_caught_at_the_field() {
         out.starts_with("FAIL write/cases/trades-7: segment 0 (output "),
         "{out}"
     );
+    // The CRC is what differs, the payload it covers does not: the CRC is
+    // the source, named as such.
     assert!(
-        out.contains("expected segment-000.floxlog): bytes differ at offset 68 (frame 0 (trade) header, field crc32)"),
+        out.contains("expected segment-000.floxlog): record 0 (trade, at offset 64 of the output): frame header field crc32:"),
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "[byte level: bytes differ at offset 68 (frame 0 (trade) header, field crc32)"
+        ),
         "{out}"
     );
 }
@@ -229,11 +243,14 @@ fn a_writer_that_rotates_one_event_late_is_caught() {
         out.starts_with("FAIL write/cases/rotation: segment 1 (output "),
         "{out}"
     );
-    // The header comes first: its last event is the late one.
+    // Named by its source, the extra record (not the header fields that
+    // follow from it).
     assert!(
-        out.contains("expected segment-001.floxlog): bytes differ at offset 24 (segment header, field last_event_ns)"),
+        out.contains("expected segment-001.floxlog): expected "),
         "{out}"
     );
+    assert!(out.contains("records, the output has "), "{out}");
+    assert!(out.contains("; the first extra is record "), "{out}");
 }
 
 #[test]
@@ -400,6 +417,11 @@ fn any_corpus_with_the_layout_runs_new_and_malformed_cases() {
         &corpus().join("corrupt/crc-mismatch"),
         &root.join("corrupt/zz-crc"),
     );
+    // The case the damaged segment was made from (its events come first).
+    copy_dir(
+        &corpus().join("cases/books-mixed"),
+        &root.join("cases/books-mixed"),
+    );
     let bad = root.join("cases/broken");
     std::fs::create_dir_all(&bad).unwrap();
     std::fs::write(bad.join("case.json"), "{\"name\": \"broken\",").unwrap();
@@ -435,7 +457,7 @@ fn any_corpus_with_the_layout_runs_new_and_malformed_cases() {
             "{id}:\n{out}"
         );
     }
-    assert!(out.ends_with("5 passed, 2 failed, 0 skipped\n"), "{out}");
+    assert!(out.ends_with("8 passed, 2 failed, 0 skipped\n"), "{out}");
 }
 
 #[test]
@@ -729,4 +751,368 @@ fn encode_settings_stamps_each_segment_and_names_bad_fields() {
         .arg(t.path().join("out3"))
         .assert()
         .code(2);
+}
+
+// The experiment of issue 37, repeated: each way of passing without
+// conforming is caught, with a message that names the cause.
+
+fn raw_stdout(a: &Assert) -> String {
+    String::from_utf8_lossy(&a.get_output().stdout).into_owned()
+}
+
+#[test]
+fn every_report_starts_with_the_corpus_version_and_its_checksums() {
+    let version = std::fs::read_to_string(corpus().join("VERSION")).unwrap();
+    let a = kit(&[
+        "--reader",
+        &good_reader(),
+        "--filter",
+        "read/cases/trades-7",
+    ])
+    .success();
+    let first = raw_stdout(&a).lines().next().unwrap().to_string();
+    assert!(
+        first.starts_with("corpus ")
+            && first.contains(&format!(" version {}: ", version.trim()))
+            && first.ends_with(" files match SHA256SUMS"),
+        "{first}"
+    );
+}
+
+#[test]
+fn a_reader_printing_empty_objects_fails_the_damaged_cases() {
+    // Same number of lines, same exit status and error line: only the
+    // events are wrong, and each one before the damage is compared.
+    let t = tempfile::tempdir().unwrap();
+    let r = wrapped_reader(t.path(), "sed 's/^{.*}$/{}/'");
+    let a = kit(&[
+        "--reader",
+        &read_tmpl(&r),
+        "--filter",
+        "read/corrupt/crc-mismatch",
+    ])
+    .code(1);
+    let out = stdout(&a);
+    assert!(
+        out.starts_with(
+            "FAIL read/corrupt/crc-mismatch: before the damage: event 0 \
+             (segment.floxlog output line 1; expected.jsonl event 1): field `"
+        ) && out.contains("` missing (expected "),
+        "{out}"
+    );
+}
+
+fn small_corpus(t: &Path) -> PathBuf {
+    let root = t.join("corpus");
+    for f in ["cases/trades-7", "cases/lz4-partial-block"] {
+        copy_dir(&corpus().join(f), &root.join(f));
+    }
+    for f in ["VERSION", "SHA256SUMS"] {
+        std::fs::copy(corpus().join(f), root.join(f)).unwrap();
+    }
+    root
+}
+
+#[test]
+fn a_flipped_corpus_byte_is_corpus_damage_not_a_failure() {
+    let t = tempfile::tempdir().unwrap();
+    let root = small_corpus(t.path());
+    let seg = root.join("cases/trades-7/segments/segment-000.floxlog");
+    let mut b = std::fs::read(&seg).unwrap();
+    b[100] ^= 1;
+    std::fs::write(&seg, &b).unwrap();
+    let a = bin()
+        .env("FLOXLOG", bin_path())
+        .args(["conformance", "--reader", &good_reader(), "--corpus"])
+        .arg(&root)
+        .assert()
+        .code(2);
+    let err = stderr(&a);
+    assert!(
+        err.contains(&format!(
+            "corpus damaged: {} does not match SHA256SUMS",
+            seg.display()
+        )) && err.contains("no adapter was run"),
+        "{err}"
+    );
+    assert!(raw_stdout(&a).is_empty(), "{}", raw_stdout(&a));
+}
+
+#[test]
+fn an_index_half_answering_unsupported_is_said_and_can_be_required() {
+    let t = tempfile::tempdir().unwrap();
+    let r = script(
+        t.path(),
+        "noindex.sh",
+        &format!(
+            "#!/bin/sh\nif [ \"$1\" = --index ]; then echo 'index unsupported'; exit 0; fi\nexec '{}' \"$@\"\n",
+            adapter("read.sh").display()
+        ),
+    );
+    let args = ["--reader", &read_tmpl(&r), "--filter", "cases/trades-7"];
+    let a = kit(&args).success();
+    assert!(
+        stdout(&a).ends_with(
+            "1 passed, 0 failed, 1 skipped; index unsupported: the reader checked no index \
+             (1 index checks skipped; --require-index fails them)\n"
+        ),
+        "{}",
+        stdout(&a)
+    );
+    let a = kit(&[&args[..], &["--require-index"]].concat()).code(1);
+    assert!(
+        stdout(&a).contains(
+            "FAIL index/cases/trades-7: segment-000.floxlog: the reader answered `index unsupported` and --require-index was given"
+        ),
+        "{}",
+        stdout(&a)
+    );
+}
+
+#[test]
+fn a_writer_off_by_one_field_is_named_by_the_record_field() {
+    // The writer is handed event 3 with its price one tick up: the diff
+    // names the record and field, not the CRC that follows from it.
+    let t = tempfile::tempdir().unwrap();
+    let w = script(
+        t.path(),
+        "writer.sh",
+        &format!(
+            "#!/bin/sh\nev=\"$2/../events.jsonl\"\n\
+             python3 -c 'import json,sys; l=open(sys.argv[1]).read().splitlines(); e=json.loads(l[3]); e[\"price_raw\"]+=1; l[3]=json.dumps(e); open(sys.argv[2],\"w\").write(\"\\n\".join(l)+\"\\n\")' \"$1\" \"$ev\" || exit 1\n\
+             exec '{}' \"$ev\" \"$2\" \"$3\"\n",
+            adapter("write.sh").display()
+        ),
+    );
+    let keep = t.path().join("kept");
+    let a = kit(&[
+        "--writer",
+        &write_tmpl(&w),
+        "--filter",
+        "write/cases/trades-7",
+        "--keep",
+        keep.to_str().unwrap(),
+    ])
+    .code(1);
+    let out = stdout(&a);
+    assert!(
+        out.contains("record 3 (trade, at offset 244 of the output): field price_raw differs (payload byte +16:"),
+        "{out}"
+    );
+    // --keep left the output, and the settings it was written with.
+    assert!(keep.join("trades-7/settings.json").is_file());
+    let kept: Vec<_> = std::fs::read_dir(keep.join("trades-7/out"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .filter(|n| n.to_string_lossy().ends_with(".floxlog"))
+        .collect();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+}
+
+#[test]
+fn the_adapters_stderr_tail_is_in_the_report_and_junit() {
+    let t = tempfile::tempdir().unwrap();
+    let r = script(
+        t.path(),
+        "noisy.sh",
+        "#!/bin/sh\ni=1\nwhile [ $i -le 25 ]; do echo \"trace $i\" >&2; i=$((i+1)); done\n\
+         echo 'Node.js v20.20.2' >&2\nexit 3\n",
+    );
+    let junit = t.path().join("j.xml");
+    let a = kit(&[
+        "--reader",
+        &read_tmpl(&r),
+        "--filter",
+        "read/cases/trades-7",
+        "--junit",
+        junit.to_str().unwrap(),
+    ])
+    .code(1);
+    let out = stdout(&a);
+    let mut want = String::from("    adapter stderr (last lines):\n");
+    for i in 7..=25 {
+        want.push_str(&format!("    | trace {i}\n"));
+    }
+    want.push_str("    | Node.js v20.20.2\n");
+    assert!(out.contains(&want), "{out}");
+    assert!(!out.contains("trace 6\n"), "{out}");
+    let x = std::fs::read_to_string(&junit).unwrap();
+    assert!(
+        x.contains("<system-err>trace 7\ntrace 8\n")
+            && x.contains("trace 25\nNode.js v20.20.2</system-err>"),
+        "{x}"
+    );
+    assert!(
+        x.contains("<property name=\"corpus_version\" value=\""),
+        "{x}"
+    );
+}
+
+#[test]
+fn lz4_decoded_judges_byte_exact_lz4_cases_by_their_decoded_blocks() {
+    // A byte-exact corpus whose reference LZ4 blocks are literal runs: our
+    // liblz4-identical bytes differ, the frames do not.
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path().join("corpus");
+    let case = root.join("cases/lz4-partial-block");
+    copy_dir(&corpus().join("cases/lz4-partial-block"), &case);
+    let seg = case.join("segments/segment-000.floxlog");
+    std::fs::write(&seg, literal_only_blocks(&std::fs::read(&seg).unwrap())).unwrap();
+    let id = "write/cases/lz4-partial-block";
+    let a = kit_on(&root, &[]).code(1);
+    let out = stdout(&a);
+    assert!(
+        out.starts_with(&format!("FAIL {id}: segment 0 (output "))
+            && out.contains("block 0 (at offset 64 of the output): the LZ4 data differs at +")
+            && out.contains("--lz4-decoded judges by decoded blocks"),
+        "{out}"
+    );
+    let a = kit_on(&root, &["--lz4-decoded"]).success();
+    assert!(
+        stdout(&a).starts_with(&format!("ok {id}\n")),
+        "{}",
+        stdout(&a)
+    );
+}
+
+#[test]
+fn a_recommended_case_that_fails_warns_without_failing_the_run() {
+    let t = tempfile::tempdir().unwrap();
+    let root = small_corpus(t.path());
+    std::fs::remove_file(root.join("SHA256SUMS")).unwrap();
+    let cj = root.join("cases/trades-7/case.json");
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&cj).unwrap()).unwrap();
+    v["recommended"] = serde_json::json!(["read"]);
+    std::fs::write(&cj, v.to_string()).unwrap();
+    let r = wrapped_reader(t.path(), "sed 5d");
+    let a = bin()
+        .env("FLOXLOG", bin_path())
+        .args([
+            "conformance",
+            "--reader",
+            &read_tmpl(&r),
+            "--filter",
+            "read/cases/trades-7",
+            "--corpus",
+        ])
+        .arg(&root)
+        .assert()
+        .success();
+    let out = raw_stdout(&a);
+    assert!(out.starts_with("corpus "), "{out}");
+    assert!(out.contains("no SHA256SUMS"), "{out}");
+    assert!(
+        out.contains("\nwarn read/cases/trades-7 (recommended, not required): event 4 "),
+        "{out}"
+    );
+    assert!(
+        out.ends_with(
+            "0 passed, 0 failed, 0 skipped; 1 recommended (not required) checks failed\n"
+        ),
+        "{out}"
+    );
+}
+
+/// Both shipped readers, floxlog's and the independent Python one, give
+/// the same answer on a generated edge set: every segment header byte
+/// flipped, bytes flipped and cuts made through the frames, blocks and
+/// index of an uncompressed and an LZ4 segment (events, exit status, the
+/// error line, and the index verdict).
+#[test]
+fn both_readers_agree_on_generated_damage() {
+    use std::process::Command;
+    let py = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../conformance/adapters/python/floxlog_reader.py");
+    let t = tempfile::tempdir().unwrap();
+    let seg = t.path().join("m.floxlog");
+    let answer = |args: &[&str]| -> (Vec<serde_json::Value>, bool, String) {
+        let run = |mut c: Command| {
+            let o = c.args(args).arg(&seg).output().unwrap();
+            let events = String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .filter(|l| !l.trim().is_empty())
+                .map(|l| serde_json::from_str(l).unwrap_or(serde_json::Value::String(l.into())))
+                .collect::<Vec<_>>();
+            let err = String::from_utf8_lossy(&o.stderr);
+            let last = err
+                .lines()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("")
+                .to_string();
+            (events, o.status.success(), last)
+        };
+        let mut f = Command::new(adapter("read.sh"));
+        f.env("FLOXLOG", bin_path());
+        let mut p = Command::new("python3");
+        p.arg(&py);
+        let (a, b) = (run(f), run(p));
+        assert_eq!(
+            a, b,
+            "floxlog (left) and Python (right) disagree on {args:?}"
+        );
+        a
+    };
+    let mut n = 0;
+    for case in ["cases/trades-7", "cases/lz4-partial-block"] {
+        let dir = corpus().join(case).join("segments");
+        let file = std::fs::read_dir(&dir)
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path();
+        let orig = std::fs::read(file).unwrap();
+        let mut edits: Vec<Vec<u8>> = Vec::new();
+        for i in 0..64 {
+            let mut b = orig.clone();
+            b[i] ^= if i % 2 == 0 { 0x01 } else { 0xff };
+            edits.push(b);
+        }
+        for i in (64..orig.len()).step_by(97) {
+            let mut b = orig.clone();
+            b[i] ^= 0x10;
+            edits.push(b);
+        }
+        for cut in (0..orig.len()).step_by(199) {
+            edits.push(orig[..cut].to_vec());
+        }
+        for b in edits {
+            std::fs::write(&seg, &b).unwrap();
+            let (_, ok, last) = answer(&[]);
+            assert!(ok || last.starts_with("error "), "{last}");
+            answer(&["--index"]);
+            n += 1;
+        }
+    }
+    assert!(n > 150, "{n}");
+}
+
+#[test]
+fn a_tape_read_in_file_order_fails_the_time_order_merge() {
+    let t = tempfile::tempdir().unwrap();
+    let r = script(
+        t.path(),
+        "fileorder.sh",
+        "#!/bin/sh\n[ \"$1\" = --tape ] || exit 2\nexec \"$FLOXLOG\" cat --format jsonl --file-order -- \"$2\"\n",
+    );
+    let a = kit(&[
+        "--reader",
+        &read_tmpl(&r),
+        "--filter",
+        "read/tapes/merge-overlap",
+    ])
+    .code(1);
+    let out = stdout(&a);
+    assert!(
+        out.starts_with("FAIL read/tapes/merge-overlap: event 1 (tape output line 2; expected.jsonl event 2): field `"),
+        "{out}"
+    );
+    let a = kit(&["--reader", &good_reader(), "--filter", "read/tapes/"]).success();
+    assert_eq!(
+        stdout(&a),
+        "ok read/tapes/flox-rotation\nok read/tapes/merge-overlap\nok read/tapes/missing-listed-segment\n\
+         ok read/tapes/spec-series\n4 passed, 0 failed, 0 skipped\n"
+    );
 }

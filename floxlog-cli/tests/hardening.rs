@@ -110,6 +110,8 @@ fn forged_index_segment() -> Vec<u8> {
     let last = ix + 32 + 3 * 16;
     seg[last..last + 8].copy_from_slice(&40i64.to_le_bytes());
     seg[last + 8..last + 16].copy_from_slice(&fake_at.to_le_bytes());
+    // The header's range kept in step with the entries (it is checked).
+    seg[ix + 24..ix + 32].copy_from_slice(&40i64.to_le_bytes());
     let crc = crc32::crc32(&seg[ix + 32..ix + 32 + 64]);
     seg[ix + 12..ix + 16].copy_from_slice(&crc.to_le_bytes());
     seg

@@ -226,7 +226,8 @@ impl<'a> Index<'a> {
     /// the index offset; they never affect sequential reading.
     ///
     /// Checks: offset inside the file and past the segment header, magic,
-    /// version, entries inside the file, CRC, and every entry's offset
+    /// version, entries inside the file, CRC, `first_ts_ns`/`last_ts_ns`
+    /// equal to the first/last entry's timestamp, and every entry's offset
     /// inside the frame area `[64, index_offset)`.
     pub fn parse(data: &'a [u8], seg: &SegmentHeader) -> Result<Option<Index<'a>>> {
         if !seg.has(flags::HAS_INDEX) {
@@ -255,6 +256,14 @@ impl<'a> Index<'a> {
                 ErrorKind::IndexCrcMismatch,
                 off,
                 "index entries do not match the index CRC32",
+            ));
+        }
+        // The header's range names the first and last entries.
+        let ts_at = |i: usize| i64_at(&entries[i * IndexEntry::LEN..], field::ENTRY_TIMESTAMP);
+        let n = h.entry_count as usize;
+        if n > 0 && (h.first_ts_ns != ts_at(0) || h.last_ts_ns != ts_at(n - 1)) {
+            return Err(bad(
+                "index header range does not match its first and last entries",
             ));
         }
         let mut monotonic = true;

@@ -513,6 +513,8 @@ fn segment_with_forged_index_entry() -> (Vec<u8>, u64) {
     let last = ix + 32 + 3 * 16;
     seg[last..last + 8].copy_from_slice(&40i64.to_le_bytes());
     seg[last + 8..last + 16].copy_from_slice(&fake_at.to_le_bytes());
+    // A careful forger keeps the header's range in step with the entries.
+    seg[ix + 24..ix + 32].copy_from_slice(&40i64.to_le_bytes());
     let crc = crc32::crc32(&seg[ix + 32..ix + 32 + 4 * 16]);
     seg[ix + 12..ix + 16].copy_from_slice(&crc.to_le_bytes());
     (seg, fake_at)

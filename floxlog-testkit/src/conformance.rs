@@ -7,7 +7,7 @@ use floxlog::conformance::segments::{compare_exact, compare_lz4};
 use floxlog::json::{event_from_value, event_to_value, PriceStyle};
 use floxlog::read::for_each_item;
 use floxlog::segment::encode_segments;
-use floxlog_core::{ReadOptions, Segment, WriterConfig};
+use floxlog_core::{Profile, ReadOptions, Segment, WriterConfig};
 use serde_json::Value;
 
 /// Outcome of a run.
@@ -80,6 +80,10 @@ pub fn check_write(case: &Case) -> Result<(), String> {
             .map_err(|_| format!("index_interval {} is past u16", w.index_interval))?,
         exchange_id: u8::try_from(w.exchange_id)
             .map_err(|_| format!("exchange_id {} is past u8", w.exchange_id))?,
+        profile: match w.profile.as_str() {
+            "spec" => Profile::Spec,
+            _ => Profile::Reference,
+        },
         ..WriterConfig::default()
     };
     let created: Vec<i64> = case

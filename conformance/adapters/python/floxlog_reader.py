@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """A second, independent reader for .floxlog 1.0 segments (standard library only).
 
-Written from the spec text and docs/format-notes.md; it shares no code with floxlog's
+Written from the spec text and docs/format.md; it shares no code with floxlog's
 Rust decoder. It is the example reader adapter of the conformance kit:
 
     floxlog_reader.py SEGMENT           print the segment's events as JSON lines
     floxlog_reader.py --index SEGMENT   check the index trailer
+    floxlog_reader.py --tape DIR        print a tape's events in time order
 
 Protocol (conformance kit): events go to stdout, one JSON object per line. On
 damage the events before it are printed, then the last stderr line is
@@ -91,11 +92,9 @@ def parse_segment_header(data):
     if any(data[49:64]):
         raise Damage("reserved_nonzero", 0)
     compressed = bool(flags & FLAG_COMPRESSED)
-    # The compression byte must name a 1.0 codec and agree with the flag. The
-    # corpus has no kind of its own for this; it is a header field with a value
-    # 1.0 does not define, reported like an unknown flag.
+    # The compression byte must name a 1.0 codec and agree with the flag.
     if compression not in (0, 1) or compression != int(compressed):
-        raise Damage("unknown_flags", 0)
+        raise Damage("unknown_compression", 0)
 
     info = SegmentInfo()
     info.flags = flags
@@ -290,6 +289,29 @@ def lz4_decompress(src, original_size):
 # --------------------------------------------------------------------------
 # Reading
 
+# Most bytes a frame whose writer died before storing its size may span in a
+# zero tail (see zero_tail).
+UNPUBLISHED_MAX = 64 << 10
+
+
+def zero_tail(rest):
+    """True if the frame stream from here on is the zero-filled end of a file
+    whose writer stopped (preallocated, or a journal): a frame size of 0 and
+    zeros after it, but for one frame written all but its size (header fields
+    as an encoder writes them, or still zero) within UNPUBLISHED_MAX bytes.
+    An uncompressed frame that fails its checks there is `truncated`."""
+    if len(rest) < 4 or rest[:4] != b"\0\0\0\0":
+        return False
+    last = len(rest.rstrip(b"\0")) - 1
+    if last < 0:
+        return True
+    if len(rest) < FRAME_HEADER_LEN:
+        return False
+    _size, _crc, ftype, rec_version, fflags = S_FRAME.unpack_from(rest, 0)
+    return (rec_version in (0, 1) and fflags == 0
+            and (ftype == 0 or ftype in KNOWN_TYPES)
+            and last < FRAME_HEADER_LEN + UNPUBLISHED_MAX)
+
 
 def read_events(data, info, emit):
     """Decode the frame area, calling emit(line) per event; raises Damage."""
@@ -300,8 +322,14 @@ def read_events(data, info, emit):
         while pos < end:
             if lost and is_complete_trailer(data, pos, end):
                 return
-            line, pos = read_frame(data, pos, end, pos)
+            try:
+                line, nxt = read_frame(data, pos, end, pos)
+            except Damage as d:
+                if d.offset == pos and zero_tail(data[pos:end]):
+                    raise Damage("truncated", pos)
+                raise
             emit(line)
+            pos = nxt
         return
     while pos < end:
         if lost and is_complete_trailer(data, pos, end):
@@ -450,9 +478,57 @@ def write_out(lines):
         del lines[:]
 
 
+def tape_segments(d):
+    """The segment files of tape directory d in listing order, and the names
+    manifest.json lists that are missing: manifest order (spec layout), then
+    unlisted segment files; without a manifest, *.floxlog by name."""
+    import json
+    import os
+    import re
+    names = sorted(n for n in os.listdir(d)
+                   if n.endswith(".floxlog") or re.match(r"^[a-z]+-[0-9]{6,}\.bin$", n))
+    mp = os.path.join(d, "manifest.json")
+    if not os.path.isfile(mp):
+        return [os.path.join(d, n) for n in names], []
+    with open(mp) as f:
+        m = json.load(f)
+    if m.get("format_version") != 1:
+        raise Damage("unsupported_version", 0)
+    listed = [s["name"] for s in m.get("segments", [])]
+    missing = [n for n in listed if not os.path.isfile(os.path.join(d, n))]
+    order = [n for n in listed if n not in missing] + [n for n in names if n not in listed]
+    return [os.path.join(d, n) for n in order], missing
+
+
+def read_tape(d):
+    """Prints the events of tape directory d in time order (stable: listing
+    order, then file position); returns the exit status."""
+    import json
+    segs, missing = tape_segments(d)
+    keyed = []
+    for si, p in enumerate(segs):
+        with open(p, "rb") as f:
+            data = f.read()
+        lines = []
+        try:
+            read_events(data, parse_segment_header(data), lines.append)
+        except Damage as dmg:
+            sys.stderr.write("%s: error %s %d\n" % (p, dmg.kind, dmg.offset))
+            missing.append(p)
+        for pos, line in enumerate(lines):
+            keyed.append((json.loads(line)["exchange_ts_ns"], si, pos, line))
+    keyed.sort(key=lambda k: k[:3])
+    write_out([k[3] for k in keyed])
+    for n in missing:
+        sys.stderr.write("floxlog_reader.py: %s: listed segment %s missing or damaged\n" % (d, n))
+    return 1 if missing else 0
+
+
 def main(argv):
     index_mode = False
     path = None
+    if argv[:1] == ["--tape"] and len(argv) == 2:
+        return read_tape(argv[1])
     for a in argv:
         if a == "--index":
             index_mode = True

@@ -2,9 +2,10 @@
 //! is `floxlog::conformance`).
 
 use super::common::CmdResult;
+use floxlog::conformance::integrity;
 use floxlog::conformance::plan::all_ids;
 use floxlog::conformance::report::{junit, ExpectFail, Outcome, Summary};
-use floxlog::conformance::{run as run_kit, Corpus, KitOptions, Template, ENV_DIR};
+use floxlog::conformance::{run as run_kit, verify_corpus, Corpus, KitOptions, Template, ENV_DIR};
 use floxlog::tape::TapeError;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -23,11 +24,14 @@ non-zero with `error <kind> <offset>` as the last stderr line. The kit also runs
 (an empty directory for its .floxlog files) and `{settings}` (a JSON settings file) replaced.\n\n\
 Templates are split into words like a POSIX shell would (quotes honoured); no shell is run.\n\n\
 The corpus is the first of: --corpus DIR; $FLOXLOG_CONFORMANCE_DIR; next to this binary, \
-<exe dir>/conformance, <exe dir>/../share/floxlog/conformance, <exe dir>/../../conformance (a \
+<exe dir>/conformance, <exe dir>/../conformance, <exe dir>/../share/floxlog/conformance, <exe dir>/../../conformance (a \
 cargo build in target/<profile>/ finds the repository's conformance/).\n\n\
-Output: one line per case id (`ok ID`, `FAIL ID: first difference`, `xfail ID`, \
-`XPASS ID: ...`, `skip ID: why`), then `N passed, M failed, K skipped` (and \
-`X expected failures` when there are). Exit 0 when nothing failed unexpectedly, 1 when a case \
+The corpus is checked against its SHA256SUMS first: a file that does not match is corpus damage \
+(exit 2, the file named), never a failure of the implementation.\n\n\
+Output: the corpus version line, one line per case id (`ok ID`, `FAIL ID: first difference` \
+followed by the adapter's last stderr lines, `xfail ID`, `XPASS ID: ...`, `skip ID: why`, \
+`warn ID (recommended, not required): ...`), then `N passed, M failed, K skipped` (saying so \
+when the reader answered `index unsupported`; and `X expected failures` when there are). Exit 0 when nothing failed unexpectedly, 1 when a case \
 failed (FAIL or XPASS), 2 for usage or corpus errors.")]
 pub struct Args {
     /// Reader adapter command template; must contain {segment}.
@@ -43,8 +47,17 @@ pub struct Args {
     #[arg(long, value_name = "SECS", default_value_t = 30.0, value_parser = parse_secs)]
     pub timeout: f64,
     /// Compare LZ4 segments byte for byte too (cases with "byte_exact": false).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "lz4_decoded")]
     pub lz4_exact: bool,
+    /// Judge LZ4 writer cases by decoded blocks and structure, even byte-exact ones (another LZ4 encoder).
+    #[arg(long)]
+    pub lz4_decoded: bool,
+    /// Fail the index checks when the reader answers `index unsupported` (else they are skipped).
+    #[arg(long)]
+    pub require_index: bool,
+    /// Keep each writer case's output (segments, settings.json) in DIR/<case name>/.
+    #[arg(long, value_name = "DIR")]
+    pub keep: Option<PathBuf>,
     /// Write a JUnit XML report to FILE.
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
@@ -76,6 +89,8 @@ fn find_corpus(opt: Option<&Path>) -> Result<PathBuf, TapeError> {
     let dir = exe.parent().unwrap_or(Path::new("."));
     let tried = [
         dir.join("conformance"),
+        // The downloadable kit: bin/floxlog-conformance beside conformance/.
+        dir.join("../conformance"),
         dir.join("../share/floxlog/conformance"),
         dir.join("../../conformance"),
     ];
@@ -182,12 +197,34 @@ pub fn run(a: Args) -> CmdResult {
     let opts = KitOptions {
         timeout: Duration::from_secs_f64(a.timeout),
         lz4_exact: a.lz4_exact,
+        lz4_decoded: a.lz4_decoded,
+        require_index: a.require_index,
+        keep: a.keep.clone(),
         filter: a.filter.clone(),
         ..KitOptions::new(reader, writer)
     };
+    if let Some(k) = &a.keep {
+        std::fs::create_dir_all(k)
+            .map_err(|e| TapeError::io(k, "creating the --keep folder", e))?;
+    }
+    // A damaged corpus is the corpus's fault: exit 2 before any adapter runs.
+    let checked = verify_corpus(&corpus, &opts).map_err(TapeError::usage)?;
+    let version = corpus.version.as_deref().unwrap_or("unversioned");
+    outln!(
+        "corpus {} version {version}: {}",
+        corpus.root.display(),
+        if checked.listed {
+            format!("{} files match {}", checked.files, integrity::SUMS)
+        } else {
+            format!(
+                "no {} (corpus damage cannot be told from a failure)",
+                integrity::SUMS
+            )
+        }
+    );
     let mut rows = Vec::new();
     let results = run_kit(&corpus, &opts, |r| {
-        outln!("{}", Outcome::of(r, &expect).line(&r.id));
+        outln!("{}", Outcome::of(r, &expect).lines(r));
     });
     for r in results {
         let o = Outcome::of(&r, &expect);
@@ -206,7 +243,7 @@ pub fn run(a: Args) -> CmdResult {
         outln!("{} expected failures", s.expected_failures);
     }
     if let Some(p) = &a.junit {
-        std::fs::write(p, junit("floxlog-conformance", &rows))
+        std::fs::write(p, junit("floxlog-conformance", version, &rows))
             .map_err(|e| TapeError::io(p, "writing the JUnit report", e))?;
     }
     Ok(u8::from(rows.iter().any(|r| r.1.unexpected())))

@@ -19,6 +19,8 @@ pub enum Group {
     Corrupt,
     /// `real/`: recordings (read only).
     Real,
+    /// `tapes/`: tape directories read whole, in time order.
+    Tapes,
 }
 
 impl Group {
@@ -28,6 +30,7 @@ impl Group {
             Group::Cases => "cases",
             Group::Corrupt => "corrupt",
             Group::Real => "real",
+            Group::Tapes => "tapes",
         }
     }
 }
@@ -81,8 +84,16 @@ pub struct Case {
     pub byte_exact: bool,
     /// Input events (`events.jsonl`), if present.
     pub events_path: Option<PathBuf>,
+    /// Halves (`read`, `index`, `write`) whose check is recommended rather
+    /// than required: it tests a reference quirk, not the spec.
+    pub recommended: Vec<String>,
     /// Expected reader output.
     pub expected_path: PathBuf,
+    /// `tapes/`: the tape directory read whole (`tape/`).
+    pub tape: Option<PathBuf>,
+    /// `tapes/`: the tape's read must fail (after its events) with this
+    /// finding (`expect.error`, e.g. `missing_segment`).
+    pub tape_error: Option<String>,
 }
 
 /// What a strict reader must do with a damaged segment.
@@ -115,6 +126,12 @@ pub struct CorruptCase {
     pub segment: PathBuf,
     /// The expected outcome.
     pub expect: Expect,
+    /// The `expected.jsonl` whose first events are the ones before the
+    /// damage (`source` in `case.json`: the case the segment was made
+    /// from); `None` if the case names none.
+    pub source: Option<PathBuf>,
+    /// Halves whose check is recommended rather than required.
+    pub recommended: Vec<String>,
 }
 
 /// A case folder whose `case.json` could not be used.
@@ -141,8 +158,12 @@ pub struct Corpus {
     pub real: Vec<Case>,
     /// `corrupt/`.
     pub corrupt: Vec<CorruptCase>,
+    /// `tapes/`.
+    pub tapes: Vec<Case>,
     /// Case folders that could not be loaded.
     pub broken: Vec<BrokenCase>,
+    /// The corpus version (`VERSION`, semantic versioning), if it has one.
+    pub version: Option<String>,
 }
 
 fn file_name(p: &Path) -> String {
@@ -226,6 +247,27 @@ fn as_str<'v>(v: &'v Value, k: &str, ctx: &Path) -> Result<&'v str, String> {
     field(v, k, ctx)?
         .as_str()
         .ok_or_else(|| format!("{}: `{k}` is not a string", ctx.display()))
+}
+
+/// `recommended`: the halves whose check tests a reference quirk.
+fn recommended(v: &Value, cj: &Path) -> Result<Vec<String>, String> {
+    let Some(r) = v.get("recommended") else {
+        return Ok(Vec::new());
+    };
+    let bad = || {
+        format!(
+            "{}: `recommended` is not a list of halves (read, index, write)",
+            cj.display()
+        )
+    };
+    r.as_array()
+        .ok_or_else(bad)?
+        .iter()
+        .map(|h| match h.as_str() {
+            Some(h @ ("read" | "index" | "write")) => Ok(h.to_string()),
+            _ => Err(bad()),
+        })
+        .collect()
 }
 
 fn load_writer(w: &Value, cj: &Path) -> Result<WriterSettings, String> {
@@ -344,6 +386,33 @@ fn load_case(root: &Path, dir: &Path) -> Result<Case, String> {
         byte_exact,
         events_path: events.is_file().then_some(events),
         expected_path: dir.join("expected.jsonl"),
+        recommended: recommended(&v, &cj)?,
+        tape: None,
+        tape_error: None,
+    })
+}
+
+fn load_tape(root: &Path, dir: &Path) -> Result<Case, String> {
+    let cj = dir.join("case.json");
+    for p in [dir, &cj, &dir.join("tape"), &dir.join("expected.jsonl")] {
+        within(root, p)?;
+    }
+    let v = read_json(&cj)?;
+    let tape_error = match v.get("expect") {
+        None | Some(Value::Null) => None,
+        Some(e) => Some(as_str(e, "error", &cj)?.to_string()),
+    };
+    Ok(Case {
+        name: file_name(dir),
+        dir: dir.to_path_buf(),
+        writer: None,
+        segments: Vec::new(),
+        byte_exact: false,
+        events_path: None,
+        expected_path: dir.join("expected.jsonl"),
+        recommended: recommended(&v, &cj)?,
+        tape: Some(dir.join("tape")),
+        tape_error,
     })
 }
 
@@ -367,10 +436,32 @@ fn load_corrupt(root: &Path, dir: &Path) -> Result<CorruptCase, String> {
             offset: as_u64(e, "error_offset", &cj)?,
         }
     };
+    let source = match v.get("source") {
+        None | Some(Value::Null) => None,
+        Some(_) => {
+            let s = as_str(&v, "source", &cj)?;
+            let ok = matches!(s.split_once('/'), Some(("cases" | "real", n))
+                if !n.is_empty() && !n.contains(['/', '\\']) && n != "..");
+            if !ok {
+                return Err(format!(
+                    "{}: `source` `{s}` is not `cases/<name>` or `real/<name>`",
+                    cj.display()
+                ));
+            }
+            // From the folder's own root (not the canonical one): the same
+            // spelling as every other path of the corpus.
+            let top = dir.parent().and_then(Path::parent).unwrap_or(root);
+            let p = top.join(s).join("expected.jsonl");
+            within(root, &p)?;
+            Some(p)
+        }
+    };
     Ok(CorruptCase {
         name: file_name(dir),
         segment: dir.join("segment.floxlog"),
         expect,
+        source,
+        recommended: recommended(&v, &cj)?,
     })
 }
 
@@ -396,7 +487,9 @@ impl Corpus {
             cases: Vec::new(),
             real: Vec::new(),
             corrupt: Vec::new(),
+            tapes: Vec::new(),
             broken: Vec::new(),
+            version: super::integrity::version(root)?,
         };
         for g in Group::ALL {
             for dir in subdirs(&root.join(g.as_str()))? {
@@ -404,6 +497,7 @@ impl Corpus {
                     Group::Cases => load_case(&canon, &dir).map(|x| c.cases.push(x)),
                     Group::Real => load_case(&canon, &dir).map(|x| c.real.push(x)),
                     Group::Corrupt => load_corrupt(&canon, &dir).map(|x| c.corrupt.push(x)),
+                    Group::Tapes => load_tape(&canon, &dir).map(|x| c.tapes.push(x)),
                 };
                 if let Err(error) = r {
                     c.broken.push(BrokenCase {
@@ -420,7 +514,11 @@ impl Corpus {
 
     /// Number of case folders, loaded or broken.
     pub fn len(&self) -> usize {
-        self.cases.len() + self.real.len() + self.corrupt.len() + self.broken.len()
+        self.cases.len()
+            + self.real.len()
+            + self.corrupt.len()
+            + self.tapes.len()
+            + self.broken.len()
     }
 
     /// Whether the corpus has no case folder at all.
@@ -441,7 +539,7 @@ pub const ENV_DIR: &str = "FLOXLOG_CONFORMANCE_DIR";
 
 impl Group {
     /// Every group, in the order cases are run.
-    pub const ALL: [Group; 3] = [Group::Cases, Group::Real, Group::Corrupt];
+    pub const ALL: [Group; 4] = [Group::Cases, Group::Real, Group::Corrupt, Group::Tapes];
 }
 
 /// Reads a JSON-lines file into values (blank lines skipped); errors name

@@ -10,20 +10,24 @@
 //! - [`run()`]: the checks; [`events`] and [`segments`] say where the first
 //!   difference is.
 //! - [`report`]: expected failures, report lines, summary, JUnit.
+//! - [`integrity`]: the corpus's `VERSION` and `SHA256SUMS`.
 
 mod check;
 pub mod corpus;
 pub mod events;
+pub mod integrity;
 pub mod plan;
 pub mod process;
 mod reader;
 pub mod report;
 pub mod run;
 pub mod segments;
+mod sha256;
+mod source_diff;
 pub mod template;
 mod writer;
 
 pub use corpus::{Corpus, ENV_DIR};
-pub use run::{run, CaseResult, KitOptions, Verdict};
+pub use run::{run, verify_corpus, CaseResult, KitOptions, Verdict};
 pub use template::Template;
 pub use writer::settings_json;

@@ -64,9 +64,14 @@ pub fn plan(corpus: &Corpus, read: bool, write: bool) -> Vec<Planned<'_>> {
         }
         for group in Group::ALL {
             let mut group_targets: Vec<(&str, Target<'_>)> = Vec::new();
+            // A tape is read whole (`--tape`), never index-checked or written.
+            if group == Group::Tapes && half != Half::Read {
+                continue;
+            }
             let cases: &[Case] = match group {
                 Group::Cases => &corpus.cases,
                 Group::Real => &corpus.real,
+                Group::Tapes => &corpus.tapes,
                 Group::Corrupt => &[],
             };
             for c in cases {

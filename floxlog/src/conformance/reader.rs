@@ -35,7 +35,7 @@ fn segment_arg(p: &Path) -> Result<String, String> {
         .ok_or_else(|| format!("corpus: path {} is not UTF-8", p.display()))
 }
 
-fn stderr_tail(out: &Output) -> String {
+fn stderr_last(out: &Output) -> String {
     out.last_stderr_line().map_or_else(
         || "stderr empty".into(),
         |l| format!("last stderr line: {l}"),
@@ -90,7 +90,7 @@ pub(crate) fn read_case(c: &Case, t: Option<&Template>, ctx: &Ctx) -> Result<Ver
             return Err(format!(
                 "{name}: the reader failed on a clean segment ({}; {}) after {} events",
                 out.status_text(),
-                stderr_tail(&out),
+                stderr_last(&out),
                 parse_events(&out, &name).map_or(0, |v| v.len())
             ));
         }
@@ -120,7 +120,26 @@ pub(crate) fn read_corrupt(
     let arg = segment_arg(&c.segment)?;
     let name = name_of(&c.segment);
     let out = ctx.call(t, &[(SEGMENT, &arg)])?;
-    let n = parse_events(&out, &name)?.len() as u64;
+    let got = parse_events(&out, &name)?;
+    let n = got.len() as u64;
+    // The events before the damage are the source case's first ones, each
+    // compared (a count alone would pass a reader printing `{}`).
+    if let Some(src) = &c.source {
+        let want = match &c.expect {
+            Expect::Error { events, .. } | Expect::IndexError { events, .. } => *events,
+        };
+        let mut expected = read_jsonl(src).map_err(|e| format!("corpus: {e}"))?;
+        if (expected.len() as u64) < want {
+            return Err(format!(
+                "corpus: {} has {} events, fewer than the {want} this case expects",
+                src.display(),
+                expected.len()
+            ));
+        }
+        expected.truncate(want as usize);
+        let k = got.len().min(expected.len());
+        compare_events(&got[..k], &expected[..k]).map_err(|e| format!("before the damage: {e}"))?;
+    }
     match &c.expect {
         Expect::Error {
             events,
@@ -153,7 +172,7 @@ pub(crate) fn read_corrupt(
                 return Err(format!(
                     "expected {events} events and a clean read (only the index is damaged); the reader failed ({}; {}) after {n} events",
                     out.status_text(),
-                    stderr_tail(&out)
+                    stderr_last(&out)
                 ));
             }
             if n != *events {
@@ -181,6 +200,11 @@ fn index_call(t: &Template, path: &Path, ctx: &Ctx) -> Result<IndexAnswer, Strin
     let last = last_line(&out.stdout);
     let w: Vec<&str> = last.as_deref().unwrap_or("").split_whitespace().collect();
     let answer = match w.as_slice() {
+        ["index", "unsupported"] if ctx.require_index => {
+            return Err(format!(
+                "{name}: the reader answered `index unsupported` and --require-index was given"
+            ))
+        }
         ["index", "unsupported"] => return Ok(IndexAnswer::Unsupported),
         ["index", "ok"] => IndexAnswer::Ok,
         ["index_error", kind] => IndexAnswer::Error(kind.to_string()),
@@ -196,13 +220,15 @@ fn index_call(t: &Template, path: &Path, ctx: &Ctx) -> Result<IndexAnswer, Strin
         return Err(format!(
             "{name}: index check answered but did not exit 0 ({}; {})",
             out.status_text(),
-            stderr_tail(&out)
+            stderr_last(&out)
         ));
     }
     Ok(answer)
 }
 
-const UNSUPPORTED: &str = "the reader adapter does not check indexes (index unsupported)";
+/// The skip message of an index check the reader does not answer (the
+/// report counts these).
+pub const UNSUPPORTED: &str = "the reader adapter does not check indexes (index unsupported)";
 
 /// `index/cases/*`, `index/real/*`: every segment's index is fine (a
 /// segment without an index counts as fine).
@@ -267,4 +293,37 @@ pub(crate) fn index_corrupt(
         Expect::Error { .. } => "index ok (only the frames are damaged)".into(),
     };
     Err(format!("expected {want}, got {got}"))
+}
+
+/// The skip message of a tape case the reader does not read.
+pub const TAPE_UNSUPPORTED: &str = "the reader adapter does not read tapes (tape unsupported)";
+
+/// `read/tapes/*`: the tape directory read whole (`--tape` inserted before
+/// the `{segment}` word, which names the directory): its events in time
+/// order equal `expected.jsonl`; a case with `expect.error` must then fail.
+pub(crate) fn read_tape(c: &Case, t: Option<&Template>, ctx: &Ctx) -> Result<Verdict, String> {
+    let t = need(t)?.with_flag_before("--tape", SEGMENT);
+    let dir = c.tape.as_ref().ok_or("internal error: not a tape case")?;
+    let arg = dir
+        .to_str()
+        .ok_or_else(|| format!("corpus: path {} is not UTF-8", dir.display()))?;
+    let expected = read_jsonl(&c.expected_path).map_err(|e| format!("corpus: {e}"))?;
+    let out = ctx.call(&t, &[(SEGMENT, arg)])?;
+    if last_line(&out.stdout).as_deref() == Some("tape unsupported") {
+        return Ok(Verdict::Skip(TAPE_UNSUPPORTED.into()));
+    }
+    let got = parse_events(&out, "tape")?;
+    compare_events(&got, &expected)?;
+    match (&c.tape_error, out.status.success()) {
+        (None, true) | (Some(_), false) => Ok(Verdict::Pass),
+        (None, false) => Err(format!(
+            "the reader failed on a sound tape ({}; {}) after its events",
+            out.status_text(),
+            stderr_last(&out)
+        )),
+        (Some(e), true) => Err(format!(
+            "expected the read to fail ({e}) after {} events; the reader exited 0",
+            expected.len()
+        )),
+    }
 }

@@ -63,6 +63,9 @@ pub enum Outcome {
     XPass,
     /// Not checked.
     Skip(String),
+    /// Failed, but the check is recommended (a reference quirk), not
+    /// required: reported, not failing the run.
+    Warn(String),
 }
 
 impl Outcome {
@@ -70,6 +73,7 @@ impl Outcome {
     pub fn of(r: &CaseResult, expect: &ExpectFail) -> Outcome {
         let listed = expect.contains(&r.id);
         match (&r.verdict, listed) {
+            (Verdict::Fail(m), false) if r.recommended => Outcome::Warn(m.clone()),
             (Verdict::Pass, false) => Outcome::Ok,
             (Verdict::Pass, true) => Outcome::XPass,
             (Verdict::Fail(m), false) => Outcome::Fail(m.clone()),
@@ -86,7 +90,22 @@ impl Outcome {
             Outcome::XFail(_) => format!("xfail {id}"),
             Outcome::XPass => format!("XPASS {id}: listed in --expect-fail but passed"),
             Outcome::Skip(m) => format!("skip {id}: {m}"),
+            Outcome::Warn(m) => format!("warn {id} (recommended, not required): {m}"),
         }
+    }
+
+    /// The report lines for `r`: its line, then for a failure the end of
+    /// the adapter's stderr, indented.
+    pub fn lines(&self, r: &CaseResult) -> String {
+        let mut s = self.line(&r.id);
+        if let (Outcome::Fail(_) | Outcome::Warn(_), Some(tail)) = (self, &r.stderr) {
+            s.push_str("\n    adapter stderr (last lines):");
+            for l in tail.lines() {
+                s.push_str("\n    | ");
+                s.push_str(l);
+            }
+        }
+        s
     }
 
     /// Whether this result makes the run fail (FAIL or XPASS).
@@ -106,6 +125,10 @@ pub struct Summary {
     pub skipped: usize,
     /// `xfail`.
     pub expected_failures: usize,
+    /// `warn`: recommended checks that failed.
+    pub recommended_failed: usize,
+    /// Index checks skipped because the reader answered `index unsupported`.
+    pub index_unsupported: usize,
 }
 
 impl Summary {
@@ -116,19 +139,39 @@ impl Summary {
             match o {
                 Outcome::Ok => s.passed += 1,
                 Outcome::Fail(_) | Outcome::XPass => s.failed += 1,
-                Outcome::Skip(_) => s.skipped += 1,
+                Outcome::Skip(m) => {
+                    s.skipped += 1;
+                    if m == super::reader::UNSUPPORTED {
+                        s.index_unsupported += 1;
+                    }
+                }
                 Outcome::XFail(_) => s.expected_failures += 1,
+                Outcome::Warn(_) => s.recommended_failed += 1,
             }
         }
         s
     }
 
-    /// `N passed, M failed, K skipped`.
+    /// `N passed, M failed, K skipped`, then what a reader should not
+    /// overlook: the index half unanswered, recommended checks failed.
     pub fn line(&self) -> String {
-        format!(
+        let mut l = format!(
             "{} passed, {} failed, {} skipped",
             self.passed, self.failed, self.skipped
-        )
+        );
+        if self.index_unsupported > 0 {
+            l.push_str(&format!(
+                "; index unsupported: the reader checked no index ({} index checks skipped; --require-index fails them)",
+                self.index_unsupported
+            ));
+        }
+        if self.recommended_failed > 0 {
+            l.push_str(&format!(
+                "; {} recommended (not required) checks failed",
+                self.recommended_failed
+            ));
+        }
+        l
     }
 }
 
@@ -155,7 +198,10 @@ pub fn xml_escape(s: &str) -> String {
 /// (classname: the id's `half.group`). FAIL and XPASS are `failure`s;
 /// skips are `skipped`; an expected failure is `skipped` too, with the
 /// message `expected failure: ...` (as pytest reports xfail).
-pub fn junit(name: &str, rows: &[(CaseResult, Outcome)]) -> String {
+///
+/// The corpus version is a suite property (`corpus_version`), and a
+/// failure's adapter stderr tail its `system-err`.
+pub fn junit(name: &str, version: &str, rows: &[(CaseResult, Outcome)]) -> String {
     let s = Summary::of(rows.iter().map(|r| &r.1));
     let total: f64 = rows.iter().map(|r| r.0.seconds).sum();
     let mut x = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
@@ -163,7 +209,7 @@ pub fn junit(name: &str, rows: &[(CaseResult, Outcome)]) -> String {
         "tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\" time=\"{total:.3}\"",
         rows.len(),
         s.failed,
-        s.skipped + s.expected_failures
+        s.skipped + s.expected_failures + s.recommended_failed
     );
     x.push_str(&format!(
         "<testsuites name=\"{}\" {head}>\n",
@@ -172,6 +218,11 @@ pub fn junit(name: &str, rows: &[(CaseResult, Outcome)]) -> String {
     x.push_str(&format!(
         "  <testsuite name=\"{}\" {head}>\n",
         xml_escape(name)
+    ));
+    x.push_str(&format!(
+        "    <properties>\n      <property name=\"corpus_version\" value=\"{}\"/>\n      <property name=\"summary\" value=\"{}\"/>\n    </properties>\n",
+        xml_escape(version),
+        xml_escape(&s.line())
     ));
     for (r, o) in rows {
         let mut parts = r.id.splitn(3, '/');
@@ -200,6 +251,16 @@ pub fn junit(name: &str, rows: &[(CaseResult, Outcome)]) -> String {
                 xml_escape(m)
             )),
             Outcome::Skip(m) => Some(format!("<skipped message=\"{}\"/>", xml_escape(m))),
+            Outcome::Warn(m) => Some(format!(
+                "<skipped message=\"recommended check failed: {}\"/>",
+                xml_escape(m)
+            )),
+        };
+        let body = match (body, &r.stderr) {
+            (Some(b), Some(e)) if matches!(o, Outcome::Fail(_) | Outcome::Warn(_)) => Some(
+                format!("{b}\n      <system-err>{}</system-err>", xml_escape(e)),
+            ),
+            (b, _) => b,
         };
         match body {
             None => x.push_str("/>\n"),
@@ -219,6 +280,8 @@ mod tests {
             id: id.into(),
             verdict: v,
             seconds: 0.5,
+            stderr: Some("Error: boom\nNode.js v20".into()),
+            recommended: false,
         }
     }
 
@@ -252,7 +315,16 @@ mod tests {
     fn junit_escapes_messages() {
         let r = res("read/cases/a", Verdict::Fail("<&\"'\u{1}>".into()));
         let o = Outcome::of(&r, &ExpectFail::default());
-        let x = junit("kit", &[(r, o)]);
+        assert_eq!(
+            o.lines(&r),
+            "FAIL read/cases/a: <&\"'\u{1}>\n    adapter stderr (last lines):\n    | Error: boom\n    | Node.js v20"
+        );
+        let x = junit("kit", "1.1.0", &[(r, o)]);
+        assert!(
+            x.contains("<system-err>Error: boom\nNode.js v20</system-err>"),
+            "{x}"
+        );
+        assert!(x.contains("name=\"corpus_version\" value=\"1.1.0\""), "{x}");
         assert!(
             x.contains("message=\"&lt;&amp;&quot;&apos;\u{fffd}&gt;\""),
             "{x}"

@@ -4,16 +4,33 @@
 use super::check::{Ctx, Verdict};
 use super::corpus::Case;
 use super::segments::{compare_exact, compare_lz4};
+use super::source_diff::first_source_diff;
 use super::template::Template;
 use crate::tape::read::source::SegmentFile;
 use floxlog_core::Compression;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// A scratch directory removed when dropped.
-struct Scratch(PathBuf);
+/// A scratch directory removed when dropped, unless it is kept.
+struct Scratch(PathBuf, bool);
 
 impl Scratch {
+    /// `keep/<name>` (emptied first) when outputs are kept, else a fresh
+    /// folder in the temporary directory.
+    fn for_case(keep: Option<&Path>, name: &str) -> Result<Scratch, String> {
+        let Some(k) = keep else {
+            return Scratch::new();
+        };
+        let p = k.join(name);
+        let err = |e: std::io::Error| format!("--keep: {}: {e}", p.display());
+        match std::fs::remove_dir_all(&p) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(err(e)),
+            _ => {}
+        }
+        std::fs::create_dir_all(&p).map_err(err)?;
+        Ok(Scratch(p, true))
+    }
+
     fn new() -> Result<Scratch, String> {
         static N: AtomicU64 = AtomicU64::new(0);
         let base = std::env::temp_dir();
@@ -24,7 +41,7 @@ impl Scratch {
                 N.fetch_add(1, Ordering::Relaxed)
             ));
             match std::fs::create_dir(&p) {
-                Ok(()) => return Ok(Scratch(p)),
+                Ok(()) => return Ok(Scratch(p, false)),
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
                 Err(e) => return Err(format!("creating a scratch directory {}: {e}", p.display())),
             }
@@ -34,6 +51,9 @@ impl Scratch {
 
 impl Drop for Scratch {
     fn drop(&mut self) {
+        if self.1 {
+            return;
+        }
         let _ = std::fs::remove_dir_all(&self.0);
     }
 }
@@ -108,7 +128,7 @@ pub(crate) fn write_case(c: &Case, t: Option<&Template>, ctx: &Ctx) -> Result<Ve
         .as_ref()
         .ok_or("corpus: the case has no events.jsonl")?;
     let settings = settings_json(c)?;
-    let tmp = Scratch::new()?;
+    let tmp = Scratch::for_case(ctx.keep.as_deref(), &c.name)?;
     let out_dir = tmp.0.join("out");
     std::fs::create_dir(&out_dir).map_err(|e| format!("{}: {e}", out_dir.display()))?;
     let settings_path = tmp.0.join("settings.json");
@@ -145,7 +165,9 @@ pub(crate) fn write_case(c: &Case, t: Option<&Template>, ctx: &Ctx) -> Result<Ve
             names.join(", ")
         ));
     }
-    let exact = c.byte_exact || ctx.lz4_exact;
+    // --lz4-decoded: compressed cases by decoded blocks whatever the case
+    // says (uncompressed ones stay byte for byte: nothing may differ).
+    let exact = !ctx.lz4_decoded && (c.byte_exact || ctx.lz4_exact);
     for (i, (g, e)) in got.iter().zip(&c.segments).enumerate() {
         let gb = read(g, "reading the writer's output", false)?;
         let eb = read(&e.path, "corpus: reading", true)?;
@@ -154,6 +176,11 @@ pub(crate) fn write_case(c: &Case, t: Option<&Template>, ctx: &Ctx) -> Result<Ve
         } else {
             compare_lz4(gb.bytes(), eb.bytes())
         };
+        // Name the field the writer got wrong, not one derived from it.
+        let r = r.map_err(|m| match first_source_diff(gb.bytes(), eb.bytes(), exact) {
+            Some(src) => format!("{src} [byte level: {m}]"),
+            None => m,
+        });
         r.map_err(|m| {
             format!(
                 "segment {i} (output {}, expected {}): {m}",

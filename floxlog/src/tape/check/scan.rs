@@ -386,9 +386,6 @@ impl<'a> Scanner<'a> {
         } else {
             check_frame_entries(&self.entries, &at_frame, last.map(|(off, _)| off), &mut s);
         }
-        if let Some(ix) = &self.index {
-            check_index_header(ix, &mut s);
-        }
         let mut v: Vec<u32> = symbols.into_iter().collect();
         v.sort_unstable();
         s.symbols = v.into_iter().collect();
@@ -477,22 +474,5 @@ fn opt_min(a: Option<i64>, b: Option<i64>) -> Option<i64> {
     match (a, b) {
         (Some(a), Some(b)) => Some(a.min(b)),
         (a, b) => a.or(b),
-    }
-}
-
-fn check_index_header(ix: &Index<'_>, s: &mut SegmentScan) {
-    let h = ix.header();
-    let first = ix.get(0).map(|e| e.timestamp_ns);
-    let last = ix.get(ix.len().saturating_sub(1)).map(|e| e.timestamp_ns);
-    if let (Some(f), Some(l)) = (first, last) {
-        if h.first_ts_ns != f || h.last_ts_ns != l {
-            s.index.problems.push((
-                ix.offset(),
-                format!(
-                    "index header range [{}, {}] does not match its entries [{f}, {l}]",
-                    h.first_ts_ns, h.last_ts_ns
-                ),
-            ));
-        }
     }
 }
