@@ -3,7 +3,7 @@
 //! is the corpus's fault, reported as such before any adapter runs, never
 //! blamed on the implementation under test.
 
-use super::sha256::hex_digest;
+use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 
 /// The checksum list's file name, at the corpus root.
@@ -105,6 +105,17 @@ pub fn verify(root: &Path, dirs: Option<&[PathBuf]>) -> Result<Checked, String> 
         done.files += 1;
     }
     Ok(done)
+}
+
+/// The lowercase hex SHA-256 of `data`, as `sha256sum` prints it.
+fn hex_digest(data: &[u8]) -> String {
+    use std::fmt::Write;
+    Sha256::digest(data)
+        .iter()
+        .fold(String::with_capacity(64), |mut s, b| {
+            let _ = write!(s, "{b:02x}");
+            s
+        })
 }
 
 #[cfg(test)]

@@ -22,7 +22,6 @@ mod reader;
 pub mod report;
 pub mod run;
 pub mod segments;
-mod sha256;
 mod source_diff;
 pub mod template;
 mod writer;
