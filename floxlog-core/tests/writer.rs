@@ -394,9 +394,11 @@ fn append_raw_copies_valid_frames_and_refuses_others() {
 fn append_frame_writes_what_append_writes() {
     let payloads: Vec<u8> = (0..64).collect();
     let evs = mixed(&payloads);
-    let mut cfgs = vec![WriterConfig::default()];
-    #[cfg(feature = "lz4")]
-    cfgs.push(lz4(16));
+    let cfgs = [
+        WriterConfig::default(),
+        #[cfg(feature = "lz4")]
+        lz4(16),
+    ];
     for cfg in cfgs {
         let want = write_all(cfg, &evs);
         let mut b = Bufs::big();
