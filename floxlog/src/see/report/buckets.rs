@@ -244,9 +244,8 @@ mod tests {
         assert_eq!(b.by_type[1].v.iter().sum::<f64>(), 1000.0);
         let last = b.used() - 1;
         assert_eq!(s.price.v[last], (100 + 999) as f64 / 1e8);
-        assert_eq!(
-            s.price.v[0],
-            (100 + (b.width / 1_000_000_000 - 1)) as f64 / 1e8
-        );
+        // Bucket 0 ends with the last trade before its width.
+        let in_first = (b.width - 1) / 1_000_000_000;
+        assert_eq!(s.price.v[0], (100 + in_first) as f64 / 1e8);
     }
 }

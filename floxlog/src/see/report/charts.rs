@@ -240,8 +240,11 @@ pub fn short_number(v: f64) -> String {
         format!("{:.1}M", v / 1e6)
     } else if a >= 1e4 {
         format!("{:.1}k", v / 1e3)
-    } else if a >= 10.0 || a == 0.0 {
-        format!("{v:.0}")
+    } else if a == 0.0 {
+        "0".to_string()
+    } else if a >= 10.0 {
+        // Prices move in cents: keep them apart on a narrow axis.
+        format!("{v:.2}")
     } else {
         format!("{v:.3}")
     }

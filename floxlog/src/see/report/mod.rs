@@ -371,7 +371,7 @@ impl Seen {
                     name: String::new(),
                     points: &price,
                 }],
-                (540, 240),
+                (500, 240),
             ));
             out.push_str(&charts::lines(
                 &format!("{name}: volume per bucket"),
@@ -381,7 +381,7 @@ impl Seen {
                     name: String::new(),
                     points: &volume,
                 }],
-                (540, 240),
+                (500, 240),
             ));
             out.push_str("</div>");
         }
@@ -415,7 +415,7 @@ impl Seen {
                 name: String::new(),
                 points: &spread,
             }],
-            (540, 260),
+            (500, 260),
         ));
         out.push_str(&charts::lines(
             &format!("{name}: top-of-book quantity"),
@@ -431,7 +431,7 @@ impl Seen {
                     points: &ask,
                 },
             ],
-            (540, 260),
+            (500, 260),
         ));
         out.push_str("</div>");
     }
