@@ -44,3 +44,6 @@ bash scripts/test-c.sh
 
 echo "== Python package (pytest)"
 bash scripts/test-python.sh
+
+echo "== report in headless Chromium (at most 5 minutes)"
+timeout 300 bash scripts/test-report.sh

@@ -4,6 +4,7 @@
 //! - [`book_replay`]: order books replayed from a tape, per symbol.
 //! - [`json`]: the conformance corpus's JSON-lines event schema.
 //! - [`output`]: fast JSON-lines and CSV event writers.
+//! - [`see`]: a tape at a glance: gaps a recording may have missed.
 //! - [`segment`]: whole segments in memory (growable writer storage).
 //! - [`read`]: reading whole segments from memory.
 //! - [`tape`]: tapes (directories of segments): reading merged or in file
@@ -20,6 +21,7 @@ pub mod output;
 pub mod owned;
 pub mod par;
 pub mod read;
+pub mod see;
 pub mod segment;
 pub mod synth;
 pub mod tape;

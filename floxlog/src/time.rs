@@ -161,9 +161,37 @@ pub fn format_ns(ns: i64) -> String {
     )
 }
 
+/// A span of nanoseconds for people: `850 ns`, `1.20 ms`, `3.40 s`,
+/// `5 min 3 s`, `2 h 5 min`, `3 d 4 h`.
+pub fn format_duration(ns: i64) -> String {
+    let a = ns.unsigned_abs();
+    let sign = if ns < 0 { "-" } else { "" };
+    let s = a / 1_000_000_000;
+    let body = match a {
+        0..1_000 => format!("{a} ns"),
+        1_000..1_000_000 => format!("{:.2} us", a as f64 / 1e3),
+        1_000_000..1_000_000_000 => format!("{:.2} ms", a as f64 / 1e6),
+        _ if s < 60 => format!("{:.2} s", a as f64 / 1e9),
+        _ if s < 3_600 => format!("{} min {} s", s / 60, s % 60),
+        _ if s < 86_400 => format!("{} h {} min", s / 3_600, (s / 60) % 60),
+        _ => format!("{} d {} h", s / 86_400, (s / 3_600) % 24),
+    };
+    format!("{sign}{body}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn durations_for_people() {
+        assert_eq!(format_duration(850), "850 ns");
+        assert_eq!(format_duration(1_200_000), "1.20 ms");
+        assert_eq!(format_duration(3_400_000_000), "3.40 s");
+        assert_eq!(format_duration(303_000_000_000), "5 min 3 s");
+        assert_eq!(format_duration(7_500_000_000_000), "2 h 5 min");
+        assert_eq!(format_duration(-2_000), "-2.00 us");
+    }
 
     #[test]
     fn parses_forms() {

@@ -289,6 +289,11 @@ class Tape:
     def __repr__(self) -> str:
         return f"floxlog.Tape({self.path!r})"
 
+    def _repr_html_(self) -> str:
+        """The summary and a small timeline (as ``floxlog report`` draws
+        them) for notebooks; reads the tape once."""
+        return self._t.card()
+
     def __fspath__(self) -> str:
         return self.path
 
@@ -572,6 +577,20 @@ class Tape:
         _warn(open_errors, 2)
         return json.loads(text)
 
+    def gaps(self, min_gap: Any = "1s") -> pa.Table:
+        """What ``floxlog gaps --json`` finds, one row a finding (see
+        ``floxlog gaps --help`` for how each kind is judged): ``kind``
+        (``quiet``, ``trade_id``, ``book_seq``, ``damage``), ``symbol_id``,
+        ``symbol``, ``type``, ``from_ns``/``to_ns`` (exchange time) with
+        ``from_recv_ns``/``to_recv_ns``, ``duration_ns``,
+        ``first_missing``/``last_missing``, ``typical_ns``, ``file``,
+        ``offset``, ``message``; null where a kind has no such value.
+        ``min_gap``: a time span (int ns, ``"500ms"``, ``"1s"``, ``"5m"``,
+        ``timedelta``)."""
+        text = self._t.gaps(_args.span(min_gap, "min_gap"))
+        rows = [json.loads(line) for line in text.splitlines()]
+        return pa.Table.from_pylist(rows, schema=GAPS_SCHEMA)
+
     def verify(self, strict: bool = False, skip_unknown: bool = False) -> dict[str, Any]:
         """Checks every segment in full, as ``floxlog verify`` does (CRCs,
         frames, blocks, index, header counts and time range, the Sorted
@@ -592,6 +611,27 @@ class Tape:
             raise err
         return report
 
+
+#: The columns of :meth:`Tape.gaps`.
+GAPS_SCHEMA = pa.schema(
+    [
+        ("kind", pa.string()),
+        ("symbol_id", pa.uint32()),
+        ("symbol", pa.string()),
+        ("type", pa.string()),
+        ("from_ns", pa.int64()),
+        ("to_ns", pa.int64()),
+        ("duration_ns", pa.int64()),
+        ("from_recv_ns", pa.int64()),
+        ("to_recv_ns", pa.int64()),
+        ("first_missing", pa.uint64()),
+        ("last_missing", pa.uint64()),
+        ("typical_ns", pa.int64()),
+        ("file", pa.string()),
+        ("offset", pa.uint64()),
+        ("message", pa.string()),
+    ]
+)
 
 #: The dtype of :meth:`Tape.trades_numpy` with the default
 #: ``prices="decimal"`` (see :func:`trade_dtype`).

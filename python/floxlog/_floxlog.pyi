@@ -80,6 +80,10 @@ class NativeTape:
     def inspect(self, quick: bool = False) -> tuple[str, list[str]]:
         """The text ``floxlog inspect --json`` prints, and the errors of
         files that could not be opened."""
+    def gaps(self, min_gap_ns: int = 1_000_000_000) -> str:
+        """The JSON Lines ``floxlog gaps --json`` prints."""
+    def card(self) -> str:
+        """The tape's summary and timeline as HTML."""
     def verify(
         self, strict: bool = False, skip_unknown: bool = False
     ) -> tuple[str, Optional[FloxlogError]]:

@@ -206,6 +206,41 @@ impl NativeTape {
         })
     }
 
+    /// The findings `floxlog gaps --json` prints (JSON Lines text), with
+    /// shortest silence `min_gap_ns`.
+    #[pyo3(signature = (min_gap_ns=floxlog::see::gaps::DEFAULT_MIN_GAP_NS))]
+    fn gaps(&self, py: Python<'_>, min_gap_ns: i64) -> PyResult<String> {
+        if min_gap_ns <= 0 {
+            return Err(to_pyerr(py, TapeError::usage("min_gap must be positive")));
+        }
+        let path = self.path.clone();
+        interruptible(py, "floxlog-gaps", move || {
+            let tape = list_tape(&path)?;
+            let opts = floxlog::see::gaps::GapOptions {
+                min_gap_ns,
+                ..Default::default()
+            };
+            let rep = floxlog::see::gaps::find_gaps(tape, &opts)?;
+            let mut text = String::new();
+            for g in &rep.gaps {
+                text.push_str(&g.to_json().to_string());
+                text.push('\n');
+            }
+            Ok::<_, TapeError>(text)
+        })
+    }
+
+    /// A small HTML card of the tape (summary and timeline, as in
+    /// `floxlog report`), for notebooks.
+    fn card(&self, py: Python<'_>) -> PyResult<String> {
+        let path = self.path.clone();
+        interruptible(py, "floxlog-card", move || {
+            let tape = list_tape(&path)?;
+            let seen = floxlog::see::report::see(tape, &Default::default())?;
+            Ok::<_, TapeError>(seen.card())
+        })
+    }
+
     /// The report `floxlog verify --json` prints, as JSON text, and the
     /// first finding that fails the check (`None` if it passes).
     #[pyo3(signature = (strict=false, skip_unknown=false))]

@@ -1,0 +1,251 @@
+//! A day's events downsampled into [`BUCKETS`] fixed time buckets in one
+//! pass: the first event sets the origin and buckets start 1 ms wide;
+//! an event past the last bucket doubles the width (pairs of buckets
+//! merge), so memory stays fixed whatever the tape's span.
+
+use crate::book_replay::BookReplayer;
+use floxlog_core::Event;
+use std::collections::HashMap;
+
+/// Buckets across the tape's time span.
+pub const BUCKETS: usize = 240;
+/// Symbols given price, volume and book series (the first seen; the
+/// rest are counted only), so memory is bounded however many there are.
+pub const MAX_SYMBOLS: usize = 2000;
+
+/// A value per bucket: summed, or the last one seen.
+#[derive(Clone, Debug)]
+pub struct Series {
+    /// Values (NaN: none in that bucket).
+    pub v: Vec<f64>,
+    sum: bool,
+}
+
+impl Series {
+    fn new(sum: bool) -> Series {
+        Series {
+            v: vec![if sum { 0.0 } else { f64::NAN }; BUCKETS],
+            sum,
+        }
+    }
+
+    fn put(&mut self, b: usize, x: f64) {
+        if self.sum {
+            self.v[b] += x;
+        } else {
+            self.v[b] = x;
+        }
+    }
+
+    /// Pairs merge into the first half; the second half empties.
+    fn halve(&mut self) {
+        for k in 0..BUCKETS / 2 {
+            let (a, b) = (self.v[2 * k], self.v[2 * k + 1]);
+            self.v[k] = if self.sum {
+                a + b
+            } else if b.is_nan() {
+                a
+            } else {
+                b
+            };
+        }
+        let empty = if self.sum { 0.0 } else { f64::NAN };
+        self.v[BUCKETS / 2..].fill(empty);
+    }
+}
+
+/// One symbol's series.
+#[derive(Clone, Debug)]
+pub struct SymbolSeries {
+    /// Trades seen.
+    pub trades: u64,
+    /// Book events seen.
+    pub book_events: u64,
+    /// Last trade price per bucket (raw / 1e8).
+    pub price: Series,
+    /// Traded quantity per bucket (raw / 1e8).
+    pub volume: Series,
+    /// Best ask minus best bid at the bucket's last book event.
+    pub spread: Series,
+    /// Quantity at the best bid then.
+    pub bid_qty: Series,
+    /// Quantity at the best ask then.
+    pub ask_qty: Series,
+}
+
+impl SymbolSeries {
+    fn new() -> SymbolSeries {
+        SymbolSeries {
+            trades: 0,
+            book_events: 0,
+            price: Series::new(false),
+            volume: Series::new(true),
+            spread: Series::new(false),
+            bid_qty: Series::new(false),
+            ask_qty: Series::new(false),
+        }
+    }
+
+    fn halve(&mut self) {
+        for s in [
+            &mut self.price,
+            &mut self.volume,
+            &mut self.spread,
+            &mut self.bid_qty,
+            &mut self.ask_qty,
+        ] {
+            s.halve();
+        }
+    }
+}
+
+/// The downsampled tape.
+pub struct Buckets {
+    /// exchange_ts_ns where bucket 0 starts (`None` before any event).
+    pub origin: Option<i64>,
+    /// Bucket width, ns.
+    pub width: i64,
+    /// Events per record type (frame types 1..5) per bucket.
+    pub by_type: [Series; 6],
+    /// Per symbol (at most [`MAX_SYMBOLS`]).
+    pub symbols: HashMap<u32, SymbolSeries>,
+    /// Events of symbols past [`MAX_SYMBOLS`].
+    pub untracked: u64,
+    /// exchange_ts_ns of the last event.
+    pub last_ts: Option<i64>,
+    books: BookReplayer,
+}
+
+impl Default for Buckets {
+    fn default() -> Self {
+        Buckets {
+            origin: None,
+            width: 1_000_000,
+            by_type: std::array::from_fn(|_| Series::new(true)),
+            symbols: HashMap::new(),
+            untracked: 0,
+            last_ts: None,
+            books: BookReplayer::default(),
+        }
+    }
+}
+
+const SCALE: f64 = 1e8;
+
+impl Buckets {
+    /// The bucket of `ts`, widening the buckets as needed.
+    fn bucket(&mut self, ts: i64) -> usize {
+        let origin = *self.origin.get_or_insert(ts);
+        let off = ts.saturating_sub(origin).max(0);
+        while off / self.width >= BUCKETS as i64 {
+            self.width = self.width.saturating_mul(2);
+            for s in &mut self.by_type {
+                s.halve();
+            }
+            for s in self.symbols.values_mut() {
+                s.halve();
+            }
+        }
+        (off / self.width) as usize
+    }
+
+    /// Takes the next event (time order).
+    pub fn push(&mut self, ev: &Event<'_>) {
+        let ts = ev.exchange_ts_ns();
+        self.last_ts = Some(self.last_ts.map_or(ts, |l| l.max(ts)));
+        let b = self.bucket(ts);
+        let ft = ev.frame_type() as usize;
+        if let Some(s) = self.by_type.get_mut(ft) {
+            s.put(b, 1.0);
+        }
+        let sym = ev.symbol_id();
+        let n = self.symbols.len();
+        let s = match self.symbols.entry(sym) {
+            std::collections::hash_map::Entry::Occupied(o) => o.into_mut(),
+            std::collections::hash_map::Entry::Vacant(v) if n < MAX_SYMBOLS => {
+                v.insert(SymbolSeries::new())
+            }
+            _ => {
+                self.untracked += 1;
+                return;
+            }
+        };
+        match ev {
+            Event::Trade(t) => {
+                s.trades += 1;
+                s.price.put(b, t.price_raw as f64 / SCALE);
+                s.volume.put(b, t.qty_raw as f64 / SCALE);
+            }
+            Event::Book(_) => {
+                s.book_events += 1;
+                // A book the replay refuses (damage-like data) is simply
+                // not charted; `gaps` and `verify` name the fault.
+                if self.books.apply(ev, 0).is_ok() {
+                    if let Some(book) = self.books.book(sym) {
+                        let (bid, ask) = (book.bids.first(), book.asks.first());
+                        if let (Some(bid), Some(ask)) = (bid, ask) {
+                            s.spread
+                                .put(b, (ask.price_raw - bid.price_raw) as f64 / SCALE);
+                        }
+                        if let Some(bid) = bid {
+                            s.bid_qty.put(b, bid.qty_raw as f64 / SCALE);
+                        }
+                        if let Some(ask) = ask {
+                            s.ask_qty.put(b, ask.qty_raw as f64 / SCALE);
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Start of bucket `i`, ns.
+    pub fn start(&self, i: usize) -> i64 {
+        self.origin.unwrap_or(0) + self.width * i as i64
+    }
+
+    /// Buckets that hold the span so far.
+    pub fn used(&self) -> usize {
+        match (self.origin, self.last_ts) {
+            (Some(o), Some(l)) => (((l - o) / self.width) as usize + 1).min(BUCKETS),
+            _ => 0,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use floxlog_core::Trade;
+
+    fn trade(ts: i64, price: i64) -> Event<'static> {
+        Event::Trade(Trade {
+            exchange_ts_ns: ts,
+            price_raw: price,
+            qty_raw: 100_000_000,
+            symbol_id: 4,
+            ..Trade::default()
+        })
+    }
+
+    #[test]
+    fn buckets_widen_and_keep_sums_and_last_values() {
+        let mut b = Buckets::default();
+        // 1000 s of one trade a second: the width doubles past 1 ms until
+        // 240 buckets cover 1000 s.
+        for i in 0..1000i64 {
+            b.push(&trade(i * 1_000_000_000, 100 + i));
+        }
+        assert!(b.width as i128 * BUCKETS as i128 >= 1_000_000_000_000);
+        assert!(b.width < 1_000_000_000_000 / BUCKETS as i64 * 2);
+        let s = &b.symbols[&4];
+        assert_eq!(s.volume.v.iter().sum::<f64>(), 1000.0);
+        assert_eq!(b.by_type[1].v.iter().sum::<f64>(), 1000.0);
+        let last = b.used() - 1;
+        assert_eq!(s.price.v[last], (100 + 999) as f64 / 1e8);
+        // Bucket 0 ends with the last trade before its width.
+        let in_first = (b.width - 1) / 1_000_000_000;
+        assert_eq!(s.price.v[0], (100 + in_first) as f64 / 1e8);
+    }
+}
