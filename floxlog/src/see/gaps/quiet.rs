@@ -12,6 +12,10 @@ pub const CONTEXT: usize = 32;
 /// Fewest surrounding intervals a gap is judged on: a series with fewer
 /// events around a silence has no typical pace to compare with.
 pub const MIN_CONTEXT: usize = 8;
+/// Fewest intervals on each side: a silence is a pause in a pace seen on
+/// both sides of it, so a lone early stamp (a timestamp of 0 before a
+/// day's events, say) is not a quiet gap.
+pub const MIN_SIDE: usize = 4;
 
 /// A quiet gap found: from the last event before to the first after.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -31,6 +35,7 @@ pub struct Quiet {
 struct Pending {
     gap: Quiet,
     around: Vec<i64>,
+    before: usize,
     after: usize,
 }
 
@@ -76,6 +81,7 @@ impl QuietSeries {
                     typical_ns: 0,
                 },
                 around: self.recent.clone(),
+                before: self.recent.len(),
                 after: 0,
             });
         }
@@ -96,7 +102,7 @@ impl QuietSeries {
 }
 
 fn judge(p: &mut Pending, found: &mut Vec<Quiet>) {
-    if p.around.len() < MIN_CONTEXT {
+    if p.around.len() < MIN_CONTEXT || p.before < MIN_SIDE || p.after < MIN_SIDE {
         return;
     }
     let mid = p.around.len() / 2;
@@ -122,6 +128,17 @@ mod tests {
         }
         s.finish(&mut found);
         found
+    }
+
+    #[test]
+    fn a_lone_early_stamp_is_no_silence() {
+        let mut ts = vec![0];
+        ts.extend((0..100).map(|i| 5_000_000_000 + i * 1_000_000));
+        assert!(run(&ts, 1_000_000_000).is_empty());
+        // With a pace before it, the same silence is one.
+        let mut ts: Vec<i64> = (0..8).map(|i| i * 1_000_000).collect();
+        ts.extend((0..100).map(|i| 5_000_000_000 + i * 1_000_000));
+        assert_eq!(run(&ts, 1_000_000_000).len(), 1);
     }
 
     #[test]
