@@ -59,7 +59,8 @@ impl Ctx {
 }
 
 /// The last [`STDERR_TAIL_LINES`] lines of `b` (trailing blank lines
-/// dropped); `None` if there are none.
+/// dropped), each cut as a report line is (`process::shown`), so a report
+/// stays readable whatever an adapter printed; `None` if there are none.
 pub fn stderr_tail(b: &[u8]) -> Option<String> {
     let text = String::from_utf8_lossy(b);
     let lines: Vec<&str> = text.trim_end().lines().collect();
@@ -67,7 +68,11 @@ pub fn stderr_tail(b: &[u8]) -> Option<String> {
         return None;
     }
     let from = lines.len().saturating_sub(STDERR_TAIL_LINES);
-    Some(lines[from..].join("\n"))
+    let tail: Vec<String> = lines[from..]
+        .iter()
+        .map(|l| super::process::shown(l))
+        .collect();
+    Some(tail.join("\n"))
 }
 
 fn fmt_secs(d: Duration) -> String {
