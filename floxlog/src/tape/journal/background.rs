@@ -80,7 +80,11 @@ pub(super) struct Settings {
 
 #[derive(Default)]
 pub(super) struct State {
-    jobs: VecDeque<Job>,
+    pub(super) jobs: VecDeque<Job>,
+    /// Since when the job at the head of the queue has waited (health).
+    pub(super) queued_since: Option<std::time::Instant>,
+    /// Wall-clock ns of `failed` (health).
+    pub(super) failed_ns: i64,
     /// Each series' prepared segments, oldest first (at most [`AHEAD`]).
     pub(super) ready: Vec<VecDeque<Box<Prepared>>>,
     /// Live segments, for the fsyncs their policy asks for.
@@ -186,6 +190,7 @@ impl Background {
     pub(super) fn push(&self, jobs: impl IntoIterator<Item = Job>) {
         let mut g = lock(&self.shared);
         g.jobs.extend(jobs);
+        queued(&mut g);
         drop(g);
         self.shared.ring();
     }
@@ -195,13 +200,17 @@ impl Background {
         let mut g = lock(&self.shared);
         g.finishing.push((f.shared.clone(), f.events));
         g.jobs.push_back(Job::Finish(f));
+        queued(&mut g);
         drop(g);
         self.shared.notify();
     }
 
     /// Queues and wakes the thread.
     pub(super) fn push_now(&self, job: Job) {
-        lock(&self.shared).jobs.push_back(job);
+        let mut g = lock(&self.shared);
+        g.jobs.push_back(job);
+        queued(&mut g);
+        drop(g);
         self.shared.notify();
     }
 
@@ -274,9 +283,21 @@ impl Drop for Background {
 
 fn fail(s: &Shared, e: TapeError) {
     let mut g = lock(s);
+    if g.failed.is_none() {
+        g.failed_ns = crate::tape::writer::now_ns();
+    }
     g.failed.get_or_insert(e);
     s.has_failed.store(true, Ordering::Release);
     s.cv.notify_all();
+}
+
+/// Starts the lag clock when the queue stops being empty.
+fn queued(g: &mut State) {
+    if g.jobs.is_empty() {
+        g.queued_since = None;
+    } else if g.queued_since.is_none() {
+        g.queued_since = Some(std::time::Instant::now());
+    }
 }
 
 /// The live segments whose fsync is due.
@@ -299,6 +320,9 @@ fn run(s: &Shared) {
             .position(|j| matches!(j, Job::Prepare { .. }))
             .unwrap_or(0);
         if let Some(job) = g.jobs.remove(first) {
+            // The next job waits from now (an approximation of its wait).
+            g.queued_since = None;
+            queued(&mut g);
             g.busy = true;
             let failed = g.failed.is_some();
             drop(g);

@@ -53,7 +53,9 @@ mod window;
 use super::dir::{series_of, Layout, MIXED, SERIES};
 use super::error::TapeError;
 use crate::tape::dir::manifest::{sync_dir, Manifest, ManifestSegment};
-use crate::tape::writer::config::{now_ns, Clock, Durability, TapeWriterConfig, TapeWriterStats};
+use crate::tape::writer::config::{
+    now_ns, Clock, Durability, TapeWriterConfig, TapeWriterHealth, TapeWriterStats,
+};
 use crate::tape::writer::shared::{close_files, Start};
 use background::{Background, Finishing, Job, Settings};
 use floxlog_core::{Compression, Event, FrameHeader, SegmentWriter, WriterConfig};
@@ -106,6 +108,8 @@ pub(crate) struct Journal {
     /// Segments of the tape before this writer (resumed): not counted in
     /// its stats.
     resumed: u64,
+    /// Wall-clock ns of the last rotation (health).
+    last_rotation: i64,
     /// Wakes sleeping tailers after each publication (None if the page
     /// could not be made: they poll).
     wake: Option<crate::tape::wake::Page>,
@@ -174,6 +178,7 @@ impl Journal {
             bg,
             ahead,
             resumed: seq,
+            last_rotation: 0,
             wake: crate::tape::wake::Page::create(dir).ok(),
         };
         Ok(j)
@@ -434,6 +439,7 @@ impl Journal {
             },
         };
         let series = self.open[si].as_ref().map_or(MIXED, |l| l.series);
+        self.last_rotation = now_ns();
         if let Some(old) = self.open[si].take() {
             self.bg.push_finish(finishing(old));
         }
@@ -538,6 +544,31 @@ impl Journal {
             events: self.events,
             segments: background::lock(&self.bg.shared).closed.len() as u64 - self.resumed,
         }
+    }
+
+    /// The journal's part of the writer's health: reserved and used bytes
+    /// of the live and prepared segments, the background thread's queue,
+    /// lag, wake-ups and failure, the last rotation.
+    pub(crate) fn add_health(&self, h: &mut TapeWriterHealth) {
+        let live = self.open.iter().flatten();
+        h.bytes_reserved = live.clone().map(|l| l.shared.reserved).sum();
+        h.bytes_used += live.map(|l| l.w.segment_bytes()).sum::<u64>();
+        h.last_rotation_ns = self.last_rotation;
+        let g = background::lock(&self.bg.shared);
+        h.bytes_reserved += g
+            .ready
+            .iter()
+            .flatten()
+            .map(|p| p.shared.reserved)
+            .sum::<u64>();
+        h.background_queued = g.jobs.len() as u64;
+        h.background_lag_ns = g
+            .queued_since
+            .map_or(0, |t| t.elapsed().as_nanos().min(u64::MAX as u128) as u64);
+        h.last_error = g.failed.as_ref().map(|e| e.to_string());
+        h.last_error_ns = g.failed_ns;
+        drop(g);
+        h.background_wakeups = self.bg.shared.wakeups.load(Ordering::Relaxed);
     }
 
     pub(crate) fn closed_segments(&self) -> Vec<ManifestSegment> {

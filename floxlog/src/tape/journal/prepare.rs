@@ -81,6 +81,8 @@ pub(super) struct SegShared {
     pub(super) synced: AtomicU64,
     /// The pages made ready ahead of the appender.
     pub(super) window: Window,
+    /// Bytes of disk reserved for it.
+    pub(super) reserved: u64,
 }
 
 impl SegShared {
@@ -243,6 +245,7 @@ impl Reserved {
                 sync_wanted: AtomicU64::new(0),
                 synced: AtomicU64::new(0),
                 window: Window::new(self.window.0 as *mut u8, self.window.1, self.window.2),
+                reserved: self.window.1 as u64,
             }),
             name: plan.name.clone(),
             created: plan.created,

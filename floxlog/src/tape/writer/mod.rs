@@ -102,7 +102,7 @@ mod resume;
 pub(crate) mod shared;
 
 pub use appender::{Appender, TapeWriterCounts};
-pub use config::{now_ns, Clock, Durability, TapeWriterConfig, TapeWriterStats};
+pub use config::{now_ns, Clock, Durability, TapeWriterConfig, TapeWriterHealth, TapeWriterStats};
 
 /// Writes a tape directory; see the module docs.
 pub struct TapeWriter {
@@ -220,6 +220,12 @@ impl TapeWriter {
     /// Counts so far.
     pub fn stats(&self) -> TapeWriterStats {
         self.core.stats()
+    }
+
+    /// The writer's health (see [`TapeWriterHealth`]); also through
+    /// [`TapeWriterCounts::health`] from another thread.
+    pub fn health(&self) -> TapeWriterHealth {
+        self.core.health()
     }
 
     /// Stamps each new segment's created_ns with `clock()` instead of the
