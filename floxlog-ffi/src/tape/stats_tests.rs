@@ -27,9 +27,11 @@ unsafe impl Send for Ptr {}
 fn stats_are_read_from_another_thread_while_the_writer_appends() {
     let d = tempfile::tempdir().unwrap();
     let p = CString::new(d.path().join("t").to_str().unwrap()).unwrap();
-    let mut cfg = floxlog_tape_writer_config::default();
-    cfg.journal = 1;
-    cfg.max_segment_bytes = 64 << 10;
+    let cfg = floxlog_tape_writer_config {
+        journal: 1,
+        max_segment_bytes: 64 << 10,
+        ..floxlog_tape_writer_config::default()
+    };
     let mut w = core::ptr::null_mut();
     let mut err = zeroed_error();
     let n = 4000u64;
