@@ -350,6 +350,13 @@
 
 #if defined(FLOXLOG_HAS_TAPE)
 /**
+ * Words of `floxlog_tape_writer_config.thread_cpus` (1024 CPUs).
+ */
+#define FLOXLOG_CPU_SET_WORDS 16
+#endif
+
+#if defined(FLOXLOG_HAS_TAPE)
+/**
  * `floxlog_finding.severity`: informational.
  */
 #define FLOXLOG_SEVERITY_INFO 0
@@ -1759,6 +1766,20 @@ typedef struct floxlog_tape_writer_config {
    * events. Journal mode resumes too.
    */
   uint8_t resume;
+  /**
+   * CPUs the writer's own threads run on: bit `i % 64` of word `i / 64`
+   * is CPU `i` (the layout of Linux's `cpu_set_t`); all zero (the
+   * default) inherits the affinity of the thread that calls
+   * `floxlog_tape_writer_open`. Each thread applies it before it
+   * touches memory; a set the process may not use fails the open. The
+   * threads: journal mode `floxlog-journal` (prepares segments and
+   * their window of ready pages, finishes closed ones, runs fsyncs);
+   * the default writer `floxlog-io` (writes, fsyncs), `floxlog-finish`
+   * (finishes closed segments) and, for LZ4 under the chunked policies,
+   * `floxlog-lz4`. Pin a recorder by giving them a housekeeping core,
+   * not the feed threads' cores.
+   */
+  uint64_t thread_cpus[FLOXLOG_CPU_SET_WORDS];
 } floxlog_tape_writer_config;
 #endif
 

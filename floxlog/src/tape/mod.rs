@@ -42,5 +42,5 @@ pub use tail::{
     SeriesPosition, Tail, TailNext, TailOptions, TailPosition, TailStart, TailTrades, WaitStrategy,
 };
 pub use writer::{
-    Appender, Durability, TapeWriter, TapeWriterConfig, TapeWriterCounts, TapeWriterHealth,
+    Appender, CpuSet, Durability, TapeWriter, TapeWriterConfig, TapeWriterCounts, TapeWriterHealth,
 };

@@ -76,6 +76,8 @@ pub(super) struct Settings {
     /// The tape's created_ns (manifest.json): set again when a clock
     /// stamps the first segment.
     pub(super) tape_created: AtomicI64,
+    /// Where the thread runs (`TapeWriterConfig::thread_cpus`).
+    pub(super) cpus: crate::tape::writer::CpuSet,
 }
 
 #[derive(Default)]
@@ -161,10 +163,9 @@ impl Background {
             settings,
         });
         let s2 = shared.clone();
-        let thread = std::thread::Builder::new()
-            .name("floxlog-journal".into())
-            .spawn(move || run(&s2))
-            .map_err(|e| TapeError::io(&dir, "starting the journal thread", e))?;
+        let cpus = shared.settings.cpus;
+        let thread =
+            crate::tape::writer::spawn_thread(&dir, "floxlog-journal", cpus, move || run(&s2))?;
         Ok(Background {
             shared,
             thread: Some(thread),

@@ -143,6 +143,7 @@ impl Journal {
             syncs: !matches!(cfg.durability, Durability::None | Durability::Flush),
             write_manifest: cfg.write_manifest,
             tape_created: std::sync::atomic::AtomicI64::new(tape_created),
+            cpus: cfg.thread_cpus,
         };
         // The slow part of a first segment (reserving and pre-faulting
         // `max_segment_bytes`: tens of ms for 64 MiB) is done here, not in

@@ -125,6 +125,15 @@ pub struct TapeWriterConfig {
     /// durability. The segments are byte for byte the default writer's
     /// once closed.
     pub journal: bool,
+    /// CPUs the writer's own threads run on (empty: they inherit the
+    /// affinity of the thread that opens the writer). Applied by each
+    /// thread before it touches memory; a set the process may not use
+    /// fails the open. The threads: journal mode `floxlog-journal`
+    /// (prepares segments and their window of pages, finishes closed
+    /// ones, runs fsyncs); the default writer `floxlog-io` (writes and
+    /// fsyncs), `floxlog-finish` (finishes closed segments) and, with LZ4
+    /// under the chunked policies, `floxlog-lz4` (compresses blocks).
+    pub thread_cpus: super::threads::CpuSet,
 }
 
 impl Default for TapeWriterConfig {
@@ -139,6 +148,7 @@ impl Default for TapeWriterConfig {
             write_manifest: true,
             resume: false,
             journal: false,
+            thread_cpus: super::threads::CpuSet::default(),
         }
     }
 }

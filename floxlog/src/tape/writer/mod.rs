@@ -102,7 +102,10 @@ mod resume;
 pub(crate) mod shared;
 
 pub use appender::{Appender, TapeWriterCounts};
+mod threads;
 pub use config::{now_ns, Clock, Durability, TapeWriterConfig, TapeWriterHealth, TapeWriterStats};
+pub(crate) use threads::spawn as spawn_thread;
+pub use threads::{CpuSet, CPU_SET_WORDS};
 
 /// Writes a tape directory; see the module docs.
 pub struct TapeWriter {
