@@ -207,6 +207,7 @@ void test_errors() {
   expect_error(FLOXLOG_INVALID_INPUT, [&] { w.set_metadata("[1,2]"); }, "metadata that is not an object");
   w.close();
   expect(w.written_events() == 3, "three events written");
+  expect(w.stats().events_appended == 3 && w.stats().events_durable == 3, "stats() after close");
   expect_error(FLOXLOG_FINISHED, [&] { w.append(trade(20, 1)); }, "append after close");
   expect_error(FLOXLOG_FINISHED, [&] { w.close(); }, "second close");
   // The directory holds a tape now.

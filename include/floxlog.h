@@ -350,6 +350,13 @@
 
 #if defined(FLOXLOG_HAS_TAPE)
 /**
+ * Words of `floxlog_tape_writer_config.thread_cpus` (1024 CPUs).
+ */
+#define FLOXLOG_CPU_SET_WORDS 16
+#endif
+
+#if defined(FLOXLOG_HAS_TAPE)
+/**
  * `floxlog_finding.severity`: informational.
  */
 #define FLOXLOG_SEVERITY_INFO 0
@@ -690,7 +697,8 @@ typedef struct floxlog_tape_tail floxlog_tape_tail;
  * handle from one thread at a time (it may move between threads): a call
  * that changes it while another thread's call runs fails with
  * `FLOXLOG_BUSY` and does nothing. The counts
- * (`floxlog_tape_writer_progress`, `_written_events`, `_durable_events`)
+ * (`floxlog_tape_writer_progress`, `_written_events`, `_durable_events`,
+ * `_get_stats`)
  * may be read from any thread meanwhile. To append from several threads,
  * give each its own `floxlog_tape_appender`.
  */
@@ -1758,7 +1766,89 @@ typedef struct floxlog_tape_writer_config {
    * events. Journal mode resumes too.
    */
   uint8_t resume;
+  /**
+   * CPUs the writer's own threads run on: bit `i % 64` of word `i / 64`
+   * is CPU `i` (the layout of Linux's `cpu_set_t`); all zero (the
+   * default) inherits the affinity of the thread that calls
+   * `floxlog_tape_writer_open`. Each thread applies it before it
+   * touches memory; a set the process may not use fails the open. The
+   * threads: journal mode `floxlog-journal` (prepares segments and
+   * their window of ready pages, finishes closed ones, runs fsyncs);
+   * the default writer `floxlog-io` (writes, fsyncs), `floxlog-finish`
+   * (finishes closed segments) and, for LZ4 under the chunked policies,
+   * `floxlog-lz4`. Pin a recorder by giving them a housekeeping core,
+   * not the feed threads' cores.
+   */
+  uint64_t thread_cpus[FLOXLOG_CPU_SET_WORDS];
 } floxlog_tape_writer_config;
+#endif
+
+#if defined(FLOXLOG_HAS_TAPE)
+/**
+ * A tape writer's health (`floxlog_tape_writer_get_stats`). Fields
+ * marked "journal" are 0 (or empty) for the default writer.
+ */
+typedef struct floxlog_tape_writer_stats {
+  /**
+   * Events accepted by the appends so far.
+   */
+  uint64_t events_appended;
+  /**
+   * Events whose bytes the OS has (they survive the process being killed).
+   */
+  uint64_t events_written;
+  /**
+   * Events an fsync covered (they survive a power loss too).
+   */
+  uint64_t events_durable;
+  /**
+   * Segments closed by this writer.
+   */
+  uint64_t segments_closed;
+  /**
+   * Segments open and holding events.
+   */
+  uint64_t segments_open;
+  /**
+   * Journal: bytes of disk reserved (`fallocate`) by the live and
+   * prepared segments.
+   */
+  uint64_t bytes_reserved;
+  /**
+   * Bytes of the segments written: the closed ones' sizes and (journal)
+   * the live ones' frames.
+   */
+  uint64_t bytes_used;
+  /**
+   * Journal: jobs waiting for the background thread.
+   */
+  uint64_t background_queued;
+  /**
+   * Journal: ns the oldest waiting job has waited (0: keeping up).
+   */
+  uint64_t background_lag_ns;
+  /**
+   * Journal: times the background thread woke from a sleep.
+   */
+  uint64_t background_wakeups;
+  /**
+   * Journal: wall-clock ns of the last rotation (0: none yet).
+   */
+  int64_t last_rotation_ns;
+  /**
+   * Journal: wall-clock ns of the background thread's failure (0: none).
+   */
+  int64_t last_error_ns;
+  /**
+   * 1 if `last_error` was cut to fit.
+   */
+  uint8_t last_error_truncated;
+  /**
+   * Journal: the background thread's failure, NUL-terminated (empty:
+   * none); appends then fail with it.
+   */
+  char last_error[FLOXLOG_TAPE_MESSAGE_LEN];
+} floxlog_tape_writer_stats;
 #endif
 
 #if defined(FLOXLOG_HAS_TAPE)
@@ -3693,6 +3783,23 @@ void floxlog_tape_appender_free(struct floxlog_tape_appender *a);
  * `cfg` must be writable.
  */
 floxlog_result floxlog_tape_writer_config_default(struct floxlog_tape_writer_config *cfg);
+#endif
+
+#if defined(FLOXLOG_HAS_TAPE)
+/**
+ * Fills `*out` with the writer's health: the event counts, segments,
+ * bytes reserved and used, the background thread's queue, lag and
+ * wake-ups, the last rotation, the last background error and when. Safe
+ * from any thread, also while other threads append through the writer or
+ * its appenders (it waits at most for one append); after close, the
+ * counts as of the close.
+ *
+ * # Safety
+ * `w` a live handle; `out` writable; `err` may be NULL.
+ */
+floxlog_result floxlog_tape_writer_get_stats(struct floxlog_tape_writer *w,
+                                             struct floxlog_tape_writer_stats *out,
+                                             struct floxlog_tape_error *err);
 #endif
 
 #if defined(FLOXLOG_HAS_TAPE)

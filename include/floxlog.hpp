@@ -905,6 +905,17 @@ class TapeWriter {
     detail::check_code(floxlog_tape_writer_durable_events(w_, &n));
     return n;
   }
+  /**
+   * @brief The writer's health: event counts, segments, bytes reserved and
+   * used, the background thread's queue, lag and wake-ups, the last
+   * rotation, the last background error (floxlog_tape_writer_get_stats).
+   * Safe from any thread while others append. @throws Error
+   */
+  floxlog_tape_writer_stats stats() const {
+    floxlog_tape_writer_stats s{};
+    detail::tape_call(floxlog_tape_writer_get_stats, w_, &s);
+    return s;
+  }
 
   /**
    * @brief Finishes the tape: index trailers, final headers, manifest and

@@ -135,6 +135,7 @@ impl WriteArgs {
                 write_manifest: true,
                 resume: self.resume,
                 journal: self.journal,
+                thread_cpus: Default::default(),
             },
             metadata,
         ))

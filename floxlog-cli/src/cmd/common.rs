@@ -272,6 +272,7 @@ impl Sink {
             // A new tape under a temporary name, moved into place when done.
             journal: false,
             resume: false,
+            thread_cpus: Default::default(),
         };
         let mut sink = Sink {
             inner: None,

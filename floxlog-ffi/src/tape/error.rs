@@ -81,7 +81,7 @@ pub(crate) fn tape_code(e: &TapeError) -> floxlog_result {
 
 /// Copies `s` into a C char array, cut at a character boundary to leave
 /// room for the NUL; returns whether it was cut.
-fn put_str(dst: &mut [c_char], s: &str) -> bool {
+pub(crate) fn put_str(dst: &mut [c_char], s: &str) -> bool {
     let mut n = s.len().min(dst.len().saturating_sub(1));
     while !s.is_char_boundary(n) {
         n -= 1;

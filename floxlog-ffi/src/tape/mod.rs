@@ -23,6 +23,8 @@ pub(crate) mod diff;
 #[cfg(test)]
 mod ahead_tests;
 #[cfg(test)]
+mod stats_tests;
+#[cfg(test)]
 mod tail_tests;
 #[cfg(test)]
 mod tests;

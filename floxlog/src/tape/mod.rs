@@ -41,4 +41,6 @@ pub use report::{Finding, FindingKind, Severity};
 pub use tail::{
     SeriesPosition, Tail, TailNext, TailOptions, TailPosition, TailStart, TailTrades, WaitStrategy,
 };
-pub use writer::{Appender, Durability, TapeWriter, TapeWriterConfig, TapeWriterCounts};
+pub use writer::{
+    Appender, CpuSet, Durability, TapeWriter, TapeWriterConfig, TapeWriterCounts, TapeWriterHealth,
+};

@@ -183,7 +183,23 @@ pub struct floxlog_tape_writer_config {
     /// directory it starts a new tape. The writer's counts are of its own
     /// events. Journal mode resumes too.
     pub resume: u8,
+    /// CPUs the writer's own threads run on: bit `i % 64` of word `i / 64`
+    /// is CPU `i` (the layout of Linux's `cpu_set_t`); all zero (the
+    /// default) inherits the affinity of the thread that calls
+    /// `floxlog_tape_writer_open`. Each thread applies it before it
+    /// touches memory; a set the process may not use fails the open. The
+    /// threads: journal mode `floxlog-journal` (prepares segments and
+    /// their window of ready pages, finishes closed ones, runs fsyncs);
+    /// the default writer `floxlog-io` (writes, fsyncs), `floxlog-finish`
+    /// (finishes closed segments) and, for LZ4 under the chunked policies,
+    /// `floxlog-lz4`. Pin a recorder by giving them a housekeeping core,
+    /// not the feed threads' cores.
+    pub thread_cpus: [u64; FLOXLOG_CPU_SET_WORDS],
 }
+
+/// Words of `floxlog_tape_writer_config.thread_cpus` (1024 CPUs).
+pub const FLOXLOG_CPU_SET_WORDS: usize = 16;
+const _: () = assert!(FLOXLOG_CPU_SET_WORDS == floxlog::tape::writer::CPU_SET_WORDS);
 
 // `journal` took the byte of padding after `write_manifest`: the fields
 // after it, and the struct's size, are where they were.
@@ -233,6 +249,7 @@ impl Default for floxlog_tape_writer_config {
             clock_ns: None,
             clock_ctx: core::ptr::null_mut(),
             resume: 0,
+            thread_cpus: [0; FLOXLOG_CPU_SET_WORDS],
         }
     }
 }
@@ -274,6 +291,9 @@ pub(super) fn tape_config_in(c: &floxlog_tape_writer_config) -> Result<TapeWrite
         write_manifest: c.write_manifest != 0,
         resume: c.resume != 0,
         journal: c.journal != 0,
+        thread_cpus: floxlog::tape::CpuSet {
+            words: c.thread_cpus,
+        },
     })
 }
 

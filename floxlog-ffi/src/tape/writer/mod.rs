@@ -13,10 +13,12 @@
 mod append;
 mod appender;
 mod config;
+mod health;
 
 pub use append::*;
 pub use appender::*;
 pub use config::*;
+pub use health::*;
 
 use crate::boundary::{check_out, in_ref, output, put};
 use crate::error::{floxlog_result, Fail};
@@ -33,7 +35,8 @@ use floxlog_result::*;
 /// handle from one thread at a time (it may move between threads): a call
 /// that changes it while another thread's call runs fails with
 /// `FLOXLOG_BUSY` and does nothing. The counts
-/// (`floxlog_tape_writer_progress`, `_written_events`, `_durable_events`)
+/// (`floxlog_tape_writer_progress`, `_written_events`, `_durable_events`,
+/// `_get_stats`)
 /// may be read from any thread meanwhile. To append from several threads,
 /// give each its own `floxlog_tape_appender`.
 pub struct floxlog_tape_writer {

@@ -1,15 +1,16 @@
 //! The journal's background thread: prepares each series' next segment
 //! before it is needed, finalises segments the appending thread is done
 //! with (index trailer, truncation, fsync per the policy, final header,
-//! manifest) and runs the fsyncs the policy asks for while a segment is
-//! live.
+//! manifest), runs the fsyncs the policy asks for while a segment is live
+//! and moves each live segment's window of ready pages ([`super::window`]).
 //!
-//! The appending thread never notifies it: it takes jobs from a queue
-//! (pushed under a mutex that is uncontended but for the instants the
-//! thread takes a job) and looks for work every millisecond, so a
-//! rotation costs the appending thread a queue push and a pointer swap,
-//! no system call. It waits (and wakes this thread) only when the next
-//! segment is not prepared yet, or to close, flush or sync.
+//! It sleeps until work is due, on a futex word ([`Shared::ring`], the
+//! wake page's system calls): no periodic wake-up. The appending thread
+//! rings it only when work is due (a segment handed over, the window to
+//! move, an fsync asked for) and then only makes a system call when the
+//! thread is asleep: an append makes none. It waits (on the condition
+//! variable) only when the next segment is not prepared yet, or to close,
+//! flush or sync.
 
 use super::prepare::{discard, prepare, MapStorage, Plan, Prepared, SegShared};
 use crate::tape::dir::manifest::{sync_dir, Manifest, ManifestSegment};
@@ -19,20 +20,24 @@ use crate::tape::writer::shared::write_all_at;
 use floxlog_core::{SegmentWriter, WriterConfig};
 use std::collections::VecDeque;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Duration;
 
-/// How often the thread looks for work it was not woken for.
+/// How long a thread waiting for the background thread sleeps between
+/// looks (it is also notified).
 const TICK: Duration = Duration::from_millis(1);
+/// The longest the background thread sleeps without being rung: a bound,
+/// in case a ring is ever missed, not a tick.
+const SLEEP_MAX: Duration = Duration::from_secs(3600);
 
 /// Segments of each series prepared ahead of the live one. Two, so that a
 /// rotation does not wait while this thread is busy with something else
 /// (finalising the previous segment, whose fsync under `SyncOnClose` can
 /// take longer than the appending thread needs to fill a segment): the
 /// successor's successor is then prepared already. Each costs its
-/// pre-allocated, pre-faulted `max_segment_bytes` of disk and page cache
-/// until used (or removed at close; a crash leaves them empty, for
+/// reserved `max_segment_bytes` of disk and its first window of page
+/// cache until used (or removed at close; a crash leaves them empty, for
 /// readers to skip and `recover` to remove).
 pub(super) const AHEAD: usize = 2;
 
@@ -71,11 +76,17 @@ pub(super) struct Settings {
     /// The tape's created_ns (manifest.json): set again when a clock
     /// stamps the first segment.
     pub(super) tape_created: AtomicI64,
+    /// Where the thread runs (`TapeWriterConfig::thread_cpus`).
+    pub(super) cpus: crate::tape::writer::CpuSet,
 }
 
 #[derive(Default)]
 pub(super) struct State {
-    jobs: VecDeque<Job>,
+    pub(super) jobs: VecDeque<Job>,
+    /// Since when the job at the head of the queue has waited (health).
+    pub(super) queued_since: Option<std::time::Instant>,
+    /// Wall-clock ns of `failed` (health).
+    pub(super) failed_ns: i64,
     /// Each series' prepared segments, oldest first (at most [`AHEAD`]).
     pub(super) ready: Vec<VecDeque<Box<Prepared>>>,
     /// Live segments, for the fsyncs their policy asks for.
@@ -95,10 +106,33 @@ pub(super) struct State {
 
 pub(super) struct Shared {
     pub(super) state: Mutex<State>,
+    /// Threads waiting for this thread (appender, close, sync) wait here.
     cv: Condvar,
+    /// The background thread's futex word: 1 while it sleeps (or is about
+    /// to), 0 once rung or awake.
+    bell: AtomicU32,
+    /// Times the background thread woke from a sleep (health, tests).
+    pub(super) wakeups: AtomicU64,
     /// Set with `state.failed`: the appending thread checks it without the lock.
     pub(super) has_failed: AtomicBool,
     settings: Settings,
+}
+
+impl Shared {
+    /// Wakes the background thread if it sleeps: one load when it does
+    /// not. Called after the work is published (a job under the lock, or
+    /// an atomic stored with `SeqCst`).
+    pub(super) fn ring(&self) {
+        if self.bell.load(Ordering::SeqCst) == 1 && self.bell.swap(0, Ordering::SeqCst) == 1 {
+            crate::tape::wake::futex::wake_all(&self.bell);
+        }
+    }
+
+    /// Wakes everyone: the background thread and the threads waiting for it.
+    fn notify(&self) {
+        self.cv.notify_all();
+        self.ring();
+    }
 }
 
 pub(super) fn lock(s: &Shared) -> MutexGuard<'_, State> {
@@ -123,14 +157,15 @@ impl Background {
         let shared = Arc::new(Shared {
             state: Mutex::new(state),
             cv: Condvar::new(),
+            bell: AtomicU32::new(0),
+            wakeups: AtomicU64::new(0),
             has_failed: AtomicBool::new(false),
             settings,
         });
         let s2 = shared.clone();
-        let thread = std::thread::Builder::new()
-            .name("floxlog-journal".into())
-            .spawn(move || run(&s2))
-            .map_err(|e| TapeError::io(&dir, "starting the journal thread", e))?;
+        let cpus = shared.settings.cpus;
+        let thread =
+            crate::tape::writer::spawn_thread(&dir, "floxlog-journal", cpus, move || run(&s2))?;
         Ok(Background {
             shared,
             thread: Some(thread),
@@ -152,27 +187,32 @@ impl Background {
             .store(ns, Ordering::Release);
     }
 
-    /// Queues jobs (no wake-up: the thread looks every tick).
+    /// Queues jobs and rings the thread (a system call only if it sleeps).
     pub(super) fn push(&self, jobs: impl IntoIterator<Item = Job>) {
         let mut g = lock(&self.shared);
         g.jobs.extend(jobs);
+        queued(&mut g);
+        drop(g);
+        self.shared.ring();
     }
 
-    /// Queues a segment to finish (no wake-up).
-    pub(super) fn push_finish(&self, f: Finishing, wake: bool) {
+    /// Queues a segment to finish and rings the thread.
+    pub(super) fn push_finish(&self, f: Finishing) {
         let mut g = lock(&self.shared);
         g.finishing.push((f.shared.clone(), f.events));
         g.jobs.push_back(Job::Finish(f));
+        queued(&mut g);
         drop(g);
-        if wake {
-            self.shared.cv.notify_all();
-        }
+        self.shared.notify();
     }
 
     /// Queues and wakes the thread.
     pub(super) fn push_now(&self, job: Job) {
-        lock(&self.shared).jobs.push_back(job);
-        self.shared.cv.notify_all();
+        let mut g = lock(&self.shared);
+        g.jobs.push_back(job);
+        queued(&mut g);
+        drop(g);
+        self.shared.notify();
     }
 
     /// The oldest prepared segment of slot `si`, waiting for it if needed
@@ -186,8 +226,9 @@ impl Background {
             if let Some(e) = &g.failed {
                 return Err(e.clone());
             }
-            self.shared.cv.notify_all();
-            g = tick(&self.shared, g);
+            drop(g);
+            self.shared.notify();
+            g = tick(&self.shared, lock(&self.shared));
         }
     }
 
@@ -197,8 +238,8 @@ impl Background {
 
     /// Waits until every queued job is done; the first failure, if any.
     pub(super) fn wait_idle(&self) -> Result<(), TapeError> {
+        self.shared.notify();
         let mut g = lock(&self.shared);
-        self.shared.cv.notify_all();
         while !g.jobs.is_empty() || g.busy {
             g = tick(&self.shared, g);
         }
@@ -216,7 +257,7 @@ impl Background {
             let mut g = lock(&self.shared);
             g.stop = true;
         }
-        self.shared.cv.notify_all();
+        self.shared.notify();
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
@@ -243,9 +284,30 @@ impl Drop for Background {
 
 fn fail(s: &Shared, e: TapeError) {
     let mut g = lock(s);
+    if g.failed.is_none() {
+        g.failed_ns = crate::tape::writer::now_ns();
+    }
     g.failed.get_or_insert(e);
     s.has_failed.store(true, Ordering::Release);
     s.cv.notify_all();
+}
+
+/// Starts the lag clock when the queue stops being empty.
+fn queued(g: &mut State) {
+    if g.jobs.is_empty() {
+        g.queued_since = None;
+    } else if g.queued_since.is_none() {
+        g.queued_since = Some(std::time::Instant::now());
+    }
+}
+
+/// The live segments whose fsync is due.
+fn syncs_due(g: &State) -> Vec<Arc<SegShared>> {
+    g.live
+        .iter()
+        .filter(|l| l.sync_wanted.load(Ordering::SeqCst) > l.synced())
+        .cloned()
+        .collect()
 }
 
 fn run(s: &Shared) {
@@ -259,6 +321,9 @@ fn run(s: &Shared) {
             .position(|j| matches!(j, Job::Prepare { .. }))
             .unwrap_or(0);
         if let Some(job) = g.jobs.remove(first) {
+            // The next job waits from now (an approximation of its wait).
+            g.queued_since = None;
+            queued(&mut g);
             g.busy = true;
             let failed = g.failed.is_some();
             drop(g);
@@ -277,13 +342,18 @@ fn run(s: &Shared) {
         if g.stop {
             return;
         }
+        // The windows to move: first, the appender may be about to reach them.
+        let windows: Vec<_> = g.live.iter().filter(|l| l.window.due()).cloned().collect();
+        if !windows.is_empty() {
+            drop(g);
+            for l in windows {
+                l.window.advance();
+            }
+            g = lock(s);
+            continue;
+        }
         // The fsyncs live segments asked for.
-        let due: Vec<_> = g
-            .live
-            .iter()
-            .filter(|l| l.sync_wanted.load(Ordering::Acquire) > l.synced())
-            .cloned()
-            .collect();
+        let due = syncs_due(&g);
         if !due.is_empty() && g.failed.is_none() {
             drop(g);
             for l in due {
@@ -299,8 +369,31 @@ fn run(s: &Shared) {
             g = lock(s);
             continue;
         }
-        g = tick(s, g);
+        g = sleep(s, g);
     }
+}
+
+/// Sleeps until rung (see [`Shared::ring`]): announces the sleep, looks
+/// once more for work published before the announcement was seen, then
+/// waits on the futex word.
+fn sleep<'a>(s: &'a Shared, g: MutexGuard<'a, State>) -> MutexGuard<'a, State> {
+    s.bell.store(1, Ordering::SeqCst);
+    let failed = g.failed.is_some();
+    let work = !g.jobs.is_empty()
+        || g.stop
+        || g.live.iter().any(|l| l.window.due())
+        || (!failed && !syncs_due(&g).is_empty());
+    drop(g);
+    if !work {
+        let woke = crate::tape::wake::futex::wait(&s.bell, 1, SLEEP_MAX);
+        if woke == crate::tape::wake::Woke::Unsupported {
+            // No futex on this platform: look again after a tick.
+            std::thread::sleep(TICK);
+        }
+        s.wakeups.fetch_add(1, Ordering::Relaxed);
+    }
+    s.bell.store(0, Ordering::SeqCst);
+    lock(s)
 }
 
 /// Waits on the condition variable for a wake-up or a [`TICK`].
@@ -365,6 +458,7 @@ fn finish(s: &Shared, f: Finishing) -> Result<(), TapeError> {
         events,
     } = f;
     let path = &shared.path;
+    shared.window.unmapping();
     w.storage_mut().may_grow = true;
     let header = w.finish().map_err(|e| {
         TapeError::input(Some(path), format!("cannot finish the segment: {e}")).at(e.offset)

@@ -63,6 +63,9 @@ impl Journal {
         let done = run.get(..n).unwrap_or(&[]);
         live.publish_back(done.iter().rev().map(Event::payload_len));
         live.note_times(done.iter().map(Event::exchange_ts_ns));
+        if live.window_step() {
+            self.bg.shared.ring();
+        }
         crate::tape::wake::published(&self.wake, n > 0 && live.events == n as u64);
         self.events += n as u64;
         live.outcome(n, r)
@@ -102,6 +105,9 @@ impl Journal {
         live.publish_back((0..n).map(|_| Trade::LEN));
         let done = run.get(..n).unwrap_or(&[]);
         live.note_times(done.iter().map(|t| t.exchange_ts_ns));
+        if live.window_step() {
+            self.bg.shared.ring();
+        }
         crate::tape::wake::published(&self.wake, n > 0 && live.events == n as u64);
         self.events += n as u64;
         live.outcome(n, r)

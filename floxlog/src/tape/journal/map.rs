@@ -33,24 +33,14 @@ impl SegMap {
         Ok(SegMap { map })
     }
 
-    /// Makes every page present and writable, so the appending thread
-    /// takes no page fault (the kernel allocates and dirties the page
-    /// here, on the preparing thread): one `madvise(MADV_POPULATE_WRITE)`
-    /// where the kernel has it (Linux 5.14+), which spares the preparing
-    /// thread one fault per page (16,384 for a 64 MiB segment) on the
-    /// core the appending thread shares; else a write of the zero each
-    /// page holds.
-    pub(super) fn prefault(&mut self) {
-        #[cfg(target_os = "linux")]
-        if self.map.advise(memmap2::Advice::PopulateWrite).is_ok() {
-            return;
-        }
-        let p = self.map.as_mut_ptr();
-        for at in (0..self.map.len()).step_by(4096) {
-            // SAFETY: `at` is inside the mapping; volatile so the store of
-            // a value already there is not elided.
-            unsafe { std::ptr::write_volatile(p.add(at), 0) };
-        }
+    /// Makes the first `upto` bytes' pages present and writable (the
+    /// first window, see [`super::window`]), so the appending thread takes
+    /// no page fault there; returns the bytes made ready.
+    pub(super) fn prefault(&mut self, upto: u64) -> u64 {
+        let to = (upto as usize).min(self.map.len());
+        // SAFETY: [0, to) is inside the mapping, which `self` keeps alive.
+        unsafe { super::window::populate(self.map.as_mut_ptr(), 0, to) };
+        to as u64
     }
 
     pub(super) fn bytes(&self) -> &[u8] {
@@ -63,6 +53,11 @@ impl SegMap {
 
     pub(super) fn len(&self) -> usize {
         self.map.len()
+    }
+
+    /// The mapping's address (for its [`super::window::Window`]).
+    pub(super) fn base(&mut self) -> *mut u8 {
+        self.map.as_mut_ptr()
     }
 
     /// The store that publishes frames into this mapping.

@@ -1,5 +1,6 @@
 //! Journal mode of the tape writer (`TapeWriterConfig::journal`): each
-//! uncompressed segment is a pre-allocated, pre-faulted file mapped shared,
+//! uncompressed segment is a pre-allocated file mapped shared (pages made
+//! ready in a bounded window ahead of the appender, see [`window`]),
 //! and `append` encodes the frame straight into the mapping (the core
 //! encoder, told to leave the `size` field alone) and publishes it by
 //! writing that field last, with release ordering (see [`map`]). A reader
@@ -32,8 +33,9 @@
 //! prepared: `cfg.created_ns + i` for the `i`-th segment opened, as the
 //! default writer does, or the clock's value (`TapeWriter::set_clock`) or
 //! the wall clock when the segment [`background::AHEAD`] before it in its
-//! series opens (not at the segment's own first event). The first segment of each series is
-//! reserved, mapped and pre-faulted by `create` under a hidden name, and
+//! series opens (not at the segment's own first event). The first segment
+//! (flox layout; the spec layout prepares a series at its first event) is
+//! reserved, mapped and its first window pre-faulted by `create` under a hidden name, and
 //! the append of its first event only stamps and names it (a rename);
 //! every later one is prepared in the background, [`background::AHEAD`]
 //! segments ahead of the live one. A crash leaves the live segment
@@ -46,11 +48,14 @@ mod background;
 mod batch;
 mod map;
 mod prepare;
+mod window;
 
 use super::dir::{series_of, Layout, MIXED, SERIES};
 use super::error::TapeError;
 use crate::tape::dir::manifest::{sync_dir, Manifest, ManifestSegment};
-use crate::tape::writer::config::{now_ns, Clock, Durability, TapeWriterConfig, TapeWriterStats};
+use crate::tape::writer::config::{
+    now_ns, Clock, Durability, TapeWriterConfig, TapeWriterHealth, TapeWriterStats,
+};
 use crate::tape::writer::shared::{close_files, Start};
 use background::{Background, Finishing, Job, Settings};
 use floxlog_core::{Compression, Event, FrameHeader, SegmentWriter, WriterConfig};
@@ -74,6 +79,8 @@ struct Live {
     events: u64,
     bucket: Option<i64>,
     unsynced: u64,
+    /// The append position at which the window of ready pages moves next.
+    next_step: u64,
 }
 
 /// The journal writer behind a `TapeWriter` in journal mode.
@@ -94,13 +101,15 @@ pub(crate) struct Journal {
     /// (in a Mutex only to keep the writer `Sync`).
     clock: Option<Mutex<Clock>>,
     bg: Background,
-    /// Each series' first segment file, reserved and pre-faulted by
+    /// The first segment file (flox layout), reserved and pre-faulted by
     /// `create` so that the first append only names it (the name waits
     /// for the clock); removed unused on drop.
     ahead: Vec<Option<Reserved>>,
     /// Segments of the tape before this writer (resumed): not counted in
     /// its stats.
     resumed: u64,
+    /// Wall-clock ns of the last rotation (health).
+    last_rotation: i64,
     /// Wakes sleeping tailers after each publication (None if the page
     /// could not be made: they poll).
     wake: Option<crate::tape::wake::Page>,
@@ -134,17 +143,23 @@ impl Journal {
             syncs: !matches!(cfg.durability, Durability::None | Durability::Flush),
             write_manifest: cfg.write_manifest,
             tape_created: std::sync::atomic::AtomicI64::new(tape_created),
+            cpus: cfg.thread_cpus,
         };
         // The slow part of a first segment (reserving and pre-faulting
         // `max_segment_bytes`: tens of ms for 64 MiB) is done here, not in
         // the first append. Fixed hidden names: a killed run's are replaced.
+        // Spec layout: a series is prepared when its first event arrives
+        // (a tape may never hold some of the four).
         let frames_cap = settings.frames_cap;
-        let ahead = (0..slots)
-            .map(|si| {
-                let tmp = format!(".journal-first-{si}.tmp");
-                reserve_file(dir, &tmp, &cfg.segment, frames_cap).map(Some)
-            })
-            .collect::<Result<Vec<_>, _>>()?;
+        let ahead = match cfg.layout {
+            Layout::Flox => vec![Some(reserve_file(
+                dir,
+                ".journal-first-0.tmp",
+                &cfg.segment,
+                frames_cap,
+            )?)],
+            Layout::Spec => (0..slots).map(|_| None).collect(),
+        };
         let mut numbers = start.numbers;
         numbers.resize(slots, 0);
         let seq = start.closed.len() as u64;
@@ -164,6 +179,7 @@ impl Journal {
             bg,
             ahead,
             resumed: seq,
+            last_rotation: 0,
             wake: crate::tape::wake::Page::create(dir).ok(),
         };
         Ok(j)
@@ -349,6 +365,9 @@ impl Journal {
         })?;
         let size = live.w.segment_bytes() - at - FrameHeader::LEN as u64;
         live.publisher.publish(at as usize, size as u32);
+        if live.window_step() {
+            self.bg.shared.ring();
+        }
         self.events += 1;
         let ts = ev.exchange_ts_ns();
         live.events += 1;
@@ -367,9 +386,8 @@ impl Journal {
             live.unsynced += 1;
             if live.unsynced >= every {
                 live.unsynced = 0;
-                live.shared
-                    .sync_wanted
-                    .store(live.events, Ordering::Release);
+                live.shared.sync_wanted.store(live.events, Ordering::SeqCst);
+                self.bg.shared.ring();
             }
         }
         Ok(())
@@ -422,8 +440,9 @@ impl Journal {
             },
         };
         let series = self.open[si].as_ref().map_or(MIXED, |l| l.series);
+        self.last_rotation = now_ns();
         if let Some(old) = self.open[si].take() {
-            self.bg.push_finish(finishing(old), false);
+            self.bg.push_finish(finishing(old));
         }
         self.install(si, series, *p, created, 1)
     }
@@ -440,8 +459,9 @@ impl Journal {
         let path = live.shared.path.clone();
         let shared = live.shared.clone();
         let (series, created, seq) = (live.series, live.created, live.seq);
-        drop(live);
         lock_live_remove(&self.bg, &shared);
+        shared.window.unmapping();
+        drop(live);
         std::fs::remove_file(&path)
             .map_err(|e| TapeError::io(&path, "removing a segment too small", e))?;
         let set = self.bg.settings();
@@ -527,6 +547,31 @@ impl Journal {
         }
     }
 
+    /// The journal's part of the writer's health: reserved and used bytes
+    /// of the live and prepared segments, the background thread's queue,
+    /// lag, wake-ups and failure, the last rotation.
+    pub(crate) fn add_health(&self, h: &mut TapeWriterHealth) {
+        let live = self.open.iter().flatten();
+        h.bytes_reserved = live.clone().map(|l| l.shared.reserved).sum();
+        h.bytes_used += live.map(|l| l.w.segment_bytes()).sum::<u64>();
+        h.last_rotation_ns = self.last_rotation;
+        let g = background::lock(&self.bg.shared);
+        h.bytes_reserved += g
+            .ready
+            .iter()
+            .flatten()
+            .map(|p| p.shared.reserved)
+            .sum::<u64>();
+        h.background_queued = g.jobs.len() as u64;
+        h.background_lag_ns = g
+            .queued_since
+            .map_or(0, |t| t.elapsed().as_nanos().min(u64::MAX as u128) as u64);
+        h.last_error = g.failed.as_ref().map(|e| e.to_string());
+        h.last_error_ns = g.failed_ns;
+        drop(g);
+        h.background_wakeups = self.bg.shared.wakeups.load(Ordering::Relaxed);
+    }
+
     pub(crate) fn closed_segments(&self) -> Vec<ManifestSegment> {
         let mut v = background::lock(&self.bg.shared).closed.clone();
         v.sort_by_key(|(s, _)| *s);
@@ -579,7 +624,7 @@ impl Journal {
                     frames_cap: live.frames_cap,
                 })));
             } else {
-                self.bg.push_finish(finishing(live), true);
+                self.bg.push_finish(finishing(live));
             }
         }
         self.bg.wait_idle()?;
@@ -602,13 +647,33 @@ impl Journal {
         self.finished = true;
         // Unmapped as the process's death would.
         for s in self.open.iter_mut() {
-            s.take();
+            if let Some(l) = s.take() {
+                l.shared.window.unmapping();
+            }
         }
         self.bg.stop(false);
     }
 }
 
 impl Live {
+    /// After a publication: when the append position passed the window's
+    /// next step, asks for pages ready a [`window::WINDOW`] past it and
+    /// says to ring the background thread (a plain comparison otherwise).
+    /// A run of frames longer than a window faults its far pages itself.
+    #[inline(always)]
+    fn window_step(&mut self) -> bool {
+        let end = self.w.segment_bytes();
+        if end < self.next_step {
+            return false;
+        }
+        self.next_step = end + window::STEP;
+        self.shared
+            .window
+            .want
+            .store(end + window::WINDOW, Ordering::SeqCst);
+        true
+    }
+
     /// A live segment from a prepared one, with no event yet.
     fn new(p: Prepared, series: &'static str, seq: u64, created: i64) -> Live {
         Live {
@@ -625,6 +690,7 @@ impl Live {
             events: 0,
             bucket: None,
             unsynced: 0,
+            next_step: window::STEP,
         }
     }
 }

@@ -4,6 +4,7 @@
 //! need by the background thread.
 
 use super::map::{reserve, Publisher, SegMap};
+use super::window::Window;
 use crate::tape::error::TapeError;
 use floxlog_core::writer::{Buffer, Parts, WriterStorage};
 use floxlog_core::{IndexEntry, SegmentWriter, WriterConfig};
@@ -78,6 +79,10 @@ pub(super) struct SegShared {
     pub(super) sync_wanted: AtomicU64,
     /// Events covered by an fsync.
     pub(super) synced: AtomicU64,
+    /// The pages made ready ahead of the appender.
+    pub(super) window: Window,
+    /// Bytes of disk reserved for it.
+    pub(super) reserved: u64,
 }
 
 impl SegShared {
@@ -132,6 +137,8 @@ pub(super) struct Reserved {
     tmp: PathBuf,
     /// Frame bytes (header included) it has room for.
     pub(super) frames_cap: u64,
+    /// The mapping's address, length and bytes made ready.
+    window: (usize, usize, u64),
 }
 
 impl Drop for Reserved {
@@ -166,11 +173,14 @@ pub(super) fn reserve_file(
         store: None,
         tmp,
         frames_cap,
+        window: (0, 0, 0),
     };
     reserve(&file, cap).map_err(|e| TapeError::io(&r.tmp, "reserving the segment", e))?;
     let mut map = SegMap::new(&file, cap as usize)
         .map_err(|e| TapeError::io(&r.tmp, "mapping the segment", e))?;
-    map.prefault();
+    let ready = map.prefault(super::window::WINDOW);
+    let base = map.base();
+    let len = map.len();
     let publisher = map.publisher();
     let store = MapStorage {
         map,
@@ -179,6 +189,7 @@ pub(super) fn reserve_file(
         may_grow: false,
     };
     r.store = Some((store, publisher));
+    r.window = (base as usize, len, ready);
     Ok(r)
 }
 
@@ -233,6 +244,8 @@ impl Reserved {
                 path,
                 sync_wanted: AtomicU64::new(0),
                 synced: AtomicU64::new(0),
+                window: Window::new(self.window.0 as *mut u8, self.window.1, self.window.2),
+                reserved: self.window.1 as u64,
             }),
             name: plan.name.clone(),
             created: plan.created,

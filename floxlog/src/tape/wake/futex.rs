@@ -6,7 +6,7 @@ use std::time::Duration;
 
 /// Sleeps while `word` holds `seen`, at most `max`.
 #[cfg(target_os = "linux")]
-pub(super) fn wait(word: &AtomicU32, seen: u32, max: Duration) -> Woke {
+pub(crate) fn wait(word: &AtomicU32, seen: u32, max: Duration) -> Woke {
     let ts = libc::timespec {
         tv_sec: max.as_secs().min(i32::MAX as u64) as libc::time_t,
         tv_nsec: max.subsec_nanos() as libc::c_long,
@@ -35,7 +35,7 @@ pub(super) fn wait(word: &AtomicU32, seen: u32, max: Duration) -> Woke {
 
 /// Wakes every sleeper on `word`.
 #[cfg(target_os = "linux")]
-pub(super) fn wake_all(word: &AtomicU32) {
+pub(crate) fn wake_all(word: &AtomicU32) {
     // SAFETY: FUTEX_WAKE only uses the word's address as a key.
     unsafe {
         libc::syscall(libc::SYS_futex, word.as_ptr(), libc::FUTEX_WAKE, i32::MAX);
@@ -43,9 +43,9 @@ pub(super) fn wake_all(word: &AtomicU32) {
 }
 
 #[cfg(not(target_os = "linux"))]
-pub(super) fn wait(_: &AtomicU32, _: u32, _: Duration) -> Woke {
+pub(crate) fn wait(_: &AtomicU32, _: u32, _: Duration) -> Woke {
     Woke::Unsupported
 }
 
 #[cfg(not(target_os = "linux"))]
-pub(super) fn wake_all(_: &AtomicU32) {}
+pub(crate) fn wake_all(_: &AtomicU32) {}

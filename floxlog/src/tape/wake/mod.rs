@@ -31,7 +31,7 @@
 //! other processes); elsewhere [`Slot::sleep`] reports that it cannot and
 //! the caller backs off as before.
 
-mod futex;
+pub(crate) mod futex;
 
 use std::fs::OpenOptions;
 use std::path::Path;

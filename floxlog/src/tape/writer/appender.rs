@@ -46,6 +46,13 @@ impl TapeWriterCounts {
     /// [`TapeWriter::written_events`](super::TapeWriter::written_events)
     /// and [`TapeWriter::durable_events`](super::TapeWriter::durable_events)
     /// as one consistent pair (durable never above written).
+    pub fn health(&self) -> super::TapeWriterHealth {
+        self.core.health()
+    }
+
+    /// [`TapeWriter::written_events`](super::TapeWriter::written_events)
+    /// and [`TapeWriter::durable_events`](super::TapeWriter::durable_events)
+    /// as one consistent pair (durable never above written).
     pub fn progress(&self) -> (u64, u64) {
         self.core.progress()
     }

@@ -125,6 +125,15 @@ pub struct TapeWriterConfig {
     /// durability. The segments are byte for byte the default writer's
     /// once closed.
     pub journal: bool,
+    /// CPUs the writer's own threads run on (empty: they inherit the
+    /// affinity of the thread that opens the writer). Applied by each
+    /// thread before it touches memory; a set the process may not use
+    /// fails the open. The threads: journal mode `floxlog-journal`
+    /// (prepares segments and their window of pages, finishes closed
+    /// ones, runs fsyncs); the default writer `floxlog-io` (writes and
+    /// fsyncs), `floxlog-finish` (finishes closed segments) and, with LZ4
+    /// under the chunked policies, `floxlog-lz4` (compresses blocks).
+    pub thread_cpus: super::threads::CpuSet,
 }
 
 impl Default for TapeWriterConfig {
@@ -139,6 +148,7 @@ impl Default for TapeWriterConfig {
             write_manifest: true,
             resume: false,
             journal: false,
+            thread_cpus: super::threads::CpuSet::default(),
         }
     }
 }
@@ -153,6 +163,45 @@ pub struct TapeWriterStats {
     pub events: u64,
     /// Segments closed.
     pub segments: u64,
+}
+
+/// A writer's health, for a recorder's monitoring
+/// ([`TapeWriter::health`](super::TapeWriter::health)): read from any
+/// thread while others append (it waits at most for one append).
+/// Fields marked "journal" are 0 (or `None`) for the default writer.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TapeWriterHealth {
+    /// Events accepted by `append` so far.
+    pub appended: u64,
+    /// Events whose bytes the OS has (they survive a kill).
+    pub written: u64,
+    /// Events an fsync covered (they survive a power loss).
+    pub durable: u64,
+    /// Segments closed by this writer.
+    pub segments_closed: u64,
+    /// Segments open and holding events.
+    pub segments_open: u64,
+    /// Journal: bytes of disk reserved (`fallocate`) by the live and
+    /// prepared segments.
+    pub bytes_reserved: u64,
+    /// Bytes of the segments written: the closed ones' sizes, and
+    /// (journal) the live ones' frames.
+    pub bytes_used: u64,
+    /// Journal: jobs waiting for the background thread (segments to
+    /// prepare or finish).
+    pub background_queued: u64,
+    /// Journal: how long the oldest waiting job has waited, ns (0 when
+    /// the background thread keeps up).
+    pub background_lag_ns: u64,
+    /// Journal: times the background thread woke from a sleep.
+    pub background_wakeups: u64,
+    /// Journal: wall-clock ns of the last rotation (0: none yet).
+    pub last_rotation_ns: i64,
+    /// Journal: the background thread's failure, if any (appends then
+    /// fail with it).
+    pub last_error: Option<String>,
+    /// Journal: wall-clock ns of that failure (0: none).
+    pub last_error_ns: i64,
 }
 
 /// Wall clock in nanoseconds since the epoch.

@@ -13,7 +13,7 @@
 //! and the engine's counts, index, time range and Sorted flag are of the
 //! file as written. Uncontended it is one atomic exchange each way.
 
-use super::config::TapeWriterStats;
+use super::config::{TapeWriterHealth, TapeWriterStats};
 use super::engine::Engine;
 use crate::tape::dir::lock::TapeLock;
 use crate::tape::dir::manifest::ManifestSegment;
@@ -104,6 +104,17 @@ impl Core {
 
     pub(super) fn stats(&self) -> TapeWriterStats {
         self.read(Engine::stats, |l| l.stats)
+    }
+
+    pub(super) fn health(&self) -> TapeWriterHealth {
+        self.read(Engine::health, |l| TapeWriterHealth {
+            appended: l.stats.events,
+            written: l.written,
+            durable: l.durable,
+            segments_closed: l.stats.segments,
+            bytes_used: l.closed.iter().map(|s| s.size_bytes).sum(),
+            ..TapeWriterHealth::default()
+        })
     }
 
     /// Written and durable events, one consistent pair (durable first:

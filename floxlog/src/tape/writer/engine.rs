@@ -4,7 +4,7 @@
 //! mapping). One match per call here, so the writer, its appenders and the
 //! C ABI are each written once over both.
 
-use super::config::{Clock, TapeWriterStats};
+use super::config::{Clock, TapeWriterHealth, TapeWriterStats};
 use super::files::FileWriter;
 use crate::tape::dir::manifest::ManifestSegment;
 use crate::tape::error::{TapeError, TapeErrorKind};
@@ -86,6 +86,25 @@ impl Engine {
 
     pub(crate) fn stats(&self) -> TapeWriterStats {
         each!(self, e => e.stats())
+    }
+
+    /// The counts both engines keep, then the journal's own.
+    pub(crate) fn health(&self) -> TapeWriterHealth {
+        let stats = self.stats();
+        let durable = self.durable_events();
+        let mut h = TapeWriterHealth {
+            appended: stats.events,
+            written: self.written_events().max(durable),
+            durable,
+            segments_closed: stats.segments,
+            segments_open: self.open_paths().len() as u64,
+            bytes_used: self.closed_segments().iter().map(|s| s.size_bytes).sum(),
+            ..TapeWriterHealth::default()
+        };
+        if let Engine::Journal(j) = self {
+            j.add_health(&mut h);
+        }
+        h
     }
 
     pub(crate) fn written_events(&self) -> u64 {

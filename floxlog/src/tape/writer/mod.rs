@@ -102,7 +102,10 @@ mod resume;
 pub(crate) mod shared;
 
 pub use appender::{Appender, TapeWriterCounts};
-pub use config::{now_ns, Clock, Durability, TapeWriterConfig, TapeWriterStats};
+mod threads;
+pub use config::{now_ns, Clock, Durability, TapeWriterConfig, TapeWriterHealth, TapeWriterStats};
+pub(crate) use threads::spawn as spawn_thread;
+pub use threads::{CpuSet, CPU_SET_WORDS};
 
 /// Writes a tape directory; see the module docs.
 pub struct TapeWriter {
@@ -220,6 +223,12 @@ impl TapeWriter {
     /// Counts so far.
     pub fn stats(&self) -> TapeWriterStats {
         self.core.stats()
+    }
+
+    /// The writer's health (see [`TapeWriterHealth`]); also through
+    /// [`TapeWriterCounts::health`] from another thread.
+    pub fn health(&self) -> TapeWriterHealth {
+        self.core.health()
     }
 
     /// Stamps each new segment's created_ns with `clock()` instead of the

@@ -66,13 +66,13 @@ pub(super) struct Compressor {
 }
 
 impl Compressor {
-    pub(super) fn start() -> Result<Compressor, TapeError> {
+    pub(super) fn start(
+        dir: &std::path::Path,
+        cpus: crate::tape::writer::CpuSet,
+    ) -> Result<Compressor, TapeError> {
         let shared = Arc::new(Shared::default());
         let s = Arc::clone(&shared);
-        let thread = std::thread::Builder::new()
-            .name("floxlog-lz4".into())
-            .spawn(move || run(&s))
-            .map_err(|e| TapeError::input(None, format!("cannot start the LZ4 thread: {e}")))?;
+        let thread = crate::tape::writer::spawn_thread(dir, "floxlog-lz4", cpus, move || run(&s))?;
         Ok(Compressor {
             shared,
             thread: Some(thread),

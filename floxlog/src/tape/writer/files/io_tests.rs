@@ -20,6 +20,7 @@ fn queued_small_writes_merge_and_errors_stick() {
         t.path(),
         Vec::new(),
         crate::tape::writer::files::finish::run,
+        Default::default(),
     )
     .unwrap();
     let mut at = 0u64;

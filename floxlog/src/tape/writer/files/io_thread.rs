@@ -275,6 +275,7 @@ impl IoThread {
         dir: &Path,
         listed: Vec<(u64, ManifestSegment)>,
         finisher: Finisher,
+        cpus: crate::tape::writer::CpuSet,
     ) -> Result<IoThread, TapeError> {
         let shared = Arc::new(Shared {
             state: Mutex::new(State::default()),
@@ -285,10 +286,10 @@ impl IoThread {
             dir: dir.to_path_buf(),
         });
         let s = Arc::clone(&shared);
-        let fin_handle = std::thread::Builder::new()
-            .name("floxlog-finish".into())
-            .spawn(move || finisher(&s, listed))
-            .map_err(|e| TapeError::io(dir, "starting the writer's finisher thread", e))?;
+        let fin_handle =
+            crate::tape::writer::spawn_thread(dir, "floxlog-finish", cpus, move || {
+                finisher(&s, listed)
+            })?;
         let s = Arc::clone(&shared);
         let mut io = IoThread {
             shared,
@@ -296,12 +297,12 @@ impl IoThread {
             fin_handle: Some(fin_handle),
         };
         // On failure, dropping `io` stops the finisher.
-        io.handle = Some(
-            std::thread::Builder::new()
-                .name("floxlog-io".into())
-                .spawn(move || run(&s))
-                .map_err(|e| TapeError::io(dir, "starting the writer's I/O thread", e))?,
-        );
+        io.handle = Some(crate::tape::writer::spawn_thread(
+            dir,
+            "floxlog-io",
+            cpus,
+            move || run(&s),
+        )?);
         Ok(io)
     }
 

@@ -113,6 +113,7 @@ impl FileWriter {
                 &self.dir,
                 self.closed.clone(),
                 super::finish::run,
+                self.cfg.thread_cpus,
             )?);
         }
         // Only the chunked policies, which promise nothing per event or
@@ -123,7 +124,10 @@ impl FileWriter {
         );
         let lz4 = chunked && self.cfg.segment.compression == Compression::Lz4;
         if lz4 && self.lz4.is_none() {
-            self.lz4 = Some(super::compress::Compressor::start()?);
+            self.lz4 = Some(super::compress::Compressor::start(
+                &self.dir,
+                self.cfg.thread_cpus,
+            )?);
         }
         // The I/O thread creates the next segment's file ahead (a spare);
         // without one (the first segment, a rotation right after another),
