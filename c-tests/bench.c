@@ -405,8 +405,8 @@ static double mmap_limit(const char *path, uint64_t *sum) {
 static double tape_read(const char *dir, uint8_t order, int mode, int crc, size_t n, uint64_t want) {
   static floxlog_event evs[TAPE_BATCH];
   static floxlog_trade trs[TAPE_BATCH];
-  floxlog_tape_read_options o;
-  floxlog_tape_read_options_default(&o);
+  floxlog_tape_reader_options o;
+  floxlog_tape_reader_options_default(&o);
   o.order = order;
   o.verify_crc = crc ? 1 : 0;
   floxlog_tape_error err;
@@ -673,8 +673,8 @@ static int read_only(const char *dir, uint8_t order) {
   const char *next_env = getenv("FLOXLOG_BENCH_READ_NEXT");
   const char *nocrc_env = getenv("FLOXLOG_BENCH_READ_NOCRC");
   const int per_event = next_env && strcmp(next_env, "1") == 0;
-  floxlog_tape_read_options o;
-  floxlog_tape_read_options_default(&o);
+  floxlog_tape_reader_options o;
+  floxlog_tape_reader_options_default(&o);
   o.order = order;
   o.verify_crc = nocrc_env && strcmp(nocrc_env, "1") == 0 ? 0 : 1;
   floxlog_tape_error err;

@@ -136,8 +136,8 @@ static void read_limit(const args_t *a, shm_t *m, result_t *r, int sleeps) {
 }
 
 static void read_tail(const args_t *a, int ready_fd, int go_fd, result_t *r) {
-  floxlog_tail_options o;
-  floxlog_tail_options_default(&o);
+  floxlog_tape_tail_options o;
+  floxlog_tape_tail_options_default(&o);
   int64_t timeout = 1000000000; /* 1 s */
   if (!strcmp(a->mode, "spin")) o.wait = FLOXLOG_TAIL_WAIT_BUSY_SPIN;
   else if (!strcmp(a->mode, "poll0")) o.wait = FLOXLOG_TAIL_WAIT_BUSY_SPIN, timeout = 0;

@@ -73,7 +73,7 @@ int floxlog_header_hpp_probe(bool run) {
 
   floxlog::ReadOptions o;
   o.time_order().file_order().from(0).to(10).type(floxlog::EventKind::Trade).types(0).symbol(1).symbol_name("X");
-  o.strict().verify_crc(true).skip_unknown_types().ignore_manifest().reorder_window(10).reorder_bytes(1 << 20);
+  o.strict().verify_crc(true).skip_unknown_types().ignore_manifest().reorder_bytes(1 << 20);
   floxlog::TapeReader r = floxlog::TapeReader::open("t", o);
   floxlog::TapeReader r2 = floxlog::TapeReader::open(std::vector<std::string>{"a", "b"});
   r2 = std::move(r);

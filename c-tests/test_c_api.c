@@ -21,7 +21,7 @@ static floxlog_result init_writer(const floxlog_writer_config *cfg, const floxlo
   static unsigned next;
   return floxlog_writer_init(storage[next++ % STORAGE_SLOTS], sizeof storage[0], cfg, bufs, out, err);
 }
-static floxlog_result init_reader(const uint8_t *data, size_t len, const floxlog_read_options *opts,
+static floxlog_result init_reader(const uint8_t *data, size_t len, const floxlog_reader_options *opts,
                                   uint8_t *scratch, size_t scratch_len, floxlog_reader **out,
                                   floxlog_error *err) {
   static uint64_t storage[STORAGE_SLOTS][FLOXLOG_READER_STORAGE_BYTES / 8];
@@ -418,8 +418,8 @@ static void test_reader(void) {
   CHECK_RC(floxlog_reader_new(seg, size, NULL, NULL, 8, &r, &e), FLOXLOG_NULL_POINTER);
   CHECK_RC(floxlog_reader_new(seg, size, NULL, seg + 10, 8, &r, &e), FLOXLOG_INVALID_INPUT);
   CHECK(r == NULL);
-  floxlog_read_options opts;
-  CHECK_RC(floxlog_read_options_default(&opts), FLOXLOG_OK);
+  floxlog_reader_options opts;
+  CHECK_RC(floxlog_reader_options_default(&opts), FLOXLOG_OK);
   CHECK(opts.verify_crc == 1 && opts.skip_unknown_types == 0);
   CHECK_RC(floxlog_reader_new(seg, size, &opts, NULL, 0, &r, &e), FLOXLOG_OK);
 
@@ -915,7 +915,7 @@ static void test_frames(void) {
     buf[8] = 9;
     CHECK_RC(floxlog_frame_decode(buf, n, NULL, &out, levels, 3, &used, &e),
              FLOXLOG_UNKNOWN_RECORD_TYPE);
-    floxlog_read_options skip = {1, 1};
+    floxlog_reader_options skip = {1, 1};
     CHECK_RC(floxlog_frame_decode(buf, n, &skip, &out, levels, 3, &used, &e), FLOXLOG_OK);
     CHECK(out.kind == FLOXLOG_EVENT_NONE && used == n);
   }

@@ -389,7 +389,7 @@ void test_index_inspection_and_damage() {
   while ((rc = floxlog_reader_next(r.get(), &ev, levels.data(), levels.size(), &err)) == FLOXLOG_OK) good++;
   CHECK(rc == FLOXLOG_CRC_MISMATCH && good == 29);
   // Without CRC checks the flipped bit goes through.
-  floxlog_read_options opts{0, 0};
+  floxlog_reader_options opts{0, 0};
   CHECK_RC(floxlog_reader_new(seg.data(), seg.size(), &opts, nullptr, 0, &raw, nullptr), FLOXLOG_OK);
   r.reset(raw);
   good = 0;

@@ -178,10 +178,10 @@ typedef struct {
 } shared_t;
 
 static void tailer(const char *dir, shared_t *sh) {
-  floxlog_tail_options o;
+  floxlog_tape_tail_options o;
   floxlog_tape_error err;
   floxlog_tape_tail *t = NULL;
-  floxlog_tail_options_default(&o); /* from the beginning, CRCs, blocking */
+  floxlog_tape_tail_options_default(&o); /* from the beginning, CRCs, blocking */
   floxlog_result rc;
   /* The directory may hold nothing yet: open as soon as it does. */
   double t0 = now_s();

@@ -70,8 +70,8 @@ static int segment_path(const char *dir, char *out, size_t cap) {
 static void read_truncating(const char *dir, const char *seg, uint8_t order) {
   struct stat st;
   CHECK(stat(seg, &st) == 0);
-  floxlog_tape_read_options opts;
-  CHECK_RC(floxlog_tape_read_options_default(&opts), FLOXLOG_OK);
+  floxlog_tape_reader_options opts;
+  CHECK_RC(floxlog_tape_reader_options_default(&opts), FLOXLOG_OK);
   opts.order = order;
   floxlog_tape_reader *r = NULL;
   floxlog_tape_error err;

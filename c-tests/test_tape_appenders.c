@@ -81,8 +81,8 @@ static floxlog_tape_writer *open_writer(const char *dir, int journal) {
  * first ones in its order, at least at_least[a] of them; returns the
  * count (or UINT64_MAX on a read error). */
 static uint64_t check_tape(const char *dir, uint32_t appenders, const uint64_t *at_least) {
-  floxlog_tape_read_options o;
-  floxlog_tape_read_options_default(&o);
+  floxlog_tape_reader_options o;
+  floxlog_tape_reader_options_default(&o);
   o.order = FLOXLOG_ORDER_FILE;
   floxlog_tape_reader *r = NULL;
   floxlog_tape_error err;

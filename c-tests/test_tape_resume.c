@@ -91,8 +91,8 @@ static uint64_t record_and_kill(const char *dir, uint64_t n) {
 /* Checks that the tape in `dir` holds trades 0..n in file order, and
  * passes verify. */
 static void check_tape(const char *dir, uint64_t n) {
-  floxlog_tape_read_options o;
-  floxlog_tape_read_options_default(&o);
+  floxlog_tape_reader_options o;
+  floxlog_tape_reader_options_default(&o);
   o.order = FLOXLOG_ORDER_FILE;
   floxlog_tape_reader *r = NULL;
   floxlog_tape_error err;
@@ -147,8 +147,8 @@ int main(int argc, char **argv) {
   snprintf(dir, sizeof dir, "%s/broken", argv[1]);
   record_and_kill(dir, 3000);
   {
-    floxlog_tape_read_options o;
-    floxlog_tape_read_options_default(&o);
+    floxlog_tape_reader_options o;
+    floxlog_tape_reader_options_default(&o);
     o.order = FLOXLOG_ORDER_FILE;
     floxlog_tape_reader *r = NULL;
     floxlog_event ev;

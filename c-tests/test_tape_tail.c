@@ -158,8 +158,8 @@ static void round_closed(const char *dir) {
   floxlog_tape_tail_free(t);
 
   /* Resume after event 999: the next is 1000. */
-  floxlog_tail_options o;
-  CHECK_RC(floxlog_tail_options_default(&o), FLOXLOG_OK);
+  floxlog_tape_tail_options o;
+  CHECK_RC(floxlog_tape_tail_options_default(&o), FLOXLOG_OK);
   CHECK(o.start == FLOXLOG_TAIL_START_BEGINNING && o.verify_crc == 1 &&
         o.wait == FLOXLOG_TAIL_WAIT_BLOCKING);
   o.start = FLOXLOG_TAIL_START_POSITION;
@@ -185,8 +185,8 @@ static void round_killed(const char *dir) {
   CHECK(mkdir(dir, 0755) == 0);
   int rd;
   pid_t pid = start_recorder(dir, UINT64_MAX, &rd);
-  floxlog_tail_options o;
-  CHECK_RC(floxlog_tail_options_default(&o), FLOXLOG_OK);
+  floxlog_tape_tail_options o;
+  CHECK_RC(floxlog_tape_tail_options_default(&o), FLOXLOG_OK);
   o.wait = FLOXLOG_TAIL_WAIT_SPIN_YIELD;
   CHECK_RC(floxlog_tape_tail_open(dir, &o, &t, &err), FLOXLOG_OK);
   floxlog_trade batch[64];
@@ -306,8 +306,8 @@ static void round_series(const char *dir) {
     CHECK_RC(floxlog_tape_tail_position(t, pos, sizeof pos, &len, &err), FLOXLOG_OK);
     floxlog_tape_tail_free(t);
 
-    floxlog_tail_options o;
-    CHECK_RC(floxlog_tail_options_default(&o), FLOXLOG_OK);
+    floxlog_tape_tail_options o;
+    CHECK_RC(floxlog_tape_tail_options_default(&o), FLOXLOG_OK);
     o.start = FLOXLOG_TAIL_START_POSITION;
     o.position = pos;
     o.position_len = len;
@@ -333,8 +333,8 @@ static void round_series(const char *dir) {
   CHECK_RC(floxlog_tape_tail_position(t, pos, sizeof pos, &len, &err), FLOXLOG_OK);
   floxlog_tape_tail_free(t);
   pos[len / 2] ^= 0x10;
-  floxlog_tail_options o;
-  floxlog_tail_options_default(&o);
+  floxlog_tape_tail_options o;
+  floxlog_tape_tail_options_default(&o);
   o.start = FLOXLOG_TAIL_START_POSITION;
   o.position = pos;
   o.position_len = len;
@@ -351,9 +351,9 @@ static void bad_arguments(const char *dir) {
   CHECK_RC(floxlog_tape_tail_open(NULL, NULL, &t, &err), FLOXLOG_NULL_POINTER);
   CHECK_RC(floxlog_tape_tail_open(dir, NULL, NULL, &err), FLOXLOG_NULL_POINTER);
   CHECK_RC(floxlog_tape_tail_next(NULL, &ev, 0, &err), FLOXLOG_NULL_POINTER);
-  CHECK_RC(floxlog_tail_options_default(NULL), FLOXLOG_NULL_POINTER);
-  floxlog_tail_options o;
-  floxlog_tail_options_default(&o);
+  CHECK_RC(floxlog_tape_tail_options_default(NULL), FLOXLOG_NULL_POINTER);
+  floxlog_tape_tail_options o;
+  floxlog_tape_tail_options_default(&o);
   o.wait = 9;
   CHECK_RC(floxlog_tape_tail_open(dir, &o, &t, &err), FLOXLOG_INVALID_INPUT);
   CHECK(strstr(err.message, "FLOXLOG_TAIL_WAIT_") != NULL);

@@ -267,7 +267,7 @@
 
 #if defined(FLOXLOG_HAS_TAPE)
 /**
- * `floxlog_tape_read_options.order`: merged by exchange timestamp across
+ * `floxlog_tape_reader_options.order`: merged by exchange timestamp across
  * segments (a stable k-way merge: ties keep segment, then file order).
  */
 #define FLOXLOG_ORDER_TIME 0
@@ -275,7 +275,7 @@
 
 #if defined(FLOXLOG_HAS_TAPE)
 /**
- * `floxlog_tape_read_options.order`: segment by segment, each in file
+ * `floxlog_tape_reader_options.order`: segment by segment, each in file
  * order.
  */
 #define FLOXLOG_ORDER_FILE 1
@@ -379,14 +379,14 @@
 
 #if defined(FLOXLOG_HAS_TAPE)
 /**
- * `floxlog_tail_options.start`: from the tape's first event.
+ * `floxlog_tape_tail_options.start`: from the tape's first event.
  */
 #define FLOXLOG_TAIL_START_BEGINNING 0
 #endif
 
 #if defined(FLOXLOG_HAS_TAPE)
 /**
- * `floxlog_tail_options.start`: after the events the tape holds at open
+ * `floxlog_tape_tail_options.start`: after the events the tape holds at open
  * (new events only).
  */
 #define FLOXLOG_TAIL_START_END 1
@@ -394,8 +394,8 @@
 
 #if defined(FLOXLOG_HAS_TAPE)
 /**
- * `floxlog_tail_options.start`: at the saved position in
- * `floxlog_tail_options.position` (bytes `floxlog_tape_tail_position`
+ * `floxlog_tape_tail_options.start`: at the saved position in
+ * `floxlog_tape_tail_options.position` (bytes `floxlog_tape_tail_position`
  * wrote): each series of the tape resumes after the last event handed
  * out from it, a series the position does not name at its first event.
  */
@@ -414,7 +414,7 @@
 
 #if defined(FLOXLOG_HAS_TAPE)
 /**
- * `floxlog_tail_options.wait`: sleep until the writer publishes (the
+ * `floxlog_tape_tail_options.wait`: sleep until the writer publishes (the
  * default). A journal writer wakes its sleeping tailers (a futex on the
  * tape's wake page, Linux; no system call on its append path while none
  * sleeps); with the default writer, or elsewhere, sleep between polls,
@@ -425,7 +425,7 @@
 
 #if defined(FLOXLOG_HAS_TAPE)
 /**
- * `floxlog_tail_options.wait`: spin a while, then yield the CPU between
+ * `floxlog_tape_tail_options.wait`: spin a while, then yield the CPU between
  * polls.
  */
 #define FLOXLOG_TAIL_WAIT_SPIN_YIELD 1
@@ -433,7 +433,7 @@
 
 #if defined(FLOXLOG_HAS_TAPE)
 /**
- * `floxlog_tail_options.wait`: poll without pause (lowest latency; keeps
+ * `floxlog_tape_tail_options.wait`: poll without pause (lowest latency; keeps
  * a core busy while waiting).
  */
 #define FLOXLOG_TAIL_WAIT_BUSY_SPIN 2
@@ -441,7 +441,7 @@
 
 #if defined(FLOXLOG_HAS_TAPE)
 /**
- * `floxlog_tail_options.writer_wait_ns`'s default: 2 s.
+ * `floxlog_tape_tail_options.writer_wait_ns`'s default: 2 s.
  */
 #define FLOXLOG_TAIL_WRITER_WAIT_NS 2000000000
 #endif
@@ -1036,7 +1036,7 @@ typedef struct floxlog_event {
 /**
  * Reader and frame decode options.
  */
-typedef struct floxlog_read_options {
+typedef struct floxlog_reader_options {
   /**
    * Non-zero: check every frame's CRC32 (default 1).
    */
@@ -1046,7 +1046,7 @@ typedef struct floxlog_read_options {
    * `FLOXLOG_UNKNOWN_RECORD_TYPE` (spec 1.0; default 0).
    */
   uint8_t skip_unknown_types;
-} floxlog_read_options;
+} floxlog_reader_options;
 
 /**
  * A decoded 12-byte frame header (format layout).
@@ -1448,9 +1448,9 @@ typedef struct floxlog_tape_filter {
 #if defined(FLOXLOG_HAS_TAPE)
 /**
  * How a tape reader reads. Get the defaults with
- * `floxlog_tape_read_options_default`.
+ * `floxlog_tape_reader_options_default`.
  */
-typedef struct floxlog_tape_read_options {
+typedef struct floxlog_tape_reader_options {
   /**
    * Which events.
    */
@@ -1480,18 +1480,13 @@ typedef struct floxlog_tape_read_options {
    */
   uint8_t ignore_manifest;
   /**
-   * Accepted and ignored (default 65536): time order is exact, not
-   * windowed. Kept so that the struct's layout does not change.
-   */
-  size_t reorder_window;
-  /**
    * Time order: most bytes the orderings may hold together (16 bytes an
    * event of the segments whose time ranges overlap; default 256 MiB);
    * a tape that needs more fails with `FLOXLOG_CAPACITY_EXCEEDED`,
    * naming `reorder_bytes`, instead of growing without bound.
    */
   uint64_t reorder_bytes;
-} floxlog_tape_read_options;
+} floxlog_tape_reader_options;
 #endif
 
 #if defined(FLOXLOG_HAS_TAPE)
@@ -1554,11 +1549,6 @@ typedef struct floxlog_tape_reader_stats {
    * Events returned.
    */
   uint64_t events;
-  /**
-   * Always 0: time order is exact, nothing is returned late. Kept so
-   * that the struct's layout does not change.
-   */
-  uint64_t late_events;
   /**
    * Segments that ended in a running or killed writer's torn tail.
    */
@@ -2175,10 +2165,10 @@ typedef struct floxlog_tape_summary {
 #if defined(FLOXLOG_HAS_TAPE)
 /**
  * How a tailer reads and waits. Get the defaults with
- * `floxlog_tail_options_default` (what a NULL `opts` means: from the
+ * `floxlog_tape_tail_options_default` (what a NULL `opts` means: from the
  * beginning, CRCs checked, blocking wait).
  */
-typedef struct floxlog_tail_options {
+typedef struct floxlog_tape_tail_options {
   /**
    * `FLOXLOG_TAIL_START_*` (default beginning).
    */
@@ -2217,7 +2207,7 @@ typedef struct floxlog_tail_options {
    * `FLOXLOG_TAIL_WRITER_WAIT_NS` (2 s); 0: at once; negative: for ever.
    */
   int64_t writer_wait_ns;
-} floxlog_tail_options;
+} floxlog_tape_tail_options;
 #endif
 
 #if defined(FLOXLOG_HAS_TAPE)
@@ -2435,7 +2425,7 @@ floxlog_result floxlog_frame_encode(const struct floxlog_event *event,
  */
 floxlog_result floxlog_frame_decode(const uint8_t *data,
                                     size_t len,
-                                    const struct floxlog_read_options *opts,
+                                    const struct floxlog_reader_options *opts,
                                     struct floxlog_event *event,
                                     struct floxlog_level *levels,
                                     size_t level_cap,
@@ -2475,7 +2465,7 @@ floxlog_result floxlog_block_header_parse(const uint8_t *data,
  * # Safety
  * `opts` must be writable.
  */
-floxlog_result floxlog_read_options_default(struct floxlog_read_options *opts);
+floxlog_result floxlog_reader_options_default(struct floxlog_reader_options *opts);
 
 /**
  * Opens a segment into a handle in caller storage: validates its 64-byte
@@ -2514,7 +2504,7 @@ floxlog_result floxlog_reader_init(void *storage,
                                    size_t storage_len,
                                    const uint8_t *data,
                                    size_t len,
-                                   const struct floxlog_read_options *opts,
+                                   const struct floxlog_reader_options *opts,
                                    uint8_t *scratch,
                                    size_t scratch_len,
                                    struct floxlog_reader **reader_out,
@@ -2532,7 +2522,7 @@ floxlog_result floxlog_reader_init(void *storage,
  */
 floxlog_result floxlog_reader_new(const uint8_t *data,
                                   size_t len,
-                                  const struct floxlog_read_options *opts,
+                                  const struct floxlog_reader_options *opts,
                                   uint8_t *scratch,
                                   size_t scratch_len,
                                   struct floxlog_reader **reader_out,
@@ -3225,7 +3215,7 @@ floxlog_result floxlog_book_best(const struct floxlog_book_state *book,
  * # Safety
  * `opts` must be writable.
  */
-floxlog_result floxlog_tape_read_options_default(struct floxlog_tape_read_options *opts);
+floxlog_result floxlog_tape_reader_options_default(struct floxlog_tape_reader_options *opts);
 #endif
 
 #if defined(FLOXLOG_HAS_TAPE)
@@ -3257,7 +3247,7 @@ floxlog_result floxlog_tape_read_options_default(struct floxlog_tape_read_option
  * arrays too); `reader` writable; `err` may be NULL.
  */
 floxlog_result floxlog_tape_reader_open(const char *path,
-                                        const struct floxlog_tape_read_options *opts,
+                                        const struct floxlog_tape_reader_options *opts,
                                         struct floxlog_tape_reader **reader,
                                         struct floxlog_tape_error *err);
 #endif
@@ -3274,7 +3264,7 @@ floxlog_result floxlog_tape_reader_open(const char *path,
  */
 floxlog_result floxlog_tape_reader_open_paths(const char *const *paths,
                                               size_t count,
-                                              const struct floxlog_tape_read_options *opts,
+                                              const struct floxlog_tape_reader_options *opts,
                                               struct floxlog_tape_reader **reader,
                                               struct floxlog_tape_error *err);
 #endif
@@ -3935,9 +3925,9 @@ void floxlog_inspection_free(struct floxlog_inspection *i);
  * blocking wait. Returns `FLOXLOG_NULL_POINTER` if `opts` is NULL.
  *
  * # Safety
- * `opts` must be NULL or point at a writable `floxlog_tail_options`.
+ * `opts` must be NULL or point at a writable `floxlog_tape_tail_options`.
  */
-floxlog_result floxlog_tail_options_default(struct floxlog_tail_options *opts);
+floxlog_result floxlog_tape_tail_options_default(struct floxlog_tape_tail_options *opts);
 #endif
 
 #if defined(FLOXLOG_HAS_TAPE)
@@ -3961,10 +3951,10 @@ floxlog_result floxlog_tail_options_default(struct floxlog_tail_options *opts);
  *
  * # Safety
  * `path` must be NULL or a NUL-terminated string; `opts` NULL or a valid
- * `floxlog_tail_options`; `out` NULL or writable; `err` NULL or writable.
+ * `floxlog_tape_tail_options`; `out` NULL or writable; `err` NULL or writable.
  */
 floxlog_result floxlog_tape_tail_open(const char *path,
-                                      const struct floxlog_tail_options *opts,
+                                      const struct floxlog_tape_tail_options *opts,
                                       struct floxlog_tape_tail **out,
                                       struct floxlog_tape_error *err);
 #endif
@@ -3978,7 +3968,7 @@ floxlog_result floxlog_tape_tail_open(const char *path,
  * arrived in time while a writer holds the tape; `FLOXLOG_END` once the
  * writer closed the tape cleanly (no writer holds its lock and every
  * segment is finished) and everything was read; `FLOXLOG_WRITER_GONE` if
- * no writer has held the lock for `floxlog_tail_options.writer_wait_ns`
+ * no writer has held the lock for `floxlog_tape_tail_options.writer_wait_ns`
  * (default 2 s, counted across calls) and the tape was never closed (the
  * writer died, or never started: every event it published was
  * returned); `FLOXLOG_BUSY` if another thread is inside a call on `t`; or
@@ -4036,7 +4026,7 @@ floxlog_result floxlog_tape_tail_next_trades(struct floxlog_tape_tail *t,
  * Saves where the tailer stands: in each series of the tape, after the
  * last event handed out from it (where it started, for a series nothing
  * was handed out from yet), segments named by their `created_ns`. Pass
- * the bytes back in `floxlog_tail_options.position` (with
+ * the bytes back in `floxlog_tape_tail_options.position` (with
  * `FLOXLOG_TAIL_START_POSITION`) to resume there: every later event of
  * every series comes once, in its series' order. The bytes are plain
  * data (little-endian, CRC-checked: see the notes): store them anywhere.

@@ -951,7 +951,7 @@ class TapeWriter {
 
 /**
  * @brief How a TapeReader reads: starts from
- * `floxlog_tape_read_options_default` (time order, every event, CRCs
+ * `floxlog_tape_reader_options_default` (time order, every event, CRCs
  * checked, unknown types rejected, torn tails tolerated, manifest
  * trusted). Change `c` directly or through the chainable setters.
  */
@@ -960,14 +960,14 @@ struct ReadOptions {
    * @brief The C options. Its `filter.symbol_ids` and
    * `filter.symbol_names` are ignored: use symbol_ids and symbol_names.
    */
-  floxlog_tape_read_options c;
+  floxlog_tape_reader_options c;
   /** @brief Symbol ids to keep (with symbol_names: the union); none: every symbol. */
   std::vector<std::uint32_t> symbol_ids;
   /** @brief Symbol names to keep, resolved through the tape's `metadata.json`. */
   std::vector<std::string> symbol_names;
 
   /** @brief The library's defaults. */
-  ReadOptions() : c() { detail::check_code(floxlog_tape_read_options_default(&c)); }
+  ReadOptions() : c() { detail::check_code(floxlog_tape_reader_options_default(&c)); }
 
   /** @brief Merged by exchange timestamp across segments (stable; the default). */
   ReadOptions& time_order() noexcept { c.order = FLOXLOG_ORDER_TIME; return *this; }
@@ -994,7 +994,6 @@ struct ReadOptions {
   /** @brief Whether to list directories instead of trusting `manifest.json`. */
   ReadOptions& ignore_manifest(bool v = true) noexcept { c.ignore_manifest = v ? 1 : 0; return *this; }
   /** @brief Events of the reorder window of unsorted segments (time order). */
-  ReadOptions& reorder_window(std::size_t n) noexcept { c.reorder_window = n; return *this; }
   /** @brief Most frame bytes the reorder windows may hold together (time order). */
   ReadOptions& reorder_bytes(std::uint64_t n) noexcept { c.reorder_bytes = n; return *this; }
 };
@@ -1154,7 +1153,7 @@ class TapeReader {
 
  private:
   static TapeReader open_c(const char* const* paths, std::size_t count, const ReadOptions& options) {
-    floxlog_tape_read_options o = options.c;
+    floxlog_tape_reader_options o = options.c;
     std::vector<const char*> names;
     names.reserve(options.symbol_names.size());
     for (const auto& n : options.symbol_names) names.push_back(n.c_str());
@@ -1282,16 +1281,16 @@ using TailPosition = std::vector<std::uint8_t>;
 
 /**
  * @brief How a Tail starts and waits: starts from
- * `floxlog_tail_options_default` (from the beginning, CRCs checked,
+ * `floxlog_tape_tail_options_default` (from the beginning, CRCs checked,
  * blocking wait).
  */
 struct TailOptions {
   /** @brief The C options (`position`/`position_len` are set from `saved` at open). */
-  floxlog_tail_options c;
+  floxlog_tape_tail_options c;
   /** @brief With from(): the saved position. */
   TailPosition saved;
   /** @brief The library's defaults. */
-  TailOptions() : c() { detail::check_code(floxlog_tail_options_default(&c)); }
+  TailOptions() : c() { detail::check_code(floxlog_tape_tail_options_default(&c)); }
   /** @brief New events only (after what the tape holds at open). */
   TailOptions& from_end() noexcept { c.start = FLOXLOG_TAIL_START_END; return *this; }
   /** @brief Resume at a position Tail::position() returned (copied). */
@@ -1356,7 +1355,7 @@ class Tail {
     Tail t;
     floxlog_tape_error err;
     err.code = 0;
-    floxlog_tail_options c = options.c;
+    floxlog_tape_tail_options c = options.c;
     c.position = options.saved.data();
     c.position_len = options.saved.size();
     const floxlog_result rc = floxlog_tape_tail_open(path.c_str(), &c, &t.t_, &err);

@@ -20,7 +20,7 @@ use crate::symbols::Symbols;
 use arrow_array::RecordBatch;
 use arrow_schema::ArrowError;
 use floxlog::tape::read::{concat_order, run_parallel, RangeRead, RangeSink, Split};
-use floxlog::tape::read::{Problem, DEFAULT_REORDER_BYTES, DEFAULT_REORDER_WINDOW};
+use floxlog::tape::read::{Problem, DEFAULT_REORDER_BYTES};
 use floxlog::tape::{Filter, OpenedTape, Order, ReadConfig, ReadOutcome, TapeError, TapeReader};
 use floxlog_core::{Event, ReadOptions, TradeColumns, TradeSink};
 use std::path::{Path, PathBuf};
@@ -36,8 +36,6 @@ pub struct ReadSpec {
     pub limits: Limits,
     /// Codec options (CRC checks, unknown frame types).
     pub read: ReadOptions,
-    /// Accepted and ignored: time order is exact.
-    pub reorder_window: usize,
     /// Time order: most bytes the orderings of the segments read at one
     /// time may hold together (see [`ReadConfig::reorder_bytes`]).
     pub reorder_bytes: usize,
@@ -52,7 +50,6 @@ impl ReadSpec {
         ReadConfig {
             order: self.order,
             filter: self.filter.clone(),
-            reorder_window: self.reorder_window,
             reorder_bytes: self.reorder_bytes,
             read: self.read,
         }
@@ -66,7 +63,6 @@ impl Default for ReadSpec {
             filter: Filter::default(),
             limits: Limits::default(),
             read: ReadOptions::default(),
-            reorder_window: DEFAULT_REORDER_WINDOW,
             reorder_bytes: DEFAULT_REORDER_BYTES,
             min_chunk_bytes: 4 << 20,
         }
@@ -81,9 +77,6 @@ pub struct ReadSummary {
     /// Segments that stopped early (errors and torn tails), as
     /// [`floxlog::tape::TapeReader::problems`] reports them.
     pub problems: Vec<Problem>,
-    /// Always 0: time order is exact (kept for the callers that report
-    /// it).
-    pub late_events: u64,
     /// Whether [`read_table`] read the tape in ranges on several threads
     /// and concatenated them (false for [`read_batches`]).
     pub direct: bool,
@@ -206,7 +199,6 @@ fn read_into(
     Ok(ReadSummary {
         rows: emit.rows,
         problems: r.problems().to_vec(),
-        late_events: r.late_events(),
         direct: false,
     })
 }

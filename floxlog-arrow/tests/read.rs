@@ -69,8 +69,8 @@ fn type_of(ev: &Event<'_>) -> RecordType {
     RecordType::of_frame_type(ev.frame_type()).unwrap()
 }
 
-/// What the general reader returns: events, problems, late count.
-fn general(inputs: &[PathBuf], cfg: &ReadConfig) -> (Vec<OwnedEvent>, Vec<Problem>, u64) {
+/// What the general reader returns: events and problems.
+fn general(inputs: &[PathBuf], cfg: &ReadConfig) -> (Vec<OwnedEvent>, Vec<Problem>) {
     let tape = Tape::open(inputs, OpenOptions::default()).unwrap();
     let mut opened = OpenedTape::open(tape);
     let mut r = opened.reader(cfg);
@@ -78,7 +78,7 @@ fn general(inputs: &[PathBuf], cfg: &ReadConfig) -> (Vec<OwnedEvent>, Vec<Proble
     while let Some(it) = r.next_item().unwrap() {
         out.push(OwnedEvent::from_event(&it.event));
     }
-    (out, r.problems().to_vec(), r.late_events())
+    (out, r.problems().to_vec())
 }
 
 /// What `read_batches` returns, events per type in row order (checked
@@ -166,7 +166,7 @@ fn check_equal(inputs: &[PathBuf], rows: usize) -> bool {
                 filter: filter.clone(),
                 ..ReadConfig::default()
             };
-            let (want, want_problems, want_late) = general(inputs, &cfg);
+            let (want, want_problems) = general(inputs, &cfg);
             let spec = ReadSpec {
                 order,
                 filter: filter.clone(),
@@ -194,7 +194,6 @@ fn check_equal(inputs: &[PathBuf], rows: usize) -> bool {
                 assert_eq!(summary.rows_of(rt), want_rt.len() as u64);
             }
             same_problems(&summary.problems, &want_problems);
-            assert_eq!(summary.late_events, want_late, "{order:?} filter {fi}");
             if order == Order::Time && fi == 0 {
                 direct = concatenated;
             }
@@ -404,7 +403,7 @@ fn conformance_corpus_as_batches_equals_expected() {
 }
 
 fn check_time_order_against_general(inputs: &[PathBuf], name: &str) {
-    let (want, _, _) = general(inputs, &ReadConfig::default());
+    let (want, _) = general(inputs, &ReadConfig::default());
     let (got, _, _) = batches(inputs, &ReadSpec::default());
     for rt in RecordType::ALL {
         let want_rt: Vec<_> = want

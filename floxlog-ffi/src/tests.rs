@@ -70,7 +70,7 @@ unsafe fn writer_new(
 unsafe fn reader_new(
     data: *const u8,
     len: usize,
-    opts: *const floxlog_read_options,
+    opts: *const floxlog_reader_options,
     scratch: *mut u8,
     scratch_len: usize,
     out: *mut *mut floxlog_reader,
@@ -863,7 +863,7 @@ fn frames_encode_and_decode_standalone() {
             ),
             FLOXLOG_CRC_MISMATCH
         );
-        let opts = floxlog_read_options {
+        let opts = floxlog_reader_options {
             verify_crc: 0,
             skip_unknown_types: 0,
         };

@@ -185,7 +185,7 @@ fn verify(path: &Path, opts: &floxlog_verify_options) -> (floxlog_result, String
 }
 
 /// Reads every event of `path`; returns the final code and error text.
-fn read_all(path: &Path, opts: &floxlog_tape_read_options) -> (floxlog_result, String) {
+fn read_all(path: &Path, opts: &floxlog_tape_reader_options) -> (floxlog_result, String) {
     let mut r = core::ptr::null_mut();
     let mut err = zeroed_error();
     // SAFETY: valid pointers.
@@ -353,7 +353,7 @@ fn book_appends_derive_the_header_type_byte_and_name_a_contradiction() {
     check("book error", &m);
     close(w);
     // The delta reads back as a delta stored with flox's byte 1.
-    let mut o = floxlog_tape_read_options::default();
+    let mut o = floxlog_tape_reader_options::default();
     o.order = FLOXLOG_ORDER_FILE;
     let mut r = core::ptr::null_mut();
     let mut kinds = Vec::new();
@@ -519,7 +519,7 @@ fn every_message_through_the_c_abi_names_no_cli_flag_or_command() {
         check(what, &s);
         seen.push(s);
     };
-    let ro = floxlog_tape_read_options::default();
+    let ro = floxlog_tape_reader_options::default();
     // A missing path.
     note("missing", read_all(&d.path().join("nope"), &ro).1);
     // A manifest that is not JSON: rebuild it, or set ignore_manifest.

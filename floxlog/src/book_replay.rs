@@ -168,7 +168,7 @@ impl Default for ReplayOptions {
 /// (exclusive; `None`: all), in time order, calling `before(ts, replayer)`
 /// ahead of each event (so samplers see the book before it). Damage stops
 /// the replay with the error (a book missing events would be wrong);
-/// returns warnings (torn tails of unfinished segments, late events).
+/// returns warnings (torn tails of unfinished segments).
 fn replay(
     tape: Tape,
     symbol: u32,

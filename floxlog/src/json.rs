@@ -1,8 +1,9 @@
 //! The conformance corpus's JSON event schema (one object per line), both
-//! ways. Integers are kept exact (64-bit, never through `f64`).
+//! ways: parsed here, printed by [`crate::output::write_json_line`].
+//! Integers are kept exact (64-bit, never through `f64`).
 
 use crate::owned::{OwnedBook, OwnedEvent, OwnedPoolState};
-use floxlog_core::fixed::{parse_decimal, Decimal};
+use floxlog_core::fixed::parse_decimal;
 use floxlog_core::{
     values_of, Book, BookKind, Event, FieldRole, FieldValue, Fields, Level, OptionQuote, PoolState,
     Trade,
@@ -119,14 +120,6 @@ fn hex_decode(s: &str) -> Result<Vec<u8>, JsonError> {
         .collect()
 }
 
-fn hex_encode(b: &[u8]) -> String {
-    let mut s = String::with_capacity(b.len() * 2);
-    for x in b {
-        s.push_str(&format!("{x:02x}"));
-    }
-    s
-}
-
 /// A record's fixed fields from `o`, by its definition, onto `base` (its
 /// levels or payload kept): fixed-point fields as [`raw_of`] reads them,
 /// the others as exact integers of the field's sign, narrowed to the
@@ -154,19 +147,6 @@ fn fields_of<R: Fields>(
         },
         |d| err(format!("field `{}` is out of range", d.name)),
     )
-}
-
-/// A record's fixed fields into `o`, in record order.
-fn record_into<R: Fields>(r: &R, style: PriceStyle, o: &mut Map<String, Value>) {
-    r.visit_fixed(|d, v| match (d.role, v) {
-        (FieldRole::Fixed, FieldValue::Signed(x)) => price(style, d.name, x, o),
-        (_, FieldValue::Signed(x)) => {
-            o.insert(d.name.into(), x.into());
-        }
-        (_, FieldValue::Unsigned(x)) => {
-            o.insert(d.name.into(), x.into());
-        }
-    });
 }
 
 /// Parses one event object of the corpus schema.
@@ -217,52 +197,15 @@ pub fn event_from_line(line: &str) -> Result<OwnedEvent, JsonError> {
     event_from_value(&v)
 }
 
-fn price(style: PriceStyle, name: &str, raw: i64, o: &mut Map<String, Value>) {
-    match style {
-        PriceStyle::Raw => {
-            o.insert(name.to_string(), Value::from(raw));
-        }
-        PriceStyle::Decimal => {
-            let key = name.strip_suffix("_raw").unwrap_or(name);
-            o.insert(key.to_string(), Value::from(Decimal(raw).to_string()));
-        }
-    }
-}
-
-fn levels_value(style: PriceStyle, levels: impl Iterator<Item = Level>) -> Value {
-    Value::Array(
-        levels
-            .map(|l| match style {
-                PriceStyle::Raw => {
-                    Value::from(vec![Value::from(l.price_raw), Value::from(l.qty_raw)])
-                }
-                PriceStyle::Decimal => Value::from(vec![
-                    Value::from(Decimal(l.price_raw).to_string()),
-                    Value::from(Decimal(l.qty_raw).to_string()),
-                ]),
-            })
-            .collect(),
-    )
-}
-
-/// The corpus-schema JSON object of an event (field order as in the corpus).
+/// The corpus-schema JSON object of an event: the line
+/// [`crate::output::write_json_line`] prints (the schema's one encoder),
+/// parsed.
 pub fn event_to_value(ev: &Event<'_>, style: PriceStyle) -> Value {
-    let mut o = Map::new();
-    o.insert("type".into(), ev.type_name().into());
-    match ev {
-        Event::Trade(t) => record_into(t, style, &mut o),
-        Event::Book(b) => {
-            record_into(b, style, &mut o);
-            o.insert("bids".into(), levels_value(style, b.bids.iter()));
-            o.insert("asks".into(), levels_value(style, b.asks.iter()));
-        }
-        Event::OptionQuote(q) => record_into(q, style, &mut o),
-        Event::PoolState(p) => {
-            record_into(p, style, &mut o);
-            o.insert("payload_hex".into(), hex_encode(p.payload).into());
-        }
-    }
-    Value::Object(o)
+    let mut line = Vec::new();
+    crate::output::write_json_line(&mut line, ev, style);
+    // The encoder prints only static names, integers, decimal and hex
+    // strings: its line is always valid JSON.
+    serde_json::from_slice(&line).expect("write_json_line prints valid JSON")
 }
 
 #[cfg(test)]

@@ -24,7 +24,7 @@ fn trade(ts: i64, sym: u32, id: u64) -> Trade {
     }
 }
 
-fn read_all(dir: &Path, cfg: &ReadConfig) -> (Vec<(i64, u64)>, usize, u64) {
+fn read_all(dir: &Path, cfg: &ReadConfig) -> (Vec<(i64, u64)>, usize) {
     let tape = Tape::open(&[dir.to_path_buf()], OpenOptions::default()).unwrap();
     let mut o = OpenedTape::open(tape);
     let mut r = o.reader(cfg);
@@ -35,7 +35,7 @@ fn read_all(dir: &Path, cfg: &ReadConfig) -> (Vec<(i64, u64)>, usize, u64) {
         };
         v.push((t.exchange_ts_ns, t.trade_id));
     }
-    (v, r.problems().len(), r.late_events())
+    (v, r.problems().len())
 }
 
 fn segment_files(dir: &Path) -> Vec<std::path::PathBuf> {
@@ -88,8 +88,8 @@ fn rotation_by_size_and_time_and_merged_reading() {
             &mut |_| {},
         );
         assert!(rep.passed(true), "{:?}", rep.findings);
-        let (v, problems, late) = read_all(&dir, &ReadConfig::default());
-        assert_eq!((problems, late), (0, 0));
+        let (v, problems) = read_all(&dir, &ReadConfig::default());
+        assert_eq!(problems, 0);
         assert_eq!(
             v,
             (0..500u64).map(|k| (k as i64 * 10, k)).collect::<Vec<_>>()
@@ -103,7 +103,7 @@ fn rotation_by_size_and_time_and_merged_reading() {
             },
             ..ReadConfig::default()
         };
-        let (v, _, _) = read_all(&dir, &cfg);
+        let (v, _) = read_all(&dir, &cfg);
         assert_eq!(v.first(), Some(&(1000, 100)));
         assert_eq!(v.last(), Some(&(2000, 200)));
         assert_eq!(v.len(), 101);
@@ -154,42 +154,29 @@ fn seek_keeps_events_equal_to_from_before_the_chosen_index_entry() {
         },
         ..ReadConfig::default()
     };
-    let (v, _, _) = read_all(&dir, &cfg);
+    let (v, _) = read_all(&dir, &cfg);
     assert_eq!(v, vec![(5, 1), (5, 2), (6, 3)]);
 }
 
 #[test]
-fn time_order_is_exact_whatever_the_reorder_window() {
+fn time_order_is_exact_for_far_displaced_events() {
     let t = tempfile::tempdir().unwrap();
     let dir = t.path().join("tape");
     let mut w = TapeWriter::create(&dir, TapeWriterConfig::default()).unwrap();
-    // Locally shuffled (displacement 1), and one event far out of place
-    // (once placed late by a reorder window of 1).
+    // Locally shuffled (displacement 1), and one event far out of place.
     let ts = [2i64, 1, 4, 3, 6, 5, 8, 7, 0];
     for (k, t) in ts.into_iter().enumerate() {
         w.append(&Event::Trade(trade(t, 1, k as u64))).unwrap();
     }
     w.close().unwrap();
-    let (v, _, late) = read_all(&dir, &ReadConfig::default());
+    let (v, _) = read_all(&dir, &ReadConfig::default());
     let got: Vec<i64> = v.iter().map(|x| x.0).collect();
     assert_eq!(got, vec![0, 1, 2, 3, 4, 5, 6, 7, 8]);
-    assert_eq!(late, 0);
-    let cfg = ReadConfig {
-        reorder_window: 1,
-        ..ReadConfig::default()
-    };
-    let (v, _, late) = read_all(&dir, &cfg);
-    assert_eq!(
-        v.iter().map(|x| x.0).collect::<Vec<_>>(),
-        vec![0, 1, 2, 3, 4, 5, 6, 7, 8],
-        "the window is ignored: the order is exact"
-    );
-    assert_eq!(late, 0);
     let cfg = ReadConfig {
         order: Order::File,
         ..ReadConfig::default()
     };
-    let (v, _, _) = read_all(&dir, &cfg);
+    let (v, _) = read_all(&dir, &cfg);
     assert_eq!(v.iter().map(|x| x.0).collect::<Vec<_>>(), ts.to_vec());
 }
 
@@ -228,7 +215,7 @@ fn crashed_writer_leaves_readable_segments_that_recover_restores() {
             _ => 100,
         };
         assert_eq!(files.len(), 1);
-        let (v, problems, _) = read_all(&dir, &ReadConfig::default());
+        let (v, problems) = read_all(&dir, &ReadConfig::default());
         assert_eq!(v.len(), on_disk, "{comp:?} {dur:?}");
         assert_eq!(problems, 0);
         let rep = verify_tape(
@@ -249,7 +236,7 @@ fn crashed_writer_leaves_readable_segments_that_recover_restores() {
         let file = std::fs::OpenOptions::new().write(true).open(f).unwrap();
         file.set_len(len - 5).unwrap();
         drop(file);
-        let (v, problems, _) = read_all(&dir, &ReadConfig::default());
+        let (v, problems) = read_all(&dir, &ReadConfig::default());
         let kept = if comp == Compression::Lz4 {
             on_disk - 16
         } else {
@@ -272,7 +259,7 @@ fn crashed_writer_leaves_readable_segments_that_recover_restores() {
             .filter(|f| f.severity == Severity::Error)
             .collect();
         assert!(errors.is_empty(), "{errors:?}");
-        let (v, problems, _) = read_all(&dir, &ReadConfig::default());
+        let (v, problems) = read_all(&dir, &ReadConfig::default());
         assert_eq!((v.len(), problems), (kept, 0));
         assert_eq!(
             v,

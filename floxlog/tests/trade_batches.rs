@@ -80,8 +80,8 @@ fn write_tape(dir: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
-/// Events as text, problems, late events.
-type Read = (Vec<String>, Vec<String>, u64);
+/// Events as text, problems.
+type Read = (Vec<String>, Vec<String>);
 
 /// Segment number and position of each event.
 type Places = Vec<(usize, Position)>;
@@ -96,7 +96,7 @@ fn per_event(paths: &[PathBuf], cfg: &ReadConfig) -> (Read, Places) {
         places.push((it.segment, it.position));
     }
     let problems = r.problems().iter().map(|p| format!("{p:?}")).collect();
-    ((v, problems, r.late_events()), places)
+    ((v, problems), places)
 }
 
 fn batched(paths: &[PathBuf], cfg: &ReadConfig, cap: usize, places: &Places) -> Read {
@@ -125,7 +125,7 @@ fn batched(paths: &[PathBuf], cfg: &ReadConfig, cap: usize, places: &Places) -> 
         }
     }
     let problems = r.problems().iter().map(|p| format!("{p:?}")).collect();
-    (v, problems, r.late_events())
+    (v, problems)
 }
 
 #[test]
@@ -189,7 +189,6 @@ fn trade_batches_read_what_single_events_read() {
     );
     assert_eq!(want.1.len(), 1);
     assert!(want.1[0].contains("flagged Sorted"), "{}", want.1[0]);
-    assert_eq!(want.2, 0, "late_events is always 0");
     for cap in [1, 7, 4096] {
         assert_eq!(batched(&one, &cfg, cap, &places), want);
     }

@@ -26,8 +26,8 @@ fuzz_target!(|input: &[u8]| {
             return;
         }
         let mut scratch = vec![0xA5u8; needed.min(1 << 20)];
-        let mut opts = MaybeUninit::<floxlog_read_options>::zeroed();
-        floxlog_read_options_default(opts.as_mut_ptr());
+        let mut opts = MaybeUninit::<floxlog_reader_options>::zeroed();
+        floxlog_reader_options_default(opts.as_mut_ptr());
         let mut opts = opts.assume_init();
         if lax {
             opts.verify_crc = 0;

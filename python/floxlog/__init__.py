@@ -140,7 +140,7 @@ class BatchStream:
     stream with an Arrow error whose message is the floxlog error's text
     (pyarrow raises it as ``OSError``/``ArrowInvalid``); :attr:`errors` then
     holds it as a :class:`FloxlogError`. Warnings (a torn tail tolerated,
-    late events) are in :attr:`warnings` once the stream is :attr:`done`.
+    a listing finding) are in :attr:`warnings` once the stream is :attr:`done`.
     A consumer that stops early (drops the reader) stops the thread.
     """
 

@@ -99,8 +99,7 @@ class InputError(FloxlogError, ValueError):
 
 class FloxlogWarning(UserWarning):
     """A read went on past something the ``floxlog`` tool warns about: the
-    torn tail of a segment whose writer is still running (or died), events
-    further out of timestamp order than the reorder window, a segment
-    missing from the manifest. ``strict=True`` makes torn tails errors;
+    torn tail of a segment whose writer is still running (or died), a
+    segment missing from the manifest. ``strict=True`` makes torn tails errors;
     ``warnings.simplefilter("error", floxlog.FloxlogWarning)`` makes every
     warning one."""

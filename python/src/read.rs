@@ -13,7 +13,7 @@ use std::path::PathBuf;
 /// What a stream reports beside its batches.
 #[derive(Default, Debug)]
 pub struct Outcome {
-    /// Warnings (torn tails tolerated, late events, listing findings).
+    /// Warnings (torn tails tolerated, listing findings).
     pub warnings: Vec<String>,
     /// Whether the read has ended (all batches sent, or it failed).
     pub done: bool,
@@ -307,11 +307,5 @@ pub(crate) fn judge(s: &ReadSummary, strict: bool, out: &mut Outcome) {
             Judged::Warning(p) => out.warnings.push(p.torn_warning(Kept::Read)),
             Judged::Error(p) => out.errors.push(ErrInfo::from(p.to_error())),
         }
-    }
-    if s.late_events > 0 {
-        out.warnings.push(format!(
-            "{} events were further out of timestamp order than the reorder window allows and were output late",
-            s.late_events
-        ));
     }
 }

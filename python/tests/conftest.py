@@ -112,7 +112,7 @@ def by_table(events: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
 
 def time_sorted(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Stable sort by exchange timestamp (the time-order merge of one
-    segment, or of segments in order, when the reorder window suffices)."""
+    segment, or of segments in order: the merge is exact)."""
     return sorted(events, key=lambda e: e["exchange_ts_ns"])
 
 

@@ -282,7 +282,7 @@ def test_a_multi_type_write_reads_back_in_exact_time_order(tmp: Path):
     floxlog.write(tmp / "out", parts, compression="none")
     out = floxlog.open(tmp / "out")
     with warnings.catch_warnings():
-        warnings.simplefilter("error", floxlog.FloxlogWarning)  # no late events
+        warnings.simplefilter("error", floxlog.FloxlogWarning)  # no warnings
         for rt, t in parts:
             assert out.read(rt).equals(t)
     r = subprocess.run([str(CLI), "diff", "--order", "time", str(tmp / "src"), str(tmp / "out")],

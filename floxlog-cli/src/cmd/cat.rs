@@ -3,7 +3,6 @@
 use super::common::{parse_size, report_listing, CmdResult, ErrorFormat, FilterArgs, TapeArgs};
 use floxlog::json::PriceStyle;
 use floxlog::output::{write_json_line, Csv};
-use floxlog::tape::read::DEFAULT_REORDER_WINDOW;
 use floxlog::tape::{
     Filter, Judged, Kept, OpenedTape, Order, ReadConfig, ReadOutcome, Tail, TailNext, TailOptions,
     TapeError,
@@ -52,10 +51,6 @@ pub struct Args {
     /// Prices and quantities as raw integers or decimals.
     #[arg(long, value_enum, default_value = "raw")]
     pub prices: Prices,
-    /// Accepted and ignored: time order is exact (it once bounded a reorder
-    /// window).
-    #[arg(long, default_value_t = DEFAULT_REORDER_WINDOW, value_name = "N")]
-    pub reorder_window: usize,
     /// Most memory time order may hold for orderings (16 bytes an event of
     /// the segments whose time ranges overlap; e.g. 256M, 1G): a tape that
     /// needs more fails, naming this option and --file-order.
@@ -157,7 +152,6 @@ pub fn run(a: Args) -> CmdResult {
             Order::Time
         },
         filter,
-        reorder_window: a.reorder_window,
         reorder_bytes: usize::try_from(a.reorder_bytes).unwrap_or(usize::MAX),
         read: super::common::read_options(a.skip_unknown),
     };

@@ -86,7 +86,6 @@ pub fn run(a: Args) -> CmdResult {
             Order::File
         },
         filter: Filter::default(),
-        reorder_window: floxlog::tape::read::DEFAULT_REORDER_WINDOW,
         reorder_bytes: floxlog::tape::read::DEFAULT_REORDER_BYTES,
         read: ReadOptions {
             verify_crc: true,

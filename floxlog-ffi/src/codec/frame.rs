@@ -3,7 +3,7 @@
 
 use crate::boundary::{boundary, bytes_mut, check_out, data_in, output, put};
 use crate::codec::event::{event_ptr_in, levels_short, write_event, LevelScratch};
-use crate::codec::reader::floxlog_read_options;
+use crate::codec::reader::floxlog_reader_options;
 use crate::codec::records::profile_in;
 use crate::codec::types::*;
 use crate::consts::*;
@@ -75,7 +75,7 @@ pub unsafe extern "C" fn floxlog_frame_encode(
 pub unsafe extern "C" fn floxlog_frame_decode(
     data: *const u8,
     len: usize,
-    opts: *const floxlog_read_options,
+    opts: *const floxlog_reader_options,
     event: *mut floxlog_event,
     levels: *mut floxlog_level,
     level_cap: usize,
@@ -87,7 +87,8 @@ pub unsafe extern "C" fn floxlog_frame_decode(
         check_out(consumed, "consumed")?;
         // SAFETY: the caller promises `len` readable bytes and a valid
         // `opts` if not NULL.
-        let (data, opts) = unsafe { (data_in(data, len)?, floxlog_read_options::from_ptr(opts)?) };
+        let (data, opts) =
+            unsafe { (data_in(data, len)?, floxlog_reader_options::from_ptr(opts)?) };
         // SAFETY: the caller promises `level_cap` writable levels.
         let mut ls = unsafe { LevelScratch::new(levels, level_cap) }?;
         let o = opts.core();

@@ -76,8 +76,8 @@ impl ReaderHandle {
 /// # Safety
 /// `opts` must be writable.
 #[no_mangle]
-pub unsafe extern "C" fn floxlog_read_options_default(
-    opts: *mut floxlog_read_options,
+pub unsafe extern "C" fn floxlog_reader_options_default(
+    opts: *mut floxlog_reader_options,
 ) -> floxlog_result {
     // SAFETY: forwarded caller promise.
     unsafe {
@@ -95,7 +95,7 @@ pub unsafe extern "C" fn floxlog_read_options_default(
 unsafe fn make_reader(
     data: *const u8,
     len: usize,
-    opts: *const floxlog_read_options,
+    opts: *const floxlog_reader_options,
     scratch: *mut u8,
     scratch_len: usize,
     boxed: bool,
@@ -104,7 +104,7 @@ unsafe fn make_reader(
     // SAFETY: the caller promises `data` for the handle's lifetime and
     // a valid `opts` if not NULL.
     let (data, opts): (&'static [u8], _) =
-        unsafe { (data_in(data, len)?, floxlog_read_options::from_ptr(opts)?) };
+        unsafe { (data_in(data, len)?, floxlog_reader_options::from_ptr(opts)?) };
     if overlap(ranges.0, ranges.1) {
         return Err(Fail::invalid("segment data and scratch overlap"));
     }
@@ -165,7 +165,7 @@ pub unsafe extern "C" fn floxlog_reader_init(
     storage_len: usize,
     data: *const u8,
     len: usize,
-    opts: *const floxlog_read_options,
+    opts: *const floxlog_reader_options,
     scratch: *mut u8,
     scratch_len: usize,
     reader_out: *mut *mut floxlog_reader,
@@ -194,7 +194,7 @@ pub unsafe extern "C" fn floxlog_reader_init(
 pub unsafe extern "C" fn floxlog_reader_new(
     data: *const u8,
     len: usize,
-    opts: *const floxlog_read_options,
+    opts: *const floxlog_reader_options,
     scratch: *mut u8,
     scratch_len: usize,
     reader_out: *mut *mut floxlog_reader,
@@ -702,7 +702,7 @@ pub unsafe extern "C" fn floxlog_reader_index_seek(
 /// Reader and frame decode options.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct floxlog_read_options {
+pub struct floxlog_reader_options {
     /// Non-zero: check every frame's CRC32 (default 1).
     pub verify_crc: u8,
     /// Non-zero: skip frames of unknown type by their size; zero: stop with

@@ -4,7 +4,7 @@
 //! decoded values are copied out of the core's types.
 
 use crate::codec::frame::{floxlog_block_header, floxlog_frame_header};
-use crate::codec::reader::{floxlog_index_header, floxlog_position, floxlog_read_options};
+use crate::codec::reader::{floxlog_index_header, floxlog_position, floxlog_reader_options};
 use crate::codec::segment::floxlog_segment_header;
 use crate::codec::types::*;
 use crate::codec::writer::{floxlog_index_entry, floxlog_writer_config};
@@ -112,21 +112,21 @@ convert!(p: &Position => floxlog_position {
     offset,
 } in_block: p.in_block.unwrap_or(0), has_in_block: p.in_block.is_some() as u8);
 
-impl Default for floxlog_read_options {
+impl Default for floxlog_reader_options {
     fn default() -> Self {
-        floxlog_read_options {
+        floxlog_reader_options {
             verify_crc: 1,
             skip_unknown_types: 0,
         }
     }
 }
 
-impl floxlog_read_options {
+impl floxlog_reader_options {
     /// The options a NULL pointer stands for (the defaults), or `*opts`.
     ///
     /// # Safety
     /// If non-NULL and aligned, `opts` must point at a valid value.
-    pub(crate) unsafe fn from_ptr(opts: *const floxlog_read_options) -> Result<Self, Fail> {
+    pub(crate) unsafe fn from_ptr(opts: *const floxlog_reader_options) -> Result<Self, Fail> {
         if opts.is_null() {
             return Ok(Self::default());
         }

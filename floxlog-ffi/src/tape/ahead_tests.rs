@@ -153,7 +153,7 @@ fn show(ev: &floxlog_event) -> String {
 /// the end has been returned twice; `ahead` false reads without the
 /// read-ahead. Returns one line per call: what it returned, then the
 /// stats and the position.
-fn transcript(path: &Path, o: &floxlog_tape_read_options, seed: u64, ahead: bool) -> Vec<String> {
+fn transcript(path: &Path, o: &floxlog_tape_reader_options, seed: u64, ahead: bool) -> Vec<String> {
     let (mut r, mut err) = (core::ptr::null_mut(), zeroed_error());
     let p = cpath(path);
     // SAFETY: valid pointers.
@@ -231,7 +231,12 @@ fn transcript(path: &Path, o: &floxlog_tape_read_options, seed: u64, ahead: bool
 }
 
 /// Compares the two reads of every option set and seed.
-fn same_with_and_without(path: &Path, what: &str, opts: &[floxlog_tape_read_options], seeds: u64) {
+fn same_with_and_without(
+    path: &Path,
+    what: &str,
+    opts: &[floxlog_tape_reader_options],
+    seeds: u64,
+) {
     for (k, o) in opts.iter().enumerate() {
         let mut calls = 0;
         for seed in 1..=seeds {
@@ -248,10 +253,10 @@ fn same_with_and_without(path: &Path, what: &str, opts: &[floxlog_tape_read_opti
     }
 }
 
-fn options() -> Vec<floxlog_tape_read_options> {
+fn options() -> Vec<floxlog_tape_reader_options> {
     let mut v = Vec::new();
     for order in [FLOXLOG_ORDER_FILE, FLOXLOG_ORDER_TIME] {
-        let mut o = floxlog_tape_read_options::default();
+        let mut o = floxlog_tape_reader_options::default();
         o.order = order;
         v.push(o);
         // Trades only: every trade kept, the pool states dropped.
@@ -305,7 +310,7 @@ fn reading_ahead_changes_no_call_on_damaged_tapes() {
 fn the_reference_read_does_not_read_ahead() {
     let d = tempfile::tempdir().unwrap();
     write_tape(d.path(), 2000, 0, 1 << 30, false);
-    let mut o = floxlog_tape_read_options::default();
+    let mut o = floxlog_tape_reader_options::default();
     o.order = FLOXLOG_ORDER_FILE;
     for ahead in [false, true] {
         let (mut r, mut err) = (core::ptr::null_mut(), zeroed_error());

@@ -18,13 +18,13 @@ use floxlog_result::*;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-/// `floxlog_tail_options.start`: from the tape's first event.
+/// `floxlog_tape_tail_options.start`: from the tape's first event.
 pub const FLOXLOG_TAIL_START_BEGINNING: u8 = 0;
-/// `floxlog_tail_options.start`: after the events the tape holds at open
+/// `floxlog_tape_tail_options.start`: after the events the tape holds at open
 /// (new events only).
 pub const FLOXLOG_TAIL_START_END: u8 = 1;
-/// `floxlog_tail_options.start`: at the saved position in
-/// `floxlog_tail_options.position` (bytes `floxlog_tape_tail_position`
+/// `floxlog_tape_tail_options.start`: at the saved position in
+/// `floxlog_tape_tail_options.position` (bytes `floxlog_tape_tail_position`
 /// wrote): each series of the tape resumes after the last event handed
 /// out from it, a series the position does not name at its first event.
 pub const FLOXLOG_TAIL_START_POSITION: u8 = 2;
@@ -35,25 +35,25 @@ pub const FLOXLOG_TAIL_START_POSITION: u8 = 2;
 /// `floxlog_tape_tail_position` says how much.
 pub const FLOXLOG_TAIL_POSITION_MAX: usize = 256;
 
-/// `floxlog_tail_options.wait`: sleep until the writer publishes (the
+/// `floxlog_tape_tail_options.wait`: sleep until the writer publishes (the
 /// default). A journal writer wakes its sleeping tailers (a futex on the
 /// tape's wake page, Linux; no system call on its append path while none
 /// sleeps); with the default writer, or elsewhere, sleep between polls,
 /// from 10 us doubling up to 10 ms.
 pub const FLOXLOG_TAIL_WAIT_BLOCKING: u8 = 0;
-/// `floxlog_tail_options.wait`: spin a while, then yield the CPU between
+/// `floxlog_tape_tail_options.wait`: spin a while, then yield the CPU between
 /// polls.
 pub const FLOXLOG_TAIL_WAIT_SPIN_YIELD: u8 = 1;
-/// `floxlog_tail_options.wait`: poll without pause (lowest latency; keeps
+/// `floxlog_tape_tail_options.wait`: poll without pause (lowest latency; keeps
 /// a core busy while waiting).
 pub const FLOXLOG_TAIL_WAIT_BUSY_SPIN: u8 = 2;
 
 /// How a tailer reads and waits. Get the defaults with
-/// `floxlog_tail_options_default` (what a NULL `opts` means: from the
+/// `floxlog_tape_tail_options_default` (what a NULL `opts` means: from the
 /// beginning, CRCs checked, blocking wait).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct floxlog_tail_options {
+pub struct floxlog_tape_tail_options {
     /// `FLOXLOG_TAIL_START_*` (default beginning).
     pub start: u8,
     /// Non-zero: check every frame's CRC32 (default 1).
@@ -80,12 +80,12 @@ pub struct floxlog_tail_options {
     pub writer_wait_ns: i64,
 }
 
-/// `floxlog_tail_options.writer_wait_ns`'s default: 2 s.
+/// `floxlog_tape_tail_options.writer_wait_ns`'s default: 2 s.
 pub const FLOXLOG_TAIL_WRITER_WAIT_NS: i64 = 2_000_000_000;
 
-impl Default for floxlog_tail_options {
+impl Default for floxlog_tape_tail_options {
     fn default() -> Self {
-        floxlog_tail_options {
+        floxlog_tape_tail_options {
             start: FLOXLOG_TAIL_START_BEGINNING,
             verify_crc: 1,
             skip_unknown_types: 0,
@@ -130,7 +130,7 @@ impl TailHandle {
 /// # Safety
 /// With `FLOXLOG_TAIL_START_POSITION`, `o.position` must be NULL or point
 /// at `o.position_len` readable bytes.
-unsafe fn tail_options(o: &floxlog_tail_options) -> TapeResult<TailOptions> {
+unsafe fn tail_options(o: &floxlog_tape_tail_options) -> TapeResult<TailOptions> {
     let start = match o.start {
         FLOXLOG_TAIL_START_BEGINNING => TailStart::Beginning,
         FLOXLOG_TAIL_START_END => TailStart::End,
@@ -202,15 +202,15 @@ fn timeout(ns: i64) -> Option<Duration> {
 /// blocking wait. Returns `FLOXLOG_NULL_POINTER` if `opts` is NULL.
 ///
 /// # Safety
-/// `opts` must be NULL or point at a writable `floxlog_tail_options`.
+/// `opts` must be NULL or point at a writable `floxlog_tape_tail_options`.
 #[no_mangle]
-pub unsafe extern "C" fn floxlog_tail_options_default(
-    opts: *mut floxlog_tail_options,
+pub unsafe extern "C" fn floxlog_tape_tail_options_default(
+    opts: *mut floxlog_tape_tail_options,
 ) -> floxlog_result {
     // SAFETY: forwarded caller promise; the pointer is checked.
     unsafe {
         crate::boundary::output(core::ptr::null_mut(), opts, "opts", || {
-            Ok(floxlog_tail_options::default())
+            Ok(floxlog_tape_tail_options::default())
         })
     }
 }
@@ -234,11 +234,11 @@ pub unsafe extern "C" fn floxlog_tail_options_default(
 ///
 /// # Safety
 /// `path` must be NULL or a NUL-terminated string; `opts` NULL or a valid
-/// `floxlog_tail_options`; `out` NULL or writable; `err` NULL or writable.
+/// `floxlog_tape_tail_options`; `out` NULL or writable; `err` NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn floxlog_tape_tail_open(
     path: *const c_char,
-    opts: *const floxlog_tail_options,
+    opts: *const floxlog_tape_tail_options,
     out: *mut *mut floxlog_tape_tail,
     err: *mut floxlog_tape_error,
 ) -> floxlog_result {
@@ -247,7 +247,7 @@ pub unsafe extern "C" fn floxlog_tape_tail_open(
         // SAFETY: the caller's promise.
         let p = unsafe { path_in(path, "path is NULL or empty") }?;
         let o = if opts.is_null() {
-            floxlog_tail_options::default()
+            floxlog_tape_tail_options::default()
         } else {
             // SAFETY: non-NULL; the caller's promise.
             *unsafe { in_ref(opts, "opts") }?
@@ -283,7 +283,7 @@ fn quiet(n: TailNext<'_>) -> floxlog_result {
 /// arrived in time while a writer holds the tape; `FLOXLOG_END` once the
 /// writer closed the tape cleanly (no writer holds its lock and every
 /// segment is finished) and everything was read; `FLOXLOG_WRITER_GONE` if
-/// no writer has held the lock for `floxlog_tail_options.writer_wait_ns`
+/// no writer has held the lock for `floxlog_tape_tail_options.writer_wait_ns`
 /// (default 2 s, counted across calls) and the tape was never closed (the
 /// writer died, or never started: every event it published was
 /// returned); `FLOXLOG_BUSY` if another thread is inside a call on `t`; or
@@ -386,7 +386,7 @@ pub unsafe extern "C" fn floxlog_tape_tail_next_trades(
 /// Saves where the tailer stands: in each series of the tape, after the
 /// last event handed out from it (where it started, for a series nothing
 /// was handed out from yet), segments named by their `created_ns`. Pass
-/// the bytes back in `floxlog_tail_options.position` (with
+/// the bytes back in `floxlog_tape_tail_options.position` (with
 /// `FLOXLOG_TAIL_START_POSITION`) to resume there: every later event of
 /// every series comes once, in its series' order. The bytes are plain
 /// data (little-endian, CRC-checked: see the notes): store them anywhere.

@@ -14,9 +14,9 @@ use std::sync::atomic::Ordering;
 
 fn open(dir: &Path, writer_wait_ns: i64) -> *mut floxlog_tape_tail {
     let p = CString::new(dir.to_str().unwrap()).unwrap();
-    let o = floxlog_tail_options {
+    let o = floxlog_tape_tail_options {
         writer_wait_ns,
-        ..floxlog_tail_options::default()
+        ..floxlog_tape_tail_options::default()
     };
     let mut t = core::ptr::null_mut();
     let mut err = zeroed_error();

@@ -138,7 +138,7 @@ fn write_tape(dir: &Path, n: u64, max_segment_bytes: u64, lz4: bool) -> i64 {
     calls
 }
 
-fn open_reader(path: &Path, opts: &floxlog_tape_read_options) -> *mut floxlog_tape_reader {
+fn open_reader(path: &Path, opts: &floxlog_tape_reader_options) -> *mut floxlog_tape_reader {
     let mut r = core::ptr::null_mut();
     let mut err = zeroed_error();
     let p = cpath(path);
@@ -187,7 +187,7 @@ fn a_rotated_tape_reads_back_in_both_orders() {
             assert!(ns > 1_700_000_000_000_000_000 && ns <= 1_700_000_000_000_000_000 + calls);
         }
 
-        let mut o = floxlog_tape_read_options::default();
+        let mut o = floxlog_tape_reader_options::default();
         o.order = FLOXLOG_ORDER_FILE;
         let r = open_reader(d.path(), &o);
         let (ids, rc, _) = read_ids(r);
@@ -205,7 +205,7 @@ fn a_rotated_tape_reads_back_in_both_orders() {
         );
 
         // Time order: by timestamp, ties (none here) stable.
-        let r = open_reader(d.path(), &floxlog_tape_read_options::default());
+        let r = open_reader(d.path(), &floxlog_tape_reader_options::default());
         let (ids, rc, _) = read_ids(r);
         assert_eq!(rc, FLOXLOG_END);
         let mut want: Vec<u64> = (0..n).collect();
@@ -234,7 +234,7 @@ fn filters_and_batches() {
     let d = tempfile::tempdir().unwrap();
     write_tape(d.path(), 300, 4 << 10, false);
     let ids = [2u32];
-    let mut o = floxlog_tape_read_options::default();
+    let mut o = floxlog_tape_reader_options::default();
     o.order = FLOXLOG_ORDER_FILE;
     o.filter.symbol_ids = ids.as_ptr();
     o.filter.symbol_id_count = 1;
@@ -308,7 +308,7 @@ fn damage_comes_after_every_good_event_with_file_and_offset() {
     let frame50 = 64 + 50 * 60;
     bytes[frame50 + 20] ^= 0xff;
     std::fs::write(&seg, &bytes).unwrap();
-    let mut o = floxlog_tape_read_options::default();
+    let mut o = floxlog_tape_reader_options::default();
     o.order = FLOXLOG_ORDER_FILE;
     let r = open_reader(d.path(), &o);
     let (ids, rc, err) = read_ids(r);
@@ -540,7 +540,7 @@ fn trade_batches_read_what_single_calls_read() {
         let n = 1000;
         write_tape(d.path(), n, 8 << 10, lz4);
         for order in [FLOXLOG_ORDER_FILE, FLOXLOG_ORDER_TIME] {
-            let mut o = floxlog_tape_read_options::default();
+            let mut o = floxlog_tape_reader_options::default();
             o.order = order;
             let r = open_reader(d.path(), &o);
             let (want, rc, _) = read_ids(r);
@@ -608,7 +608,7 @@ fn trade_batches_keep_other_events_and_end_with_the_damage() {
         assert_eq!(floxlog_tape_writer_close(w, &mut err), FLOXLOG_OK);
         floxlog_tape_writer_free(w);
     }
-    let mut o = floxlog_tape_read_options::default();
+    let mut o = floxlog_tape_reader_options::default();
     o.order = FLOXLOG_ORDER_FILE;
     let r = open_reader(d.path(), &o);
     let (got, rc, _) = read_with_trade_batches(r, 5);

@@ -88,7 +88,7 @@ impl TapeReaderHandle {
     /// Lists and maps the tape, resolves the filter, starts the reader.
     pub(crate) fn new(
         inputs: &[PathBuf],
-        o: &floxlog_tape_read_options,
+        o: &floxlog_tape_reader_options,
     ) -> TapeResult<TapeReaderHandle> {
         let order = match o.order {
             FLOXLOG_ORDER_TIME => Order::Time,
@@ -140,7 +140,6 @@ impl TapeReaderHandle {
                 symbols,
                 types,
             },
-            reorder_window: o.reorder_window,
             reorder_bytes: usize::try_from(o.reorder_bytes).unwrap_or(usize::MAX),
             read: ReadOptions {
                 verify_crc: o.verify_crc != 0,
@@ -268,13 +267,11 @@ impl TapeReaderHandle {
     }
 
     pub(crate) fn stats(&self) -> floxlog_tape_reader_stats {
-        let late = self.reader.as_ref().map_or(0, |r| r.late_events());
         let torn = self.outcome().map_or(0, |o| o.torn_tails());
         floxlog_tape_reader_stats {
             segments: self.segments,
             bytes: self.bytes,
             events: self.events,
-            late_events: late,
             torn_tails: torn,
             errors: self.errors().count() as u64 + u64::from(self.fatal.is_some()),
         }

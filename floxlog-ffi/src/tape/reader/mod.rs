@@ -33,13 +33,13 @@ const BATCH_BYTES: usize = 4 << 20;
 /// # Safety
 /// `opts` must be writable.
 #[no_mangle]
-pub unsafe extern "C" fn floxlog_tape_read_options_default(
-    opts: *mut floxlog_tape_read_options,
+pub unsafe extern "C" fn floxlog_tape_reader_options_default(
+    opts: *mut floxlog_tape_reader_options,
 ) -> floxlog_result {
     // SAFETY: forwarded caller promise; the pointer is checked.
     unsafe {
         crate::boundary::output(core::ptr::null_mut(), opts, "opts", || {
-            Ok(floxlog_tape_read_options::default())
+            Ok(floxlog_tape_reader_options::default())
         })
     }
 }
@@ -48,13 +48,13 @@ pub unsafe extern "C" fn floxlog_tape_read_options_default(
 /// As `floxlog_tape_reader_open_paths`.
 unsafe fn open_inputs(
     inputs: TapeResult<Vec<PathBuf>>,
-    opts: *const floxlog_tape_read_options,
+    opts: *const floxlog_tape_reader_options,
     reader: *mut *mut floxlog_tape_reader,
 ) -> TapeResult<floxlog_result> {
     check_out(reader, "reader")?;
     let inputs = inputs?;
     let o = if opts.is_null() {
-        floxlog_tape_read_options::default()
+        floxlog_tape_reader_options::default()
     } else {
         // SAFETY: non-NULL; the caller's promise.
         *unsafe { in_ref(opts, "opts") }?
@@ -93,7 +93,7 @@ unsafe fn open_inputs(
 #[no_mangle]
 pub unsafe extern "C" fn floxlog_tape_reader_open(
     path: *const c_char,
-    opts: *const floxlog_tape_read_options,
+    opts: *const floxlog_tape_reader_options,
     reader: *mut *mut floxlog_tape_reader,
     err: *mut floxlog_tape_error,
 ) -> floxlog_result {
@@ -116,7 +116,7 @@ pub unsafe extern "C" fn floxlog_tape_reader_open(
 pub unsafe extern "C" fn floxlog_tape_reader_open_paths(
     paths: *const *const c_char,
     count: usize,
-    opts: *const floxlog_tape_read_options,
+    opts: *const floxlog_tape_reader_options,
     reader: *mut *mut floxlog_tape_reader,
     err: *mut floxlog_tape_error,
 ) -> floxlog_result {

@@ -2,12 +2,12 @@
 //! defaults.
 
 use core::ffi::c_char;
-use floxlog::tape::read::{DEFAULT_REORDER_BYTES, DEFAULT_REORDER_WINDOW};
+use floxlog::tape::read::DEFAULT_REORDER_BYTES;
 
-/// `floxlog_tape_read_options.order`: merged by exchange timestamp across
+/// `floxlog_tape_reader_options.order`: merged by exchange timestamp across
 /// segments (a stable k-way merge: ties keep segment, then file order).
 pub const FLOXLOG_ORDER_TIME: u8 = 0;
-/// `floxlog_tape_read_options.order`: segment by segment, each in file
+/// `floxlog_tape_reader_options.order`: segment by segment, each in file
 /// order.
 pub const FLOXLOG_ORDER_FILE: u8 = 1;
 
@@ -40,10 +40,10 @@ pub struct floxlog_tape_filter {
 }
 
 /// How a tape reader reads. Get the defaults with
-/// `floxlog_tape_read_options_default`.
+/// `floxlog_tape_reader_options_default`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
-pub struct floxlog_tape_read_options {
+pub struct floxlog_tape_reader_options {
     /// Which events.
     pub filter: floxlog_tape_filter,
     /// `FLOXLOG_ORDER_*` (default time).
@@ -60,9 +60,6 @@ pub struct floxlog_tape_read_options {
     pub strict: u8,
     /// Non-zero: list each directory instead of trusting `manifest.json`.
     pub ignore_manifest: u8,
-    /// Accepted and ignored (default 65536): time order is exact, not
-    /// windowed. Kept so that the struct's layout does not change.
-    pub reorder_window: usize,
     /// Time order: most bytes the orderings may hold together (16 bytes an
     /// event of the segments whose time ranges overlap; default 256 MiB);
     /// a tape that needs more fails with `FLOXLOG_CAPACITY_EXCEEDED`,
@@ -80,9 +77,6 @@ pub struct floxlog_tape_reader_stats {
     pub bytes: u64,
     /// Events returned.
     pub events: u64,
-    /// Always 0: time order is exact, nothing is returned late. Kept so
-    /// that the struct's layout does not change.
-    pub late_events: u64,
     /// Segments that ended in a running or killed writer's torn tail.
     pub torn_tails: u64,
     /// Errors found so far (segments that could not be read to their end,
@@ -130,16 +124,15 @@ impl Default for floxlog_tape_filter {
     }
 }
 
-impl Default for floxlog_tape_read_options {
+impl Default for floxlog_tape_reader_options {
     fn default() -> Self {
-        floxlog_tape_read_options {
+        floxlog_tape_reader_options {
             filter: floxlog_tape_filter::default(),
             order: FLOXLOG_ORDER_TIME,
             verify_crc: 1,
             skip_unknown_types: 0,
             strict: 0,
             ignore_manifest: 0,
-            reorder_window: DEFAULT_REORDER_WINDOW,
             reorder_bytes: DEFAULT_REORDER_BYTES as u64,
         }
     }

@@ -34,7 +34,7 @@ pub(crate) mod track;
 pub use follow::{Follower, PollOutcome};
 pub use merge::{
     Filter, OpenedTape, Order, ReadConfig, SegmentTrades, TapeReader, TradeRun,
-    DEFAULT_REORDER_BYTES, DEFAULT_REORDER_WINDOW,
+    DEFAULT_REORDER_BYTES,
 };
 pub use outcome::{Judged, Kept, ReadOutcome};
 pub use parallel::{concat_order, run_parallel, run_parallel_each};

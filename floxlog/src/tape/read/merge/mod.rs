@@ -20,7 +20,6 @@
 //! time plus the block cache, never by the tape. The keys of those segments
 //! together are bounded by `reorder_bytes` (default 256 MiB): a tape that
 //! needs more fails clearly, naming the option, rather than growing.
-//! `reorder_window` is accepted and ignored (the order is exact).
 //!
 //! Damage: the events before it (in file order: what a file-order read
 //! returns) are put in exact time order; the error is recorded in
@@ -68,8 +67,6 @@ pub struct ReadConfig {
     pub order: Order,
     /// Filter.
     pub filter: Filter,
-    /// Accepted and ignored: time order is exact, not windowed.
-    pub reorder_window: usize,
     /// Time order: most bytes the orderings (16 bytes an event) of the
     /// segments read at one time may hold together.
     pub reorder_bytes: usize,
@@ -82,15 +79,11 @@ impl Default for ReadConfig {
         ReadConfig {
             order: Order::Time,
             filter: Filter::default(),
-            reorder_window: DEFAULT_REORDER_WINDOW,
             reorder_bytes: DEFAULT_REORDER_BYTES,
             read: ReadOptions::default(),
         }
     }
 }
-
-/// Default of the ignored reorder window (kept for the options that name it).
-pub const DEFAULT_REORDER_WINDOW: usize = 1 << 16;
 
 /// Default bound on the bytes time order holds for orderings (256 MiB).
 pub const DEFAULT_REORDER_BYTES: usize = 256 << 20;
@@ -401,12 +394,6 @@ impl<'a> TapeReader<'a> {
                 self.problems.extend(p);
             }
         }
-    }
-
-    /// Always 0: time order is exact, no event comes out late. Kept for
-    /// the callers (and the C stats field) that report it.
-    pub fn late_events(&self) -> u64 {
-        0
     }
 
     /// The next event, or `Ok(None)` at the end. Segments that fail are
