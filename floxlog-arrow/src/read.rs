@@ -453,8 +453,8 @@ fn read_parallel(
     let mut out = Vec::new();
     for i in done.order {
         let (batches, rows) = &mut done.all[i].0;
-        for k in 0..4 {
-            summary.rows[k] += rows[k];
+        for (sum, n) in summary.rows.iter_mut().zip(rows.iter()) {
+            *sum += n;
         }
         out.append(batches);
     }

@@ -12,7 +12,7 @@
 //! the cut, the file is cut short), those pieces are read first, counting
 //! only.
 
-use super::pieces::{Piece, PieceRead};
+use super::pieces::{Made, Piece};
 use crate::tape::error::TapeError;
 use crate::tape::read::merge::{OpenedTape, ReadConfig};
 use crate::tape::read::problem::Problem;
@@ -100,7 +100,7 @@ pub fn read_fragment<T>(
     range_bytes: u64,
     at: Option<u64>,
     until: Option<u64>,
-    work: &mut dyn FnMut(&Piece<'_>) -> Result<(T, PieceRead), TapeError>,
+    work: &mut dyn FnMut(&Piece<'_>) -> Made<T>,
 ) -> Result<FragmentRead<T>, TapeError> {
     let split = Split::with_range_bytes(opened, cfg, range_bytes);
     let mut problems = split.header_problems().to_vec();

@@ -24,6 +24,9 @@ mod pieces;
 pub use fragment::{fragments, read_fragment, Fragment, FragmentRead};
 pub use pieces::{pieces, Piece, PieceRead, Pieces, Proof};
 
+/// What takes a session's frames: type and payload.
+pub type FrameSink<'f> = dyn FnMut(u8, &[u8]) -> Result<(), TapeError> + 'f;
+
 /// What a session reads and how.
 #[derive(Clone, Debug, Default)]
 pub struct Request {
@@ -110,10 +113,7 @@ impl Session {
     /// request's order, the same for either plan; stops with the error at
     /// the first frame after a problem the request counts as an error.
     /// The problems found are then in [`Session::problems`].
-    pub fn frames(
-        &mut self,
-        f: &mut dyn FnMut(u8, &[u8]) -> Result<(), TapeError>,
-    ) -> Result<(), TapeError> {
+    pub fn frames(&mut self, f: &mut FrameSink<'_>) -> Result<(), TapeError> {
         let strict = self.request.strict;
         let stop = |problems: &[Problem]| {
             ReadOutcome::new(problems, strict)

@@ -19,6 +19,9 @@ pub enum Proof {
     ByReads,
 }
 
+/// What a front end made of a piece, and how the piece's read went.
+pub type Made<T> = Result<(T, PieceRead), TapeError>;
+
 /// One piece of a tape as a worker reads it (see [`pieces`]).
 pub struct Piece<'a> {
     pub(super) split: &'a Split<'a>,
@@ -77,7 +80,7 @@ pub fn pieces<T: Send>(
     jobs: usize,
     min_piece_bytes: u64,
     proof: Proof,
-    work: &(dyn Fn(&Piece<'_>) -> Result<(T, PieceRead), TapeError> + Sync),
+    work: &(dyn Fn(&Piece<'_>) -> Made<T> + Sync),
 ) -> Result<Option<Pieces<T>>, TapeError> {
     let split = match proof {
         Proof::Before => Split::new(opened, cfg, jobs, min_piece_bytes),
