@@ -24,7 +24,7 @@
 
 use crate::columns::Limits;
 use crate::convert::Conversion;
-use crate::read::{read_range, ReadSpec};
+use crate::read::{read_piece, ReadSpec};
 use crate::schema::RecordType;
 use crate::symbols::Symbols;
 use arrow_array::cast::AsArray;
@@ -36,7 +36,7 @@ use floxlog::tape::dir::{dir_and_name, sync_dir};
 use floxlog::tape::dir::{TapeLock, LOCK_FILE};
 use floxlog::tape::read::header_is_unfinished;
 use floxlog::tape::read::Problem;
-use floxlog::tape::read::{run_parallel, RangeRead, Split};
+use floxlog::tape::read::{pieces, Piece, PieceRead, Proof};
 use floxlog::tape::{Filter, Hint, OpenedTape, Order, ReadOutcome, Remedy, Tape, TapeError};
 use floxlog::time::civil_from_days;
 use floxlog_core::{ReadOptions, Segment, UnknownTypes};
@@ -100,7 +100,7 @@ pub struct ExportSpec {
     /// Replace an existing `OUT`.
     pub overwrite: bool,
     /// Large segments are exported as byte ranges of at least this many
-    /// bytes, on several threads (see [`floxlog::tape::read::Split`]).
+    /// bytes, on several threads (see [`floxlog::tape::read::pieces`]).
     pub min_chunk_bytes: u64,
     /// Timestamp unit and price columns of Parquet and Arrow files (CSV
     /// holds the raw integers).
@@ -396,7 +396,6 @@ fn partition_dir(root: &Path, key: Key, by_symbol: bool, symbols: &Symbols) -> P
 
 /// What one range's export produced.
 struct RangeOut {
-    read: RangeRead,
     /// Rows written by partition type.
     rows: [u64; 5],
     /// Rows read by partition type.
@@ -406,22 +405,22 @@ struct RangeOut {
     dirs: Vec<PathBuf>,
 }
 
-/// Exports range `i` of `split` (segment `seg`) into `root`; its files
-/// are `part-<segment>-<range>-<n>`.
+/// Exports `piece` into `root`; its files are
+/// `part-<segment>-<piece>-<n>`.
 fn export_range(
-    split: &Split<'_>,
-    i: usize,
+    piece: &Piece<'_>,
     root: &Path,
     spec: &ExportSpec,
     rspec: &ReadSpec,
     symbols: &Symbols,
-) -> Result<RangeOut, TapeError> {
-    let seg = split.segment(i).unwrap_or(0);
+) -> Result<(RangeOut, PieceRead), TapeError> {
+    let i = piece.index();
+    let seg = piece.segment().unwrap_or(0);
     let mut read_rows = [0u64; 5];
     let mut dirs = Vec::new();
     let mut parts: BTreeMap<Key, (Part, u64)> = BTreeMap::new();
     let mut made = 0usize;
-    let read = read_range(split, i, rspec.limits, symbols, &mut |rt, b| {
+    let read = read_piece(piece, rspec.limits, symbols, &mut |rt, b| {
         let keys = row_keys(rt, &b, spec.by_symbol);
         let uniform = keys
             .first()
@@ -467,7 +466,6 @@ fn export_range(
     // Finish what was written even when the read failed: the caller
     // removes the files of a range it does not keep.
     let mut out = RangeOut {
-        read: RangeRead::default(),
         rows: [0; 5],
         read_rows,
         files: Vec::new(),
@@ -486,7 +484,7 @@ fn export_range(
             }
         }
     }
-    out.read = read?.0;
+    let read = read?.0;
     if let Some(e) = finish_err {
         return Err(e);
     }
@@ -499,7 +497,7 @@ fn export_range(
             ),
         ));
     }
-    Ok(out)
+    Ok((out, read))
 }
 
 /// An unfiltered export of a finished segment read to its end must hold
@@ -588,33 +586,30 @@ pub fn export(
         min_chunk_bytes: spec.min_chunk_bytes,
         ..ReadSpec::default()
     };
-    let split = Split::new(&opened, &rspec.config(), jobs, rspec.min_chunk_bytes);
-    // Progress by the bytes of each range's segment, shared out.
-    let per_range: Vec<u64> = (0..split.len())
-        .map(|i| {
-            let seg = split.segment(i).unwrap_or(0);
-            let bytes = opened
-                .files
-                .get(seg)
-                .and_then(|f| f.as_ref())
-                .map_or(0, |f| f.len());
-            let ranges = (0..split.len())
-                .filter(|&j| split.segment(j) == Some(seg))
-                .count();
-            bytes / ranges.max(1) as u64
-        })
+    // Progress by the bytes of each piece's segment, shared out among
+    // the segment's pieces as they finish.
+    let left: Vec<std::sync::atomic::AtomicU64> = opened
+        .files
+        .iter()
+        .map(|f| std::sync::atomic::AtomicU64::new(f.as_ref().map_or(0, |f| f.len())))
         .collect();
-    let outs = run_parallel(split.len(), jobs, &|i| {
-        let r = export_range(&split, i, &tmp, spec, &rspec, &symbols);
-        progress(per_range[i]);
-        r
-    })?;
-    let segments: Vec<Option<usize>> = (0..split.len()).map(|i| split.segment(i)).collect();
-    let reads: Vec<RangeRead> = outs.iter().map(|o| o.read).collect();
-    // Split::new proves its cuts before the reads: settle always judges.
-    let (keep, problems) = split
-        .settle(&reads)
-        .ok_or_else(|| TapeError::input(None, "export: a range cut was not on the frame chain"))?;
+    // Cuts proven before the reads: the pieces always settle.
+    let done = pieces(
+        &opened,
+        &rspec.config(),
+        jobs,
+        rspec.min_chunk_bytes,
+        Proof::Before,
+        &|p| {
+            let r = export_range(p, &tmp, spec, &rspec, &symbols);
+            if let Some(l) = p.segment().and_then(|s| left.get(s)) {
+                progress(l.swap(0, std::sync::atomic::Ordering::Relaxed));
+            }
+            r
+        },
+    )?
+    .ok_or_else(|| TapeError::input(None, "export: a range cut was not on the frame chain"))?;
+    let problems = done.problems;
     let mut summary = ExportSummary {
         problems,
         open_errors,
@@ -622,7 +617,7 @@ pub fn export(
     };
     let mut dirs = Vec::new();
     let mut seg_rows: BTreeMap<usize, u64> = BTreeMap::new();
-    for ((o, kept), seg) in outs.into_iter().zip(keep).zip(segments) {
+    for (o, seg, kept) in done.all {
         if !kept {
             // A sequential read never gets here (an earlier range of the
             // segment ended on an error): these rows are not the tape's.

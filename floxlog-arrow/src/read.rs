@@ -9,8 +9,8 @@
 //! ([`floxlog::tape::TapeReader::next_run`]). Filters are the reader's:
 //! applied before any column sees an event.
 //!
-//! [`read_table`] reads the engine's ranges
-//! ([`floxlog::tape::read::Split`]) on several threads and concatenates
+//! [`read_table`] reads the read session's pieces
+//! ([`floxlog::tape::read::pieces`]) on several threads and concatenates
 //! them, falling back to [`read_batches`] when time order cannot be had by
 //! concatenation. Neither has a merge, planner or splitter of its own.
 
@@ -19,7 +19,7 @@ use crate::schema::RecordType;
 use crate::symbols::Symbols;
 use arrow_array::RecordBatch;
 use arrow_schema::ArrowError;
-use floxlog::tape::read::{concat_order, run_parallel, RangeRead, RangeSink, Split};
+use floxlog::tape::read::{pieces, ColumnSink, Piece, PieceRead, Proof};
 use floxlog::tape::read::{Problem, DEFAULT_REORDER_BYTES};
 use floxlog::tape::{Filter, OpenedTape, Order, ReadConfig, ReadOutcome, TapeError, TapeReader};
 use floxlog_core::{Event, ReadOptions, TradeColumns, TradeSink};
@@ -286,13 +286,13 @@ fn push_current<'p>(
     Ok(matches!(it.event, Event::Trade(_)))
 }
 
-/// The builders as the sink of one range.
-struct RangeEmit<'e, 'x, 's> {
+/// The builders as the sink of one piece.
+struct PieceEmit<'e, 'x, 's> {
     emit: &'e mut Emit<'x, 's>,
     path: &'e Path,
 }
 
-impl RangeSink for RangeEmit<'_, '_, '_> {
+impl ColumnSink for PieceEmit<'_, '_, '_> {
     #[inline]
     fn event(&mut self, ev: &Event<'_>, at: u64) -> Result<(), TapeError> {
         self.emit.push(ev, self.path, at)
@@ -310,36 +310,31 @@ impl RangeSink for RangeEmit<'_, '_, '_> {
     }
 }
 
-/// Reads range `i` of `split` (made with [`ReadSpec::config`]) into
+/// Reads `piece` (of a read made with [`ReadSpec::config`]) into
 /// batches of its own, of at most `limits`, handed to `sink`; how the
-/// range's read went, and the rows handed over by [`RecordType`].
-pub fn read_range(
-    split: &Split<'_>,
-    i: usize,
+/// piece's read went, and the rows handed over by [`RecordType`].
+pub fn read_piece(
+    piece: &Piece<'_>,
     limits: Limits,
     symbols: &Symbols,
     sink: &mut Sink<'_>,
-) -> Result<(RangeRead, [u64; 4]), TapeError> {
-    range_into(split, i, Columns::new(limits), symbols, sink)
+) -> Result<(PieceRead, [u64; 4]), TapeError> {
+    piece_into(piece, Columns::new(limits), symbols, sink)
 }
 
-/// [`read_range`] into `cols`.
-fn range_into(
-    split: &Split<'_>,
-    i: usize,
+/// [`read_piece`] into `cols`.
+fn piece_into(
+    piece: &Piece<'_>,
     cols: Columns,
     symbols: &Symbols,
     sink: &mut Sink<'_>,
-) -> Result<(RangeRead, [u64; 4]), TapeError> {
-    let path = split.path(i).unwrap_or(Path::new(""));
+) -> Result<(PieceRead, [u64; 4]), TapeError> {
+    let path = piece.path().unwrap_or(Path::new(""));
     let mut emit = Emit::new(cols, symbols, sink);
-    let read = split.read(
-        i,
-        &mut RangeEmit {
-            emit: &mut emit,
-            path,
-        },
-    )?;
+    let read = piece.read(&mut PieceEmit {
+        emit: &mut emit,
+        path,
+    })?;
     emit.flush_all()?;
     Ok((read, emit.rows))
 }
@@ -347,12 +342,12 @@ fn range_into(
 /// Reads everything `spec` selects into memory: the same rows, in the same
 /// order per type, as [`read_batches`], for callers that want a whole
 /// table (a `pyarrow.Table`, say) rather than a stream. With `jobs` > 1
-/// (0: one per core) the engine's ranges ([`Split`]) are decoded on that
+/// (0: one per core) the session's pieces ([`pieces`]) are decoded on that
 /// many threads; file order concatenates them, time order when each is in
 /// order and they do not overlap in time (checked on the decoded
 /// timestamps, so no pass ahead is needed), and otherwise reads again
 /// through [`read_batches`] on one thread; so it does when an index entry
-/// cut at on trust is not proven by the reads ([`Split::on_trust`]: a
+/// cut at on trust is not proven by the reads ([`Proof::ByReads`]: a
 /// damaged segment, or an index that points off the frame chain). Batches
 /// end at range boundaries, so there can be more, smaller ones than
 /// [`read_batches`] gives.
@@ -411,15 +406,8 @@ fn slice_into(
 
 type Table = (Vec<(RecordType, RecordBatch)>, ReadSummary);
 
-/// What a range produced for [`read_table`].
-struct Piece {
-    batches: Vec<(RecordType, RecordBatch)>,
-    read: RangeRead,
-    rows: [u64; 4],
-}
-
-/// The parallel part of [`read_table`]; `None` when time order cannot be
-/// had by concatenation.
+/// The parallel part of [`read_table`]; `None` when the session's pieces
+/// are no sequential read's (see [`pieces`]).
 fn read_parallel(
     opened: &OpenedTape,
     spec: &ReadSpec,
@@ -427,61 +415,40 @@ fn read_parallel(
     jobs: usize,
 ) -> Result<Option<Table>, TapeError> {
     // Index entries are cut at on trust (the proof would read every frame
-    // header first); a cut the reads do not prove sends the read to the
-    // one-pass path, as time order that cannot be concatenated does.
-    let split = Split::on_trust(opened, &spec.config(), jobs, spec.min_chunk_bytes);
-    let pieces = run_parallel(split.len(), jobs, &|i| {
-        let mut batches = Vec::new();
-        let max = spec.limits.rows;
-        let cols = table_columns(spec);
-        let (read, rows) = range_into(&split, i, cols, symbols, &mut |rt, b| {
-            slice_into(&mut batches, rt, b, max);
-            Ok(())
-        })?;
-        Ok(Piece {
-            batches,
-            read,
-            rows,
-        })
-    })?;
-    let reads: Vec<RangeRead> = pieces.iter().map(|p| p.read).collect();
-    let Some((keep, problems)) = split.settle(&reads) else {
+    // header first); a cut the reads do not prove, or time order that
+    // concatenation cannot give, sends the read to the one-pass path
+    // (the engine's merge, behind read_batches: no second merge here).
+    let done = pieces(
+        opened,
+        &spec.config(),
+        jobs,
+        spec.min_chunk_bytes,
+        Proof::ByReads,
+        &|p| {
+            let mut batches = Vec::new();
+            let max = spec.limits.rows;
+            let (read, rows) = piece_into(p, table_columns(spec), symbols, &mut |rt, b| {
+                slice_into(&mut batches, rt, b, max);
+                Ok(())
+            })?;
+            Ok(((batches, rows), read))
+        },
+    )?;
+    let Some(mut done) = done else {
         return Ok(None);
     };
     let mut summary = ReadSummary {
         direct: true,
-        problems,
+        problems: std::mem::take(&mut done.problems),
         ..ReadSummary::default()
     };
-    let mut kept: Vec<Piece> = pieces
-        .into_iter()
-        .zip(keep)
-        .filter_map(|(p, k)| k.then_some(p))
-        .collect();
-    for p in &kept {
-        for k in 0..4 {
-            summary.rows[k] += p.rows[k];
-        }
-    }
-    let order = match spec.order {
-        Order::File => (0..kept.len()).collect(),
-        Order::Time => {
-            let tracks: Vec<_> = kept.iter().map(|p| p.read.track).collect();
-            match concat_order(&tracks) {
-                Some(o) => o,
-                // Ranges that overlap in time (or go back) need the
-                // engine's merge, which orders (timestamp, position) pairs
-                // of the overlapping segments and reads them in that order:
-                // that is TapeReader, behind read_batches. The decoded
-                // pieces are dropped rather than merged here, so that no
-                // second merge exists beside the engine's.
-                None => return Ok(None),
-            }
-        }
-    };
     let mut out = Vec::new();
-    for i in order {
-        out.append(&mut kept[i].batches);
+    for i in done.order {
+        let (batches, rows) = &mut done.all[i].0;
+        for (sum, n) in summary.rows.iter_mut().zip(rows.iter()) {
+            *sum += n;
+        }
+        out.append(batches);
     }
     Ok(Some((out, summary)))
 }

@@ -25,7 +25,6 @@ use floxlog::core::ReadOptions;
 use floxlog::synth::{mixed_event, Rng};
 use floxlog::tape::check::verify_tape;
 use floxlog::tape::check::{recover_file, RecoverOptions};
-use floxlog::tape::read::{Follower, PollOutcome};
 use floxlog::tape::read::{OpenedTape, Order, ReadConfig};
 use floxlog::tape::{
     Durability, Layout, OpenOptions, Severity, Tape, TapeWriter, TapeWriterConfig,
@@ -575,10 +574,22 @@ fn writer_killed_between_index_trailer_and_final_header() {
             "lz4 {lz4}: {:?}",
             a.problems
         );
-        // A follower waits for the final header instead of failing.
-        let mut f = Follower::new(&files[0], floxlog::core::ReadOptions::default());
-        let got = f.poll(&mut |_, _| Ok(())).unwrap();
-        assert_eq!(got, PollOutcome::Events(100), "lz4 {lz4}");
+        // A tailer reads every event and then waits for the final header
+        // instead of failing (no writer: it reports the writer gone).
+        let opts = floxlog::tape::TailOptions {
+            writer_wait: Some(std::time::Duration::ZERO),
+            ..Default::default()
+        };
+        let mut t = floxlog::tape::Tail::open(&files[0], opts).unwrap();
+        let mut got = 0;
+        let end = loop {
+            match t.next(Some(std::time::Duration::ZERO)).unwrap() {
+                floxlog::tape::TailNext::Event(_) => got += 1,
+                other => break other,
+            }
+        };
+        assert_eq!(got, 100, "lz4 {lz4}");
+        assert_eq!(end, floxlog::tape::TailNext::WriterGone, "lz4 {lz4}");
         // recover keeps them all and drops only the trailer.
         let rep = recover_file(&files[0], &RecoverOptions::default()).unwrap();
         assert_eq!((rep.action.as_str(), rep.events_kept), ("rewritten", 100));

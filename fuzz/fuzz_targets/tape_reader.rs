@@ -13,7 +13,6 @@
 #![no_main]
 
 use floxlog::core::ReadOptions;
-use floxlog::tape::read::Follower;
 use floxlog::tape::read::{OpenedTape, Order, ReadConfig};
 use floxlog::tape::check::{recover_file, RecoverOptions};
 use floxlog::tape::check::scan_segment;
@@ -134,11 +133,23 @@ fuzz_target!(|data: &[u8]| {
         std::fs::write(&seg, data).unwrap();
         let (time_order, _) = events(&seg, Order::Time);
         cut_read(&seg, Order::Time, after, cut, &time_order);
-        // A follower over the file growing to its size, then cut.
-        let mut fo = Follower::new(&seg, ReadOptions::default());
-        for len in [cut as usize, n, cut as usize / 2, n] {
-            std::fs::write(&seg, &data[..len]).unwrap();
-            let _ = fo.poll(&mut |_, _| Ok(()));
+        // A tailer over the file growing to its size, then cut.
+        std::fs::write(&seg, &data[..cut as usize]).unwrap();
+        let opts = floxlog::tape::TailOptions {
+            writer_wait: Some(std::time::Duration::ZERO),
+            ..Default::default()
+        };
+        if let Ok(mut t) = floxlog::tape::Tail::open(&seg, opts) {
+            for len in [cut as usize, n, cut as usize / 2, n] {
+                std::fs::write(&seg, &data[..len]).unwrap();
+                // Bounded: each event is one of the input's frames.
+                for _ in 0..=n {
+                    match t.next(Some(std::time::Duration::ZERO)) {
+                        Ok(floxlog::tape::TailNext::Event(_)) => {}
+                        _ => break,
+                    }
+                }
+            }
         }
         std::fs::write(&seg, data).unwrap();
     }

@@ -1,27 +1,17 @@
-//! The pieces of a dataset of tapes (`floxlog.dataset`): a tape's byte
-//! ranges as the read engine's one splitter cuts them ([`Split`]), listed
-//! in one process and read one by one in any process that sees the files.
-//!
-//! A piece is named by its segment file and byte bounds. Reading it lists
-//! the tape again, cuts only that segment with the same settings (the cut
-//! points depend on nothing else) and reads the range whose bounds match:
-//! every range starts at a cut point proven there and then, never at an
-//! offset taken on trust from a pickle. The outcome is judged as
-//! [`Split::settle_next`] judges a sequential read of the segment; when
-//! that judgement depends on the ranges before the piece (its read ended
-//! early, the Sorted flag is checked across the cut, the file is cut
-//! short), those ranges are read first, counting only.
+//! The pieces of a dataset of tapes (`floxlog.dataset`): the read
+//! session's fragments ([`fragments`], [`read_fragment`]: how a tape is
+//! cut and how a fragment's read is judged are the session's), listed in
+//! one process and read one by one in any process that sees the files;
+//! here only the Python arguments and results.
 
 use crate::errors::{error_objects, ErrInfo};
 use crate::read::{judge, list_tape, read_spec, time_ns, type_filter, TimeArg};
 use crate::stream::{ArrowStream, Outcome, Source};
 use crate::wait::interruptible;
 use arrow_array::RecordBatch;
-use floxlog::core::Event;
-use floxlog::tape::read::header_is_unfinished;
-use floxlog::tape::read::{RangeEnd, Settle, Split};
+use floxlog::tape::read::{fragments, read_fragment};
 use floxlog::tape::{OpenedTape, Order, Tape, TapeError};
-use floxlog_arrow::{read_range, ReadSpec, ReadSummary, RecordType, Symbols};
+use floxlog_arrow::{read_piece, ReadSpec, ReadSummary, RecordType, Symbols};
 use pyo3::prelude::*;
 use std::path::{Path, PathBuf};
 
@@ -86,35 +76,14 @@ fn list_pieces(path: &PathBuf, a: &PieceArgs) -> Result<Listing, TapeError> {
             warnings.push(f.localized(&crate::words::PyWords).line());
         }
     }
-    let paths: Vec<PathBuf> = tape.segments.iter().map(|s| s.path.clone()).collect();
     let opened = OpenedTape::open(tape);
-    let split = Split::with_range_bytes(&opened, &spec.config(), a.range_bytes);
-    let mut rows = Vec::new();
-    let mut k = 0;
-    for (seg, p) in paths.iter().enumerate() {
-        if split.segment(k) != Some(seg) {
-            // No range: the file did not open or its header failed. The
-            // piece is the whole segment, and its read says why.
-            rows.push((p.clone(), None, None, None, None, None));
-            continue;
-        }
-        while split.segment(k) == Some(seg) {
-            let (Some((start, end)), Some(h)) = (split.cut(k), split.header(k)) else {
-                break;
-            };
-            let finished = !header_is_unfinished(h);
-            let whole = start.is_none() && end == u64::MAX;
-            rows.push((
-                p.clone(),
-                start,
-                (end != u64::MAX).then_some(end),
-                finished.then_some(h.first_event_ns),
-                finished.then_some(h.last_event_ns),
-                (finished && whole).then_some(u64::from(h.event_count)),
-            ));
-            k += 1;
-        }
-    }
+    let rows = fragments(&opened, &spec.config(), a.range_bytes)
+        .into_iter()
+        .map(|f| {
+            let path = opened.tape.segments[f.segment].path.clone();
+            (path, f.start, f.end, f.first_ns, f.last_ns, f.events)
+        })
+        .collect();
     Ok((rows, warnings, errors))
 }
 
@@ -124,7 +93,7 @@ const RANK_OPEN: u8 = 1;
 const RANK_READ: u8 = 2;
 
 /// What reading a piece gave.
-struct PieceRead {
+struct PieceOut {
     rt: RecordType,
     batches: Vec<RecordBatch>,
     outcome: Outcome,
@@ -149,14 +118,14 @@ fn gone(tape: &Path, seg: &Path) -> TapeError {
 }
 
 /// Reads the piece `[at, until)` of segment `seg` of the tape at `path`.
-fn read_piece(
+fn read_one(
     path: &PathBuf,
     seg: &Path,
     at: Option<u64>,
     until: Option<u64>,
     a: &PieceArgs,
     rows: usize,
-) -> Result<PieceRead, TapeError> {
+) -> Result<PieceOut, TapeError> {
     let mut tape = list_tape(path)?;
     let (rt, spec) = spec_of(&tape, a, rows)?;
     let symbols = Symbols::from_tape(&tape);
@@ -171,7 +140,7 @@ fn read_piece(
     tape.findings.clear();
     let opened = OpenedTape::open(tape);
     let mut outcome = Outcome::default();
-    let mut piece = PieceRead {
+    let mut piece = PieceOut {
         rt,
         batches: Vec::new(),
         outcome: Outcome::default(),
@@ -187,85 +156,33 @@ fn read_piece(
         return Ok(piece);
     }
     piece.rank = RANK_READ;
-    let split = Split::with_range_bytes(&opened, &spec.config(), a.range_bytes);
-    let mut summary = ReadSummary {
-        problems: split.header_problems().to_vec(),
+    let f = read_fragment(
+        &opened,
+        &spec.config(),
+        a.range_bytes,
+        at,
+        until,
+        &mut |p| {
+            let mut bs = Vec::new();
+            let (r, _) = read_piece(p, spec.limits, &symbols, &mut |_, b| {
+                bs.push(b);
+                Ok(())
+            })?;
+            Ok((bs, r))
+        },
+    )?;
+    let summary = ReadSummary {
+        problems: f.problems,
         ..ReadSummary::default()
     };
-    let end = until.unwrap_or(u64::MAX);
-    let wanted: Vec<usize> = (0..split.len())
-        .filter(|&k| (at, until) == (None, None) || split.cut(k) == Some((at, end)))
-        .collect();
-    if wanted.is_empty() && summary.problems.is_empty() {
-        return Err(TapeError::input(
-            Some(seg),
-            format!(
-                "no range of the segment ends at byte {} any more: the segment changed since the \
-                 dataset listed its fragments; list the dataset again",
-                until.map_or("(end)".to_string(), |e| e.to_string())
-            ),
-        )
-        .at(at.unwrap_or(0)));
-    }
-    let mut fatal = None;
-    let mut reads = Vec::new();
-    for &k in &wanted {
-        let mut bs = Vec::new();
-        match read_range(&split, k, spec.limits, &symbols, &mut |_, b| {
-            bs.push(b);
-            Ok(())
-        }) {
-            Ok((r, _)) => reads.push((k, r, bs)),
-            Err(e) => {
-                fatal = Some(e);
-                break;
-            }
-        }
-    }
-    // Judged as a sequential read of the segment judges it, when the
-    // piece's judgement depends on the ranges before it: an end that is a
-    // problem counts the segment's events before it (from its first
-    // range); the Sorted flag checked across the cut needs the range just
-    // before (where earlier ones ended early, a truthful flag leaves this
-    // one empty anyway).
-    let first = wanted.first().copied().unwrap_or(0);
-    let short = opened.checks.first().is_some_and(|c| c.short.is_some());
-    let counts = reads.iter().any(|(k, r, _)| {
-        !matches!(r.end, RangeEnd::Done | RangeEnd::Stopped) || (short && *k + 1 == split.len())
-    });
-    let sorted = reads.iter().any(|(k, _, _)| split.checks_sorted(*k));
-    let replay_from = if counts {
-        0
-    } else if sorted {
-        first.saturating_sub(1)
-    } else {
-        first
-    };
-    let mut st = Settle::default();
-    if first > 0 {
-        for k in replay_from..first {
-            let r = split.read(k, &mut |_: &Event<'_>, _: u64| Ok(()))?;
-            let _ = split.settle_next(&mut st, k, &r);
-        }
-    }
-    let mut ends = false;
-    for (k, r, bs) in reads {
-        let (kept, failed, short) = split.settle_next(&mut st, k, &r);
-        summary.problems.extend(failed);
-        summary.problems.extend(short);
-        if kept {
-            piece.batches.extend(bs);
-        }
-        ends = !kept || !matches!(r.end, RangeEnd::Done);
-    }
+    piece.batches = f.kept.into_iter().flatten().collect();
     judge(&summary, a.strict, &mut outcome);
-    if let Some(e) = fatal {
+    if let Some(e) = f.fatal {
         outcome.errors.push(ErrInfo::from(e));
-        ends = true;
     }
     outcome.done = true;
     piece.outcome = outcome;
-    piece.ends_segment = ends || !summary.problems.is_empty();
+    piece.ends_segment = f.ends_segment;
     Ok(piece)
 }
 
@@ -333,7 +250,7 @@ pub fn read_dataset_piece<'py>(
         range_bytes,
     };
     let p = interruptible(py, "floxlog-read", move || {
-        read_piece(&path, &segment, at, until, &a, rows)
+        read_one(&path, &segment, at, until, &a, rows)
     })?;
     let errors = error_objects(py, &p.outcome.errors)?;
     let warnings = p.outcome.warnings.clone();

@@ -2,9 +2,8 @@
 
 use super::common::{progress, report_listing, CmdResult, Sink, TapeArgs, WriteOpts};
 use floxlog::core::{Compression, FrameHeader, ReadOptions, Segment, UnknownTypes};
-use floxlog::tape::read::Problem;
-use floxlog::tape::read::{read_ahead, Ahead};
-use floxlog::tape::{Filter, OpenedTape, Order, ReadConfig, ReadOutcome, TapeError};
+use floxlog::tape::read::{Request, Session};
+use floxlog::tape::{Order, ReadConfig, TapeError};
 use std::path::PathBuf;
 
 /// Rewrite tapes with other settings, copying every record byte for byte.
@@ -65,7 +64,27 @@ pub fn run(a: Args) -> CmdResult {
         )
         .with_hint("restore them, or pass --allow-missing to convert the rest (the summary lists what was left out)"));
     }
-    let mut opened = OpenedTape::open(tape);
+    let request = Request {
+        config: ReadConfig {
+            order: if a.order == OrderArg::Time {
+                Order::Time
+            } else {
+                Order::File
+            },
+            read: ReadOptions {
+                verify_crc: true,
+                unknown_types: UnknownTypes::Reject,
+                ..ReadOptions::default()
+            },
+            ..ReadConfig::default()
+        },
+        // Every record or nothing: a torn tail too is an error.
+        strict: true,
+        threads: a.jobs,
+        allow_missing: a.allow_missing,
+    };
+    let mut session = Session::open(tape, request);
+    let opened = session.opened();
     if let Some(e) = opened.open_errors.first() {
         return Err(e.clone());
     }
@@ -79,31 +98,16 @@ pub fn run(a: Args) -> CmdResult {
     }
     let compression = a.write.compression.map_or(comp, Into::into);
     let total = opened.total_bytes();
-    let cfg = ReadConfig {
-        order: if a.order == OrderArg::Time {
-            Order::Time
-        } else {
-            Order::File
-        },
-        filter: Filter::default(),
-        reorder_bytes: floxlog::tape::read::DEFAULT_REORDER_BYTES,
-        read: ReadOptions {
-            verify_crc: true,
-            unknown_types: UnknownTypes::Reject,
-            ..ReadOptions::default()
-        },
-    };
     let result = (|| -> Result<(u64, u64, u64), TapeError> {
         let mut sink = Sink::create(&a.output, &a.write, compression, exch)?;
         // Symbol names travel with the events (a single segment file has
         // nowhere to keep them).
-        if let Some(md) = opened.tape.merged_metadata() {
+        if let Some(md) = session.opened().tape.merged_metadata() {
             sink.set_metadata(md);
         }
         let pb = progress(total, "convert");
         let mut n = 0u64;
         let mut frame_bytes = 0u64;
-        let mut problems: Vec<Problem> = Vec::new();
         let mut copy = |ft: u8, payload: &[u8]| -> Result<(), TapeError> {
             sink.append_raw(ft, payload)?;
             frame_bytes += (FrameHeader::LEN + payload.len()) as u64;
@@ -113,34 +117,9 @@ pub fn run(a: Args) -> CmdResult {
             }
             Ok(())
         };
-        // Both loops stop at the first frame after a problem (read_ahead
-        // hands problems out where the sequential reader records them):
-        // strict, a torn tail too is an error.
-        let stop =
-            |problems: &[Problem]| ReadOutcome::new(problems, true).error().map_or(Ok(()), Err);
-        if cfg.order == Order::File && floxlog::par::threads(a.jobs) > 1 {
-            read_ahead(&opened, cfg.read, a.jobs, &mut |x| match x {
-                Ahead::Frame {
-                    frame_type,
-                    payload,
-                } => {
-                    copy(frame_type, payload)?;
-                    stop(&problems)
-                }
-                Ahead::Problem(p) => {
-                    problems.push(p);
-                    Ok(())
-                }
-            })?;
-        } else {
-            let mut r = opened.reader(&cfg);
-            while let Some(it) = r.next_item()? {
-                copy(it.frame.header.frame_type, it.frame.payload)?;
-                stop(r.problems())?;
-            }
-            problems = r.problems().to_vec();
-        }
-        if let Some(e) = ReadOutcome::new(&problems, true).error() {
+        // The session stops at the first frame after a problem.
+        session.frames(&mut copy)?;
+        if let Some(e) = session.error() {
             return Err(e.with_hint(
                 "convert copies every record or nothing: `floxlog recover FILE` first keeps the complete events",
             ));

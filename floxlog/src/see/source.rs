@@ -4,7 +4,7 @@
 
 use crate::tape::read::merge::{Filter, OpenedTape, Order, ReadConfig};
 use crate::tape::read::Problem;
-use crate::tape::read::{DEFAULT_REORDER_BYTES, DEFAULT_REORDER_WINDOW};
+use crate::tape::read::DEFAULT_REORDER_BYTES;
 use crate::tape::{ReadOutcome, Tape, TapeError};
 use floxlog_core::{Event, ReadOptions};
 
@@ -31,7 +31,6 @@ pub fn read_events(
     let cfg = ReadConfig {
         order: Order::Time,
         filter,
-        reorder_window: DEFAULT_REORDER_WINDOW,
         reorder_bytes: DEFAULT_REORDER_BYTES,
         read,
     };

@@ -232,7 +232,7 @@ impl<'a> Scanner<'a> {
 
     /// Reads the frames (or LZ4 blocks) that start in `[start, end)`;
     /// `start` is a boundary from the engine's splitter
-    /// ([`crate::tape::read::Split::bounds`]), or the first frame.
+    /// (the session's pieces), or the first frame.
     /// `progress` gets the offset reached now and then.
     pub fn scan_range(&self, start: u64, end: u64, progress: &mut dyn FnMut(u64)) -> RangeScan {
         let mut p = RangeScan {

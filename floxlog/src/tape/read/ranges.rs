@@ -272,11 +272,6 @@ impl<'a> Split<'a> {
         self.ranges.len()
     }
 
-    /// Whether there are no ranges.
-    pub fn is_empty(&self) -> bool {
-        self.ranges.is_empty()
-    }
-
     /// The tape segment (index in `tape.segments`) range `i` is part of.
     pub fn segment(&self, i: usize) -> Option<usize> {
         self.ranges.get(i).map(|c| self.inputs[c.input].segment)

@@ -1,9 +1,9 @@
 //! A tape's frames in file order, decoded ahead on a worker pool.
 //!
 //! For copying a whole tape (`floxlog convert`): the read engine's ranges
-//! ([`crate::tape::read::Split`]: at LZ4 block or proven frame boundaries) are
+//! ([`Split`]: at LZ4 block or proven frame boundaries) are
 //! read, CRC-checked and decompressed on the engine's threads
-//! ([`crate::tape::read::run_parallel_each`]), while the caller's thread takes
+//! ([`run_parallel_each`]), while the caller's thread takes
 //! their frames in order. What the caller sees is what a [`crate::tape::TapeReader`]
 //! in file order without a filter gives: the same frames in the same order,
 //! and each [`Problem`] at the point where that reader records it (segments
@@ -14,8 +14,9 @@
 
 use crate::tape::error::TapeError;
 use crate::tape::read::merge::{OpenedTape, Order, ReadConfig};
+use crate::tape::read::parallel::run_parallel_each;
 use crate::tape::read::problem::Problem;
-use crate::tape::read::{run_parallel_each, RangeRead, Settle, Split};
+use crate::tape::read::ranges::{RangeRead, Settle, Split};
 use floxlog_core::ReadOptions;
 
 /// Target size of a range (file bytes).

@@ -1,0 +1,193 @@
+//! A read session: one request ([`Request`]: what to read, in which
+//! order, how strictly, on how many threads) over one opened tape, the
+//! plan chosen from the request before any decoding ([`Plan`]), and one
+//! outcome that folds the segments that could not be opened and the
+//! problems the read found ([`Session::error`]), so "did the read fail"
+//! is one question.
+//!
+//! Front ends hand it a sink; how the tape is cut and on which threads it
+//! is read stays here: frames ([`Session::frames`]), pieces read on
+//! several threads and judged as one sequential read ([`pieces`]), and a
+//! dataset's fragments, listed and read one at a time ([`fragments`],
+//! [`read_fragment`]).
+
+use crate::tape::dir::Tape;
+use crate::tape::error::TapeError;
+use crate::tape::read::merge::{Item, OpenedTape, Order, ReadConfig};
+use crate::tape::read::outcome::ReadOutcome;
+use crate::tape::read::problem::Problem;
+use crate::tape::read::read_ahead::{read_ahead, Ahead};
+
+mod fragment;
+mod pieces;
+
+pub use fragment::{fragments, read_fragment, Fragment, FragmentRead};
+pub use pieces::{pieces, Piece, PieceRead, Pieces, Proof};
+
+/// What takes a session's frames: type and payload.
+pub type FrameSink<'f> = dyn FnMut(u8, &[u8]) -> Result<(), TapeError> + 'f;
+
+/// What a session reads and how.
+#[derive(Clone, Debug, Default)]
+pub struct Request {
+    /// Order, filter and per-segment read options.
+    pub config: ReadConfig,
+    /// A torn tail is an error too.
+    pub strict: bool,
+    /// Threads decoding (0: one per core).
+    pub threads: usize,
+    /// Listed segments that cannot be read (missing files, names outside
+    /// the tape directory) are no error of the read.
+    pub allow_missing: bool,
+}
+
+/// How a session reads, decided from its request before decoding.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Plan {
+    /// One pass on the calling thread (the merge, or one thread).
+    OnePass,
+    /// The tape cut into ranges decoded on several threads, handed out in
+    /// file order.
+    Ranges,
+}
+
+/// One read of one tape; see the module docs.
+pub struct Session {
+    opened: OpenedTape,
+    request: Request,
+    problems: Vec<Problem>,
+}
+
+impl Session {
+    /// Maps every segment of `tape` for `request`.
+    pub fn open(tape: Tape, request: Request) -> Session {
+        Session {
+            opened: OpenedTape::open(tape),
+            request,
+            problems: Vec::new(),
+        }
+    }
+
+    /// The opened tape (its listing, files and open errors).
+    pub fn opened(&self) -> &OpenedTape {
+        &self.opened
+    }
+
+    /// How [`Session::frames`] reads: ranges only in file order without
+    /// a filter on more than one thread.
+    pub fn frames_plan(&self) -> Plan {
+        let c = &self.request.config;
+        if c.order == Order::File && no_filter(c) && crate::par::threads(self.request.threads) > 1 {
+            Plan::Ranges
+        } else {
+            Plan::OnePass
+        }
+    }
+
+    /// Hands every event that passes the filter to `f` in the request's
+    /// order (one pass: the per-event path), stopping with the error at the
+    /// first event after a problem the request counts as an error. The
+    /// problems found are then in [`Session::problems`]; whether the read
+    /// failed is [`Session::error`].
+    pub fn events(
+        &mut self,
+        f: &mut dyn FnMut(&Item<'_>) -> Result<(), TapeError>,
+    ) -> Result<(), TapeError> {
+        let strict = self.request.strict;
+        let cfg = self.request.config.clone();
+        let mut r = self.opened.reader(&cfg);
+        let res = (|| {
+            while let Some(it) = r.next_item()? {
+                f(&it)?;
+                if let Some(e) = ReadOutcome::new(r.problems(), strict).error() {
+                    return Err(e);
+                }
+            }
+            Ok(())
+        })();
+        self.problems = r.problems().to_vec();
+        res
+    }
+
+    /// Hands every frame (type and payload, byte for byte) to `f` in the
+    /// request's order, the same for either plan; stops with the error at
+    /// the first frame after a problem the request counts as an error.
+    /// The problems found are then in [`Session::problems`].
+    pub fn frames(&mut self, f: &mut FrameSink<'_>) -> Result<(), TapeError> {
+        let strict = self.request.strict;
+        let stop = |problems: &[Problem]| {
+            ReadOutcome::new(problems, strict)
+                .error()
+                .map_or(Ok(()), Err)
+        };
+        let mut problems = Vec::new();
+        let r = match self.frames_plan() {
+            Plan::Ranges => read_ahead(
+                &self.opened,
+                self.request.config.read,
+                self.request.threads,
+                &mut |x| match x {
+                    Ahead::Frame {
+                        frame_type,
+                        payload,
+                    } => {
+                        f(frame_type, payload)?;
+                        stop(&problems)
+                    }
+                    Ahead::Problem(p) => {
+                        problems.push(p);
+                        Ok(())
+                    }
+                },
+            ),
+            Plan::OnePass => {
+                let cfg = self.request.config.clone();
+                let mut r = self.opened.reader(&cfg);
+                let res = (|| {
+                    while let Some(it) = r.next_item()? {
+                        f(it.frame.header.frame_type, it.frame.payload)?;
+                        stop(r.problems())?;
+                    }
+                    Ok(())
+                })();
+                problems = r.problems().to_vec();
+                res
+            }
+        };
+        self.problems = problems;
+        r
+    }
+
+    /// The problems the last read found, in the order it found them.
+    pub fn problems(&self) -> &[Problem] {
+        &self.problems
+    }
+
+    /// The read's problems, judged by the request's strictness.
+    pub fn outcome(&self) -> ReadOutcome<'_> {
+        ReadOutcome::new(&self.problems, self.request.strict)
+    }
+
+    /// Whether the read failed, and why (one answer for the whole read): a
+    /// listed segment that cannot be read (unless the request allows it),
+    /// then a segment that could not be opened, then the first problem
+    /// judged an error.
+    pub fn error(&self) -> Option<TapeError> {
+        let unread = self
+            .opened
+            .tape
+            .unread()
+            .next()
+            .filter(|_| !self.request.allow_missing);
+        unread
+            .map(|f| TapeError::input(f.path.as_deref(), f.message.clone()))
+            .or_else(|| self.opened.open_errors.first().cloned())
+            .or_else(|| self.outcome().error())
+    }
+}
+
+/// Whether `c` keeps every event (ranges hand out every frame).
+fn no_filter(c: &ReadConfig) -> bool {
+    let f = &c.filter;
+    f.from.is_none() && f.to.is_none() && f.symbols.is_none() && f.types.is_none()
+}

@@ -1,0 +1,123 @@
+//! A tape read in pieces on several threads, judged as one sequential
+//! read: the front end supplies what to do with a piece's events.
+
+use crate::tape::error::TapeError;
+use crate::tape::read::merge::{OpenedTape, Order, ReadConfig};
+use crate::tape::read::parallel::{concat_order, run_parallel};
+use crate::tape::read::problem::Problem;
+use crate::tape::read::ranges::{RangeRead, RangeSink as ColumnSink, Split};
+use std::path::Path;
+
+/// How the cuts between pieces are proven (see [`pieces`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Proof {
+    /// Before any read (index entries walked on the frame chain): the
+    /// pieces always settle.
+    Before,
+    /// By the reads themselves (saves a pass over every frame header; a
+    /// cut they do not prove makes [`pieces`] give `None`).
+    ByReads,
+}
+
+/// What a front end made of a piece, and how the piece's read went.
+pub type Made<T> = Result<(T, PieceRead), TapeError>;
+
+/// One piece of a tape as a worker reads it (see [`pieces`]).
+pub struct Piece<'a> {
+    pub(super) split: &'a Split<'a>,
+    pub(super) index: usize,
+}
+
+/// How a piece's read went; [`pieces`] judges it.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PieceRead(pub(super) RangeRead);
+
+impl Piece<'_> {
+    /// Its place among the pieces (tape order).
+    pub fn index(&self) -> usize {
+        self.index
+    }
+
+    /// The segment (index in the tape) it belongs to.
+    pub fn segment(&self) -> Option<usize> {
+        self.split.segment(self.index)
+    }
+
+    /// Its segment file's path.
+    pub fn path(&self) -> Option<&Path> {
+        self.split.path(self.index)
+    }
+
+    /// Its events into `sink` with their frame (or block) offsets, runs of
+    /// trades through the core's batch kernel into the sink's columns
+    /// (the engine's one batch loop). An error of the sink ends the read.
+    pub fn read<K: ColumnSink + ?Sized>(&self, sink: &mut K) -> Result<PieceRead, TapeError> {
+        self.split.read(self.index, sink).map(PieceRead)
+    }
+}
+
+/// What [`pieces`] read, judged as a sequential read.
+pub struct Pieces<T> {
+    /// Every piece's result with its segment and whether a sequential
+    /// read reaches it (a piece it does not reach holds no event of the
+    /// tape's), in tape order.
+    pub all: Vec<(T, Option<usize>, bool)>,
+    /// The pieces to concatenate for the request's order (indexes into
+    /// `all`, reached pieces only).
+    pub order: Vec<usize>,
+    /// The problems a sequential read reports.
+    pub problems: Vec<Problem>,
+}
+
+/// Reads `opened` cut into pieces of at least `min_piece_bytes` on `jobs`
+/// threads (0: one per core), `work` reading each (calling
+/// [`Piece::read`] once); `None` when the pieces are no sequential read's
+/// (a cut taken on trust not proven, or time order that concatenation
+/// cannot give): the caller then reads in one pass.
+pub fn pieces<T: Send>(
+    opened: &OpenedTape,
+    cfg: &ReadConfig,
+    jobs: usize,
+    min_piece_bytes: u64,
+    proof: Proof,
+    work: &(dyn Fn(&Piece<'_>) -> Made<T> + Sync),
+) -> Result<Option<Pieces<T>>, TapeError> {
+    let split = match proof {
+        Proof::Before => Split::new(opened, cfg, jobs, min_piece_bytes),
+        Proof::ByReads => Split::on_trust(opened, cfg, jobs, min_piece_bytes),
+    };
+    let done = run_parallel(split.len(), jobs, &|i| {
+        work(&Piece {
+            split: &split,
+            index: i,
+        })
+    })?;
+    let segments: Vec<Option<usize>> = (0..split.len()).map(|i| split.segment(i)).collect();
+    let reads: Vec<RangeRead> = done.iter().map(|d| d.1 .0).collect();
+    let Some((keep, problems)) = split.settle(&reads) else {
+        return Ok(None);
+    };
+    let reached: Vec<usize> = (0..keep.len()).filter(|&i| keep[i]).collect();
+    let order = match cfg.order {
+        Order::File => reached,
+        Order::Time => {
+            let tracks: Vec<_> = reached.iter().map(|&i| reads[i].track).collect();
+            match concat_order(&tracks) {
+                Some(o) => o.into_iter().map(|k| reached[k]).collect(),
+                // Pieces that overlap in time need the engine's merge.
+                None => return Ok(None),
+            }
+        }
+    };
+    let all = done
+        .into_iter()
+        .zip(segments)
+        .zip(keep)
+        .map(|(((t, _), s), k)| (t, s, k))
+        .collect();
+    Ok(Some(Pieces {
+        all,
+        order,
+        problems,
+    }))
+}
