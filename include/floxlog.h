@@ -1838,6 +1838,30 @@ typedef struct floxlog_tape_writer_stats {
    * none); appends then fail with it.
    */
   char last_error[FLOXLOG_TAPE_MESSAGE_LEN];
+  /**
+   * Journal: 1 while a segment ahead could not be reserved (a full
+   * disk, say): appends go on into the segments reserved already and
+   * the reservation is retried with back-off; once those are used up
+   * an append with nowhere to go fails (nothing acknowledged is lost).
+   */
+  uint8_t low_space;
+  /**
+   * Journal: reservations of a segment ahead that failed so far.
+   */
+  uint64_t reservation_failures;
+  /**
+   * Journal: wall-clock ns of the last of them (0: none).
+   */
+  int64_t last_reservation_error_ns;
+  /**
+   * 1 if `last_reservation_error` was cut to fit.
+   */
+  uint8_t last_reservation_error_truncated;
+  /**
+   * Journal: the last failed reservation's error, NUL-terminated
+   * (empty: none; kept after space is found).
+   */
+  char last_reservation_error[FLOXLOG_TAPE_MESSAGE_LEN];
 } floxlog_tape_writer_stats;
 #endif
 
@@ -3779,7 +3803,8 @@ floxlog_result floxlog_tape_writer_config_default(struct floxlog_tape_writer_con
 /**
  * Fills `*out` with the writer's health: the event counts, segments,
  * bytes reserved and used, the background thread's queue, lag and
- * wake-ups, the last rotation, the last background error and when. Safe
+ * wake-ups, the last rotation, the last background error and when, the
+ * low-space state and the last failed reservation. Safe
  * from any thread, also while other threads append through the writer or
  * its appenders (it waits at most for one append); after close, the
  * counts as of the close.

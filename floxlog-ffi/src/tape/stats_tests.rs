@@ -76,6 +76,14 @@ fn stats_are_read_from_another_thread_while_the_writer_appends() {
         assert!(live.bytes_reserved > 0 && live.bytes_used > 0);
         assert!(live.last_rotation_ns > 0);
         assert_eq!((live.last_error[0], live.last_error_ns), (0, 0));
+        assert_eq!((live.low_space, live.reservation_failures), (0, 0));
+        assert_eq!(
+            (
+                live.last_reservation_error[0],
+                live.last_reservation_error_ns
+            ),
+            (0, 0)
+        );
         assert_eq!(
             floxlog_tape_writer_get_stats(w, core::ptr::null_mut(), &mut err),
             FLOXLOG_NULL_POINTER

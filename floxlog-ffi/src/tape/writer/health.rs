@@ -44,11 +44,26 @@ pub struct floxlog_tape_writer_stats {
     /// Journal: the background thread's failure, NUL-terminated (empty:
     /// none); appends then fail with it.
     pub last_error: [c_char; FLOXLOG_TAPE_MESSAGE_LEN],
+    /// Journal: 1 while a segment ahead could not be reserved (a full
+    /// disk, say): appends go on into the segments reserved already and
+    /// the reservation is retried with back-off; once those are used up
+    /// an append with nowhere to go fails (nothing acknowledged is lost).
+    pub low_space: u8,
+    /// Journal: reservations of a segment ahead that failed so far.
+    pub reservation_failures: u64,
+    /// Journal: wall-clock ns of the last of them (0: none).
+    pub last_reservation_error_ns: i64,
+    /// 1 if `last_reservation_error` was cut to fit.
+    pub last_reservation_error_truncated: u8,
+    /// Journal: the last failed reservation's error, NUL-terminated
+    /// (empty: none; kept after space is found).
+    pub last_reservation_error: [c_char; FLOXLOG_TAPE_MESSAGE_LEN],
 }
 
 /// Fills `*out` with the writer's health: the event counts, segments,
 /// bytes reserved and used, the background thread's queue, lag and
-/// wake-ups, the last rotation, the last background error and when. Safe
+/// wake-ups, the last rotation, the last background error and when, the
+/// low-space state and the last failed reservation. Safe
 /// from any thread, also while other threads append through the writer or
 /// its appenders (it waits at most for one append); after close, the
 /// counts as of the close.
@@ -80,9 +95,18 @@ pub unsafe extern "C" fn floxlog_tape_writer_get_stats(
             last_error_ns: h.last_error_ns,
             last_error_truncated: 0,
             last_error: [0; FLOXLOG_TAPE_MESSAGE_LEN],
+            low_space: u8::from(h.low_space),
+            reservation_failures: h.reservation_failures,
+            last_reservation_error_ns: h.last_reservation_error_ns,
+            last_reservation_error_truncated: 0,
+            last_reservation_error: [0; FLOXLOG_TAPE_MESSAGE_LEN],
         };
         if let Some(e) = &h.last_error {
             s.last_error_truncated = u8::from(put_str(&mut s.last_error, e));
+        }
+        if let Some(e) = &h.last_reservation_error {
+            s.last_reservation_error_truncated =
+                u8::from(put_str(&mut s.last_reservation_error, e));
         }
         // SAFETY: checked above.
         unsafe { put(out, s) };

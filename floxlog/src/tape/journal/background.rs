@@ -8,11 +8,16 @@
 //! wake page's system calls): no periodic wake-up. The appending thread
 //! rings it only when work is due (a segment handed over, the window to
 //! move, an fsync asked for) and then only makes a system call when the
-//! thread is asleep: an append makes none. It waits (on the condition
+//! thread is asleep: an append makes none.
+//!
+//! A segment it cannot prepare (a full disk) is retried with back-off,
+//! not a failure of the writer (see [`super::space`]). It waits (on the condition
 //! variable) only when the next segment is not prepared yet, or to close,
 //! flush or sync.
 
 use super::prepare::{discard, prepare, MapStorage, Plan, Prepared, SegShared};
+pub(super) use super::space::Ask;
+use super::space::Space;
 use crate::tape::dir::manifest::{sync_dir, Manifest, ManifestSegment};
 use crate::tape::dir::Layout;
 use crate::tape::error::TapeError;
@@ -54,13 +59,8 @@ pub(super) struct Finishing {
 }
 
 pub(super) enum Job {
-    /// Prepare the next segment of series slot `si`.
-    Prepare {
-        si: usize,
-        series: &'static str,
-        created: i64,
-        number: u32,
-    },
+    /// Prepare the next segment of a series slot.
+    Prepare(Ask),
     Finish(Finishing),
     Discard(Box<Prepared>),
 }
@@ -100,6 +100,8 @@ pub(super) struct State {
     /// events, for `sync`.
     pub(super) closed_unsynced: Vec<(PathBuf, u64)>,
     pub(super) failed: Option<TapeError>,
+    /// Segments that could not be prepared ahead, retried (see `space`).
+    pub(super) space: Space,
     busy: bool,
     stop: bool,
 }
@@ -217,14 +219,28 @@ impl Background {
 
     /// The oldest prepared segment of slot `si`, waiting for it if needed
     /// (it was requested before).
+    /// If its preparation failed (a full disk), one more attempt is asked
+    /// for at once, and its failure returned: the appender has nowhere
+    /// to go (see `space`).
     pub(super) fn take_ready(&self, si: usize) -> Result<Box<Prepared>, TapeError> {
         let mut g = lock(&self.shared);
+        let mut asked = None;
         loop {
             if let Some(p) = g.ready.get_mut(si).and_then(VecDeque::pop_front) {
                 return Ok(p);
             }
             if let Some(e) = &g.failed {
                 return Err(e.clone());
+            }
+            if g.space.holds(si) {
+                match asked {
+                    None => {
+                        asked = Some(g.space.attempts);
+                        g.space.retry_now = true;
+                    }
+                    Some(a) if g.space.attempts > a => return Err(g.space.no_room()),
+                    Some(_) => {}
+                }
             }
             drop(g);
             self.shared.notify();
@@ -313,12 +329,37 @@ fn syncs_due(g: &State) -> Vec<Arc<SegShared>> {
 fn run(s: &Shared) {
     let mut g = lock(s);
     loop {
+        if g.space.low() {
+            // Requests queued behind a failed one wait behind it (names
+            // stay in order).
+            let (asks, rest): (VecDeque<_>, VecDeque<_>) = std::mem::take(&mut g.jobs)
+                .into_iter()
+                .partition(|j| matches!(j, Job::Prepare(_)));
+            g.jobs = rest;
+            for j in asks {
+                if let Job::Prepare(a) = j {
+                    g.space.deferred.push_back(a);
+                }
+            }
+        }
+        if !g.stop && g.failed.is_none() && g.space.due(std::time::Instant::now()) {
+            if let Some(ask) = g.space.take() {
+                g.busy = true;
+                drop(g);
+                let made = prepare_ask(s, ask);
+                g = lock(s);
+                g.busy = false;
+                settle(&mut g, ask, made);
+                s.cv.notify_all();
+                continue;
+            }
+        }
         // Preparing the next segment goes first: the appending thread may
         // need it before a finalisation (an fsync of a whole segment) ends.
         let first = g
             .jobs
             .iter()
-            .position(|j| matches!(j, Job::Prepare { .. }))
+            .position(|j| matches!(j, Job::Prepare(_)))
             .unwrap_or(0);
         if let Some(job) = g.jobs.remove(first) {
             // The next job waits from now (an approximation of its wait).
@@ -329,12 +370,18 @@ fn run(s: &Shared) {
             drop(g);
             // After a failure nothing more is written; unused files stay
             // for `recover`.
-            if !failed {
+            if failed {
+                g = lock(s);
+            } else if let Job::Prepare(ask) = job {
+                let made = prepare_ask(s, ask);
+                g = lock(s);
+                settle(&mut g, ask, made);
+            } else {
                 if let Err(e) = do_job(s, job) {
                     fail(s, e);
                 }
+                g = lock(s);
             }
-            g = lock(s);
             g.busy = false;
             s.cv.notify_all();
             continue;
@@ -379,13 +426,17 @@ fn run(s: &Shared) {
 fn sleep<'a>(s: &'a Shared, g: MutexGuard<'a, State>) -> MutexGuard<'a, State> {
     s.bell.store(1, Ordering::SeqCst);
     let failed = g.failed.is_some();
+    let now = std::time::Instant::now();
     let work = !g.jobs.is_empty()
+        || g.space.due(now)
         || g.stop
         || g.live.iter().any(|l| l.window.due())
         || (!failed && !syncs_due(&g).is_empty());
+    // A deferred reservation is tried again when its back-off ends.
+    let max = g.space.sleep_for(now, SLEEP_MAX);
     drop(g);
     if !work {
-        let woke = crate::tape::wake::futex::wait(&s.bell, 1, SLEEP_MAX);
+        let woke = crate::tape::wake::futex::wait(&s.bell, 1, max);
         if woke == crate::tape::wake::Woke::Unsupported {
             // No futex on this platform: look again after a tick.
             std::thread::sleep(TICK);
@@ -404,23 +455,40 @@ fn tick<'a>(s: &'a Shared, g: MutexGuard<'a, State>) -> MutexGuard<'a, State> {
 }
 
 fn do_job(s: &Shared, job: Job) -> Result<(), TapeError> {
-    let set = &s.settings;
     match job {
-        Job::Prepare {
-            si,
-            series,
-            created,
-            number,
-        } => {
-            let p = prepare(&plan(set, series, created, number, set.frames_cap))?;
-            if let Some(r) = lock(s).ready.get_mut(si) {
-                r.push_back(Box::new(p));
-            }
-            s.cv.notify_all();
+        Job::Prepare(ask) => {
+            let made = prepare_ask(s, ask);
+            settle(&mut lock(s), ask, made);
             Ok(())
         }
         Job::Discard(p) => discard(*p),
         Job::Finish(f) => finish(s, f),
+    }
+}
+
+/// Prepares the segment `ask` asks for.
+fn prepare_ask(s: &Shared, ask: Ask) -> Result<Prepared, TapeError> {
+    let set = &s.settings;
+    prepare(&plan(
+        set,
+        ask.series,
+        ask.created,
+        ask.number,
+        set.frames_cap,
+    ))
+}
+
+/// Files a preparation's outcome: the segment among the ready ones, or
+/// the request among those retried (not a failure of the writer).
+fn settle(g: &mut State, ask: Ask, made: Result<Prepared, TapeError>) {
+    match made {
+        Ok(p) => {
+            if let Some(r) = g.ready.get_mut(ask.si) {
+                r.push_back(Box::new(p));
+            }
+            g.space.succeeded();
+        }
+        Err(e) => g.space.failed(ask, e),
     }
 }
 

@@ -48,6 +48,7 @@ mod background;
 mod batch;
 mod map;
 mod prepare;
+mod space;
 mod window;
 
 use super::dir::{series_of, Layout, MIXED, SERIES};
@@ -289,12 +290,12 @@ impl Journal {
             self.ahead_created = created;
             let number = self.numbers[si];
             self.numbers[si] += 1;
-            self.bg.push([Job::Prepare {
+            self.bg.push([Job::Prepare(background::Ask {
                 si,
                 series,
                 created,
                 number,
-            }]);
+            })]);
         }
         Ok(())
     }
@@ -568,6 +569,10 @@ impl Journal {
             .map_or(0, |t| t.elapsed().as_nanos().min(u64::MAX as u128) as u64);
         h.last_error = g.failed.as_ref().map(|e| e.to_string());
         h.last_error_ns = g.failed_ns;
+        h.low_space = g.space.low();
+        h.reservation_failures = g.space.failures;
+        h.last_reservation_error = g.space.last_error.as_ref().map(|e| e.to_string());
+        h.last_reservation_error_ns = g.space.last_error_ns;
         drop(g);
         h.background_wakeups = self.bg.shared.wakeups.load(Ordering::Relaxed);
     }

@@ -159,6 +159,11 @@ pub(super) fn reserve_file(
     frames_cap: u64,
 ) -> Result<Reserved, TapeError> {
     let tmp = dir.join(tmp_name);
+    #[cfg(test)]
+    if full::is_full(dir) {
+        let e = std::io::Error::from_raw_os_error(libc::ENOSPC);
+        return Err(TapeError::io(&tmp, "reserving the segment", e));
+    }
     let entries = planned_entries(segment, frames_cap);
     let cap = round_up(frames_cap + floxlog_core::index::trailer_len(entries) as u64);
     let file = std::fs::OpenOptions::new()
@@ -267,4 +272,28 @@ pub(super) fn discard(p: Prepared) -> Result<(), TapeError> {
     let path = p.shared.path.clone();
     drop(p);
     std::fs::remove_file(&path).map_err(|e| TapeError::io(&path, "removing an unused segment", e))
+}
+
+/// Unit tests' full disk: reservations in the directories listed fail
+/// as `fallocate` does on a full file system (the tmpfs test in
+/// `floxlog/tests` fills a real one where the machine lets it mount one).
+#[cfg(test)]
+pub(super) mod full {
+    use std::path::{Path, PathBuf};
+    use std::sync::Mutex;
+
+    static FULL: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+    pub(in crate::tape::journal) fn set(dir: &Path, full: bool) {
+        let mut v = FULL.lock().unwrap_or_else(|e| e.into_inner());
+        v.retain(|d| d != dir);
+        if full {
+            v.push(dir.to_path_buf());
+        }
+    }
+
+    pub(super) fn is_full(dir: &Path) -> bool {
+        let v = FULL.lock().unwrap_or_else(|e| e.into_inner());
+        v.iter().any(|d| d == dir)
+    }
 }

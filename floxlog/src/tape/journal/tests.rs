@@ -98,3 +98,80 @@ fn the_window_of_ready_pages_follows_the_appender() {
     assert!(rep.passed(true), "{:?}", rep.findings);
     assert_eq!(rep.events, n);
 }
+
+/// A full disk: the reservation of a segment ahead fails, and the writer
+/// goes on into the segments reserved already (reporting `low_space`);
+/// only the append with nowhere to go fails, with the reservation's
+/// error; once space is found the next append goes in, and every
+/// acknowledged event reads back.
+#[test]
+fn a_full_disk_is_recorded_through_until_nothing_is_reserved() {
+    let t = tempfile::tempdir().unwrap();
+    let per = 100u64;
+    let cfg = TapeWriterConfig {
+        journal: true,
+        max_segment_bytes: 64 + 60 * per,
+        created_ns: Some(100),
+        durability: Durability::None,
+        ..TapeWriterConfig::default()
+    };
+    let mut j = Journal::create(t.path(), cfg, 100, Start::default()).unwrap();
+    let health = |j: &Journal| {
+        let mut h = TapeWriterHealth::default();
+        j.add_health(&mut h);
+        h
+    };
+    j.append(&trade(0)).unwrap();
+    j.bg.wait_idle().unwrap();
+    assert!(!health(&j).low_space);
+    prepare::full::set(t.path(), true);
+    let mut acked = 1u64;
+    let mut low_at = None;
+    let err = loop {
+        match j.append(&trade(acked)) {
+            Ok(()) => acked += 1,
+            Err(e) => break e,
+        }
+        if acked == per + 1 {
+            // The first rotation asked for a segment ahead: its
+            // reservation is tried (and fails) before the appends go on.
+            j.bg.wait_idle().unwrap();
+        }
+        let h = health(&j);
+        if h.low_space && low_at.is_none() {
+            low_at = Some(acked);
+            assert!(h.reservation_failures >= 1);
+            let last = h.last_reservation_error.unwrap_or_default();
+            assert!(last.contains("reserving the segment"), "{last}");
+        }
+    };
+    // The live segment and the two reserved ahead were filled.
+    assert_eq!(acked, 3 * per);
+    // Reported from the first failed reservation on, with the
+    // appends going on after it.
+    assert_eq!(low_at, Some(per + 1));
+    assert!(
+        err.message.contains("no room for the next segment"),
+        "{err}"
+    );
+    assert_eq!(
+        err.kind,
+        crate::tape::error::TapeErrorKind::Io(std::io::ErrorKind::StorageFull)
+    );
+    // Still no room: the same error again, not a dead writer.
+    assert!(j.append(&trade(acked)).is_err());
+    prepare::full::set(t.path(), false);
+    for _ in 0..2 * per {
+        j.append(&trade(acked)).unwrap();
+        acked += 1;
+    }
+    j.bg.wait_idle().unwrap();
+    let h = health(&j);
+    assert!(!h.low_space);
+    assert!(h.last_error.is_none(), "{:?}", h.last_error);
+    j.close_all().unwrap();
+    let tape = crate::tape::Tape::open(&[t.path().to_path_buf()], Default::default()).unwrap();
+    let rep = crate::tape::check::verify_tape(&tape, Default::default(), &mut |_| {});
+    assert!(rep.passed(true), "{:?}", rep.findings);
+    assert_eq!(rep.events, acked);
+}

@@ -202,6 +202,18 @@ pub struct TapeWriterHealth {
     pub last_error: Option<String>,
     /// Journal: wall-clock ns of that failure (0: none).
     pub last_error_ns: i64,
+    /// Journal: true while a segment ahead could not be reserved (a full
+    /// disk, say): the appends go on into the segments reserved already,
+    /// and the reservation is retried with back-off; once those are used
+    /// up, an append with nowhere to go fails (nothing acknowledged is
+    /// lost). The warning before it bites.
+    pub low_space: bool,
+    /// Journal: reservations of a segment ahead that failed so far.
+    pub reservation_failures: u64,
+    /// Journal: the last of those failures (kept after space is found).
+    pub last_reservation_error: Option<String>,
+    /// Journal: wall-clock ns of that failure (0: none).
+    pub last_reservation_error_ns: i64,
 }
 
 /// Wall clock in nanoseconds since the epoch.
