@@ -870,9 +870,11 @@ class TapeWriter {
   }
 
   /**
-   * @brief Sets the flox-style `metadata.json` written at close (a JSON
-   * object, e.g. `{"symbols":[{"symbol_id":1,"name":"BTCUSDT"}]}`); readers then
-   * accept symbol names in filters.
+   * @brief Sets the flox-style `metadata.json` (a JSON object, e.g.
+   * `{"symbols":[{"symbol_id":1,"name":"BTCUSDT"}]}`); readers then accept
+   * symbol names in filters. Written now and at each call, crash-atomically
+   * (a killed writer's names survive; monitors see them live); a failure
+   * to write it is thrown by the next flush, sync or close.
    * @throws Error (FLOXLOG_INVALID_INPUT when it is not a JSON object)
    */
   void set_metadata(std::string_view json) {

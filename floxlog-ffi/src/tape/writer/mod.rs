@@ -131,10 +131,13 @@ pub unsafe extern "C" fn floxlog_tape_writer_open(
     })
 }
 
-/// Sets the flox-style `metadata.json` written at close (a JSON object,
+/// Sets the flox-style `metadata.json` (a JSON object,
 /// e.g. `{"exchange":"binance","symbols":[{"symbol_id":1,"name":"BTCUSDT"}]}`,
-/// flox's `metadata.json`);
-/// readers then accept symbol names in filters.
+/// flox's `metadata.json`); readers then accept symbol names in filters.
+/// It is written now, and again at each call, crash-atomically (temporary
+/// file, fsync, rename, directory fsync): a killed writer's names survive
+/// and monitors of the live tape see them. A failure to write it is
+/// returned by the next flush, sync or close.
 ///
 /// # Safety
 /// `w` a live handle; `json` a NUL-terminated UTF-8 string; `err` may be

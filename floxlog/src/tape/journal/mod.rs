@@ -96,7 +96,6 @@ pub(crate) struct Journal {
     /// The created_ns of the last segment asked of the background.
     ahead_created: i64,
     events: u64,
-    metadata: Option<serde_json::Value>,
     finished: bool,
     /// Stamps segments instead of `cfg.created_ns` or the wall clock
     /// (in a Mutex only to keep the writer `Sync`).
@@ -174,7 +173,6 @@ impl Journal {
             last_created: start.last_created,
             ahead_created: start.last_created,
             events: 0,
-            metadata: None,
             finished: false,
             clock: None,
             bg,
@@ -592,12 +590,8 @@ impl Journal {
             .collect()
     }
 
-    pub(crate) fn set_metadata(&mut self, v: serde_json::Value) {
-        self.metadata = Some(v);
-    }
-
     /// Finalises every live segment, removes the prepared ones, writes the
-    /// manifest (and metadata.json).
+    /// manifest.
     pub(crate) fn close_all(&mut self) -> Result<(), TapeError> {
         if self.finished {
             return Ok(());
@@ -643,7 +637,7 @@ impl Journal {
             m.segments = self.closed_segments();
             m
         });
-        close_files(&set.dir, manifest, self.metadata.as_ref(), set.syncs)
+        close_files(&set.dir, manifest, set.syncs)
     }
 
     /// Stops as if the process died now: nothing is finalised that was not

@@ -40,6 +40,8 @@ struct Inner {
     syncs: bool,
     /// Counts as of close, reported once the engine is gone.
     last: Last,
+    /// A failure to write metadata.json, for the next flush, sync or close.
+    metadata_error: Option<TapeError>,
 }
 
 #[derive(Default)]
@@ -60,6 +62,7 @@ impl Core {
                 writer_gone: false,
                 syncs,
                 last: Last::default(),
+                metadata_error: None,
             }),
             dir,
         }
@@ -171,6 +174,23 @@ impl Core {
         }
     }
 
+    /// Writes metadata.json now (see `TapeWriter::set_metadata`), not
+    /// under the lock (appends go on meanwhile); a failure is kept for
+    /// [`Core::metadata_error`].
+    pub(super) fn set_metadata(&self, v: &serde_json::Value) {
+        if self.lock().engine.is_none() {
+            return;
+        }
+        if let Err(e) = super::shared::write_metadata(&self.dir, v) {
+            self.lock().metadata_error.get_or_insert(e);
+        }
+    }
+
+    /// The failure to write metadata.json since the last call, if any.
+    pub(super) fn metadata_error(&self) -> Result<(), TapeError> {
+        self.lock().metadata_error.take().map_or(Ok(()), Err)
+    }
+
     /// Closes the tape unless appenders are open (then nothing changes).
     pub(super) fn close(&self) -> Result<Vec<ManifestSegment>, TapeError> {
         let mut g = self.lock();
@@ -225,7 +245,7 @@ impl Inner {
         };
         drop(e);
         self.lock = None;
-        r
+        r.and_then(|()| self.metadata_error.take().map_or(Ok(()), Err))
     }
 }
 

@@ -123,10 +123,6 @@ impl Engine {
         each!(self, e => e.open_paths())
     }
 
-    pub(crate) fn set_metadata(&mut self, v: serde_json::Value) {
-        each!(self, e => e.set_metadata(v))
-    }
-
     pub(crate) fn set_clock(&mut self, clock: Clock) {
         each!(self, e => e.set_clock(clock))
     }

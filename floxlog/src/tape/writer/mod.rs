@@ -305,12 +305,15 @@ impl TapeWriter {
         self.core.open_paths()
     }
 
-    /// flox-style `metadata.json` to write at close.
+    /// Sets the tape's flox-style `metadata.json` (symbol names...): it is
+    /// written now, and again each time it is set, crash-atomically (a
+    /// temporary file fsynced, renamed over the old one, the directory
+    /// fsynced), so a killed writer's names survive and monitors of the
+    /// live tape see them. A failure to write it is returned by the next
+    /// [`TapeWriter::flush`], [`TapeWriter::sync`] or [`TapeWriter::close`]
+    /// (the file is then as it was). Nothing once the tape is closed.
     pub fn set_metadata(&mut self, v: serde_json::Value) {
-        let _ = self.core.with(|e| {
-            e.set_metadata(v);
-            Ok(())
-        });
+        self.core.set_metadata(&v);
     }
 
     append_calls!();
@@ -321,7 +324,8 @@ impl TapeWriter {
     /// policy makes them: a flush does not cut one short). Nothing is
     /// fsynced. Returns the first write error, if any.
     pub fn flush(&mut self) -> Result<(), TapeError> {
-        self.core.with(Engine::flush)
+        self.core.with(Engine::flush)?;
+        self.core.metadata_error()
     }
 
     /// [`TapeWriter::flush`], then fsyncs every open segment (and, the
@@ -332,11 +336,11 @@ impl TapeWriter {
     /// (under `None` and `Flush`; it lists closed segments only, and
     /// `recover` rebuilds it).
     pub fn sync(&mut self) -> Result<(), TapeError> {
-        self.core.with(Engine::sync)
+        self.core.with(Engine::sync)?;
+        self.core.metadata_error()
     }
 
-    /// Closes every open segment, writes the manifest (and metadata.json if
-    /// set), releases the tape lock and returns the manifest entries.
+    /// Closes every open segment, writes the manifest, releases the tape lock and returns the manifest entries.
     /// Returns the first write or fsync error, if any (also one the I/O
     /// thread met earlier). Refused while an appender is open
     /// ([`TapeWriter::appenders`]): nothing changes then, and the tape is

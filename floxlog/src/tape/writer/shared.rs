@@ -80,25 +80,27 @@ pub(crate) fn by_seq<T>(open: &[Option<T>], seq: impl Fn(&T) -> u64) -> Vec<usiz
 }
 
 /// The last files of a closing tape in `dir`: `manifest` (when the tape
-/// keeps one), metadata.json (when set), then the directory fsynced under
-/// the syncing policies.
+/// keeps one), then the directory fsynced under the syncing policies.
 pub(crate) fn close_files(
     dir: &Path,
     manifest: Option<Manifest>,
-    metadata: Option<&serde_json::Value>,
     syncs: bool,
 ) -> Result<(), TapeError> {
     if let Some(m) = manifest {
         m.save(dir, syncs)?;
     }
-    if let Some(md) = metadata {
-        let text = serde_json::to_string_pretty(md).unwrap_or_default() + "\n";
-        write_atomic(dir, METADATA_FILE, text.as_bytes(), syncs)?;
-    }
     if syncs {
         sync_dir(dir)?;
     }
     Ok(())
+}
+
+/// Writes the tape's `metadata.json` in `dir` crash-atomically, whatever
+/// the durability policy (names are few and rarely set, and must survive
+/// a killed writer): temporary file, fsync, rename, directory fsync.
+pub(crate) fn write_metadata(dir: &Path, md: &serde_json::Value) -> Result<(), TapeError> {
+    let text = serde_json::to_string_pretty(md).unwrap_or_default() + "\n";
+    write_atomic(dir, METADATA_FILE, text.as_bytes(), true)
 }
 
 /// Writes all of `buf` at `offset` of `file`, not using (nor moving, on

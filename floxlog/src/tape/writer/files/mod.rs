@@ -86,7 +86,6 @@ pub(crate) struct FileWriter {
     seq: u64,
     last_created: i64,
     tape_created: i64,
-    metadata: Option<serde_json::Value>,
     finished: bool,
     stats: TapeWriterStats,
     /// Events of closed segments handed to the OS.
@@ -136,7 +135,6 @@ impl FileWriter {
             closed: start.closed,
             last_created: start.last_created,
             tape_created,
-            metadata: None,
             finished: false,
             stats: TapeWriterStats::default(),
             closed_written: 0,
@@ -186,11 +184,6 @@ impl FileWriter {
             .flatten()
             .map(|s| s.io.path.clone())
             .collect()
-    }
-
-    /// See [`TapeWriter::set_metadata`](super::TapeWriter::set_metadata).
-    pub fn set_metadata(&mut self, v: serde_json::Value) {
-        self.metadata = Some(v);
     }
 
     fn slot(&self, frame_type: u8) -> usize {
@@ -468,8 +461,7 @@ impl FileWriter {
         m.save(&self.dir, self.cfg.durability.syncs())
     }
 
-    /// Closes every open segment, writes the manifest (and metadata.json if
-    /// set). Returns the first write or fsync error, if any (also one the
+    /// Closes every open segment, writes the manifest. Returns the first write or fsync error, if any (also one the
     /// I/O thread met earlier).
     pub(crate) fn close_all(&mut self) -> Result<(), TapeError> {
         if self.finished {
@@ -490,7 +482,7 @@ impl FileWriter {
         }
         self.save_manifest()?;
         let syncs = self.cfg.durability.syncs();
-        close_files(&self.dir, None, self.metadata.as_ref(), syncs)
+        close_files(&self.dir, None, syncs)
     }
 
     /// See [`TapeWriter::abandon`](super::TapeWriter::abandon).
