@@ -3,10 +3,14 @@
 use super::common::{progress, ts, CmdResult, TapeArgs};
 use floxlog::core::frame_type;
 use floxlog::core::segment_header::flags;
+use floxlog::tape::check::live::WriterState;
 use floxlog::tape::check::{flag_names, inspect_tape, InspectOptions, Inspection};
 
 /// Summarise a tape or segments: headers, manifest, counts, time range,
-/// symbols, compression ratio.
+/// symbols, compression ratio. A live tape is summarised as it is now:
+/// its writer shown live, each open segment to its last published event,
+/// a journal writer's prepared segments (no event yet) counted apart.
+/// Exits 0 unless something could not be read or is damaged.
 #[derive(clap::Args)]
 #[command(after_help = crate::EXIT_CODES)]
 pub struct Args {
@@ -46,8 +50,18 @@ pub fn run(a: Args) -> CmdResult {
 
 /// Per tape directory: its manifests and metadata.
 fn print_dirs(insp: &Inspection) {
-    for d in &insp.dirs {
+    for (i, d) in insp.dirs.iter().enumerate() {
         outln!("tape {}", d.path.display());
+        if let Some(w) = insp.writers.get(i) {
+            let pid = w.pid.map_or(String::new(), |p| format!("pid {p} "));
+            match w.state {
+                WriterState::Live => outln!("  writer: live ({pid}holds the tape lock)"),
+                WriterState::Died => outln!(
+                    "  writer: died ({pid}held the tape lock; `floxlog recover` or a resumed writer finalises its segments)"
+                ),
+                WriterState::None => {}
+            }
+        }
         match &d.manifest {
             Some(m) => outln!(
                 "  manifest.json: schema {} format {}, exchange {}, created {}, {} segments",
@@ -107,6 +121,9 @@ fn print_segments(insp: &Inspection) {
             );
             outln!("  created {}", ts(h.created_ns));
         }
+        if let Some(end) = s.live_end {
+            outln!("  open: published frames end at byte {end} (zeros reserved after)");
+        }
         if let Some(e) = &s.error {
             outln!(
                 "  ERROR {} at byte {}: {}",
@@ -132,6 +149,14 @@ fn print_segments(insp: &Inspection) {
 fn print_total(insp: &Inspection) {
     let t = &insp.total;
     outln!("total: {} segments, {} bytes", t.segments, t.bytes);
+    if t.segments_open > 0 || t.segments_prepared > 0 {
+        outln!(
+            "  open segments: {}; prepared (no event yet): {}, {} bytes reserved",
+            t.segments_open,
+            t.segments_prepared,
+            t.bytes_prepared
+        );
+    }
     if !insp.quick {
         let types: Vec<String> = (1..6)
             .filter(|&i| t.by_type[i] > 0)

@@ -3,14 +3,21 @@
 //! directory its manifests; totals over every segment; and whether anything
 //! could not be read.
 //!
+//! A live tape (a writer holds its lock) is summarised as it is now: the
+//! writer shown live with its pid; an unfinished segment's frames end
+//! where its published ones do (its zero tail is not damage; only its
+//! first frame size past the end is read); a journal writer's prepared
+//! segments (no event yet) are counted apart, not as segments.
+//!
 //! [`inspect_tape`] computes it once; [`Inspection::to_json`] is the JSON
 //! `inspect --json` prints, and the typed fields are what the text form
 //! (and the C API) are built from.
 
+use crate::tape::check::live::{holds_no_event, DirWriter, WriterState};
 use crate::tape::check::scan::{scan_segment, IndexScan, SegmentScan};
 use crate::tape::dir::discover::{Tape, TapeDir};
 use crate::tape::error::TapeError;
-use crate::tape::read::source::header_is_unfinished;
+use crate::tape::read::source::{header_is_unfinished, is_zero_tail};
 use crate::tape::report::Finding;
 use floxlog_core::segment_header::flags;
 use floxlog_core::{frame_type, Error, ReadOptions, Segment, SegmentHeader};
@@ -42,6 +49,10 @@ pub struct SegmentSummary {
     /// Why the segment could not be read to its end: the header's error, or
     /// else the frames' (kind, byte offset, what failed).
     pub error: Option<Error>,
+    /// An unfinished segment whose frames end in zeros (a journal
+    /// writer's live segment, or one a killed writer left): the byte
+    /// offset where its published frames end (not read with `quick`).
+    pub live_end: Option<u64>,
     /// Events read (`None` with [`InspectOptions::quick`]).
     pub events: Option<u64>,
     /// Events per frame type, index 1..=5 (`None` when quick).
@@ -65,10 +76,19 @@ pub struct SegmentSummary {
 /// Totals over every segment of an [`Inspection`].
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct InspectTotals {
-    /// Segments of the tape (those that could not be opened included).
+    /// Segments of the tape that hold events (those that could not be
+    /// opened included; prepared ones not).
     pub segments: u64,
-    /// Bytes of the segments read.
+    /// Of those, unfinished ones (a writer's live segments, or those a
+    /// killed writer left).
+    pub segments_open: u64,
+    /// A journal writer's prepared segments: no event yet, not counted
+    /// in `segments`.
+    pub segments_prepared: u64,
+    /// Bytes of the segments read (prepared ones not).
     pub bytes: u64,
+    /// Bytes reserved by the prepared segments.
+    pub bytes_prepared: u64,
     /// Events read (`None` with [`InspectOptions::quick`]).
     pub events: Option<u64>,
     /// Events per frame type, index 1..=5 (all zero when quick).
@@ -93,6 +113,10 @@ pub struct Inspection {
     pub segments: Vec<SegmentSummary>,
     /// The tape directories with their side files (manifests, metadata).
     pub dirs: Vec<TapeDir>,
+    /// The writer of each of `dirs` (who holds its lock).
+    pub writers: Vec<DirWriter>,
+    /// A journal writer's prepared segments (no event yet), not summarised.
+    pub prepared: Vec<PathBuf>,
     /// The listing's findings (missing or unlisted segments...).
     pub findings: Vec<Finding>,
     /// Symbol names from every `metadata.json`.
@@ -157,6 +181,8 @@ pub fn inspect_tape(
     let (mut orig, mut comp) = (0u64, 0u64);
     // Listed segments that could not be read: the summary lacks their data.
     let mut failed = tape.unread().next().is_some();
+    let writers: Vec<DirWriter> = tape.dirs.iter().map(|d| DirWriter::of(&d.path)).collect();
+    let (mut prepared, mut bytes_prepared, mut open) = (Vec::new(), 0u64, 0u64);
     for s in &tape.segments {
         let f = match s.open() {
             Ok(f) => f,
@@ -165,6 +191,25 @@ pub fn inspect_tape(
                 failed = true;
                 continue;
             }
+        };
+        let unfinished = SegmentHeader::parse(f.bytes()).is_ok_and(|h| header_is_unfinished(&h));
+        if unfinished && holds_no_event(f.bytes()) {
+            prepared.push(s.path.clone());
+            bytes_prepared += f.len();
+            done += f.len();
+            progress(done);
+            continue;
+        }
+        open += u64::from(unfinished);
+        // While its writer lives, an unfinished segment ends at its first
+        // zero frame size (the zeros past it are not read).
+        let live = s
+            .dir
+            .and_then(|d| writers.get(d))
+            .is_some_and(|w| w.state == WriterState::Live);
+        let ropts = ReadOptions {
+            tail: live && unfinished,
+            ..ReadOptions::default()
         };
         let scan: SegmentScan = if opts.quick {
             let mut sc = SegmentScan {
@@ -181,9 +226,7 @@ pub fn inspect_tape(
             sc
         } else {
             let base = done;
-            scan_segment(f.bytes(), ReadOptions::default(), &mut |o| {
-                progress(base + o)
-            })
+            scan_segment(f.bytes(), ropts, &mut |o| progress(base + o))
         };
         done += f.len();
         progress(done);
@@ -201,7 +244,17 @@ pub fn inspect_tape(
         orig += scan.block_original;
         comp += scan.block_compressed;
         all_symbols.extend(scan.symbols.iter().copied());
-        let error = scan.header_error.or(scan.stream_error);
+        let mut error = scan.header_error.or(scan.stream_error);
+        // An unfinished segment's zero tail is the end of its data.
+        let live_end = match error {
+            Some(e) if scan.unfinished && is_zero_tail(&e) => Some(e.offset),
+            // Read as its writer's live segment: it ends where the read stopped.
+            None if ropts.tail && !opts.quick => Some(scan.stream_end),
+            _ => None,
+        };
+        if live_end.is_some() {
+            error = None;
+        }
         if error.is_some() {
             failed = true;
         }
@@ -213,6 +266,7 @@ pub fn inspect_tape(
             header: scan.header,
             placeholder: scan.unfinished,
             error,
+            live_end,
             events: full.then_some(scan.events),
             by_type: full.then_some(scan.by_type),
             min_ts: scan.min_ts,
@@ -224,15 +278,26 @@ pub fn inspect_tape(
             listed_in_manifest: s.listed.is_some(),
         });
     }
+    // Prepared segments are not listed in a manifest: no finding of it.
+    let findings = tape
+        .findings
+        .iter()
+        .filter(|f| f.path.as_ref().is_none_or(|p| !prepared.contains(p)))
+        .cloned()
+        .collect();
     Inspection {
         quick: opts.quick,
         segments: segs,
         dirs: tape.dirs.clone(),
-        findings: tape.findings.clone(),
+        writers,
+        findings,
         symbol_names: tape.symbol_names(),
         total: InspectTotals {
-            segments: tape.segments.len() as u64,
+            segments: tape.segments.len() as u64 - prepared.len() as u64,
+            segments_open: open,
+            segments_prepared: prepared.len() as u64,
             bytes,
+            bytes_prepared,
             events: (!opts.quick).then_some(events),
             by_type,
             min_ts: tmin,
@@ -240,6 +305,7 @@ pub fn inspect_tape(
             symbols: all_symbols.into_iter().collect(),
             compression_ratio: (comp > 0).then(|| orig as f64 / comp as f64),
         },
+        prepared,
         open_errors,
         failed,
     }
@@ -265,6 +331,7 @@ impl SegmentSummary {
                 "placeholder": self.placeholder,
             })),
             "error": self.error.map(|e| json!({"kind": e.kind.as_str(), "offset": e.offset, "what": e.what})),
+            "live_end": self.live_end,
             "events": self.events,
             "by_type": self.by_type.as_ref().map(by_type_map),
             "min_ts": self.min_ts,
@@ -284,9 +351,10 @@ impl SegmentSummary {
 }
 
 /// A tape directory's entry in `inspect --json`'s `dirs`.
-fn dir_json(d: &TapeDir) -> Value {
+fn dir_json(d: &TapeDir, w: Option<&DirWriter>) -> Value {
     json!({
         "path": d.path,
+        "writer": w.map(DirWriter::to_json),
         "manifest": d.manifest.as_ref().map(|m| json!({
             "schema_version": m.schema_version, "format_version": m.format_version,
             "exchange_id": m.exchange_id, "created_ns": m.created_ns,
@@ -309,14 +377,49 @@ impl Inspection {
         let t = &self.total;
         json!({
             "segments": self.segments.iter().map(SegmentSummary::to_json).collect::<Vec<_>>(),
-            "dirs": self.dirs.iter().map(dir_json).collect::<Vec<_>>(),
+            "dirs": self.dirs.iter().enumerate().map(|(i, d)| dir_json(d, self.writers.get(i))).collect::<Vec<_>>(),
             "findings": self.findings,
+            "prepared_segments": self.prepared,
+            "health": self.health_json(),
             "total": {
-                "segments": t.segments, "bytes": t.bytes, "events": t.events,
+                "segments": t.segments, "segments_open": t.segments_open,
+                "segments_prepared": t.segments_prepared,
+                "bytes": t.bytes, "bytes_prepared": t.bytes_prepared, "events": t.events,
                 "by_type": by_type_map(&t.by_type),
                 "min_ts": t.min_ts, "max_ts": t.max_ts, "symbols": t.symbols,
                 "compression_ratio": t.compression_ratio,
             },
+        })
+    }
+
+    /// What the tape's files tell of a writer's health
+    /// (`TapeWriterHealth`'s figures where they can): events written
+    /// (`null` with `quick`), segments closed, open and prepared, bytes
+    /// reserved (the unfinished segments' files) and used (the closed
+    /// segments and the live frames; `null` with `quick` while a segment
+    /// is open), and the newest closed segment's
+    /// `created_ns`.
+    fn health_json(&self) -> Value {
+        let closed = self.segments.iter().filter(|s| !s.placeholder);
+        let unfinished = self.segments.iter().filter(|s| s.placeholder);
+        // Unknown (`null`) where a live segment's end was not read.
+        let used: Option<u64> = unfinished
+            .clone()
+            .map(|s| s.live_end)
+            .sum::<Option<u64>>()
+            .map(|live| live + closed.clone().map(|s| s.size_bytes).sum::<u64>());
+        let reserved =
+            self.total.bytes_prepared + unfinished.clone().map(|s| s.size_bytes).sum::<u64>();
+        let live = self.writers.iter().any(|w| w.state == WriterState::Live);
+        json!({
+            "writer_live": live,
+            "events_written": self.total.events,
+            "segments_closed": closed.clone().count(),
+            "segments_open": self.total.segments_open,
+            "segments_prepared": self.total.segments_prepared,
+            "bytes_reserved": reserved,
+            "bytes_used": used,
+            "last_segment_created_ns": closed.filter_map(|s| s.header.map(|h| h.created_ns)).max(),
         })
     }
 

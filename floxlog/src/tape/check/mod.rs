@@ -5,6 +5,7 @@
 //! rebuilt from the segment files ([`build_manifests`]).
 
 pub(crate) mod inspect;
+pub mod live;
 pub(crate) mod rebuild;
 pub(crate) mod recover;
 pub(crate) mod repack;

@@ -120,12 +120,25 @@ pub fn writer_is_live(dir: &Path) -> bool {
 /// empties it before letting go). A writer killed between two segments
 /// leaves only finished segments; this tells its tape from a closed one.
 pub fn holder_died(dir: &Path) -> bool {
-    let Ok(mut file) = crate::tape::dir::files::open_regular(&dir.join(LOCK_FILE), false) else {
-        return false;
-    };
+    holder_text(dir).is_some_and(|pid| !pid.trim().is_empty()) && !writer_is_live(dir)
+}
+
+/// The pid the lock file of tape directory `dir` names: the holder's
+/// while it lives, or that of a holder that died holding it.
+pub fn holder_pid(dir: &Path) -> Option<u32> {
+    holder_text(dir)?.trim().parse().ok()
+}
+
+/// What the lock file holds (at most a pid), read without blocking.
+fn holder_text(dir: &Path) -> Option<String> {
+    let mut file = crate::tape::dir::files::open_regular(&dir.join(LOCK_FILE), false).ok()?;
     let mut pid = String::new();
-    let _ = file.read_to_string(&mut pid);
-    !pid.trim().is_empty() && !writer_is_live(dir)
+    // A pid is a few bytes: a bigger file is not one.
+    std::io::Read::by_ref(&mut file)
+        .take(64)
+        .read_to_string(&mut pid)
+        .ok()?;
+    Some(pid)
 }
 
 /// Takes the tape lock of every directory that holds one of `paths`
