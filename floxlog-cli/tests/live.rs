@@ -1,22 +1,32 @@
 //! The tools on a live tape (issue 35 item 5): `inspect` of a tape a
 //! journal writer is writing exits 0, shows the writer live with its pid,
 //! counts the segments that hold events (its prepared ones apart) and
-//! reads each open segment to its last published event.
+//! reads each open segment to its last published event; `cat --follow`
+//! waits for the tape and its first event, writes each line as it comes,
+//! starts at the end with `--from-end`, and waits `--writer-wait` for a
+//! dead writer's restart.
 
 mod common;
 
-use common::bin;
+use common::{bin, bin_path};
 use floxlog::synth::mixed_event;
 use floxlog::tape::{Durability, TapeWriter, TapeWriterConfig};
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
 
-fn live_writer(dir: &std::path::Path, events: u64) -> TapeWriter {
-    let cfg = TapeWriterConfig {
+fn config(resume: bool) -> TapeWriterConfig {
+    TapeWriterConfig {
         journal: true,
         durability: Durability::None,
         max_segment_bytes: 1 << 20,
+        resume,
         ..TapeWriterConfig::default()
-    };
-    let mut w = TapeWriter::create(dir, cfg).unwrap();
+    }
+}
+
+fn live_writer(dir: &std::path::Path, events: u64) -> TapeWriter {
+    let mut w = TapeWriter::create(dir, config(false)).unwrap();
     for i in 0..events {
         w.append(&mixed_event(1, i).as_event()).unwrap();
     }
@@ -77,4 +87,165 @@ fn inspect_shows_a_live_tape_as_it_is() {
     assert_eq!(v["dirs"][0]["writer"]["state"], "none");
     assert_eq!(v["total"]["segments"], 3);
     assert_eq!(v["health"]["segments_prepared"], 0);
+}
+
+/// `floxlog cat --follow ARGS DIR` running, its stdout lines and stderr
+/// lines each on a channel.
+struct Follower {
+    child: Child,
+    lines: mpsc::Receiver<String>,
+    errs: mpsc::Receiver<String>,
+}
+
+impl Follower {
+    fn start(dir: &std::path::Path, args: &[&str]) -> Follower {
+        let mut child = Command::new(bin_path())
+            .args(["cat", "--follow"])
+            .args(args)
+            .arg(dir)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let lines = pipe(child.stdout.take().unwrap());
+        let errs = pipe(child.stderr.take().unwrap());
+        Follower { child, lines, errs }
+    }
+
+    /// The next line printed (the test fails if the command ends first).
+    fn line(&self) -> serde_json::Value {
+        let l = self.lines.recv().expect("cat --follow ended early");
+        serde_json::from_str(&l).unwrap()
+    }
+
+    /// Waits for a stderr line containing `what`.
+    fn said(&self, what: &str) {
+        loop {
+            let l = self.errs.recv().expect("cat --follow ended early");
+            if l.contains(what) {
+                return;
+            }
+        }
+    }
+
+    /// The exit code, the lines not read yet, and the rest of stderr.
+    fn end(mut self) -> (Option<i32>, Vec<String>, String) {
+        let code = self.child.wait().unwrap().code();
+        let rest = self.lines.iter().collect();
+        let err: Vec<String> = self.errs.iter().collect();
+        (code, rest, err.join("\n"))
+    }
+}
+
+fn pipe(r: impl std::io::Read + Send + 'static) -> mpsc::Receiver<String> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for l in BufReader::new(r).lines() {
+            let Ok(l) = l else { return };
+            if tx.send(l).is_err() {
+                return;
+            }
+        }
+    });
+    rx
+}
+
+fn trade_id(v: &serde_json::Value) -> u64 {
+    v["trade_id"].as_u64().unwrap()
+}
+
+fn trade(i: u64) -> floxlog::core::Event<'static> {
+    floxlog::core::Event::Trade(floxlog::core::Trade {
+        exchange_ts_ns: 1_000 + i as i64,
+        trade_id: i,
+        ..Default::default()
+    })
+}
+
+/// Started before the tape exists, `cat --follow` waits for it and its
+/// first event, then prints each event while the writer is still there:
+/// the writer appends the next one only once the line of the last one was
+/// read (nothing is held back for a quiet gap or a full buffer); it
+/// exits 0 when the writer closes the tape.
+#[test]
+fn follow_waits_for_the_tape_and_writes_each_line_as_it_comes() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("tape");
+    let f = Follower::start(&dir, &[]);
+    f.said("waiting for the tape's first event");
+    let mut w = TapeWriter::create(&dir, config(false)).unwrap();
+    for i in 0..20 {
+        w.append(&trade(i)).unwrap();
+        assert_eq!(trade_id(&f.line()), i);
+    }
+    w.close().unwrap();
+    let (code, rest, err) = f.end();
+    assert_eq!(code, Some(0), "{err}");
+    assert!(rest.is_empty(), "{rest:?}");
+}
+
+/// `--from-end` prints only the events appended after it started.
+#[test]
+fn follow_from_end_prints_only_new_events() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("tape");
+    let mut w = TapeWriter::create(&dir, config(false)).unwrap();
+    for i in 0..100 {
+        w.append(&trade(i)).unwrap();
+    }
+    let f = Follower::start(&dir, &["--from-end"]);
+    f.said("following");
+    for i in 100..110 {
+        w.append(&trade(i)).unwrap();
+    }
+    w.close().unwrap();
+    let (code, rest, err) = f.end();
+    assert_eq!(code, Some(0), "{err}");
+    let ids: Vec<u64> = rest
+        .iter()
+        .map(|l| trade_id(&serde_json::from_str(l).unwrap()))
+        .collect();
+    assert_eq!(ids, (100..110).collect::<Vec<_>>());
+}
+
+/// A writer that dies: `cat --follow` waits `--writer-wait` for it to
+/// come back; a writer resumed within it is followed on to its close
+/// (exit 0, every event once); with none, it exits 1 naming the option.
+#[test]
+fn follow_waits_writer_wait_for_a_dead_writer_to_restart() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("tape");
+    let mut w = TapeWriter::create(&dir, config(false)).unwrap();
+    for i in 0..50 {
+        w.append(&trade(i)).unwrap();
+    }
+    let f = Follower::start(&dir, &["--writer-wait", "60s"]);
+    assert_eq!(trade_id(&f.line()), 0);
+    w.abandon();
+    let mut w = TapeWriter::create(&dir, config(true)).unwrap();
+    for i in 50..80 {
+        w.append(&trade(i)).unwrap();
+    }
+    w.close().unwrap();
+    let (code, rest, err) = f.end();
+    assert_eq!(code, Some(0), "{err}");
+    let ids: Vec<u64> = rest
+        .iter()
+        .map(|l| trade_id(&serde_json::from_str(l).unwrap()))
+        .collect();
+    assert_eq!(ids, (1..80).collect::<Vec<_>>());
+
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("tape");
+    let mut w = TapeWriter::create(&dir, config(false)).unwrap();
+    w.append(&trade(0)).unwrap();
+    w.abandon();
+    let f = Follower::start(&dir, &["--writer-wait", "200ms"]);
+    let (code, rest, err) = f.end();
+    assert_eq!(code, Some(1), "{err}");
+    assert_eq!(rest.len(), 1);
+    assert!(
+        err.contains("is gone") && err.contains("--writer-wait"),
+        "{err}"
+    );
 }

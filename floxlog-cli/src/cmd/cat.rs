@@ -3,12 +3,8 @@
 use super::common::{parse_size, report_listing, CmdResult, ErrorFormat, FilterArgs, TapeArgs};
 use floxlog::json::PriceStyle;
 use floxlog::output::{write_json_line, Csv};
-use floxlog::tape::{
-    Filter, Judged, Kept, OpenedTape, Order, ReadConfig, ReadOutcome, Tail, TailNext, TailOptions,
-    TapeError,
-};
+use floxlog::tape::{Judged, Kept, OpenedTape, Order, ReadConfig, ReadOutcome, TapeError};
 use std::io::Write;
-use std::time::{Duration, Instant};
 
 /// Output formats.
 #[derive(Clone, Copy, Debug, clap::ValueEnum, PartialEq, Eq)]
@@ -26,6 +22,15 @@ pub enum Prices {
     Raw,
     /// Exact decimal strings, fields without the `_raw` suffix.
     Decimal,
+}
+
+impl Prices {
+    pub fn style(self) -> PriceStyle {
+        match self {
+            Prices::Raw => PriceStyle::Raw,
+            Prices::Decimal => PriceStyle::Decimal,
+        }
+    }
 }
 
 /// Print events as JSON lines or CSV, merged in timestamp order.
@@ -56,19 +61,8 @@ pub struct Args {
     /// needs more fails, naming this option and --file-order.
     #[arg(long, value_name = "SIZE", value_parser = parse_size, default_value = "256M")]
     pub reorder_bytes: u64,
-    /// Print the tape as its writer appends to it, across rotations, in FILE
-    /// order (not merged by time); exit 0 when the writer closes it, 1 with
-    /// a message if the writer dies.
-    #[arg(long)]
-    pub follow: bool,
-    /// With --follow: stop (exit 0, with a message) after this many seconds
-    /// without new events while the writer runs.
-    #[arg(long, value_name = "SECS")]
-    pub idle_timeout: Option<f64>,
-    /// Accepted and ignored: --follow polls with its own bounded back-off
-    /// (10 µs up to 10 ms).
-    #[arg(long, default_value_t = 200, value_name = "MS")]
-    pub poll_ms: u64,
+    #[command(flatten)]
+    pub follow: super::cat_follow::FollowArgs,
     /// Fail (exit 1) on the torn tail of an unfinished segment too.
     #[arg(long)]
     pub strict: bool,
@@ -119,11 +113,11 @@ impl Out {
 
 /// Runs `cat`.
 pub fn run(a: Args) -> CmdResult {
+    if a.follow.follow {
+        return super::cat_follow::run(&a);
+    }
     let tape = a.tape.open()?;
-    let style = match a.prices {
-        Prices::Raw => PriceStyle::Raw,
-        Prices::Decimal => PriceStyle::Decimal,
-    };
+    let style = a.prices.style();
     let filter = a.filter.filter(&tape)?;
     let unread = report_listing(&tape);
     let csv = (a.format == Format::Csv).then(|| Csv::new(filter.types, style));
@@ -135,16 +129,13 @@ pub fn run(a: Args) -> CmdResult {
     if let Some(c) = &csv {
         c.write_header(&mut out.buf);
     }
-    let mut write = |out: &mut Out, ev: &floxlog::core::Event<'_>| {
+    let write = |out: &mut Out, ev: &floxlog::core::Event<'_>| {
         match &csv {
             Some(c) => c.write_row(&mut out.buf, ev),
             None => write_json_line(&mut out.buf, ev, style),
         }
         out.flush_if(false)
     };
-    if a.follow {
-        return follow(&a, &filter, &mut out, &mut write);
-    }
     let cfg = ReadConfig {
         order: if a.file_order {
             Order::File
@@ -214,78 +205,4 @@ pub fn run(a: Args) -> CmdResult {
         }
     }
     Ok(u8::from(failed))
-}
-
-fn follow(
-    a: &Args,
-    filter: &Filter,
-    out: &mut Out,
-    write: &mut dyn FnMut(&mut Out, &floxlog::core::Event<'_>) -> Result<(), TapeError>,
-) -> CmdResult {
-    let [path] = a.tape.inputs.as_slice() else {
-        return Err(TapeError::usage(
-            "--follow follows one tape: give one tape directory or segment file",
-        ));
-    };
-    let opts = TailOptions {
-        skip_unknown: a.skip_unknown,
-        ..TailOptions::default()
-    };
-    let mut tail = Tail::open(path, opts)?;
-    // Plain `cat` merges by time; a live tape can only be printed as it is
-    // written. Said on stderr so that the output stays the events.
-    eprintln!(
-        "floxlog: following {} in file order (segment after segment, as written; not merged by time)",
-        path.display()
-    );
-    let idle = a.idle_timeout.map(Duration::from_secs_f64);
-    loop {
-        // Wait at most a quarter second with output pending, so that a
-        // slow writer's events are not held back in the buffer.
-        let wait = if out.buf.is_empty() {
-            idle
-        } else {
-            Some(Duration::from_millis(250).min(idle.unwrap_or(Duration::MAX)))
-        };
-        let started = Instant::now();
-        match tail.next(wait)? {
-            TailNext::Event(ev) => {
-                let ft = ev.frame_type();
-                if filter.accepts(&ev, ft) {
-                    write(out, &ev)?;
-                }
-            }
-            TailNext::Timeout if !out.buf.is_empty() && wait != idle => {
-                out.flush_if(true)?;
-            }
-            TailNext::Timeout => {
-                out.flush_if(true)?;
-                eprintln!(
-                    "floxlog: stopped following {}: no new event for {:.1} s (--idle-timeout); its writer is still running (or stopped less than 2 s ago)",
-                    path.display(),
-                    started.elapsed().as_secs_f64()
-                );
-                return Ok(0);
-            }
-            TailNext::End => {
-                out.flush_if(true)?;
-                return Ok(0);
-            }
-            TailNext::WriterGone => {
-                out.flush_if(true)?;
-                eprintln!(
-                    "floxlog: error: the writer of {} is gone: no process holds the tape and it was not closed (killed or crashed); every event it wrote was printed",
-                    path.display()
-                );
-                eprintln!(
-                    "  hint: `floxlog recover {}` finishes its last segment; a restarted writer can be followed again",
-                    path.display()
-                );
-                return Ok(1);
-            }
-        }
-        if out.closed {
-            return Ok(0);
-        }
-    }
 }

@@ -2,6 +2,7 @@
 
 pub mod book;
 pub mod cat;
+pub mod cat_follow;
 pub mod common;
 pub mod conformance;
 pub mod convert;
