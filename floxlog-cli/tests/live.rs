@@ -154,6 +154,14 @@ fn trade_id(v: &serde_json::Value) -> u64 {
     v["trade_id"].as_u64().unwrap()
 }
 
+/// The trade ids of JSON lines.
+fn ids(lines: &[String]) -> Vec<u64> {
+    lines
+        .iter()
+        .map(|l| trade_id(&serde_json::from_str(l).unwrap()))
+        .collect()
+}
+
 fn trade(i: u64) -> floxlog::core::Event<'static> {
     floxlog::core::Event::Trade(floxlog::core::Trade {
         exchange_ts_ns: 1_000 + i as i64,
@@ -201,11 +209,7 @@ fn follow_from_end_prints_only_new_events() {
     w.close().unwrap();
     let (code, rest, err) = f.end();
     assert_eq!(code, Some(0), "{err}");
-    let ids: Vec<u64> = rest
-        .iter()
-        .map(|l| trade_id(&serde_json::from_str(l).unwrap()))
-        .collect();
-    assert_eq!(ids, (100..110).collect::<Vec<_>>());
+    assert_eq!(ids(&rest), (100..110).collect::<Vec<_>>());
 }
 
 /// A writer that dies: `cat --follow` waits `--writer-wait` for it to
@@ -229,11 +233,7 @@ fn follow_waits_writer_wait_for_a_dead_writer_to_restart() {
     w.close().unwrap();
     let (code, rest, err) = f.end();
     assert_eq!(code, Some(0), "{err}");
-    let ids: Vec<u64> = rest
-        .iter()
-        .map(|l| trade_id(&serde_json::from_str(l).unwrap()))
-        .collect();
-    assert_eq!(ids, (1..80).collect::<Vec<_>>());
+    assert_eq!(ids(&rest), (1..80).collect::<Vec<_>>());
 
     let t = tempfile::tempdir().unwrap();
     let dir = t.path().join("tape");

@@ -80,14 +80,29 @@ fn kit_line(e: &TapeError) -> Option<String> {
     Some(format!("error {} {}", e.data_kind()?, e.offset?))
 }
 
-struct Out {
-    buf: Vec<u8>,
-    stdout: std::io::Stdout,
-    closed: bool,
+/// Lines for stdout, written in large pieces (or when forced, then
+/// flushed); `closed` once the reader went away.
+pub(super) struct Out {
+    pub(super) buf: Vec<u8>,
+    pub(super) stdout: std::io::Stdout,
+    pub(super) closed: bool,
 }
 
 impl Out {
-    fn flush_if(&mut self, force: bool) -> Result<(), TapeError> {
+    /// Output starting with the CSV header, if CSV.
+    pub(super) fn new(csv: Option<&Csv>) -> Out {
+        let mut out = Out {
+            buf: Vec::with_capacity(1 << 17),
+            stdout: std::io::stdout(),
+            closed: false,
+        };
+        if let Some(c) = csv {
+            c.write_header(&mut out.buf);
+        }
+        out
+    }
+
+    pub(super) fn flush_if(&mut self, force: bool) -> Result<(), TapeError> {
         if self.closed || (!force && self.buf.len() < 1 << 16) {
             return Ok(());
         }
@@ -121,14 +136,7 @@ pub fn run(a: Args) -> CmdResult {
     let filter = a.filter.filter(&tape)?;
     let unread = report_listing(&tape);
     let csv = (a.format == Format::Csv).then(|| Csv::new(filter.types, style));
-    let mut out = Out {
-        buf: Vec::with_capacity(1 << 17),
-        stdout: std::io::stdout(),
-        closed: false,
-    };
-    if let Some(c) = &csv {
-        c.write_header(&mut out.buf);
-    }
+    let mut out = Out::new(csv.as_ref());
     let write = |out: &mut Out, ev: &floxlog::core::Event<'_>| {
         match &csv {
             Some(c) => c.write_row(&mut out.buf, ev),

@@ -6,11 +6,10 @@
 //! when the writer is gone waits `--writer-wait` for a restart before
 //! exiting 1.
 
-use super::cat::{Args, Format};
+use super::cat::{Args, Format, Out};
 use super::common::{parse_duration, CmdResult};
 use floxlog::output::{write_json_line, Csv};
 use floxlog::tape::{Tail, TailNext, TailOptions, TailStart, Tape, TapeError};
-use std::io::Write;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -39,37 +38,6 @@ pub struct FollowArgs {
     /// (or polls with its own bounded back-off).
     #[arg(long, default_value_t = 200, value_name = "MS")]
     pub poll_ms: u64,
-}
-
-/// Lines waiting to be written, and whether stdout's reader went away.
-struct Lines {
-    buf: Vec<u8>,
-    closed: bool,
-}
-
-impl Lines {
-    /// Writes and flushes the lines held: one batch.
-    fn flush(&mut self) -> Result<(), TapeError> {
-        if self.closed || self.buf.is_empty() {
-            self.buf.clear();
-            return Ok(());
-        }
-        let mut out = std::io::stdout().lock();
-        let r = out.write_all(&self.buf).and_then(|()| out.flush());
-        self.buf.clear();
-        match r {
-            Ok(()) => Ok(()),
-            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
-                self.closed = true;
-                Ok(())
-            }
-            Err(e) => Err(TapeError::io(
-                Path::new("<stdout>"),
-                "writing the output",
-                e,
-            )),
-        }
-    }
 }
 
 /// Waits until the tape at `path` can be listed: it exists and (a
@@ -139,13 +107,7 @@ pub fn run(a: &Args) -> CmdResult {
         "floxlog: following {} in file order (segment after segment, as written; not merged by time)",
         path.display()
     );
-    let mut out = Lines {
-        buf: Vec::with_capacity(1 << 16),
-        closed: false,
-    };
-    if let Some(c) = &csv {
-        c.write_header(&mut out.buf);
-    }
+    let mut out = Out::new(csv.as_ref());
     loop {
         // Lines held: take what is at hand without waiting, and write them
         // once nothing more is (a batch); else wait for the next event.
@@ -162,14 +124,12 @@ pub fn run(a: &Args) -> CmdResult {
                         Some(c) => c.write_row(&mut out.buf, &ev),
                         None => write_json_line(&mut out.buf, &ev, style),
                     }
-                    if out.buf.len() >= 1 << 16 {
-                        out.flush()?;
-                    }
+                    out.flush_if(false)?;
                 }
             }
-            TailNext::Timeout if wait == Some(Duration::ZERO) => out.flush()?,
+            TailNext::Timeout if wait == Some(Duration::ZERO) => out.flush_if(true)?,
             TailNext::Timeout => {
-                out.flush()?;
+                out.flush_if(true)?;
                 eprintln!(
                     "floxlog: stopped following {}: no new event for {:.1} s (--idle-timeout); its writer is still running",
                     path.display(),
@@ -178,11 +138,11 @@ pub fn run(a: &Args) -> CmdResult {
                 return Ok(0);
             }
             TailNext::End => {
-                out.flush()?;
+                out.flush_if(true)?;
                 return Ok(0);
             }
             TailNext::WriterGone => {
-                out.flush()?;
+                out.flush_if(true)?;
                 eprintln!(
                     "floxlog: error: the writer of {} is gone: no process holds the tape and it was not closed (killed or crashed), and none came back within {:.1} s (--writer-wait); every event it wrote was printed",
                     path.display(),
