@@ -428,12 +428,16 @@ fn sleep<'a>(s: &'a Shared, g: MutexGuard<'a, State>) -> MutexGuard<'a, State> {
     let failed = g.failed.is_some();
     let now = std::time::Instant::now();
     let work = !g.jobs.is_empty()
-        || g.space.due(now)
+        || (!failed && g.space.due(now))
         || g.stop
         || g.live.iter().any(|l| l.window.due())
         || (!failed && !syncs_due(&g).is_empty());
-    // A deferred reservation is tried again when its back-off ends.
-    let max = g.space.sleep_for(now, SLEEP_MAX);
+    // A deferred reservation is tried again when its back-off ends (not
+    // after a failure: nothing more is written then).
+    let max = match failed {
+        false => g.space.sleep_for(now, SLEEP_MAX),
+        true => SLEEP_MAX,
+    };
     drop(g);
     if !work {
         let woke = crate::tape::wake::futex::wait(&s.bell, 1, max);
