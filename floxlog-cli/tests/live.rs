@@ -89,6 +89,34 @@ fn inspect_shows_a_live_tape_as_it_is() {
     assert_eq!(v["health"]["segments_prepared"], 0);
 }
 
+/// A writer killed holding the tape (its pid left in the lock file, as
+/// SIGKILL leaves it): `inspect` shows it died, reads its open segment to
+/// the zero tail (not damage: exit 0) and counts its prepared segments
+/// apart.
+#[test]
+fn inspect_shows_a_killed_writers_tape() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("tape");
+    let w = live_writer(&dir, 1_000);
+    w.abandon();
+    std::fs::write(dir.join(".floxlog.lock"), "4194303").unwrap();
+    let o = bin()
+        .args(["inspect", dir.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    assert!(
+        out.contains("writer: died (pid 4194303 held the tape lock"),
+        "{out}"
+    );
+    assert!(out.contains("open: published frames end at byte"), "{out}");
+    assert!(out.contains("total: 1 segments"), "{out}");
+    assert!(out.contains("prepared (no event yet): 2"), "{out}");
+    assert!(out.contains("events: 1000 ("), "{out}");
+    assert!(!out.contains("ERROR"), "{out}");
+}
+
 /// `floxlog cat --follow ARGS DIR` running, its stdout lines and stderr
 /// lines each on a channel.
 struct Follower {
