@@ -1846,7 +1846,9 @@ typedef struct floxlog_tape_writer_stats {
    */
   uint8_t low_space;
   /**
-   * Journal: reservations of a segment ahead that failed so far.
+   * Journal: reservations of a segment ahead (and rewrites of
+   * manifest.json at a rotation, written again at the next) that
+   * failed so far.
    */
   uint64_t reservation_failures;
   /**

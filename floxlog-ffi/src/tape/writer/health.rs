@@ -49,7 +49,9 @@ pub struct floxlog_tape_writer_stats {
     /// the reservation is retried with back-off; once those are used up
     /// an append with nowhere to go fails (nothing acknowledged is lost).
     pub low_space: u8,
-    /// Journal: reservations of a segment ahead that failed so far.
+    /// Journal: reservations of a segment ahead (and rewrites of
+    /// manifest.json at a rotation, written again at the next) that
+    /// failed so far.
     pub reservation_failures: u64,
     /// Journal: wall-clock ns of the last of them (0: none).
     pub last_reservation_error_ns: i64,

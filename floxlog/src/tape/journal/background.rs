@@ -585,7 +585,15 @@ fn finish(s: &Shared, f: Finishing) -> Result<(), TapeError> {
             set.tape_created.load(Ordering::Acquire),
         );
         m.segments = segments;
-        m.save(&set.dir, set.syncs)?;
+        if let Err(e) = m.save(&set.dir, set.syncs) {
+            // Not a failure of the writer (a full disk, say): the segment
+            // files are the tape (readers list them); the manifest is
+            // written again at the next finish and at close.
+            lock(s).space.note(e);
+            if set.syncs {
+                sync_dir(&set.dir)?;
+            }
+        }
     } else if set.syncs {
         sync_dir(&set.dir)?;
     }

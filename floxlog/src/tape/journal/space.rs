@@ -7,7 +7,9 @@
 //! it bites. Only an append with nowhere to go (its live segment full and
 //! no segment prepared) fails: it asks for one more attempt at once, and
 //! fails with the reservation's error if that fails too; nothing
-//! acknowledged is lost, and appends go on once space is found.
+//! acknowledged is lost, and appends go on once space is found. A
+//! manifest that cannot be rewritten at a rotation is counted here too,
+//! not a failure: it is written again at the next rotation and at close.
 
 use crate::tape::error::TapeError;
 use std::collections::VecDeque;
@@ -85,6 +87,14 @@ impl Space {
         self.last_error_ns = crate::tape::writer::now_ns();
         self.backoff = (self.backoff * 2).clamp(BACKOFF_MIN, BACKOFF_MAX);
         self.retry_at = Some(Instant::now() + self.backoff);
+    }
+
+    /// A write that needed space and failed but loses nothing (the
+    /// manifest's rewrite at a rotation): counted and kept for the health.
+    pub(super) fn note(&mut self, e: TapeError) {
+        self.failures += 1;
+        self.last_error = Some(e);
+        self.last_error_ns = crate::tape::writer::now_ns();
     }
 
     /// A request succeeded: the next deferred one (if any) at once.

@@ -175,3 +175,43 @@ fn a_full_disk_is_recorded_through_until_nothing_is_reserved() {
     assert!(rep.passed(true), "{:?}", rep.findings);
     assert_eq!(rep.events, acked);
 }
+
+/// A manifest.json that cannot be rewritten at a rotation (here its
+/// temporary file's name is taken by a directory; a full disk does the
+/// same) is not a failure of the writer: it is counted in the health and
+/// written again at the next rotation and at close; every event reads
+/// back.
+#[test]
+fn a_manifest_not_rewritten_at_a_rotation_does_not_stop_the_writer() {
+    let t = tempfile::tempdir().unwrap();
+    let per = 100u64;
+    let cfg = TapeWriterConfig {
+        journal: true,
+        max_segment_bytes: 64 + 60 * per,
+        created_ns: Some(100),
+        durability: Durability::None,
+        ..TapeWriterConfig::default()
+    };
+    let mut j = Journal::create(t.path(), cfg, 100, Start::default()).unwrap();
+    let blocker = t.path().join(".manifest.json.tmp");
+    std::fs::create_dir(&blocker).unwrap();
+    let n = 4 * per;
+    for i in 0..n {
+        j.append(&trade(i)).unwrap();
+    }
+    j.bg.wait_idle().unwrap();
+    let mut h = TapeWriterHealth::default();
+    j.add_health(&mut h);
+    assert!(h.last_error.is_none(), "{:?}", h.last_error);
+    assert!(h.reservation_failures >= 3, "{}", h.reservation_failures);
+    let last = h.last_reservation_error.unwrap_or_default();
+    assert!(last.contains(".manifest.json.tmp"), "{last}");
+    std::fs::remove_dir(&blocker).unwrap();
+    j.close_all().unwrap();
+    let m = Manifest::load(t.path()).unwrap().unwrap();
+    assert_eq!(m.segments.len(), 4);
+    let tape = crate::tape::Tape::open(&[t.path().to_path_buf()], Default::default()).unwrap();
+    let rep = crate::tape::check::verify_tape(&tape, Default::default(), &mut |_| {});
+    assert!(rep.passed(true), "{:?}", rep.findings);
+    assert_eq!(rep.events, n);
+}

@@ -208,7 +208,9 @@ pub struct TapeWriterHealth {
     /// up, an append with nowhere to go fails (nothing acknowledged is
     /// lost). The warning before it bites.
     pub low_space: bool,
-    /// Journal: reservations of a segment ahead that failed so far.
+    /// Journal: reservations of a segment ahead (and rewrites of
+    /// manifest.json at a rotation, written again at the next) that
+    /// failed so far.
     pub reservation_failures: u64,
     /// Journal: the last of those failures (kept after space is found).
     pub last_reservation_error: Option<String>,
