@@ -139,11 +139,21 @@ fn a_killed_journal_writer_loses_no_acknowledged_event() {
             .spawn()
             .unwrap();
         let mut pipe = c.stdout.take().unwrap();
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let into = seen.clone();
         let reader = std::thread::spawn(move || {
-            let mut all = Vec::new();
-            let _ = pipe.read_to_end(&mut all);
-            all
+            let mut buf = [0u8; 4096];
+            while let Ok(n @ 1..) = pipe.read(&mut buf) {
+                into.lock().unwrap().extend_from_slice(&buf[..n]);
+            }
         });
+        // The delay runs from the child's first acknowledged append (a
+        // child slow to start on a loaded machine is not killed before it
+        // wrote anything).
+        while last_count(&seen.lock().unwrap()) == 0 {
+            assert!(!reader.is_finished(), "{ctx}: the child ended");
+            std::thread::sleep(Duration::from_millis(1));
+        }
         // Killed somewhere between its first rotations and a few dozen
         // segments in (the child writes ~1 MiB segments quickly).
         let delay = Duration::from_millis(30 + rng.below(400));
@@ -153,8 +163,8 @@ fn a_killed_journal_writer_loses_no_acknowledged_event() {
         }
         c.kill().unwrap();
         c.wait().unwrap();
-        let out = reader.join().unwrap();
-        let acked = last_count(&out);
+        reader.join().unwrap();
+        let acked = last_count(&seen.lock().unwrap());
         let segments = std::fs::read_dir(&dir).map(|d| d.count()).unwrap_or(0);
         rotated += usize::from(segments > 3);
         let (got, bad) = read_payloads(&dir);
