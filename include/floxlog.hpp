@@ -910,7 +910,8 @@ class TapeWriter {
   /**
    * @brief The writer's health: event counts, segments, bytes reserved and
    * used, the background thread's queue, lag and wake-ups, the last
-   * rotation, the last background error (floxlog_tape_writer_get_stats).
+   * rotation, the last background error, the low-space state and the last
+   * failed reservation (floxlog_tape_writer_get_stats).
    * Safe from any thread while others append. @throws Error
    */
   floxlog_tape_writer_stats stats() const {
