@@ -9,9 +9,9 @@
 //! magic) where the next frame starts: the pre-allocated zero tail of a
 //! journal segment, whose writer stores a frame's size last.
 
-use super::listing::Listed;
 use super::pending::Pending;
 use super::position::Spot;
+use crate::tape::dir::TapeSegment;
 use crate::tape::error::TapeError;
 use crate::tape::error::SHRANK;
 use crate::tape::read::source::{header_is_unfinished, SegmentFile};
@@ -32,7 +32,7 @@ pub(crate) enum Polled {
 const POLL_LIMIT: usize = 1024;
 
 pub(crate) struct Cursor {
-    pub(crate) seg: Listed,
+    pub(crate) seg: TapeSegment,
     /// The tailer's lane this cursor reads for (queued events name it).
     lane: usize,
     file: Option<SegmentFile>,
@@ -62,7 +62,7 @@ pub(crate) struct Cursor {
 
 impl Cursor {
     /// A cursor at the first frame of `seg`, reading for lane `lane`.
-    pub(crate) fn new(seg: Listed, lane: usize) -> Cursor {
+    pub(crate) fn new(seg: TapeSegment, lane: usize) -> Cursor {
         Cursor {
             seg,
             lane,
@@ -83,9 +83,9 @@ impl Cursor {
     /// uncompressed segment, after `events` events for an LZ4 one (read
     /// again and dropped: a block boundary alone does not say how many of
     /// the block's events were handed out).
-    pub(crate) fn at(seg: Listed, lane: usize, p: &Spot) -> Result<Cursor, TapeError> {
+    pub(crate) fn at(seg: TapeSegment, lane: usize, p: &Spot) -> Result<Cursor, TapeError> {
         let mut c = Cursor::new(seg, lane);
-        let file = SegmentFile::open_with(&c.seg.path, false)?;
+        let file = c.seg.open()?;
         let h = SegmentHeader::parse(file.bytes()).map_err(|e| TapeError::data(&c.seg.path, e))?;
         c.created_ns = Some(h.created_ns);
         if h.has(floxlog_core::segment_header::flags::COMPRESSED) {
@@ -145,7 +145,7 @@ impl Cursor {
     /// unused at close, between the listing that named it and this open
     /// (the next listing marks the lane done with it).
     fn open(&mut self) -> Result<bool, TapeError> {
-        match SegmentFile::open_with(&self.seg.path, false) {
+        match self.seg.open() {
             Ok(f) => {
                 self.file = Some(f);
                 Ok(true)
@@ -423,6 +423,28 @@ impl Cursor {
         let whole = !seg.index_lost() || header.index_offset <= data.len() as u64;
         Ok(idle_or(got, closed && !needs_more && whole))
     }
+}
+
+/// Whether a segment holds an event (its first frame's size word, or LZ4
+/// block magic, is set) or is finished. Read with one small read, not
+/// mapped: a journal writer's prepared spares are asked at every look.
+pub(crate) fn has_events(l: &TapeSegment) -> bool {
+    use std::io::Read;
+    let Ok(mut f) = crate::tape::dir::files::open_regular(&l.path, l.dir.is_none()) else {
+        return false;
+    };
+    let mut b = [0u8; SegmentHeader::LEN + 4];
+    let mut got = 0;
+    while got < b.len() {
+        match f.read(&mut b[got..]) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => got += n,
+        }
+    }
+    let Ok(h) = SegmentHeader::parse(&b[..got]) else {
+        return false;
+    };
+    !header_is_unfinished(&h) || (got == b.len() && b[SegmentHeader::LEN..] != [0; 4])
 }
 
 /// `Got(got)` if anything was queued, else idle.

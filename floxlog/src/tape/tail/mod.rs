@@ -33,20 +33,19 @@
 //! (`crate::tape::wake`) until the writer publishes.
 
 mod cursor;
-mod listing;
 mod pending;
 mod position;
 mod wait;
 
 use super::error::TapeError;
-use crate::tape::dir::discover::file_order;
+use crate::tape::dir::discover::{dir_segments, file_order};
 use crate::tape::dir::lock::{holder_died, writer_is_live};
+use crate::tape::dir::TapeSegment;
 use crate::tape::wake::{Page, Woke};
-use cursor::{Cursor, Polled};
+use cursor::{has_events, Cursor, Polled};
 use floxlog_core::{Event, ReadOptions, Trade, UnknownTypes};
-use listing::{find_created, has_events, series_groups, Listed};
 use pending::Pending;
-use position::Spot;
+use position::{find_created, Spot};
 pub use position::{SeriesPosition, TailPosition};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -234,27 +233,13 @@ impl Tail {
             tail: true,
         };
         let (dir, lock_dir, listed) = if md.is_dir() {
-            (
-                Some(path.to_path_buf()),
-                path.to_path_buf(),
-                listing::list(path)?,
-            )
+            (Some(path.to_path_buf()), path.to_path_buf(), list(path)?)
         } else {
-            let name = path
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
             let lock_dir = match path.parent() {
                 Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
                 _ => PathBuf::from("."),
             };
-            let one = Listed {
-                path: path.to_path_buf(),
-                series: crate::tape::dir::discover::segment_series(&name)
-                    .unwrap_or_else(|| crate::tape::dir::discover::MIXED.to_string()),
-                name,
-            };
-            (None, lock_dir, vec![one])
+            (None, lock_dir, vec![TapeSegment::file(path)])
         };
         let mut t = Tail {
             dir,
@@ -615,7 +600,7 @@ impl Tail {
         let Some(dir) = &self.dir else {
             return Ok(false);
         };
-        let listed = listing::list(dir)?;
+        let listed = list(dir)?;
         self.counts.listings += 1;
         let mut changed = false;
         for i in 0..self.lanes.len() {
@@ -634,7 +619,7 @@ impl Tail {
                 changed = true;
             }
             let cur = &self.lanes[i].cursor.seg;
-            let later: Vec<&Listed> = listed
+            let later: Vec<&TapeSegment> = listed
                 .iter()
                 .filter(|l| l.series == cur.series && file_order(&l.name) > file_order(&cur.name))
                 .collect();
@@ -677,4 +662,24 @@ impl Tail {
         }
         Ok(changed)
     }
+}
+
+/// The segment files of the tape directory `dir`, in file order: the tape
+/// directory's one listing (a link or a FIFO named like a segment is never
+/// opened by a tailer).
+fn list(dir: &Path) -> Result<Vec<TapeSegment>, TapeError> {
+    Ok(dir_segments(dir, 0)?.0)
+}
+
+/// The series of a listing, in order of first appearance, each with its
+/// segments in file order (never empty).
+fn series_groups(listed: &[TapeSegment]) -> Vec<(String, Vec<&TapeSegment>)> {
+    let mut v: Vec<(String, Vec<&TapeSegment>)> = Vec::new();
+    for l in listed {
+        match v.iter_mut().find(|(s, _)| *s == l.series) {
+            Some((_, of)) => of.push(l),
+            None => v.push((l.series.clone(), vec![l])),
+        }
+    }
+    v
 }
