@@ -33,7 +33,6 @@
 //! (`crate::tape::wake`) until the writer publishes.
 
 mod cursor;
-mod pending;
 mod position;
 mod wait;
 
@@ -43,8 +42,7 @@ use crate::tape::dir::lock::{holder_died, writer_is_live};
 use crate::tape::dir::TapeSegment;
 use crate::tape::wake::{Page, Woke};
 use cursor::{has_events, Cursor, Polled};
-use floxlog_core::{Event, ReadOptions, Trade, UnknownTypes};
-use pending::Pending;
+use floxlog_core::{Event, ReadOptions, TradeSink, UnknownTypes};
 use position::{find_created, Spot};
 pub use position::{SeriesPosition, TailPosition};
 use std::path::{Path, PathBuf};
@@ -134,7 +132,7 @@ pub enum TailTrades {
     WriterGone,
 }
 
-/// Nothing is queued: why.
+/// No event waits: why.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Quiet {
     Timeout,
@@ -152,7 +150,7 @@ struct Lane {
     gone: bool,
     /// After the last event handed out from this series (or where it
     /// started); `None`: before its first event. It lags the cursor by
-    /// the events queued and not handed out yet.
+    /// the events of its run.
     handed: Option<Spot>,
 }
 
@@ -186,7 +184,9 @@ pub struct Tail {
     read: ReadOptions,
     wait: WaitStrategy,
     writer_wait: Option<Duration>,
-    pending: Pending,
+    /// The lane whose run is being handed out: one lane at a time has
+    /// one (a lane is polled only when no run is left).
+    current: usize,
     next_lane: usize,
     /// The last look at the directory and the lock.
     looked: Option<Instant>,
@@ -248,7 +248,7 @@ impl Tail {
             read,
             wait: opts.wait,
             writer_wait: opts.writer_wait,
-            pending: Pending::default(),
+            current: 0,
             next_lane: 0,
             looked: None,
             idle_rounds: 0,
@@ -274,12 +274,12 @@ impl Tail {
                 }
             }
         }
-        for (lane, (series, of)) in series_groups(&listed).into_iter().enumerate() {
+        for (series, of) in series_groups(&listed) {
             let Some(first) = of.first().map(|l| (*l).clone()) else {
                 continue;
             };
             let l = match &opts.start {
-                TailStart::Beginning => Lane::new(Cursor::new(first, lane), None),
+                TailStart::Beginning => Lane::new(Cursor::new(first), None),
                 TailStart::End => {
                     // The last segment with an event: a journal writer's
                     // spare after it is empty, and the events still coming
@@ -288,7 +288,7 @@ impl Tail {
                         .iter()
                         .rfind(|l| has_events(l))
                         .map_or(first, |l| (*l).clone());
-                    let mut c = Cursor::new(last, lane);
+                    let mut c = Cursor::new(last);
                     c.skip_to_end(read)?;
                     let at = c.position();
                     Lane::new(c, at)
@@ -301,11 +301,11 @@ impl Tail {
                             events: s.events,
                         };
                         let seg = find_created(&of, &series, s.created_ns)?;
-                        Lane::new(Cursor::at(seg, lane, &spot)?, Some(spot))
+                        Lane::new(Cursor::at(seg, &spot)?, Some(spot))
                     }
                     // Nothing of it was handed out when the position was
                     // saved (it may not have existed yet).
-                    None => Lane::new(Cursor::new(first, lane), None),
+                    None => Lane::new(Cursor::new(first), None),
                 },
             };
             t.lanes.push(l);
@@ -339,30 +339,30 @@ impl Tail {
                 Quiet::WriterGone => TailNext::WriterGone,
             });
         }
-        let lanes = &mut self.lanes;
-        match self.pending.pop() {
-            Some((ev, lane, after)) => {
-                if let Some(l) = lanes.get_mut(lane) {
-                    l.handed = Some(after);
-                }
+        let unknown = self.read.unknown_types;
+        let Some(Lane { cursor, handed, .. }) = self.lanes.get_mut(self.current) else {
+            return Err(no_run());
+        };
+        match cursor.take(unknown)? {
+            Some((ev, after)) => {
+                *handed = Some(after);
                 Ok(TailNext::Event(ev))
             }
-            None => Err(TapeError::input(
-                None,
-                "a queued event could not be decoded again (a bug in the tailer: please report it)",
-            )),
+            None => Err(no_run()),
         }
     }
 
-    /// Appends up to `cap` trades to `out`: waits at most `timeout` for the
+    /// Stores up to `out.capacity()` trades in `out` (a slice of trades,
+    /// the C tailer's array, columns): waits at most `timeout` for the
     /// first as [`Tail::next`] does, then takes what has arrived, stopping
-    /// before an event of another type.
-    pub fn next_trades(
+    /// before an event of another type. Each is decoded from the segment
+    /// into `out`.
+    pub fn next_trades<S: TradeSink + ?Sized>(
         &mut self,
-        out: &mut Vec<Trade>,
-        cap: usize,
+        out: &mut S,
         timeout: Option<Duration>,
     ) -> Result<TailTrades, TapeError> {
+        let cap = out.capacity();
         if cap == 0 {
             return Ok(TailTrades::Trades(0));
         }
@@ -373,21 +373,23 @@ impl Tail {
                 Quiet::WriterGone => TailTrades::WriterGone,
             });
         }
+        let unknown = self.read.unknown_types;
         let mut n = 0;
         while n < cap {
-            if self.pending.is_empty() && self.fill(false)? == 0 {
+            if self.queued() == 0 && self.fill(false)? == 0 {
                 break;
             }
-            if self.pending.peek_type() != Some(floxlog_core::frame_type::TRADE) {
-                break;
-            }
-            let Some((Event::Trade(t), lane, after)) = self.pending.pop() else {
+            let Some(Lane { cursor, handed, .. }) = self.lanes.get_mut(self.current) else {
                 break;
             };
-            out.push(t);
-            if let Some(l) = self.lanes.get_mut(lane) {
-                l.handed = Some(after);
+            if cursor.peek_type(unknown)? != Some(floxlog_core::frame_type::TRADE) {
+                break;
             }
+            let Some((Event::Trade(t), after)) = cursor.take(unknown)? else {
+                break;
+            };
+            out.put(n, t);
+            *handed = Some(after);
             n += 1;
         }
         Ok(if n == 0 {
@@ -397,9 +399,12 @@ impl Tail {
         })
     }
 
-    /// Events queued and not yet returned (read from the segments already).
+    /// Events checked and not yet returned (they stay in the segment
+    /// until they are).
     pub fn queued(&self) -> usize {
-        self.pending.len()
+        self.lanes
+            .get(self.current)
+            .map_or(0, |l| l.cursor.queued())
     }
 
     /// What this tailer did so far (see [`TailCounts`]).
@@ -407,13 +412,13 @@ impl Tail {
         self.counts
     }
 
-    /// Waits until an event is queued (`None`) or says why not. An idle
+    /// Waits until an event is checked and waiting (`None`) or says why not. An idle
     /// round is one load per series (and one of the wake page's `gen`);
     /// the directory and the lock are looked at when a segment finished,
     /// the wake page says the tape changed, or [`LOOK_EVERY`] passed since
     /// the last look (of any call).
     fn ready(&mut self, timeout: Option<Duration>) -> Result<Option<Quiet>, TapeError> {
-        if !self.pending.is_empty() || self.fill(false)? > 0 {
+        if self.queued() > 0 || self.fill(false)? > 0 {
             return Ok(None);
         }
         // `timeout 0` reads no clock for its deadline: it is due now.
@@ -515,10 +520,10 @@ impl Tail {
 
     /// Polls every lane (checking each map still shows its file) and
     /// lists the tape, moving lanes on, until nothing changes; whether an
-    /// event is queued.
+    /// event waits.
     fn catch_up(&mut self) -> Result<bool, TapeError> {
         loop {
-            if !self.pending.is_empty() || self.fill(true)? > 0 {
+            if self.queued() > 0 || self.fill(true)? > 0 {
                 return Ok(true);
             }
             if !self.rescan()? {
@@ -528,7 +533,7 @@ impl Tail {
     }
 
     /// A sleeping strategy's round (never past `deadline`, nor past the
-    /// next look); whether an event is queued after it. A blocking tailer
+    /// next look); whether an event waits after it. A blocking tailer
     /// on a tape whose journal writer is alive sleeps on the wake page
     /// until the writer publishes; otherwise the strategy's back-off.
     fn sleep(
@@ -562,7 +567,7 @@ impl Tail {
         Ok(self.fill(false)? > 0)
     }
 
-    /// Polls every lane once, round robin; the events queued. `look`: see
+    /// Polls every lane once, round robin, until one has a run; its events. `look`: see
     /// [`Cursor::poll`].
     fn fill(&mut self, look: bool) -> Result<usize, TapeError> {
         let n = self.lanes.len();
@@ -574,8 +579,9 @@ impl Tail {
                 lane.finished = true;
                 continue;
             }
-            match lane.cursor.poll(self.read, &mut self.pending, look)? {
+            match lane.cursor.poll(self.read, look)? {
                 Polled::Got(g) => {
+                    self.current = i;
                     lane.finished = false;
                     self.verdict = None;
                     total += g;
@@ -631,11 +637,11 @@ impl Tail {
             } else if later.iter().any(|l| has_events(l)) {
                 // Read the current one again first: its last events were
                 // appended before the later segment's first.
-                match self.lanes[i]
-                    .cursor
-                    .poll(self.read, &mut self.pending, true)?
-                {
-                    Polled::Got(_) => return Ok(true),
+                match self.lanes[i].cursor.poll(self.read, true)? {
+                    Polled::Got(_) => {
+                        self.current = i;
+                        return Ok(true);
+                    }
                     Polled::Idle { .. } => true,
                 }
             } else {
@@ -645,7 +651,7 @@ impl Tail {
                 // What was handed out stays the lane's position until an
                 // event of the next segment is.
                 let handed = self.lanes[i].handed;
-                self.lanes[i] = Lane::new(Cursor::new((*next).clone(), i), handed);
+                self.lanes[i] = Lane::new(Cursor::new((*next).clone()), handed);
                 changed = true;
             }
         }
@@ -654,9 +660,8 @@ impl Tail {
                 continue;
             }
             if let Some(first) = of.first() {
-                let lane = self.lanes.len();
                 self.lanes
-                    .push(Lane::new(Cursor::new((*first).clone(), lane), None));
+                    .push(Lane::new(Cursor::new((*first).clone()), None));
                 changed = true;
             }
         }
@@ -682,4 +687,12 @@ fn series_groups(listed: &[TapeSegment]) -> Vec<(String, Vec<&TapeSegment>)> {
         }
     }
     v
+}
+
+/// The current lane had no event left when one was said to wait.
+fn no_run() -> TapeError {
+    TapeError::input(
+        None,
+        "the tailer found no event where one was checked (a bug in the tailer: please report it)",
+    )
 }
