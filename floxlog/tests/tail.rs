@@ -6,7 +6,8 @@ use floxlog::core::{Event, FrameHeader, SegmentHeader, Trade};
 use floxlog::tape::check::{recover_file, RecoverOptions};
 use floxlog::tape::dir::TapeLock;
 use floxlog::tape::{
-    Durability, Tail, TailNext, TailOptions, TailStart, TailTrades, TapeWriter, TapeWriterConfig,
+    Durability, Tail, TailNext, TailOptions, TailStart, TailTrades, TapeError, TapeWriter,
+    TapeWriterConfig,
 };
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -76,6 +77,19 @@ fn drain(t: &mut Tail, timeout: Option<Duration>) -> (Vec<u64>, String) {
         match t.next(timeout).unwrap() {
             TailNext::Event(ev) => ids.push(id(&ev)),
             other => return (ids, format!("{other:?}")),
+        }
+    }
+}
+
+/// Reads events until an error (anything else fails the test); their ids
+/// and the error.
+fn until_error(t: &mut Tail) -> (Vec<u64>, TapeError) {
+    let mut ids = Vec::new();
+    loop {
+        match t.next(NOW) {
+            Ok(TailNext::Event(ev)) => ids.push(id(&ev)),
+            Ok(other) => panic!("{other:?} after {ids:?}"),
+            Err(e) => return (ids, e),
         }
     }
 }
@@ -472,14 +486,7 @@ fn a_damaged_frame_is_an_error_naming_file_and_offset_unless_crcs_are_off() {
     drop(f);
 
     let mut t = Tail::open(&dir, TailOptions::default()).unwrap();
-    let mut ids = Vec::new();
-    let e = loop {
-        match t.next(NOW) {
-            Ok(TailNext::Event(ev)) => ids.push(id(&ev)),
-            Ok(other) => panic!("{other:?} after {ids:?}"),
-            Err(e) => break e,
-        }
-    };
+    let (ids, e) = until_error(&mut t);
     assert_eq!(ids, (0..5).collect::<Vec<_>>());
     assert_eq!(e.offset, Some(at as u64));
     assert_eq!(e.path.as_deref(), Some(first.as_path()));
@@ -559,14 +566,7 @@ fn unknown_frames_among_the_checked_events_are_skipped_or_refused() {
     );
 
     let mut strict = Tail::open(&dir, TailOptions::default()).unwrap();
-    let mut ids = Vec::new();
-    let e = loop {
-        match strict.next(NOW) {
-            Ok(TailNext::Event(ev)) => ids.push(id(&ev)),
-            Ok(other) => panic!("{other:?} after {ids:?}"),
-            Err(e) => break e,
-        }
-    };
+    let (ids, e) = until_error(&mut strict);
     assert_eq!(ids, (0..5).collect::<Vec<_>>());
     assert_eq!(e.offset, Some(first_unknown));
     assert_eq!(e.path.as_deref(), Some(path.as_path()));
