@@ -159,22 +159,23 @@ impl Cursor {
         self.run.left
     }
 
-    /// The frame type of the next event of the run, if any.
-    pub(crate) fn peek_type(&mut self, unknown: UnknownTypes) -> Result<Option<u8>, TapeError> {
-        Ok(self.front(unknown)?.map(|(_, h)| h.frame_type))
-    }
-
     /// The next event of the run, decoded from where it lies (borrowing
     /// the cursor), and where the lane stands once it is handed out;
-    /// `None` if the run is empty. `unknown`: the tailer's, as the poll
+    /// `None` if the run is empty, or (`only`) the next event is of
+    /// another type (it stays next). `unknown`: the tailer's, as the poll
     /// that checked the run read it.
+    #[inline]
     pub(crate) fn take(
         &mut self,
         unknown: UnknownTypes,
+        only: Option<u8>,
     ) -> Result<Option<(Event<'_>, Spot)>, TapeError> {
         let Some((at, header)) = self.front(unknown)? else {
             return Ok(None);
         };
+        if only.is_some_and(|t| t != header.frame_type) {
+            return Ok(None);
+        }
         let n = FrameHeader::LEN + header.size as usize;
         self.run.at = at + n;
         self.run.left -= 1;
@@ -197,6 +198,7 @@ impl Cursor {
     }
 
     /// Where the run lies: the LZ4 block in the scratch, or the map.
+    #[inline]
     fn area(&self) -> &[u8] {
         match (self.run.block, &self.file) {
             (Some(_), _) => &self.scratch,
@@ -208,6 +210,7 @@ impl Cursor {
     /// The run's next event frame (its offset in the area and header),
     /// past frames of unknown types when they are skipped; `None` if the
     /// run is empty.
+    #[inline]
     fn front(&mut self, unknown: UnknownTypes) -> Result<Option<(usize, FrameHeader)>, TapeError> {
         while self.run.left > 0 {
             let at = self.run.at;

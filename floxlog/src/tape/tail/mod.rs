@@ -319,7 +319,7 @@ impl Tail {
         let Some(Lane { cursor, handed, .. }) = self.lanes.get_mut(self.current) else {
             return Err(no_run());
         };
-        match cursor.take(unknown)? {
+        match cursor.take(unknown, None)? {
             Some((ev, after)) => {
                 *handed = Some(after);
                 Ok(TailNext::Event(ev))
@@ -358,10 +358,8 @@ impl Tail {
             let Some(Lane { cursor, handed, .. }) = self.lanes.get_mut(self.current) else {
                 break;
             };
-            if cursor.peek_type(unknown)? != Some(floxlog_core::frame_type::TRADE) {
-                break;
-            }
-            let Some((Event::Trade(t), after)) = cursor.take(unknown)? else {
+            let trade = Some(floxlog_core::frame_type::TRADE);
+            let Some((Event::Trade(t), after)) = cursor.take(unknown, trade)? else {
                 break;
             };
             out.put(n, t);
