@@ -36,8 +36,11 @@
  * real-time budget (sched_rt_runtime_us, 0.95 s a second), or its
  * throttling (tens of ms without the CPU) shows as the tail.
  *
- * --appenders K: appending threads (hook for the appender rows; only 1
- * until the writer has appenders).
+ * --appenders K (tape modes): K threads append through a
+ * floxlog_tape_appender each, thread j the events j, j+K, j+2K... on the
+ * same schedule (so the tape still gets PER_S events a second, one per
+ * tick, from K threads taking turns); 1 (the default): the writer's own
+ * handle, no thread. The append p50 is over every thread's appends.
  *
  * Prints one line: mode, rate, the percentiles p50 p90 p99 p99.9 p99.99
  * max (ns), events, the reader's CPU time over the wall time of the run
@@ -47,6 +50,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -191,6 +195,91 @@ static int write_limit(const args_t *a, shm_t *m, int wakes) {
 /* The writer's side: each append's own time (stamp to return). */
 static hist_t appends;
 
+/* One appending thread of --appenders K: its appender, its share of the
+ * schedule, its own histogram (merged into `appends` after the join). */
+typedef struct {
+  const args_t *a;
+  floxlog_tape_appender *ap;
+  uint64_t first, t0;
+  hist_t h;
+  int failed;
+} appender_job_t;
+
+static void *append_thread(void *arg) {
+  appender_job_t *j = arg;
+  const args_t *a = j->a;
+  const uint64_t interval = 1000000000u / a->rate;
+  floxlog_tape_error err;
+  for (uint64_t i = j->first; i < a->events; i += (uint64_t)a->appenders) {
+    wait_until(j->t0 + i * interval, a->busy);
+    const uint64_t stamp = now_ns();
+    floxlog_trade t = trade(i, stamp);
+    if (floxlog_tape_appender_append_trade(j->ap, &t, &err) != FLOXLOG_OK) {
+      fprintf(stderr, "appender append %llu: %s\n", (unsigned long long)i, err.message);
+      j->failed = 1;
+      break;
+    }
+    record(&j->h, now_ns() - stamp);
+  }
+  return NULL;
+}
+
+/* --appenders K > 1: K threads, each with its own appender. */
+static int append_threads(const args_t *a, floxlog_tape_writer *w) {
+  appender_job_t *jobs = calloc((size_t)a->appenders, sizeof *jobs);
+  pthread_t *th = calloc((size_t)a->appenders, sizeof *th);
+  if (!jobs || !th) return fprintf(stderr, "out of memory\n"), 1;
+  const uint64_t t0 = now_ns() + 1000000;
+  int failed = 0, started = 0;
+  floxlog_tape_error err;
+  for (int k = 0; k < a->appenders; k++) {
+    jobs[k].a = a;
+    jobs[k].first = (uint64_t)k;
+    jobs[k].t0 = t0;
+    if (floxlog_tape_appender_open(w, &jobs[k].ap, &err) != FLOXLOG_OK) {
+      fprintf(stderr, "appender open: %s\n", err.message);
+      failed = 1;
+      break;
+    }
+    if (pthread_create(&th[k], NULL, append_thread, &jobs[k]) != 0) {
+      floxlog_tape_appender_free(jobs[k].ap);
+      failed = 1;
+      break;
+    }
+    started++;
+  }
+  for (int k = 0; k < started; k++) {
+    pthread_join(th[k], NULL);
+    floxlog_tape_appender_free(jobs[k].ap);
+    failed |= jobs[k].failed;
+    for (unsigned b = 0; b < NBUCKETS; b++) appends.counts[b] += jobs[k].h.counts[b];
+    appends.total += jobs[k].h.total;
+    appends.over_50us += jobs[k].h.over_50us;
+    if (jobs[k].h.max > appends.max) appends.max = jobs[k].h.max;
+  }
+  free(jobs);
+  free(th);
+  return failed;
+}
+
+/* --appenders 1: the writer's own handle, on the calling thread. */
+static int append_own(const args_t *a, floxlog_tape_writer *w) {
+  const uint64_t interval = 1000000000u / a->rate;
+  const uint64_t t0 = now_ns() + 1000000;
+  floxlog_tape_error err;
+  for (uint64_t i = 0; i < a->events; i++) {
+    wait_until(t0 + i * interval, a->busy);
+    const uint64_t stamp = now_ns();
+    floxlog_trade t = trade(i, stamp);
+    if (floxlog_tape_writer_append_trade(w, &t, &err) != FLOXLOG_OK) {
+      fprintf(stderr, "append %llu: %s\n", (unsigned long long)i, err.message);
+      return 1;
+    }
+    record(&appends, now_ns() - stamp);
+  }
+  return 0;
+}
+
 static int write_tape(const args_t *a, int go_fd) {
   floxlog_tape_writer_config cfg;
   floxlog_tape_writer_config_default(&cfg);
@@ -204,18 +293,7 @@ static int write_tape(const args_t *a, int go_fd) {
     return 1;
   }
   if (write(go_fd, "g", 1) != 1) return 1;
-  const uint64_t interval = 1000000000u / a->rate;
-  const uint64_t t0 = now_ns() + 1000000;
-  for (uint64_t i = 0; i < a->events; i++) {
-    wait_until(t0 + i * interval, a->busy);
-    const uint64_t stamp = now_ns();
-    floxlog_trade t = trade(i, stamp);
-    if (floxlog_tape_writer_append_trade(w, &t, &err) != FLOXLOG_OK) {
-      fprintf(stderr, "append %llu: %s\n", (unsigned long long)i, err.message);
-      return 1;
-    }
-    record(&appends, now_ns() - stamp);
-  }
+  if ((a->appenders > 1 ? append_threads(a, w) : append_own(a, w)) != 0) return 1;
   if (floxlog_tape_writer_close(w, &err) != FLOXLOG_OK) {
     fprintf(stderr, "close: %s\n", err.message);
     return 1;
@@ -243,9 +321,8 @@ int main(int argc, char **argv) {
                     "[--busy] [--appenders K]\n", argv[0]);
     return 2;
   }
-  if (a.appenders != 1) {
-    /* Hook: appender threads (1/2/4) go here once the writer has them. */
-    fprintf(stderr, "--appenders: only 1 so far\n");
+  if (a.appenders < 1 || a.appenders > 64) {
+    fprintf(stderr, "--appenders: 1 to 64\n");
     return 2;
   }
   if (a.events == 0) a.events = a.rate * 3 < 1000000 ? a.rate * 3 : 1000000;

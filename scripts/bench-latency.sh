@@ -32,14 +32,16 @@
 # Each append case runs the default writer and the journal writer one after
 # the other (interleaved, in one run); --journal or --default runs only one.
 # --tail-only runs the hand-off only. --appenders: appender-thread counts
-# for the hand-off rows (hook: bench_handoff takes 1 until the writer has
-# appenders).
+# for the tailer rows (default "1 2 4"; 1 is the writer's own handle, K > 1
+# are K threads with a floxlog_tape_appender each, taking turns on the same
+# schedule; on a 2-core machine 4 threads measure the cost of contention,
+# not scaling).
 set -euo pipefail
 EVENTS=10000000
 WRITERS=(default journal)
 WORK=""
 APPEND=1
-APPENDERS="1"
+APPENDERS="1 2 4"
 while [ $# -gt 0 ]; do
   case "$1" in
     --events) EVENTS=$2; shift 2 ;;

@@ -4,6 +4,7 @@
 
 use crate::boundary::{batch_slots, check_out, check_slice, in_ref, put, put_if_usable};
 use crate::codec::event::{write_event, LevelScratch};
+use crate::codec::records::TradeSlots;
 use crate::codec::types::*;
 use crate::error::{floxlog_result, Fail};
 use crate::handle::{free, handle, into_c, opaque};
@@ -13,7 +14,7 @@ use core::mem::MaybeUninit;
 use floxlog::tape::{
     Tail, TailNext, TailOptions, TailPosition, TailStart, TailTrades, WaitStrategy,
 };
-use floxlog_core::{Event, Trade};
+use floxlog_core::Event;
 use floxlog_result::*;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -115,7 +116,6 @@ pub(crate) struct TailHandle {
     tail: Tail,
     /// Book levels of the last event returned.
     levels: Vec<MaybeUninit<floxlog_level>>,
-    trades: Vec<Trade>,
 }
 
 opaque!(floxlog_tape_tail => TailHandle, magic TAIL_MAGIC, null "t");
@@ -259,7 +259,6 @@ pub unsafe extern "C" fn floxlog_tape_tail_open(
             busy: AtomicBool::new(false),
             tail,
             levels: Vec::new(),
-            trades: Vec::new(),
         };
         // SAFETY: checked above.
         unsafe { put(out, into_c::<floxlog_tape_tail>(h)) };
@@ -362,14 +361,14 @@ pub unsafe extern "C" fn floxlog_tape_tail_next_trades(
         let slots = unsafe { batch_slots(count, out, cap, "out") }?;
         // SAFETY: forwarded caller promise.
         let (h, _claim) = unsafe { claim(t) }?;
-        h.trades.clear();
+        // Decoded from the segment straight into the caller's array.
         let got = h
             .tail
-            .next_trades(&mut h.trades, cap, timeout(timeout_ns))?;
-        for (slot, tr) in slots.iter_mut().zip(&h.trades) {
-            slot.write(tr.into());
-        }
-        n = h.trades.len();
+            .next_trades(&mut TradeSlots(slots), timeout(timeout_ns))?;
+        n = match got {
+            TailTrades::Trades(k) => k,
+            _ => 0,
+        };
         Ok(match got {
             TailTrades::Trades(_) => FLOXLOG_OK,
             TailTrades::NotTrade => FLOXLOG_NOT_TRADE,

@@ -60,6 +60,19 @@ pub struct TapeSegment {
 }
 
 impl TapeSegment {
+    /// A segment file the caller named (not found in a tape directory):
+    /// its series from its name, `mixed` if the name says none.
+    pub(crate) fn file(p: &Path) -> TapeSegment {
+        let name = file_name(p);
+        TapeSegment {
+            path: p.to_path_buf(),
+            series: segment_series(&name).unwrap_or_else(|| MIXED.to_string()),
+            name,
+            listed: None,
+            dir: None,
+        }
+    }
+
     /// Opens and maps the segment: a file found in a tape directory is
     /// never opened through a symbolic link; one the caller named is.
     pub fn open(&self) -> Result<crate::tape::read::source::SegmentFile, TapeError> {
@@ -155,13 +168,18 @@ pub(crate) fn file_order(name: &str) -> (u8, i64, &str) {
     }
 }
 
-/// The files of `dir` named like segments, with their series, and those
-/// that are not regular files (with what they are instead).
+/// The segment files of `dir` (number `di` of a [`Tape`]'s directories),
+/// in file order, and the entries named like segments that are not
+/// regular files (with what they are instead). The one listing of a tape
+/// directory: [`Tape::open`] (with or without a manifest) and the tailer,
+/// which lists again at its looks (the directory is the truth while a
+/// writer is live: `manifest.json` lags behind it).
 #[allow(clippy::type_complexity)]
-fn list_segment_files(
+pub(crate) fn dir_segments(
     dir: &Path,
-) -> Result<(Vec<(String, String)>, Vec<(String, &'static str)>), TapeError> {
-    let mut files: Vec<(String, String)> = Vec::new();
+    di: usize,
+) -> Result<(Vec<TapeSegment>, Vec<(String, &'static str)>), TapeError> {
+    let mut files: Vec<TapeSegment> = Vec::new();
     let mut skipped: Vec<(String, &'static str)> = Vec::new();
     let rd = std::fs::read_dir(dir).map_err(|e| TapeError::io(dir, "listing the directory", e))?;
     for entry in rd {
@@ -173,16 +191,27 @@ fn list_segment_files(
         // The entry's own type: a symbolic link is not followed (it may
         // lead out of the tape directory), a FIFO never opened (it
         // would block). Named like a segment, it is reported, not
-        // skipped in silence.
-        let what = match entry.metadata() {
-            Ok(md) => not_regular(&md),
-            Err(_) => Some("unreadable"),
+        // skipped in silence. The type the listing gives costs no
+        // `stat` (a tailer lists at each of its looks).
+        let what = match entry.file_type() {
+            Ok(t) if t.is_file() => None,
+            _ => match entry.metadata() {
+                Ok(md) => not_regular(&md),
+                Err(_) => Some("unreadable"),
+            },
         };
         match what {
-            None => files.push((name, series)),
+            None => files.push(TapeSegment {
+                path: dir.join(&name),
+                name,
+                series,
+                listed: None,
+                dir: Some(di),
+            }),
             Some(what) => skipped.push((name, what)),
         }
     }
+    files.sort_by(|a, b| file_order(&a.name).cmp(&file_order(&b.name)));
     Ok((files, skipped))
 }
 
@@ -222,13 +251,7 @@ impl Tape {
             if md.is_dir() {
                 tape.add_dir(p, opts)?;
             } else {
-                tape.segments.push(TapeSegment {
-                    path: p.clone(),
-                    name: file_name(p),
-                    series: segment_series(&file_name(p)).unwrap_or_else(|| MIXED.to_string()),
-                    listed: None,
-                    dir: None,
-                });
+                tape.segments.push(TapeSegment::file(p));
             }
         }
         tape.summarise();
@@ -242,8 +265,8 @@ impl Tape {
             Manifest::load(dir)?
         };
         let (flox_manifest, metadata) = self.load_flox_files(dir);
-        let (mut files, mut skipped) = list_segment_files(dir)?;
-        files.sort_by(|a, b| file_order(&a.0).cmp(&file_order(&b.0)));
+        let di = self.dirs.len();
+        let (files, mut skipped) = dir_segments(dir, di)?;
         // Listed ones get their own finding below.
         skipped.sort();
         for (name, what) in skipped {
@@ -254,11 +277,10 @@ impl Tape {
                 self.note(skipped_finding(&dir.join(&name), what));
             }
         }
-        let di = self.dirs.len();
         if let Some(m) = &manifest {
             self.add_listed(dir, di, m);
         }
-        self.add_unlisted(dir, di, files, manifest.as_ref());
+        self.add_unlisted(files, manifest.as_ref());
         if self.segments.iter().all(|s| s.dir != Some(di)) && manifest.is_none() {
             return Err(TapeError::input(
                 Some(dir),
@@ -398,50 +420,29 @@ impl Tape {
         }
     }
 
-    /// The segment files of `dir` (number `di`) that manifest `m` does not
-    /// list (with no manifest: all of them), in file order.
-    fn add_unlisted(
-        &mut self,
-        dir: &Path,
-        di: usize,
-        files: Vec<(String, String)>,
-        m: Option<&Manifest>,
-    ) {
+    /// The segment files listed from a directory ([`dir_segments`]) that
+    /// manifest `m` does not list (with no manifest: all of them).
+    fn add_unlisted(&mut self, files: Vec<TapeSegment>, m: Option<&Manifest>) {
         let Some(m) = m else {
-            for (name, series) in files {
-                self.segments.push(TapeSegment {
-                    path: dir.join(&name),
-                    name,
-                    series,
-                    listed: None,
-                    dir: Some(di),
-                });
-            }
+            self.segments.extend(files);
             return;
         };
         let listed: std::collections::HashSet<&str> =
             m.segments.iter().map(|s| s.name.as_str()).collect();
-        for (name, series) in files {
-            if listed.contains(name.as_str()) {
+        for seg in files {
+            if listed.contains(seg.name.as_str()) {
                 continue;
             }
-            let path = dir.join(&name);
             self.note(
                 Finding::new(
                     Severity::Warning,
                     FindingKind::UnlistedSegment,
-                    Some(&path),
+                    Some(&seg.path),
                     "segment file not listed in manifest.json (a segment still being written, or a stale manifest); read anyway",
                 )
                 .hint(Hint::new("{} adds it once its writer has closed it", &[Remedy::RebuildManifest])),
             );
-            self.segments.push(TapeSegment {
-                path,
-                name,
-                series,
-                listed: None,
-                dir: Some(di),
-            });
+            self.segments.push(seg);
         }
     }
 

@@ -2,6 +2,13 @@
 //! truncation under the map is a mark, never `SIGBUS`), read by the core
 //! reader in tail mode from where the last poll stopped.
 //!
+//! A poll checks the frames that arrived (CRCs, layouts, what the writer
+//! published) and leaves them where they lie: a run of the map, or of the
+//! one LZ4 block decoded into the cursor's scratch (a poll stops at the
+//! end of a block that holds a frame of the run). [`Cursor::take`] then
+//! decodes them one by one from there into the caller's event: nothing is
+//! copied, and nothing is polled again until the run is handed out.
+//!
 //! What counts as "nothing yet" rather than damage, while the header is
 //! still a writer's placeholder: data ending inside a frame or block (the
 //! core reader's `needs_more`), an index trailer where frames were to go on
@@ -9,32 +16,48 @@
 //! magic) where the next frame starts: the pre-allocated zero tail of a
 //! journal segment, whose writer stores a frame's size last.
 
-use super::listing::Listed;
-use super::pending::Pending;
 use super::position::Spot;
+use crate::tape::dir::TapeSegment;
 use crate::tape::error::TapeError;
 use crate::tape::error::SHRANK;
 use crate::tape::read::source::{header_is_unfinished, SegmentFile};
-use floxlog_core::{Error, ErrorKind, ReadOptions, Segment, SegmentHeader};
+use floxlog_core::frame::is_known_type;
+use floxlog_core::{
+    Block, Error, ErrorKind, Event, FrameHeader, RawFrame, ReadOptions, Segment, SegmentHeader,
+    UnknownTypes,
+};
 
 /// What a poll found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Polled {
-    /// This many events were queued (more may be waiting).
+    /// This many events are checked and waiting in the run (more may
+    /// follow).
     Got(usize),
     /// Nothing new; `finished`: the segment is closed (final header) and
     /// every event of it was read.
     Idle { finished: bool },
 }
 
-/// Most events one poll queues: a caller waiting for the next event gets
-/// it without the whole segment being copied first.
+/// Most events one poll checks: a caller waiting for the next event gets
+/// it without the whole segment being checked first.
 const POLL_LIMIT: usize = 1024;
 
+/// Events a poll checked and nothing handed out yet, where they lie.
+#[derive(Clone, Copy, Debug, Default)]
+struct Run {
+    /// Offset in the area of the next frame to hand out.
+    at: usize,
+    /// End of the last frame checked.
+    end: usize,
+    /// Events left (frames of unknown types skipped among them are not).
+    left: usize,
+    /// `Some(block offset)`: the area is the LZ4 block decoded into the
+    /// scratch; `None`: the map.
+    block: Option<u64>,
+}
+
 pub(crate) struct Cursor {
-    pub(crate) seg: Listed,
-    /// The tailer's lane this cursor reads for (queued events name it).
-    lane: usize,
+    pub(crate) seg: TapeSegment,
     file: Option<SegmentFile>,
     /// The segment's `created_ns`, once its header has been read.
     pub(crate) created_ns: Option<i64>,
@@ -42,9 +65,11 @@ pub(crate) struct Cursor {
     pos: u64,
     /// LZ4: events of the block at `pos` already read.
     in_block: u64,
-    /// Events read from this segment.
+    /// Events read from this segment (handed out, in the run, or
+    /// skipped).
     events: u64,
-    /// Events to read and drop before any is queued (start at the end, or
+    run: Run,
+    /// Events to read and drop before any joins the run (start at the end, or
     /// resume inside an LZ4 segment).
     discard: u64,
     scratch: Vec<u8>,
@@ -61,16 +86,16 @@ pub(crate) struct Cursor {
 }
 
 impl Cursor {
-    /// A cursor at the first frame of `seg`, reading for lane `lane`.
-    pub(crate) fn new(seg: Listed, lane: usize) -> Cursor {
+    /// A cursor at the first frame of `seg`.
+    pub(crate) fn new(seg: TapeSegment) -> Cursor {
         Cursor {
             seg,
-            lane,
             file: None,
             created_ns: None,
             pos: SegmentHeader::LEN as u64,
             in_block: 0,
             events: 0,
+            run: Run::default(),
             discard: 0,
             scratch: Vec::new(),
             quiet: None,
@@ -83,9 +108,9 @@ impl Cursor {
     /// uncompressed segment, after `events` events for an LZ4 one (read
     /// again and dropped: a block boundary alone does not say how many of
     /// the block's events were handed out).
-    pub(crate) fn at(seg: Listed, lane: usize, p: &Spot) -> Result<Cursor, TapeError> {
-        let mut c = Cursor::new(seg, lane);
-        let file = SegmentFile::open_with(&c.seg.path, false)?;
+    pub(crate) fn at(seg: TapeSegment, p: &Spot) -> Result<Cursor, TapeError> {
+        let mut c = Cursor::new(seg);
+        let file = c.seg.open()?;
         let h = SegmentHeader::parse(file.bytes()).map_err(|e| TapeError::data(&c.seg.path, e))?;
         c.created_ns = Some(h.created_ns);
         if h.has(floxlog_core::segment_header::flags::COMPRESSED) {
@@ -112,10 +137,9 @@ impl Cursor {
     /// Reads and drops every event the segment holds now.
     pub(crate) fn skip_to_end(&mut self, opts: ReadOptions) -> Result<(), TapeError> {
         self.discard = u64::MAX;
-        let mut sink = Pending::default();
-        // Dropped events are never queued: one poll reads them all.
+        // Dropped events never join the run: one poll reads them all.
         let r = loop {
-            match self.poll(opts, &mut sink, true) {
+            match self.poll(opts, true) {
                 Ok(Polled::Idle { .. }) => break Ok(()),
                 Ok(Polled::Got(_)) => {}
                 Err(e) => break Err(e),
@@ -128,6 +152,104 @@ impl Cursor {
     /// Events of this segment read so far (handed out or skipped).
     pub(crate) fn events_read(&self) -> u64 {
         self.events
+    }
+
+    /// Events checked and not handed out yet.
+    pub(crate) fn queued(&self) -> usize {
+        self.run.left
+    }
+
+    /// The next event of the run, decoded from where it lies (borrowing
+    /// the cursor), and where the lane stands once it is handed out;
+    /// `None` if the run is empty, or (`only`) the next event is of
+    /// another type (it stays next). `unknown`: the tailer's, as the poll
+    /// that checked the run read it.
+    #[inline]
+    pub(crate) fn take(
+        &mut self,
+        unknown: UnknownTypes,
+        only: Option<u8>,
+    ) -> Result<Option<(Event<'_>, Spot)>, TapeError> {
+        let Some((at, header)) = self.front(unknown)? else {
+            return Ok(None);
+        };
+        if only.is_some_and(|t| t != header.frame_type) {
+            return Ok(None);
+        }
+        let n = FrameHeader::LEN + header.size as usize;
+        self.run.at = at + n;
+        self.run.left -= 1;
+        let after = Spot {
+            created_ns: self.created_ns.unwrap_or(0),
+            offset: self.run.block.unwrap_or(self.run.at as u64),
+            events: self.events - self.run.left as u64,
+        };
+        let frame = RawFrame {
+            header,
+            payload: self
+                .area()
+                .get(at + FrameHeader::LEN..at + n)
+                .unwrap_or(&[]),
+        };
+        match frame.event(self.run.block.unwrap_or(at as u64)) {
+            Ok(ev) => Ok(Some((ev, after))),
+            Err(_) => Err(self.lost(at)),
+        }
+    }
+
+    /// Where the run lies: the LZ4 block in the scratch, or the map.
+    #[inline]
+    fn area(&self) -> &[u8] {
+        match (self.run.block, &self.file) {
+            (Some(_), _) => &self.scratch,
+            (None, Some(f)) => f.bytes(),
+            (None, None) => &[],
+        }
+    }
+
+    /// The run's next event frame (its offset in the area and header),
+    /// past frames of unknown types when they are skipped; `None` if the
+    /// run is empty.
+    #[inline]
+    fn front(&mut self, unknown: UnknownTypes) -> Result<Option<(usize, FrameHeader)>, TapeError> {
+        while self.run.left > 0 {
+            let at = self.run.at;
+            let room = self.run.end.saturating_sub(at);
+            let header = self
+                .area()
+                .get(at..self.run.end)
+                .and_then(|b| FrameHeader::parse(b, 0).ok())
+                .filter(|h| (h.size as usize).saturating_add(FrameHeader::LEN) <= room);
+            let Some(h) = header else {
+                let e = self.lost(at);
+                self.run = Run::default();
+                return Err(e);
+            };
+            if unknown == UnknownTypes::Skip && !is_known_type(h.frame_type) {
+                self.run.at = at + FrameHeader::LEN + h.size as usize;
+                continue;
+            }
+            return Ok(Some((at, h)));
+        }
+        Ok(None)
+    }
+
+    /// A frame of the run that no longer reads as it was checked: the
+    /// file shrank under the map (the map now shows zeros there), else a
+    /// bug. The error names the segment and where.
+    fn lost(&self, at: usize) -> TapeError {
+        let offset = self.run.block.unwrap_or(at as u64);
+        let e = self.file.as_ref().and_then(|f| f.shrink_error(None));
+        TapeError::data(
+            &self.seg.path,
+            e.unwrap_or_else(|| {
+                Error::new(
+                    ErrorKind::MalformedRecord,
+                    offset,
+                    "a frame the tailer checked did not read again (a bug in the tailer: please report it)",
+                )
+            }),
+        )
     }
 
     /// Where the cursor stands (after the last event read), once the
@@ -145,7 +267,7 @@ impl Cursor {
     /// unused at close, between the listing that named it and this open
     /// (the next listing marks the lane done with it).
     fn open(&mut self) -> Result<bool, TapeError> {
-        match SegmentFile::open_with(&self.seg.path, false) {
+        match self.seg.open() {
             Ok(f) => {
                 self.file = Some(f);
                 Ok(true)
@@ -174,17 +296,16 @@ impl Cursor {
         std::fs::metadata(&self.seg.path).is_ok_and(|m| m.len() != f.len())
     }
 
-    /// Queues the complete events added since the last poll into `sink`.
-    /// `look`: also check that the map still shows the file (a `stat`),
+    /// Checks the complete events added since the last poll, leaving them
+    /// in the run (while events of the run are left, says so and reads
+    /// nothing: the run lies in the map and the scratch). `look`: also check that the map still shows the file (a `stat`),
     /// which a poll does anyway when it stops at the map's end, errs, or
     /// finds the segment finished; a journal segment's zero tail lies
     /// inside the map, and polling it costs no system call.
-    pub(crate) fn poll(
-        &mut self,
-        opts: ReadOptions,
-        sink: &mut Pending,
-        look: bool,
-    ) -> Result<Polled, TapeError> {
+    pub(crate) fn poll(&mut self, opts: ReadOptions, look: bool) -> Result<Polled, TapeError> {
+        if self.run.left > 0 {
+            return Ok(Polled::Got(self.run.left));
+        }
         if !look {
             // A finished segment does not change; an open one's next frame
             // is published by its size word, which stays zero until then.
@@ -197,7 +318,7 @@ impl Cursor {
             }
         }
         let was_open = self.header_open;
-        let mut r = self.poll_full(opts, sink, look);
+        let mut r = self.poll_full(opts, look);
         if r.is_err() && was_open && !self.header_open && !self.deferred {
             // The header turned final in this poll: the writer writes the
             // final header over the placeholder in one write, which a
@@ -241,13 +362,8 @@ impl Cursor {
         false
     }
 
-    fn poll_full(
-        &mut self,
-        opts: ReadOptions,
-        sink: &mut Pending,
-        look: bool,
-    ) -> Result<Polled, TapeError> {
-        let first = self.poll_mapped(opts, sink);
+    fn poll_full(&mut self, opts: ReadOptions, look: bool) -> Result<Polled, TapeError> {
+        let first = self.poll_mapped(opts);
         let mapped = self.file.as_ref().map_or(0, SegmentFile::len);
         let at_end = self.pos + floxlog_core::FrameHeader::LEN as u64 > mapped;
         let sure = match &first {
@@ -262,12 +378,12 @@ impl Cursor {
             return first;
         }
         self.file = None;
-        self.poll_mapped(opts, sink)
+        self.poll_mapped(opts)
     }
 
     // Long but kept whole: one poll is one pass in order (header, position,
     // read, why it stopped, end of segment), and its locals carry across.
-    fn poll_mapped(&mut self, opts: ReadOptions, sink: &mut Pending) -> Result<Polled, TapeError> {
+    fn poll_mapped(&mut self, opts: ReadOptions) -> Result<Polled, TapeError> {
         if self.file.is_none() && !self.open()? {
             return Ok(Polled::Idle { finished: false });
         }
@@ -362,12 +478,24 @@ impl Cursor {
                 self.discard -= 1;
                 continue;
             }
-            let after = Spot {
-                created_ns: header.created_ns,
-                offset: self.pos,
-                events: self.events,
-            };
-            sink.push(&it.frame, self.lane, after);
+            // The run: from the first event kept to the end of the last.
+            let start = it.position.in_block.map_or(it.position.offset, u64::from) as usize;
+            let len = it.frame.len();
+            let block = it.position.in_block.map(|_| it.position.offset);
+            if got == 0 {
+                self.run = Run {
+                    at: start,
+                    end: start,
+                    left: 0,
+                    block,
+                };
+                if let Some(b) = block.and_then(|b| Block::at(data, b).ok()) {
+                    // The next block would be decoded over this one.
+                    r.limit(b.end());
+                }
+            }
+            self.run.end = start + len;
+            self.run.left += 1;
             got += 1;
         };
         if limited {
@@ -392,9 +520,10 @@ impl Cursor {
                 self.in_block = 0;
                 return Ok(idle_or(got, false));
             }
-            if file.shrunk().is_some() {
+            if got == 0 && file.shrunk().is_some() {
                 // Trimmed under the map (`recover`): read again from a new
-                // map; what was read stays read.
+                // map; what was read stays read. (With a run, which may lie
+                // in this map, once it is handed out.)
                 self.file = None;
                 return Ok(idle_or(got, false));
             }
@@ -425,7 +554,29 @@ impl Cursor {
     }
 }
 
-/// `Got(got)` if anything was queued, else idle.
+/// Whether a segment holds an event (its first frame's size word, or LZ4
+/// block magic, is set) or is finished. Read with one small read, not
+/// mapped: a journal writer's prepared spares are asked at every look.
+pub(crate) fn has_events(l: &TapeSegment) -> bool {
+    use std::io::Read;
+    let Ok(mut f) = crate::tape::dir::files::open_regular(&l.path, l.dir.is_none()) else {
+        return false;
+    };
+    let mut b = [0u8; SegmentHeader::LEN + 4];
+    let mut got = 0;
+    while got < b.len() {
+        match f.read(&mut b[got..]) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => got += n,
+        }
+    }
+    let Ok(h) = SegmentHeader::parse(&b[..got]) else {
+        return false;
+    };
+    !header_is_unfinished(&h) || (got == b.len() && b[SegmentHeader::LEN..] != [0; 4])
+}
+
+/// `Got(got)` if anything joined the run, else idle.
 fn idle_or(got: usize, finished: bool) -> Polled {
     if got > 0 {
         Polled::Got(got)

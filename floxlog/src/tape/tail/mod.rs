@@ -33,20 +33,18 @@
 //! (`crate::tape::wake`) until the writer publishes.
 
 mod cursor;
-mod listing;
-mod pending;
+mod lanes;
 mod position;
 mod wait;
 
 use super::error::TapeError;
-use crate::tape::dir::discover::file_order;
 use crate::tape::dir::lock::{holder_died, writer_is_live};
+use crate::tape::dir::TapeSegment;
 use crate::tape::wake::{Page, Woke};
-use cursor::{Cursor, Polled};
-use floxlog_core::{Event, ReadOptions, Trade, UnknownTypes};
-use listing::{find_created, has_events, series_groups, Listed};
-use pending::Pending;
-use position::Spot;
+use cursor::{has_events, Cursor};
+use floxlog_core::{Event, ReadOptions, TradeSink, UnknownTypes};
+use lanes::{list, series_groups, Lane};
+use position::{find_created, Spot};
 pub use position::{SeriesPosition, TailPosition};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -135,37 +133,12 @@ pub enum TailTrades {
     WriterGone,
 }
 
-/// Nothing is queued: why.
+/// No event waits: why.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Quiet {
     Timeout,
     End,
     WriterGone,
-}
-
-/// One series followed.
-struct Lane {
-    cursor: Cursor,
-    finished: bool,
-    /// Its segment left the directory before any event of it was read:
-    /// a spare the journal writer had prepared and removed at close. Done
-    /// with, until a later segment appears.
-    gone: bool,
-    /// After the last event handed out from this series (or where it
-    /// started); `None`: before its first event. It lags the cursor by
-    /// the events queued and not handed out yet.
-    handed: Option<Spot>,
-}
-
-impl Lane {
-    fn new(cursor: Cursor, handed: Option<Spot>) -> Lane {
-        Lane {
-            cursor,
-            finished: false,
-            gone: false,
-            handed,
-        }
-    }
 }
 
 /// Idle rounds of a spinning wait (or idle `timeout 0` calls) between two
@@ -187,7 +160,9 @@ pub struct Tail {
     read: ReadOptions,
     wait: WaitStrategy,
     writer_wait: Option<Duration>,
-    pending: Pending,
+    /// The lane whose run is being handed out: one lane at a time has
+    /// one (a lane is polled only when no run is left).
+    current: usize,
     next_lane: usize,
     /// The last look at the directory and the lock.
     looked: Option<Instant>,
@@ -234,27 +209,13 @@ impl Tail {
             tail: true,
         };
         let (dir, lock_dir, listed) = if md.is_dir() {
-            (
-                Some(path.to_path_buf()),
-                path.to_path_buf(),
-                listing::list(path)?,
-            )
+            (Some(path.to_path_buf()), path.to_path_buf(), list(path)?)
         } else {
-            let name = path
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
             let lock_dir = match path.parent() {
                 Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
                 _ => PathBuf::from("."),
             };
-            let one = Listed {
-                path: path.to_path_buf(),
-                series: crate::tape::dir::discover::segment_series(&name)
-                    .unwrap_or_else(|| crate::tape::dir::discover::MIXED.to_string()),
-                name,
-            };
-            (None, lock_dir, vec![one])
+            (None, lock_dir, vec![TapeSegment::file(path)])
         };
         let mut t = Tail {
             dir,
@@ -263,7 +224,7 @@ impl Tail {
             read,
             wait: opts.wait,
             writer_wait: opts.writer_wait,
-            pending: Pending::default(),
+            current: 0,
             next_lane: 0,
             looked: None,
             idle_rounds: 0,
@@ -289,12 +250,12 @@ impl Tail {
                 }
             }
         }
-        for (lane, (series, of)) in series_groups(&listed).into_iter().enumerate() {
+        for (series, of) in series_groups(&listed) {
             let Some(first) = of.first().map(|l| (*l).clone()) else {
                 continue;
             };
             let l = match &opts.start {
-                TailStart::Beginning => Lane::new(Cursor::new(first, lane), None),
+                TailStart::Beginning => Lane::new(Cursor::new(first), None),
                 TailStart::End => {
                     // The last segment with an event: a journal writer's
                     // spare after it is empty, and the events still coming
@@ -303,7 +264,7 @@ impl Tail {
                         .iter()
                         .rfind(|l| has_events(l))
                         .map_or(first, |l| (*l).clone());
-                    let mut c = Cursor::new(last, lane);
+                    let mut c = Cursor::new(last);
                     c.skip_to_end(read)?;
                     let at = c.position();
                     Lane::new(c, at)
@@ -316,11 +277,11 @@ impl Tail {
                             events: s.events,
                         };
                         let seg = find_created(&of, &series, s.created_ns)?;
-                        Lane::new(Cursor::at(seg, lane, &spot)?, Some(spot))
+                        Lane::new(Cursor::at(seg, &spot)?, Some(spot))
                     }
                     // Nothing of it was handed out when the position was
                     // saved (it may not have existed yet).
-                    None => Lane::new(Cursor::new(first, lane), None),
+                    None => Lane::new(Cursor::new(first), None),
                 },
             };
             t.lanes.push(l);
@@ -354,30 +315,30 @@ impl Tail {
                 Quiet::WriterGone => TailNext::WriterGone,
             });
         }
-        let lanes = &mut self.lanes;
-        match self.pending.pop() {
-            Some((ev, lane, after)) => {
-                if let Some(l) = lanes.get_mut(lane) {
-                    l.handed = Some(after);
-                }
+        let unknown = self.read.unknown_types;
+        let Some(Lane { cursor, handed, .. }) = self.lanes.get_mut(self.current) else {
+            return Err(no_run());
+        };
+        match cursor.take(unknown, None)? {
+            Some((ev, after)) => {
+                *handed = Some(after);
                 Ok(TailNext::Event(ev))
             }
-            None => Err(TapeError::input(
-                None,
-                "a queued event could not be decoded again (a bug in the tailer: please report it)",
-            )),
+            None => Err(no_run()),
         }
     }
 
-    /// Appends up to `cap` trades to `out`: waits at most `timeout` for the
+    /// Stores up to `out.capacity()` trades in `out` (a slice of trades,
+    /// the C tailer's array, columns): waits at most `timeout` for the
     /// first as [`Tail::next`] does, then takes what has arrived, stopping
-    /// before an event of another type.
-    pub fn next_trades(
+    /// before an event of another type. Each is decoded from the segment
+    /// into `out`.
+    pub fn next_trades<S: TradeSink + ?Sized>(
         &mut self,
-        out: &mut Vec<Trade>,
-        cap: usize,
+        out: &mut S,
         timeout: Option<Duration>,
     ) -> Result<TailTrades, TapeError> {
+        let cap = out.capacity();
         if cap == 0 {
             return Ok(TailTrades::Trades(0));
         }
@@ -388,21 +349,21 @@ impl Tail {
                 Quiet::WriterGone => TailTrades::WriterGone,
             });
         }
+        let unknown = self.read.unknown_types;
         let mut n = 0;
         while n < cap {
-            if self.pending.is_empty() && self.fill(false)? == 0 {
+            if self.queued() == 0 && self.fill(false)? == 0 {
                 break;
             }
-            if self.pending.peek_type() != Some(floxlog_core::frame_type::TRADE) {
-                break;
-            }
-            let Some((Event::Trade(t), lane, after)) = self.pending.pop() else {
+            let Some(Lane { cursor, handed, .. }) = self.lanes.get_mut(self.current) else {
                 break;
             };
-            out.push(t);
-            if let Some(l) = self.lanes.get_mut(lane) {
-                l.handed = Some(after);
-            }
+            let trade = Some(floxlog_core::frame_type::TRADE);
+            let Some((Event::Trade(t), after)) = cursor.take(unknown, trade)? else {
+                break;
+            };
+            out.put(n, t);
+            *handed = Some(after);
             n += 1;
         }
         Ok(if n == 0 {
@@ -412,9 +373,12 @@ impl Tail {
         })
     }
 
-    /// Events queued and not yet returned (read from the segments already).
+    /// Events checked and not yet returned (they stay in the segment
+    /// until they are).
     pub fn queued(&self) -> usize {
-        self.pending.len()
+        self.lanes
+            .get(self.current)
+            .map_or(0, |l| l.cursor.queued())
     }
 
     /// What this tailer did so far (see [`TailCounts`]).
@@ -422,13 +386,13 @@ impl Tail {
         self.counts
     }
 
-    /// Waits until an event is queued (`None`) or says why not. An idle
+    /// Waits until an event is checked and waiting (`None`) or says why not. An idle
     /// round is one load per series (and one of the wake page's `gen`);
     /// the directory and the lock are looked at when a segment finished,
     /// the wake page says the tape changed, or [`LOOK_EVERY`] passed since
     /// the last look (of any call).
     fn ready(&mut self, timeout: Option<Duration>) -> Result<Option<Quiet>, TapeError> {
-        if !self.pending.is_empty() || self.fill(false)? > 0 {
+        if self.queued() > 0 || self.fill(false)? > 0 {
             return Ok(None);
         }
         // `timeout 0` reads no clock for its deadline: it is due now.
@@ -530,10 +494,10 @@ impl Tail {
 
     /// Polls every lane (checking each map still shows its file) and
     /// lists the tape, moving lanes on, until nothing changes; whether an
-    /// event is queued.
+    /// event waits.
     fn catch_up(&mut self) -> Result<bool, TapeError> {
         loop {
-            if !self.pending.is_empty() || self.fill(true)? > 0 {
+            if self.queued() > 0 || self.fill(true)? > 0 {
                 return Ok(true);
             }
             if !self.rescan()? {
@@ -543,7 +507,7 @@ impl Tail {
     }
 
     /// A sleeping strategy's round (never past `deadline`, nor past the
-    /// next look); whether an event is queued after it. A blocking tailer
+    /// next look); whether an event waits after it. A blocking tailer
     /// on a tape whose journal writer is alive sleeps on the wake page
     /// until the writer publishes; otherwise the strategy's back-off.
     fn sleep(
@@ -576,105 +540,12 @@ impl Tail {
         }
         Ok(self.fill(false)? > 0)
     }
+}
 
-    /// Polls every lane once, round robin; the events queued. `look`: see
-    /// [`Cursor::poll`].
-    fn fill(&mut self, look: bool) -> Result<usize, TapeError> {
-        let n = self.lanes.len();
-        let mut total = 0;
-        for k in 0..n {
-            let i = (self.next_lane + k) % n;
-            let lane = &mut self.lanes[i];
-            if lane.gone {
-                lane.finished = true;
-                continue;
-            }
-            match lane.cursor.poll(self.read, &mut self.pending, look)? {
-                Polled::Got(g) => {
-                    lane.finished = false;
-                    self.verdict = None;
-                    total += g;
-                    // The next fill starts with the lane after this one, so
-                    // a busy series never starves another.
-                    self.next_lane = (i + 1) % n;
-                    break;
-                }
-                Polled::Idle { finished } => {
-                    self.finish_seen |= finished && !lane.finished;
-                    lane.finished = finished;
-                }
-            }
-        }
-        Ok(total)
-    }
-
-    /// Lists the tape again: moves lanes on to their next segment when the
-    /// current one is done (see the module docs), and adds lanes for new
-    /// series. Whether anything changed.
-    fn rescan(&mut self) -> Result<bool, TapeError> {
-        let Some(dir) = &self.dir else {
-            return Ok(false);
-        };
-        let listed = listing::list(dir)?;
-        self.counts.listings += 1;
-        let mut changed = false;
-        for i in 0..self.lanes.len() {
-            let cur = &self.lanes[i].cursor.seg;
-            if !listed.iter().any(|l| l.path == cur.path) && !self.lanes[i].gone {
-                if self.lanes[i].cursor.events_read() > 0 {
-                    return Err(TapeError::input(
-                        Some(&cur.path),
-                        "the segment being followed was removed from the tape",
-                    )
-                    .with_hint("tail the tape again from a saved position"));
-                }
-                // A spare segment the writer prepared and removed unused.
-                self.lanes[i].gone = true;
-                self.lanes[i].finished = true;
-                changed = true;
-            }
-            let cur = &self.lanes[i].cursor.seg;
-            let later: Vec<&Listed> = listed
-                .iter()
-                .filter(|l| l.series == cur.series && file_order(&l.name) > file_order(&cur.name))
-                .collect();
-            let Some(next) = later.first() else {
-                continue;
-            };
-            let move_on = if self.lanes[i].finished {
-                true
-            } else if later.iter().any(|l| has_events(l)) {
-                // Read the current one again first: its last events were
-                // appended before the later segment's first.
-                match self.lanes[i]
-                    .cursor
-                    .poll(self.read, &mut self.pending, true)?
-                {
-                    Polled::Got(_) => return Ok(true),
-                    Polled::Idle { .. } => true,
-                }
-            } else {
-                false
-            };
-            if move_on {
-                // What was handed out stays the lane's position until an
-                // event of the next segment is.
-                let handed = self.lanes[i].handed;
-                self.lanes[i] = Lane::new(Cursor::new((*next).clone(), i), handed);
-                changed = true;
-            }
-        }
-        for (series, of) in series_groups(&listed) {
-            if self.lanes.iter().any(|l| l.cursor.seg.series == series) {
-                continue;
-            }
-            if let Some(first) = of.first() {
-                let lane = self.lanes.len();
-                self.lanes
-                    .push(Lane::new(Cursor::new((*first).clone(), lane), None));
-                changed = true;
-            }
-        }
-        Ok(changed)
-    }
+/// The current lane had no event left when one was said to wait.
+fn no_run() -> TapeError {
+    TapeError::input(
+        None,
+        "the tailer found no event where one was checked (a bug in the tailer: please report it)",
+    )
 }

@@ -18,6 +18,7 @@
 //! | 8 | … | entries: name length (1 byte, 1..=255), series name (ASCII), `created_ns` (i64), `offset` (u64), `events` (u64) |
 //! | end − 4 | 4 | CRC32 (IEEE) of every byte before it |
 
+use crate::tape::dir::TapeSegment;
 use crate::tape::error::TapeError;
 
 /// Where a tailer stands in one series: the segment (named by its
@@ -214,6 +215,27 @@ fn le_u32(b: &[u8], at: usize) -> Option<u32> {
     let mut a = [0u8; 4];
     a.copy_from_slice(s);
     Some(u32::from_le_bytes(a))
+}
+
+/// The segment of `series` whose header says `created_ns`.
+pub(crate) fn find_created(
+    of: &[&TapeSegment],
+    series: &str,
+    created_ns: i64,
+) -> Result<TapeSegment, TapeError> {
+    for l in of {
+        let Ok(f) = l.open() else {
+            continue;
+        };
+        if floxlog_core::SegmentHeader::parse(f.bytes()).is_ok_and(|h| h.created_ns == created_ns) {
+            return Ok((*l).clone());
+        }
+    }
+    Err(TapeError::input(
+        of.first().map(|l| l.path.as_path()),
+        format!("no {series} segment of the tape was created at {created_ns} (the saved position's segment): removed or rewritten?"),
+    )
+    .with_hint("tail it from the beginning or the end"))
 }
 
 #[cfg(test)]
