@@ -312,20 +312,10 @@ class Tape:
 
         Raises :class:`FloxlogError` (with ``e.partial``) as described in
         :class:`Tape`."""
-        return self._read(type, start, end, symbols, order, strict, prices, stacklevel=2)
+        return self._read(_read_options(type, start, end, symbols, order, strict, DEFAULT_ROWS, prices), 2)
 
-    def _read(
-        self,
-        type: str,
-        start: TimeLike,
-        end: TimeLike,
-        symbols: SymbolsLike,
-        order: str,
-        strict: bool,
-        prices: str,
-        stacklevel: int,
-    ) -> pa.Table:
-        stream, warns, errors = self._t.read(_read_options(type, start, end, symbols, order, strict, DEFAULT_ROWS, prices))
+    def _read(self, options: dict[str, Any], stacklevel: int) -> pa.Table:
+        stream, warns, errors = self._t.read(options)
         table = _reader_of(stream).read_all()
         _warn(warns, stacklevel + 1)
         if errors:
@@ -351,7 +341,7 @@ class Tape:
         1e-8, ids and codes unsigned; ``side`` 0 buy, 1 sell), then
         ``symbol``, ``exchange_ts``, ``recv_ts``, ``price``, ``qty`` (as
         ``prices=`` says). Filters: see :class:`Tape`."""
-        return self._read("trade", start, end, symbols, order, strict, prices, stacklevel=2)
+        return self._read(_read_options("trade", start, end, symbols, order, strict, DEFAULT_ROWS, prices), 2)
 
     def books(
         self,
@@ -372,7 +362,7 @@ class Tape:
         ``price``/``qty`` with ``prices="raw"``), ``symbol``,
         ``exchange_ts``, ``recv_ts``. ``read("book_snapshot")`` /
         ``read("book_delta")`` read one kind. Filters: see :class:`Tape`."""
-        return self._read("book", start, end, symbols, order, strict, prices, stacklevel=2)
+        return self._read(_read_options("book", start, end, symbols, order, strict, DEFAULT_ROWS, prices), 2)
 
     def option_quotes(
         self,
@@ -389,7 +379,7 @@ class Tape:
         ``symbol_id``, ``instrument``, ``exchange_id``, ``symbol``,
         ``exchange_ts``, ``recv_ts`` and the eleven decimals. Filters: see
         :class:`Tape`."""
-        return self._read("option_quote", start, end, symbols, order, strict, prices, stacklevel=2)
+        return self._read(_read_options("option_quote", start, end, symbols, order, strict, DEFAULT_ROWS, prices), 2)
 
     def pool_states(
         self,
@@ -405,7 +395,7 @@ class Tape:
         ``sub_type``, ``venue``, ``exchange_id``, ``payload`` (binary, the
         venue's opaque bytes), ``symbol``, ``exchange_ts``, ``recv_ts``.
         Filters: see :class:`Tape`."""
-        return self._read("pool_state", start, end, symbols, order, strict, prices, stacklevel=2)
+        return self._read(_read_options("pool_state", start, end, symbols, order, strict, DEFAULT_ROWS, prices), 2)
 
     def trades_numpy(
         self,
@@ -426,7 +416,7 @@ class Tape:
         ``"decimal"``). On a failed read ``e.partial`` is such an array too."""
         prices = _prices.check(prices)
         try:
-            table = self._read("trade", start, end, symbols, order, strict, prices, stacklevel=2)
+            table = self._read(_read_options("trade", start, end, symbols, order, strict, DEFAULT_ROWS, prices), 2)
         except FloxlogError as e:
             if isinstance(e.partial, pa.Table):
                 e.partial = _trades_to_numpy(e.partial, prices)

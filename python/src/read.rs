@@ -94,31 +94,35 @@ pub fn type_filter(name: &str) -> Result<(RecordType, [bool; 6]), TapeError> {
     Ok((rt, mask))
 }
 
+/// The value named `name` among `options` (the package checked the name;
+/// otherwise a usage error naming `what`).
+fn named<T: Copy>(what: &str, name: &str, options: &[(&str, T)]) -> Result<T, TapeError> {
+    let found = options.iter().find(|(n, _)| *n == name);
+    found.map(|&(_, v)| v).ok_or_else(|| {
+        let names: Vec<String> = options.iter().map(|(n, _)| format!("{n:?}")).collect();
+        let names = names.join(", ");
+        TapeError::usage(format!("{what} must be one of {names}, not {name:?}"))
+    })
+}
+
 /// The conversion of a read's batches: `prices` (`decimal`, `float`,
 /// `raw`) and `timestamps` (`ns`, `us`, `ms`) as the package checked
 /// them; book levels gain their price twins, as every read gives them.
 pub fn conversion(prices: &str, timestamps: &str) -> Result<WithLevels, TapeError> {
-    let prices = match prices {
-        "decimal" => Prices::Decimal,
-        "float" => Prices::Float,
-        "raw" => Prices::Raw,
-        p => {
-            return Err(TapeError::usage(format!(
-                "prices must be \"decimal\", \"float\" or \"raw\", not {p:?}"
-            )))
-        }
-    };
-    let timestamps = match timestamps {
-        "ns" => Timestamps::Ns,
-        "us" => Timestamps::Us,
-        "ms" => Timestamps::Ms,
-        t => {
-            return Err(TapeError::usage(format!(
-                "timestamps must be \"ns\", \"us\" or \"ms\", not {t:?}"
-            )))
-        }
-    };
-    Ok(WithLevels(Conversion { prices, timestamps }))
+    let p = [
+        ("decimal", Prices::Decimal),
+        ("float", Prices::Float),
+        ("raw", Prices::Raw),
+    ];
+    let t = [
+        ("ns", Timestamps::Ns),
+        ("us", Timestamps::Us),
+        ("ms", Timestamps::Ms),
+    ];
+    Ok(WithLevels(Conversion {
+        prices: named("prices", prices, &p)?,
+        timestamps: named("timestamps", timestamps, &t)?,
+    }))
 }
 
 /// `batch` converted, an error of it as the read's.
@@ -160,15 +164,8 @@ impl ReadArgs {
     /// thread per core; usage errors here.
     pub fn request(&self, tape: &Tape) -> Result<(RecordType, Request), TapeError> {
         let (rt, types) = type_filter(&self.rtype)?;
-        let order = match self.order.as_str() {
-            "time" => Order::Time,
-            "file" => Order::File,
-            o => {
-                return Err(TapeError::usage(format!(
-                    "order must be \"time\" or \"file\", not {o:?}"
-                )))
-            }
-        };
+        let orders = [("time", Order::Time), ("file", Order::File)];
+        let order = named("order", &self.order, &orders)?;
         if self.rows == 0 {
             return Err(TapeError::usage("rows must be at least 1"));
         }
