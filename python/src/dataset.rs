@@ -26,7 +26,7 @@ fn spec_of(
         return Err(TapeError::usage("fragment_bytes must be at least 1"));
     }
     let (rt, req) = a.request(tape)?;
-    Ok((rt, a.spec(&req.config)))
+    Ok((rt, a.spec(&req.config)?))
 }
 
 /// One piece as listed: segment file, first byte (`None`: the segment's
@@ -137,7 +137,7 @@ fn read_one(
     piece.rank = RANK_READ;
     let f = read_fragment(&opened, &spec.config(), range_bytes, at, until, &mut |p| {
         let mut bs = Vec::new();
-        let (r, _) = read_piece(p, spec.limits, &symbols, &mut |_, b| {
+        let (r, _) = read_piece(p, &spec, &symbols, &mut |_, b| {
             bs.push(convert(c, &b)?);
             Ok(())
         })?;

@@ -200,16 +200,18 @@ impl ReadArgs {
         ))
     }
 
-    /// The Arrow read's settings for the session's `config`.
-    pub fn spec(&self, config: &ReadConfig) -> ReadSpec {
-        ReadSpec {
+    /// The Arrow read's settings for the session's `config`: price twins
+    /// built in the form asked (the conversion then has none to drop).
+    pub fn spec(&self, config: &ReadConfig) -> Result<ReadSpec, TapeError> {
+        Ok(ReadSpec {
             order: config.order,
             filter: config.filter.clone(),
             limits: Limits::rows(self.rows),
             read: config.read,
             reorder_bytes: config.reorder_bytes,
+            prices: self.conversion()?.0.prices,
             ..ReadSpec::default()
-        }
+        })
     }
 
     /// The conversion of the batches.
@@ -273,7 +275,7 @@ impl Job {
         let (args, symbols, c) = (&self.args, &self.symbols, &self.convert);
         let mut sink = |b: RecordBatch| sink(convert(c, &b)?);
         let res = self.session.read_with(|opened, req| {
-            let spec = args.spec(&req.config);
+            let spec = args.spec(&req.config)?;
             let summary = if whole {
                 let (batches, summary) = read_table(opened, &spec, symbols, req.threads)?;
                 batches.into_iter().try_for_each(|(_, b)| sink(b))?;
