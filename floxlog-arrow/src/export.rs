@@ -420,7 +420,7 @@ fn export_range(
     let mut dirs = Vec::new();
     let mut parts: BTreeMap<Key, (Part, u64)> = BTreeMap::new();
     let mut made = 0usize;
-    let read = read_piece(piece, rspec.limits, symbols, &mut |rt, b| {
+    let read = read_piece(piece, rspec, symbols, &mut |rt, b| {
         let keys = row_keys(rt, &b, spec.by_symbol);
         let uniform = keys
             .first()

@@ -36,7 +36,7 @@ pub mod symbols;
 
 pub use append::{append_batch, for_each_event};
 pub use columns::{Columns, Limits, DEFAULT_ROWS};
-pub use convert::{Conversion, Prices, Timestamps};
+pub use convert::{Conversion, Prices, Timestamps, WithLevels};
 pub use read::{read_batches, read_piece, read_table, ReadSpec, ReadSummary, Sink};
 pub use schema::RecordType;
 pub use symbols::Symbols;

@@ -15,6 +15,7 @@
 //! concatenation. Neither has a merge, planner or splitter of its own.
 
 use crate::columns::{Columns, Limits};
+use crate::convert::Prices;
 use crate::schema::RecordType;
 use crate::symbols::Symbols;
 use arrow_array::RecordBatch;
@@ -42,6 +43,9 @@ pub struct ReadSpec {
     /// [`read_table`] splits segments into ranges of at least this many
     /// bytes to decode them on several threads.
     pub min_chunk_bytes: u64,
+    /// The form of the fixed-point fields' twins, built as the rows come
+    /// (see [`Columns::with_prices`]).
+    pub prices: Prices,
 }
 
 impl ReadSpec {
@@ -65,6 +69,7 @@ impl Default for ReadSpec {
             read: ReadOptions::default(),
             reorder_bytes: DEFAULT_REORDER_BYTES,
             min_chunk_bytes: 4 << 20,
+            prices: Prices::Decimal,
         }
     }
 }
@@ -171,7 +176,8 @@ pub fn read_batches(
     symbols: &Symbols,
     sink: &mut Sink<'_>,
 ) -> Result<ReadSummary, TapeError> {
-    read_into(opened, spec, Columns::new(spec.limits), symbols, sink)
+    let cols = Columns::new(spec.limits).with_prices(spec.prices);
+    read_into(opened, spec, cols, symbols, sink)
 }
 
 /// [`read_batches`] into `cols`.
@@ -310,16 +316,17 @@ impl ColumnSink for PieceEmit<'_, '_, '_> {
     }
 }
 
-/// Reads `piece` (of a read made with [`ReadSpec::config`]) into
-/// batches of its own, of at most `limits`, handed to `sink`; how the
-/// piece's read went, and the rows handed over by [`RecordType`].
+/// Reads `piece` (of a read made with `spec`'s [`ReadSpec::config`])
+/// into batches of its own, of at most `spec.limits`, handed to `sink`;
+/// how the piece's read went, and the rows handed over by [`RecordType`].
 pub fn read_piece(
     piece: &Piece<'_>,
-    limits: Limits,
+    spec: &ReadSpec,
     symbols: &Symbols,
     sink: &mut Sink<'_>,
 ) -> Result<(PieceRead, [u64; 4]), TapeError> {
-    piece_into(piece, Columns::new(limits), symbols, sink)
+    let cols = Columns::new(spec.limits).with_prices(spec.prices);
+    piece_into(piece, cols, symbols, sink)
 }
 
 /// [`read_piece`] into `cols`.
@@ -382,6 +389,7 @@ fn table_columns(spec: &ReadSpec) -> Columns {
         rows: spec.limits.rows.max(TABLE_ROWS),
         ..spec.limits
     })
+    .with_prices(spec.prices)
 }
 
 /// `b` into `out` as zero-copy slices of at most `rows` rows.

@@ -150,42 +150,22 @@ class BatchStream:
         self._s = native
         #: The record type (``"trade"``, ``"book"``, ...).
         self.type = type
-        #: The ``prices=`` of the read.
+        #: The ``prices=`` of the read (the native read converts them).
         self.prices = prices
-
-    def _native_as_is(self) -> bool:
-        return self.prices == "decimal" and self.type != "book"
-
-    def _converted(self) -> pa.RecordBatchReader:
-        """The native batches with the prices asked for (converted here,
-        batch by batch, as the consumer pulls them)."""
-        native = _reader_of(self._s)
-
-        def gen() -> Iterator[pa.RecordBatch]:
-            for b in native:
-                yield from _prices.apply(pa.Table.from_batches([b]), self.prices).to_batches()
-
-        return pa.RecordBatchReader.from_batches(self.schema, gen())
 
     def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
         """Export as an ``ArrowArrayStream`` PyCapsule; ``requested_schema``
         is ignored (batches come in :attr:`schema`)."""
-        if self._native_as_is():
-            return self._s.__arrow_c_stream__(requested_schema)
-        return self._converted().__arrow_c_stream__(requested_schema)
+        return self._s.__arrow_c_stream__(requested_schema)
 
     def __arrow_c_schema__(self) -> Any:
         """Export the schema as an ``ArrowSchema`` PyCapsule."""
-        if self._native_as_is():
-            return self._s.__arrow_c_schema__()
-        return self.schema.__arrow_c_schema__()
+        return self._s.__arrow_c_schema__()
 
     @property
     def schema(self) -> pa.Schema:
         """The schema of every batch."""
-        if self._native_as_is():
-            return self._s.schema
-        return _prices.apply(self._s.schema.empty_table(), self.prices).schema
+        return self._s.schema
 
     @property
     def consumed(self) -> bool:
@@ -209,7 +189,7 @@ class BatchStream:
 
     def to_reader(self) -> pa.RecordBatchReader:
         """Consume as a ``pyarrow.RecordBatchReader``."""
-        return _reader_of(self._s) if self._native_as_is() else self._converted()
+        return _reader_of(self._s)
 
     def read_all(self) -> pa.Table:
         """Consume into a ``pyarrow.Table``."""
@@ -224,20 +204,31 @@ class BatchStream:
 
 
 
-def _read_args(
-    type: str, start: TimeLike, end: TimeLike, symbols: SymbolsLike, order: str, strict: bool, rows: int
-) -> tuple[Any, ...]:
-    """The native read's arguments, checked: ``(rtype, start, end,
-    symbols, order, strict, rows)``."""
-    return (
-        type,
-        _time_arg(start, "start"),
-        _time_arg(end, "end"),
-        _symbols_arg(symbols),
-        _args.choice(order, "order", ("time", "file")),
-        _args.flag(strict, "strict"),
-        rows,
-    )
+def _read_options(
+    type: str,
+    start: TimeLike,
+    end: TimeLike,
+    symbols: SymbolsLike,
+    order: str,
+    strict: bool,
+    rows: int,
+    prices: str = "decimal",
+) -> dict[str, Any]:
+    """The native read's arguments, checked, by name (the native read
+    converts the prices)."""
+    prices = _prices.check(prices)
+    return {
+        "rtype": type,
+        "start": _time_arg(start, "start"),
+        "end": _time_arg(end, "end"),
+        "symbols": _symbols_arg(symbols),
+        "order": _args.choice(order, "order", ("time", "file")),
+        "strict": _args.flag(strict, "strict"),
+        "rows": rows,
+        "prices": prices,
+        "timestamps": "ns",
+    }
+
 
 class Tape:
     """A tape opened with :func:`open`.
@@ -321,23 +312,11 @@ class Tape:
 
         Raises :class:`FloxlogError` (with ``e.partial``) as described in
         :class:`Tape`."""
-        return self._read(type, start, end, symbols, order, strict, prices, stacklevel=2)
+        return self._read(_read_options(type, start, end, symbols, order, strict, DEFAULT_ROWS, prices), 2)
 
-    def _read(
-        self,
-        type: str,
-        start: TimeLike,
-        end: TimeLike,
-        symbols: SymbolsLike,
-        order: str,
-        strict: bool,
-        prices: str,
-        stacklevel: int,
-    ) -> pa.Table:
-        prices = _prices.check(prices)
-        args = _read_args(type, start, end, symbols, order, strict, DEFAULT_ROWS)
-        stream, warns, errors = self._t.read(args)
-        table = _prices.apply(_reader_of(stream).read_all(), prices)
+    def _read(self, options: dict[str, Any], stacklevel: int) -> pa.Table:
+        stream, warns, errors = self._t.read(options)
+        table = _reader_of(stream).read_all()
         _warn(warns, stacklevel + 1)
         if errors:
             e = errors[0]
@@ -362,7 +341,7 @@ class Tape:
         1e-8, ids and codes unsigned; ``side`` 0 buy, 1 sell), then
         ``symbol``, ``exchange_ts``, ``recv_ts``, ``price``, ``qty`` (as
         ``prices=`` says). Filters: see :class:`Tape`."""
-        return self._read("trade", start, end, symbols, order, strict, prices, stacklevel=2)
+        return self._read(_read_options("trade", start, end, symbols, order, strict, DEFAULT_ROWS, prices), 2)
 
     def books(
         self,
@@ -383,7 +362,7 @@ class Tape:
         ``price``/``qty`` with ``prices="raw"``), ``symbol``,
         ``exchange_ts``, ``recv_ts``. ``read("book_snapshot")`` /
         ``read("book_delta")`` read one kind. Filters: see :class:`Tape`."""
-        return self._read("book", start, end, symbols, order, strict, prices, stacklevel=2)
+        return self._read(_read_options("book", start, end, symbols, order, strict, DEFAULT_ROWS, prices), 2)
 
     def option_quotes(
         self,
@@ -400,7 +379,7 @@ class Tape:
         ``symbol_id``, ``instrument``, ``exchange_id``, ``symbol``,
         ``exchange_ts``, ``recv_ts`` and the eleven decimals. Filters: see
         :class:`Tape`."""
-        return self._read("option_quote", start, end, symbols, order, strict, prices, stacklevel=2)
+        return self._read(_read_options("option_quote", start, end, symbols, order, strict, DEFAULT_ROWS, prices), 2)
 
     def pool_states(
         self,
@@ -416,7 +395,7 @@ class Tape:
         ``sub_type``, ``venue``, ``exchange_id``, ``payload`` (binary, the
         venue's opaque bytes), ``symbol``, ``exchange_ts``, ``recv_ts``.
         Filters: see :class:`Tape`."""
-        return self._read("pool_state", start, end, symbols, order, strict, prices, stacklevel=2)
+        return self._read(_read_options("pool_state", start, end, symbols, order, strict, DEFAULT_ROWS, prices), 2)
 
     def trades_numpy(
         self,
@@ -437,7 +416,7 @@ class Tape:
         ``"decimal"``). On a failed read ``e.partial`` is such an array too."""
         prices = _prices.check(prices)
         try:
-            table = self._read("trade", start, end, symbols, order, strict, "raw", stacklevel=2)
+            table = self._read(_read_options("trade", start, end, symbols, order, strict, DEFAULT_ROWS, prices), 2)
         except FloxlogError as e:
             if isinstance(e.partial, pa.Table):
                 e.partial = _trades_to_numpy(e.partial, prices)
@@ -466,7 +445,7 @@ class Tape:
         read, whatever it is."""
         rows = _args.count(rows, "rows")
         prices = _prices.check(prices)
-        native = self._t.stream(_read_args(type, start, end, symbols, order, strict, int(rows)))
+        native = self._t.stream(_read_options(type, start, end, symbols, order, strict, rows, prices))
         return BatchStream(native, _floxlog.record_type_name(type), prices)
 
     # -- books -----------------------------------------------------------
@@ -538,32 +517,9 @@ class Tape:
             raise _usage(f"every={every!r} from start to end makes {n} samples; at most {MAX_SAMPLES}")
         depth = _args.opt_count(depth, "depth", lo=0)
         prices = _prices.check(prices)
-        sid, ts, last, bids, asks, warns = self._t.book_samples(
-            syms[0], step, t0, t1, depth, _args.flag(strict, "strict")
-        )
+        batch, warns = self._t.book_samples(syms[0], step, t0, t1, depth, _args.flag(strict, "strict"), prices)
         _warn(warns, 2)
-        level = _floxlog.schema("book").field("bids").type
-
-        def side(cols: tuple[list[int], list[int], list[int]]) -> pa.Array:
-            off, p, q = cols
-            items = pa.StructArray.from_arrays(
-                [pa.array(p, pa.int64()), pa.array(q, pa.int64())],
-                fields=list(level.value_type),
-            )
-            return pa.ListArray.from_arrays(pa.array(off, pa.int32()), items, type=level)
-
-        ts_arr = pa.array(ts, pa.int64())
-        table = pa.table(
-            {
-                "ts": ts_arr,
-                "time": ts_arr.view(pa.timestamp("ns", tz="UTC")),
-                "last_event_ts": pa.array(last, pa.int64()),
-                "bids": side(bids),
-                "asks": side(asks),
-            }
-        )
-        table = table.replace_schema_metadata({"symbol_id": str(sid)})
-        return _prices.apply(table, prices)
+        return pa.Table.from_batches([batch])
 
     # -- checks ----------------------------------------------------------
 
@@ -652,7 +608,7 @@ def open(path: str | os.PathLike[str]) -> Tape:
 def schema(type: str, prices: str = "decimal") -> pa.Schema:
     """The Arrow schema of a record type's table, as a read with
     ``prices=`` gives it."""
-    return _prices.apply(_floxlog.schema(type).empty_table(), _prices.check(prices)).schema
+    return _floxlog.schema(type, _prices.check(prices))
 
 
 # -- writing ----------------------------------------------------------------

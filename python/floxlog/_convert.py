@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 import pyarrow as pa
 
-from . import _floxlog, _prices, _symbols, _values
+from . import _floxlog, _symbols, _values
 from ._args import usage
 from ._errors import InputError
 from ._values import Col
@@ -32,6 +32,11 @@ DEFAULTS: dict[str, Any] = {
 
 _U = {pa.uint8(): 255, pa.uint16(): 65535, pa.uint32(): 2**32 - 1, pa.uint64(): 2**64 - 1}
 _NP = {pa.uint8(): np.uint8, pa.uint16(): np.uint16, pa.uint32(): np.uint32, pa.uint64(): np.uint64, pa.int64(): np.int64}
+
+
+def _float_twin(v: np.ndarray) -> np.ndarray:
+    """``raw / 1e8`` rounded once: the float twin a read makes (natively)."""
+    return _floxlog.float_prices(pa.array(v, pa.int64())).to_numpy(zero_copy_only=False)
 
 
 def _human(raw: str) -> list[str]:
@@ -144,7 +149,7 @@ class Plan:
             # raw / 1e8 rounded once (a double cannot hold every raw value).
             h.no_nulls()
             hf = h.numpy().astype(np.float64)
-            bad = hf != _prices.to_float(v)
+            bad = hf != _float_twin(v)
             if bad.any():
                 i = int(np.flatnonzero(bad)[0])
                 raise h.fail_at(i, f"disagrees with `{raw}` {_describe(raw, int(v[i]))}: give one of the two columns, or change both")
@@ -232,7 +237,7 @@ def _levels(c: Col, target: pa.DataType) -> pa.Array:
                 h = col(human)
                 if pa.types.is_floating(h.arr.type):
                     h.no_nulls()
-                    bad = h.numpy().astype(np.float64) != _prices.to_float(v)
+                    bad = h.numpy().astype(np.float64) != _float_twin(v)
                 else:
                     bad = _values.fixed_point(h) != v
                 if bad.any():

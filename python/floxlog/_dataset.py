@@ -58,18 +58,24 @@ class ReadSettings:
     timestamps: str
     fragment_bytes: int
 
-    def native(self) -> tuple[Any, ...]:
-        """The filter arguments of the native calls, in their order."""
-        syms = None if self.symbols is None else list(self.symbols)
-        return (self.type, self.start, self.end, syms, self.strict, self.fragment_bytes)
+    def native(self, rows: int = DEFAULT_ROWS) -> dict[str, Any]:
+        """The arguments of the native read, by name (as a ``Tape`` read
+        passes them; reads are in file order)."""
+        return {
+            "rtype": self.type,
+            "start": self.start,
+            "end": self.end,
+            "symbols": None if self.symbols is None else list(self.symbols),
+            "order": "file",
+            "strict": self.strict,
+            "rows": rows,
+            "prices": self.prices,
+            "timestamps": self.timestamps,
+        }
 
     def schema(self) -> pa.Schema:
         """The schema of the tables read with these settings."""
-        return self.convert(_floxlog.schema(self.type).empty_table()).schema
-
-    def convert(self, table: pa.Table) -> pa.Table:
-        """A native table with the prices and timestamps asked for."""
-        return _timestamps.apply(_prices.apply(table, self.prices), self.timestamps)
+        return _floxlog.schema(self.type, self.prices, self.timestamps)
 
 
 def _warn(texts: Sequence[str], stacklevel: int) -> None:
@@ -121,9 +127,14 @@ class Fragment:
             e = FloxlogError(*self.error)
             return self.settings.schema().empty_table(), [], [e], True, 0
         stream, warns, errors, ends, rank = _floxlog.read_dataset_piece(
-            self.tape, self.segment, self.start_byte, self.end_byte, *self.settings.native(), rows
+            self.tape,
+            self.segment,
+            self.start_byte,
+            self.end_byte,
+            self.settings.native(rows),
+            self.settings.fragment_bytes,
         )
-        table = self.settings.convert(pa.RecordBatchReader.from_stream(stream).read_all())
+        table = pa.RecordBatchReader.from_stream(stream).read_all()
         return table, warns, errors, ends, rank
 
     def to_table(self) -> pa.Table:
@@ -200,7 +211,7 @@ class Dataset:
         frags: list[Fragment] = []
         warns: list[str] = []
         for tape in self.tapes:
-            pieces, w, errors = _floxlog.dataset_pieces(tape, *self.settings.native())
+            pieces, w, errors = _floxlog.dataset_pieces(tape, self.settings.native(), self.settings.fragment_bytes)
             warns.extend(w)
             for e in errors:
                 frags.append(

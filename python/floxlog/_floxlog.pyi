@@ -2,7 +2,7 @@
 package instead: it normalises arguments, builds tables and raises."""
 
 from os import PathLike
-from typing import Any, Optional, Sequence, Union
+from typing import Any, Optional, Sequence, TypedDict, Union
 
 import pyarrow as pa
 
@@ -11,8 +11,20 @@ from ._errors import FloxlogError
 __version__: str
 
 _Time = Union[int, str, None]
-# (rtype, start, end, symbols, order, strict, rows)
-_ReadArgs = tuple[str, _Time, _Time, Optional[Sequence[str]], str, bool, int]
+
+class _ReadArgs(TypedDict):
+    """A read's arguments by name, every key given (values checked by the
+    package); the native read converts ``prices``/``timestamps``."""
+
+    rtype: str
+    start: _Time
+    end: _Time
+    symbols: Optional[Sequence[str]]
+    order: str  # "time" | "file"
+    strict: bool
+    rows: int
+    prices: str  # "decimal" | "float" | "raw"
+    timestamps: str  # "ns" | "us" | "ms"
 
 class ArrowStream:
     """Record batches behind the Arrow PyCapsule interface, consumable once.
@@ -65,18 +77,19 @@ class NativeTape:
         """A stream of batches of at most ``rows`` rows, read on a thread
         once consumed. Lists the tape and checks the arguments now."""
     def book_samples(
-        self, symbol: str, every: int, start: int, end: int, depth: int | None = None, strict: bool = False
-    ) -> tuple[
-        int,
-        list[int],
-        list[int | None],
-        tuple[list[int], list[int], list[int]],
-        tuple[list[int], list[int], list[int]],
-        list[str],
-    ]:
+        self,
+        symbol: str,
+        every: int,
+        start: int,
+        end: int,
+        depth: int | None = None,
+        strict: bool = False,
+        prices: str = "decimal",
+    ) -> tuple[pa.RecordBatch, list[str]]:
         """One replay sampling the book (``floxlog book --every``):
-        ``(symbol_id, ts, last_event_ts, (bid offsets, prices, qtys), (asks),
-        warnings)``."""
+        ``(batch, warnings)``, one row a sample (``ts``, ``time``,
+        ``last_event_ts``, ``bids``, ``asks`` with ``prices`` converted; the
+        symbol id in the schema's metadata)."""
     def inspect(self, quick: bool = False) -> tuple[str, list[str]]:
         """The text ``floxlog inspect --json`` prints, and the errors of
         files that could not be opened."""
@@ -95,13 +108,7 @@ def open(path: Union[str, PathLike[str]]) -> NativeTape:
     ``FloxlogError`` if it is not one."""
 
 def dataset_pieces(
-    path: Union[str, PathLike[str]],
-    rtype: str,
-    start: Union[int, str, None] = None,
-    end: Union[int, str, None] = None,
-    symbols: Optional[Sequence[str]] = None,
-    strict: bool = False,
-    range_bytes: int = ...,
+    path: Union[str, PathLike[str]], args: _ReadArgs, range_bytes: int
 ) -> tuple[
     list[tuple[str, Optional[int], Optional[int], Optional[int], Optional[int], Optional[int]]],
     list[str],
@@ -116,18 +123,18 @@ def read_dataset_piece(
     segment: Union[str, PathLike[str]],
     at: Optional[int],
     until: Optional[int],
-    rtype: str,
-    start: Union[int, str, None] = None,
-    end: Union[int, str, None] = None,
-    symbols: Optional[Sequence[str]] = None,
-    strict: bool = False,
-    range_bytes: int = ...,
-    rows: int = 65536,
+    args: _ReadArgs,
+    range_bytes: int,
 ) -> tuple[ArrowStream, list[str], list[Exception], bool, int]:
     """Reads one piece: ``(stream, warnings, errors, ends_segment, rank)``."""
 
-def schema(rtype: str) -> pa.Schema:
-    """The Arrow schema of a record type's table."""
+def schema(rtype: str, prices: Optional[str] = None, timestamps: str = "ns") -> pa.Schema:
+    """The Arrow schema of a record type's table: as stored (raw book
+    levels), or with ``prices`` (and ``timestamps``) as a read converts it."""
+
+def float_prices(raw: pa.Array) -> pa.Array:
+    """``raw / 1e8`` rounded once of an int64 array, as float64: the twin a
+    read with ``prices="float"`` makes."""
 
 def optional_fields(rtype: str) -> list[str]:
     """The raw fields of a record type whose definition says 0 means
@@ -187,11 +194,13 @@ class NativeFollow:
         self,
         path: Union[str, PathLike[str]],
         rtype: str,
+        *,
         start: str = "beginning",
         position: Optional[bytes] = None,
         verify_crc: bool = True,
         wait: str = "blocking",
         rows: int = 65536,
+        prices: str = "decimal",
     ) -> None: ...
     def next_batch(self, timeout: Optional[float] = None) -> tuple[str, Optional[pa.RecordBatch]]:
         """``("batch", batch)``, or ``(status, None)``: ``"timeout"``,

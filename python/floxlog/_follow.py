@@ -48,9 +48,7 @@ class Follow:
         status, batch = self._f.next_batch(self.timeout)
         self.status = status
         if batch is not None:
-            if self.prices == "decimal" and self.type != "book":
-                return batch
-            return _prices.apply(pa.Table.from_batches([batch]), self.prices).combine_chunks().to_batches()[0]
+            return batch
         if status == "writer_gone":
             raise FloxlogError(
                 f"{self._path}: the writer is gone: no process holds the tape and it was not closed "
@@ -127,12 +125,17 @@ def follow(
         if start not in ("beginning",) and not isinstance(start, (bytes, bytearray, memoryview)):
             raise _args.usage(f"position= resumes a saved position: start={start!r} cannot go with it")
         pos = bytes(position)
-        native = _floxlog.NativeFollow(
-            p, rtype, "position", pos, _args.flag(verify_crc, "verify_crc"), _args.choice(wait, "wait", WAITS), rows
-        )
+        kind = "position"
     else:
-        kind = _args.choice(start, "start", STARTS)
-        native = _floxlog.NativeFollow(
-            p, rtype, kind, None, _args.flag(verify_crc, "verify_crc"), _args.choice(wait, "wait", WAITS), rows
-        )
+        kind, pos = _args.choice(start, "start", STARTS), None
+    native = _floxlog.NativeFollow(
+        p,
+        rtype,
+        start=kind,
+        position=pos,
+        verify_crc=_args.flag(verify_crc, "verify_crc"),
+        wait=_args.choice(wait, "wait", WAITS),
+        rows=rows,
+        prices=prices,
+    )
     return Follow(native, p, rtype, prices, timeout)

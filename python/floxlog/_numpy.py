@@ -62,6 +62,8 @@ def _symbol_names(table: pa.Table) -> tuple[list[pa.Array], int]:
 
 
 def _trades_to_numpy(table: pa.Table, prices: str) -> np.ndarray:
+    """A trade table read with ``prices`` as :meth:`Tape.trades_numpy`
+    gives it."""
     names, width = _symbol_names(table)
     dtype = trade_dtype(prices, width)
     out = np.empty(table.num_rows, dtype=dtype)
@@ -76,11 +78,15 @@ def _trades_to_numpy(table: pa.Table, prices: str) -> np.ndarray:
         out["exchange_ts"][sl] = out["exchange_ts_ns"][sl].view("datetime64[ns]")
         out["recv_ts"][sl] = out["recv_ts_ns"][sl].view("datetime64[ns]")
         out["symbol"][sl] = syms
-        if prices == "float":
-            out["price"][sl] = _prices.to_float(out["price_raw"][sl])
-            out["qty"][sl] = _prices.to_float(out["qty_raw"][sl])
-        elif prices == "decimal":
-            out["price"][sl] = _prices.decimals(out["price_raw"][sl])
-            out["qty"][sl] = _prices.decimals(out["qty_raw"][sl])
+        # The read converted the prices (float64, or exact decimals as
+        # ``decimal.Decimal`` objects).
+        for name in ("price", "qty") if prices != "raw" else ():
+            col = batch.column(name)
+            if prices == "float":
+                out[name][sl] = col.to_numpy(zero_copy_only=False)
+            else:
+                objs = np.empty(n, dtype=object)
+                objs[:] = col.to_pylist()
+                out[name][sl] = objs
         pos += n
     return out

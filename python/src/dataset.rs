@@ -5,44 +5,28 @@
 //! here only the Python arguments and results.
 
 use crate::errors::{error_objects, ErrInfo};
-use crate::read::{judge, list_tape, read_spec, time_ns, type_filter, TimeArg};
+use crate::read::{convert, list_tape, ReadArgs};
 use crate::stream::{ArrowStream, Outcome, Source};
 use crate::wait::interruptible;
 use arrow_array::RecordBatch;
 use floxlog::tape::read::{fragments, read_fragment};
-use floxlog::tape::{OpenedTape, Order, Tape, TapeError};
-use floxlog_arrow::{read_piece, ReadSpec, ReadSummary, RecordType, Symbols};
+use floxlog::tape::{OpenedTape, ReadOutcome, Tape, TapeError};
+use floxlog_arrow::{read_piece, ReadSpec, RecordType, Symbols};
 use pyo3::prelude::*;
 use std::path::{Path, PathBuf};
 
-/// What every piece of a dataset is read with: a `Tape` read's filters,
-/// in file order, and the range size the tape is cut at.
-#[derive(Clone, Debug)]
-struct PieceArgs {
-    rtype: String,
-    start: Option<TimeArg>,
-    end: Option<TimeArg>,
-    symbols: Option<Vec<String>>,
-    strict: bool,
-    range_bytes: u64,
-}
-
 /// The record type and read settings of `a` on `tape` (symbol names from
-/// the tape's own `metadata.json`).
-fn spec_of(tape: &Tape, a: &PieceArgs, rows: usize) -> Result<(RecordType, ReadSpec), TapeError> {
-    let (rt, types) = type_filter(&a.rtype)?;
-    if a.range_bytes == 0 {
+/// the tape's own `metadata.json`), cut at `range_bytes`.
+fn spec_of(
+    tape: &Tape,
+    a: &ReadArgs,
+    range_bytes: u64,
+) -> Result<(RecordType, ReadSpec), TapeError> {
+    if range_bytes == 0 {
         return Err(TapeError::usage("fragment_bytes must be at least 1"));
     }
-    if rows == 0 {
-        return Err(TapeError::usage("rows must be at least 1"));
-    }
-    let window = (
-        time_ns(a.start.clone(), "start")?,
-        time_ns(a.end.clone(), "end")?,
-    );
-    let spec = read_spec(tape, types, window, a.symbols.as_deref(), Order::File, rows)?;
-    Ok((rt, spec))
+    let (rt, req) = a.request(tape)?;
+    Ok((rt, a.spec(&req.config)?))
 }
 
 /// One piece as listed: segment file, first byte (`None`: the segment's
@@ -63,21 +47,15 @@ type Listing = (Vec<PieceRow>, Vec<String>, Vec<ErrInfo>);
 
 /// The pieces of the tape at `path`, and the listing's warnings and
 /// errors (as a `Tape` read reports them).
-fn list_pieces(path: &PathBuf, a: &PieceArgs) -> Result<Listing, TapeError> {
+fn list_pieces(path: &PathBuf, a: &ReadArgs, range_bytes: u64) -> Result<Listing, TapeError> {
     let tape = list_tape(path)?;
     // Resolves the filters now: an unknown symbol name raises here.
-    let (_, spec) = spec_of(&tape, a, 1)?;
-    let mut warnings = Vec::new();
-    let mut errors = Vec::new();
-    for f in &tape.findings {
-        if f.kind.is_unread() {
-            errors.push(ErrInfo::from(f));
-        } else {
-            warnings.push(f.localized(&crate::words::PyWords).line());
-        }
-    }
+    let (_, spec) = spec_of(&tape, a, range_bytes)?;
+    let Outcome {
+        warnings, errors, ..
+    } = Outcome::listing(&tape.findings);
     let opened = OpenedTape::open(tape);
-    let rows = fragments(&opened, &spec.config(), a.range_bytes)
+    let rows = fragments(&opened, &spec.config(), range_bytes)
         .into_iter()
         .map(|f| {
             let path = opened.tape.segments[f.segment].path.clone();
@@ -94,7 +72,7 @@ const RANK_READ: u8 = 2;
 
 /// What reading a piece gave.
 struct PieceOut {
-    rt: RecordType,
+    schema: arrow_schema::SchemaRef,
     batches: Vec<RecordBatch>,
     outcome: Outcome,
     /// A sequential read of the segment reads nothing after this piece
@@ -123,11 +101,12 @@ fn read_one(
     seg: &Path,
     at: Option<u64>,
     until: Option<u64>,
-    a: &PieceArgs,
-    rows: usize,
+    a: &ReadArgs,
+    range_bytes: u64,
 ) -> Result<PieceOut, TapeError> {
+    let c = &a.conversion()?;
     let mut tape = list_tape(path)?;
-    let (rt, spec) = spec_of(&tape, a, rows)?;
+    let (rt, spec) = spec_of(&tape, a, range_bytes)?;
     let symbols = Symbols::from_tape(&tape);
     let i = tape
         .segments
@@ -141,7 +120,7 @@ fn read_one(
     let opened = OpenedTape::open(tape);
     let mut outcome = Outcome::default();
     let mut piece = PieceOut {
-        rt,
+        schema: c.schema(&rt.schema()),
         batches: Vec::new(),
         outcome: Outcome::default(),
         ends_segment: true,
@@ -156,27 +135,16 @@ fn read_one(
         return Ok(piece);
     }
     piece.rank = RANK_READ;
-    let f = read_fragment(
-        &opened,
-        &spec.config(),
-        a.range_bytes,
-        at,
-        until,
-        &mut |p| {
-            let mut bs = Vec::new();
-            let (r, _) = read_piece(p, spec.limits, &symbols, &mut |_, b| {
-                bs.push(b);
-                Ok(())
-            })?;
-            Ok((bs, r))
-        },
-    )?;
-    let summary = ReadSummary {
-        problems: f.problems,
-        ..ReadSummary::default()
-    };
+    let f = read_fragment(&opened, &spec.config(), range_bytes, at, until, &mut |p| {
+        let mut bs = Vec::new();
+        let (r, _) = read_piece(p, &spec, &symbols, &mut |_, b| {
+            bs.push(convert(c, &b)?);
+            Ok(())
+        })?;
+        Ok((bs, r))
+    })?;
     piece.batches = f.kept.into_iter().flatten().collect();
-    judge(&summary, a.strict, &mut outcome);
+    outcome.judge(ReadOutcome::new(&f.problems, a.strict));
     if let Some(e) = f.fatal {
         outcome.errors.push(ErrInfo::from(e));
     }
@@ -186,74 +154,49 @@ fn read_one(
     Ok(piece)
 }
 
-/// The pieces of the tape at `path` read with these filters, cut at about
-/// `range_bytes`: `(pieces, warnings, errors)`, each piece `(segment path,
-/// first byte or None, end byte or None, first_ts, last_ts, events)` (the
-/// last three what a finished header claims, else `None`), the listing's
-/// warning texts and `FloxlogError` objects (not raised). Raises for a
-/// path that is not a tape or a filter that cannot work.
+/// The pieces of the tape at `path` read with `args` (see [`ReadArgs`];
+/// file order), cut at about `range_bytes`: `(pieces, warnings, errors)`,
+/// each piece `(segment path, first byte or None, end byte or None,
+/// first_ts, last_ts, events)` (the last three what a finished header
+/// claims, else `None`), the listing's warning texts and `FloxlogError`
+/// objects (not raised). Raises for a path that is not a tape or a filter
+/// that cannot work.
 #[pyfunction]
-#[pyo3(signature = (path, rtype, start=None, end=None, symbols=None, strict=false, range_bytes=64 << 20))]
-#[allow(clippy::too_many_arguments, clippy::type_complexity)]
+#[allow(clippy::type_complexity)]
 pub fn dataset_pieces<'py>(
     py: Python<'py>,
     path: PathBuf,
-    rtype: String,
-    start: Option<TimeArg>,
-    end: Option<TimeArg>,
-    symbols: Option<Vec<String>>,
-    strict: bool,
+    args: ReadArgs,
     range_bytes: u64,
 ) -> PyResult<(Vec<PieceRow>, Vec<String>, Vec<Bound<'py, PyAny>>)> {
-    let a = PieceArgs {
-        rtype,
-        start,
-        end,
-        symbols,
-        strict,
-        range_bytes,
-    };
-    let (rows, warnings, errors) =
-        interruptible(py, "floxlog-list", move || list_pieces(&path, &a))?;
+    let (rows, warnings, errors) = interruptible(py, "floxlog-list", move || {
+        list_pieces(&path, &args, range_bytes)
+    })?;
     Ok((rows, warnings, error_objects(py, &errors)?))
 }
 
-/// Reads one piece listed by `dataset_pieces` (the same filters and
-/// `range_bytes`): `(stream, warnings, errors, ends_segment, rank)`: its
-/// batches (of at most `rows` rows; those before an error too), warning
-/// texts, `FloxlogError` objects (not raised), whether a sequential read
-/// of the segment stops in it, and how its errors rank among the tape's (1:
-/// the file did not open; 2: read).
+/// Reads one piece listed by `dataset_pieces` (the same `args` but for
+/// `rows`, `prices` and `timestamps`, and the same `range_bytes`):
+/// `(stream, warnings, errors, ends_segment, rank)`: its batches (those
+/// before an error too), warning texts, `FloxlogError` objects (not
+/// raised), whether a sequential read of the segment stops in it, and how
+/// its errors rank among the tape's (1: the file did not open; 2: read).
 #[pyfunction]
-#[pyo3(signature = (path, segment, at, until, rtype, start=None, end=None, symbols=None, strict=false, range_bytes=64 << 20, rows=65536))]
-#[allow(clippy::too_many_arguments, clippy::type_complexity)]
+#[allow(clippy::type_complexity)]
 pub fn read_dataset_piece<'py>(
     py: Python<'py>,
     path: PathBuf,
     segment: PathBuf,
     at: Option<u64>,
     until: Option<u64>,
-    rtype: String,
-    start: Option<TimeArg>,
-    end: Option<TimeArg>,
-    symbols: Option<Vec<String>>,
-    strict: bool,
+    args: ReadArgs,
     range_bytes: u64,
-    rows: usize,
 ) -> PyResult<(ArrowStream, Vec<String>, Vec<Bound<'py, PyAny>>, bool, u8)> {
-    let a = PieceArgs {
-        rtype,
-        start,
-        end,
-        symbols,
-        strict,
-        range_bytes,
-    };
     let p = interruptible(py, "floxlog-read", move || {
-        read_one(&path, &segment, at, until, &a, rows)
+        read_one(&path, &segment, at, until, &args, range_bytes)
     })?;
     let errors = error_objects(py, &p.outcome.errors)?;
     let warnings = p.outcome.warnings.clone();
-    let stream = ArrowStream::new(p.rt.schema(), Source::Batches(p.batches), p.outcome);
+    let stream = ArrowStream::new(p.schema, Source::Batches(p.batches), p.outcome);
     Ok((stream, warnings, errors, p.ends_segment, p.rank))
 }

@@ -9,7 +9,7 @@ use arrow_pyarrow::ToPyArrow;
 use floxlog::tape::{
     OpenOptions, Tail, TailNext, TailOptions, TailPosition, TailStart, Tape, TapeError,
 };
-use floxlog_arrow::{Columns, Limits, RecordType, Symbols};
+use floxlog_arrow::{Columns, Limits, RecordType, Symbols, WithLevels};
 use pyo3::prelude::*;
 use std::path::PathBuf;
 use std::sync::Mutex;
@@ -23,6 +23,7 @@ struct State {
     cols: Columns,
     rtype: RecordType,
     symbols: Symbols,
+    convert: WithLevels,
 }
 
 /// A live tape followed (see `floxlog.follow`).
@@ -74,9 +75,10 @@ impl State {
 impl NativeFollow {
     /// Opens a follower. `start`: `"beginning"`, `"end"`, or `"position"`
     /// with `position` the bytes `position()` returned; `wait`:
-    /// `"blocking"`, `"spin_yield"` or `"busy_spin"`.
+    /// `"blocking"`, `"spin_yield"` or `"busy_spin"`; `prices` as a read
+    /// converts them.
     #[new]
-    #[pyo3(signature = (path, rtype, start="beginning", position=None, verify_crc=true, wait="blocking", rows=65536))]
+    #[pyo3(signature = (path, rtype, *, start="beginning", position=None, verify_crc=true, wait="blocking", rows=65536, prices="decimal"))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -87,8 +89,10 @@ impl NativeFollow {
         verify_crc: bool,
         wait: &str,
         rows: usize,
+        prices: &str,
     ) -> PyResult<NativeFollow> {
         let rtype = crate::record_type(py, rtype)?;
+        let convert = crate::read::conversion(prices, "ns").py_err(py)?;
         let start =
             match (start, position) {
                 ("beginning", None) => TailStart::Beginning,
@@ -133,6 +137,7 @@ impl NativeFollow {
                     cols: Columns::new(Limits::rows(rows.max(1))),
                     rtype,
                     symbols,
+                    convert,
                 })
             })
             .py_err(py)?;
@@ -177,13 +182,17 @@ impl NativeFollow {
                         cols,
                         rtype,
                         symbols,
+                        convert,
                         ..
                     } = &mut *st;
                     let b = cols
                         .finish(*rtype, symbols)
                         .map_err(|e| to_pyerr(py, TapeError::input(None, e.to_string())))?;
                     return match b {
-                        Some(b) => Ok(("batch", Some(b.to_pyarrow(py)?))),
+                        Some(b) => {
+                            let b = crate::read::convert(convert, &b).py_err(py)?;
+                            Ok(("batch", Some(b.to_pyarrow(py)?)))
+                        }
                         None => Ok(("timeout", None)),
                     };
                 }

@@ -21,11 +21,13 @@ mod words;
 mod writer;
 
 use crate::errors::{to_pyerr, ErrInfo, IntoPy};
-use crate::read::{list_tape, time_ns, Job, ReadArgs, ReadTuple, TimeArg};
+use crate::read::{list_tape, time_ns, Job, ReadArgs, TimeArg};
 use crate::stream::{ArrowStream, Outcome, Source};
 use crate::wait::interruptible;
 use crate::writer::NativeWriter;
-use arrow_pyarrow::ToPyArrow;
+use arrow_array::cast::AsArray;
+use arrow_array::Array;
+use arrow_pyarrow::{PyArrowType, ToPyArrow};
 use arrow_schema::{DataType, Field, Schema};
 use floxlog::core::{ReadOptions, UnknownTypes};
 use floxlog::tape::check::verify_tape;
@@ -60,38 +62,36 @@ impl NativeTape {
         self.path.clone()
     }
 
-    /// Reads every event of one record type (`args`: `(rtype, start, end,
-    /// symbols, order, strict, rows)`); returns
+    /// Reads every event of one record type (`args`: the read's arguments
+    /// by name, see [`ReadArgs`]); returns
     /// `(stream, warnings, errors)`: the batches read (also those before
     /// an error), warning texts, and `FloxlogError` objects (not raised).
     fn read<'py>(
         &self,
         py: Python<'py>,
-        args: ReadTuple,
+        args: ReadArgs,
     ) -> PyResult<(ArrowStream, Vec<String>, Vec<Bound<'py, PyAny>>)> {
-        let args = ReadArgs::from(args);
         let path = self.path.clone();
-        let (rt, batches, outcome) = interruptible(py, "floxlog-read", move || {
+        let (schema, batches, outcome) = interruptible(py, "floxlog-read", move || {
             let job = Job::new(&path, args)?;
-            let rt = job.record_type();
+            let schema = job.schema();
             let (batches, outcome) = job.run_all();
-            Ok((rt, batches, outcome))
+            Ok((schema, batches, outcome))
         })?;
         let errors = errors::error_objects(py, &outcome.errors)?;
         let warnings = outcome.warnings.clone();
-        let s = ArrowStream::new(rt.schema(), Source::Batches(batches), outcome);
+        let s = ArrowStream::new(schema, Source::Batches(batches), outcome);
         Ok((s, warnings, errors))
     }
 
     /// A stream of batches of at most `rows` rows, read on a background
     /// thread once consumed. Lists the tape and resolves the arguments now
     /// (raising for a bad path or an unknown symbol name).
-    fn stream(&self, py: Python<'_>, args: ReadTuple) -> PyResult<ArrowStream> {
-        let args = ReadArgs::from(args);
+    fn stream(&self, py: Python<'_>, args: ReadArgs) -> PyResult<ArrowStream> {
         let path = self.path.clone();
         let job = py.detach(move || Job::new(&path, args)).py_err(py)?;
         Ok(ArrowStream::new(
-            job.record_type().schema(),
+            job.schema(),
             Source::Tape(Box::new(job)),
             Outcome::default(),
         ))
@@ -146,28 +146,24 @@ impl NativeTape {
     }
 
     /// One symbol's book sampled at `start`, `start + every`, ... before
-    /// `end`, in one replay (`floxlog book --every`): `(symbol_id, ts,
-    /// last_event_ts, (bid offsets, prices, qtys), (ask ...), warnings)`.
-    #[pyo3(signature = (symbol, every, start, end, depth=None, strict=false))]
-    #[allow(clippy::too_many_arguments, clippy::type_complexity)]
-    fn book_samples(
+    /// `end`, in one replay (`floxlog book --every`): `(batch, warnings)`,
+    /// one row a sample (see `samples::Samples::batch`), levels with
+    /// `prices` as a book read gives them.
+    #[pyo3(signature = (symbol, every, start, end, depth=None, strict=false, prices="decimal"))]
+    #[allow(clippy::too_many_arguments)]
+    fn book_samples<'py>(
         &self,
-        py: Python<'_>,
+        py: Python<'py>,
         symbol: String,
         every: i64,
         start: i64,
         end: i64,
         depth: Option<usize>,
         strict: bool,
-    ) -> PyResult<(
-        u32,
-        Vec<i64>,
-        Vec<Option<i64>>,
-        (Vec<i64>, Vec<i64>, Vec<i64>),
-        (Vec<i64>, Vec<i64>, Vec<i64>),
-        Vec<String>,
-    )> {
+        prices: &str,
+    ) -> PyResult<(Bound<'py, PyAny>, Vec<String>)> {
         let path = self.path.clone();
+        let c = read::conversion(prices, "ns").py_err(py)?;
         let args = samples::SampleArgs {
             symbol,
             every,
@@ -176,17 +172,12 @@ impl NativeTape {
             depth,
             strict,
         };
-        let s = interruptible(py, "floxlog-book", move || {
-            samples::book_samples(&path, args)
+        let (batch, warnings) = interruptible(py, "floxlog-book", move || {
+            let mut s = samples::book_samples(&path, args)?;
+            let warnings = std::mem::take(&mut s.warnings);
+            Ok((s.batch(&c)?, warnings))
         })?;
-        Ok((
-            s.symbol_id,
-            s.ts,
-            s.last_ts,
-            (s.bids.offsets, s.bids.price, s.bids.qty),
-            (s.asks.offsets, s.asks.price, s.asks.qty),
-            s.warnings,
-        ))
+        Ok((batch.to_pyarrow(py)?, warnings))
     }
 
     /// What `floxlog inspect --json` prints, as JSON text, and the errors
@@ -339,10 +330,38 @@ fn parse_time(py: Python<'_>, text: String, what: &str) -> PyResult<i64> {
         .unwrap_or_default())
 }
 
-/// The Arrow schema of a record type, as a `pyarrow.Schema`.
+/// The Arrow schema of a record type, as a `pyarrow.Schema`: as stored
+/// (raw book levels), or with `prices` as a read converts it.
 #[pyfunction]
-fn schema<'py>(py: Python<'py>, rtype: &str) -> PyResult<Bound<'py, PyAny>> {
-    record_type(py, rtype)?.schema().as_ref().to_pyarrow(py)
+#[pyo3(signature = (rtype, prices=None, timestamps="ns"))]
+fn schema<'py>(
+    py: Python<'py>,
+    rtype: &str,
+    prices: Option<&str>,
+    timestamps: &str,
+) -> PyResult<Bound<'py, PyAny>> {
+    let s = record_type(py, rtype)?.schema();
+    let s = match prices {
+        None => s,
+        Some(p) => read::conversion(p, timestamps).py_err(py)?.schema(&s),
+    };
+    s.as_ref().to_pyarrow(py)
+}
+
+/// `raw / 1e8` rounded once of every value of an int64 array (a
+/// `pyarrow.Array`), as float64: the twin a read with `prices="float"`
+/// makes, which the writer compares a given float column with.
+#[pyfunction]
+fn float_prices<'py>(
+    py: Python<'py>,
+    raw: PyArrowType<arrow_data::ArrayData>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let raw = arrow_array::make_array(raw.0);
+    let raw = raw
+        .as_primitive_opt::<arrow_array::types::Int64Type>()
+        .ok_or_else(|| to_pyerr(py, TapeError::usage("float_prices takes an int64 array")))?;
+    let out: arrow_array::Float64Array = raw.unary(floxlog_arrow::convert::raw_to_f64);
+    out.to_data().to_pyarrow(py)
 }
 
 /// The raw fields of a record type whose definition says 0 means unknown
@@ -380,6 +399,7 @@ fn _floxlog(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_time, m)?)?;
     m.add_function(wrap_pyfunction!(record_type_name, m)?)?;
     m.add_function(wrap_pyfunction!(optional_fields, m)?)?;
+    m.add_function(wrap_pyfunction!(float_prices, m)?)?;
     m.add_function(wrap_pyfunction!(record_type_of, m)?)?;
     m.add_function(wrap_pyfunction!(dataset::dataset_pieces, m)?)?;
     m.add_function(wrap_pyfunction!(dataset::read_dataset_piece, m)?)?;

@@ -1,16 +1,23 @@
-//! Reading a tape into record batches: the settings, the outcome as the
-//! CLI judges it (errors and warnings), and the two ways to run it (all at
-//! once, or on a thread feeding a stream).
+//! Reading a tape into record batches through the read session: the
+//! arguments by name, the outcome as the CLI judges it (errors and
+//! warnings), and the two ways to run it (all at once, or on a thread
+//! feeding a stream).
 
 use crate::errors::ErrInfo;
 use arrow_array::RecordBatch;
 use arrow_schema::ArrowError;
 use floxlog::core::ReadOptions;
-use floxlog::tape::{Filter, Judged, Kept, OpenOptions, OpenedTape, Order, Tape, TapeError};
-use floxlog_arrow::{read_batches, read_table, Limits, ReadSpec, ReadSummary, RecordType, Symbols};
+use floxlog::tape::read::{Request, Session};
+use floxlog::tape::{
+    Filter, Finding, Judged, Kept, OpenOptions, Order, ReadConfig, ReadOutcome, Tape, TapeError,
+};
+use floxlog_arrow::{read_batches, read_table, Limits, ReadSpec, RecordType, Symbols};
+use floxlog_arrow::{Conversion, Prices, Timestamps, WithLevels};
 use std::path::PathBuf;
+use std::sync::mpsc::SyncSender;
+use std::sync::{Arc, Mutex};
 
-/// What a stream reports beside its batches.
+/// What a read reports beside its batches.
 #[derive(Default, Debug)]
 pub struct Outcome {
     /// Warnings (torn tails tolerated, listing findings).
@@ -20,8 +27,34 @@ pub struct Outcome {
     /// The errors that ended the read or were found by it.
     pub errors: Vec<ErrInfo>,
 }
-use std::sync::mpsc::SyncSender;
-use std::sync::{Arc, Mutex};
+
+impl Outcome {
+    /// The listing's findings: segments that cannot be read are errors,
+    /// the rest warnings.
+    pub fn listing(findings: &[Finding]) -> Outcome {
+        let mut out = Outcome::default();
+        for f in findings {
+            if f.kind.is_unread() {
+                out.errors.push(ErrInfo::from(f));
+            } else {
+                out.warnings
+                    .push(f.localized(&crate::words::PyWords).line());
+            }
+        }
+        out
+    }
+
+    /// Adds a finished read's problems as the session judged them (as
+    /// `floxlog cat` reports them).
+    pub fn judge(&mut self, outcome: ReadOutcome<'_>) {
+        for j in outcome.judged() {
+            match j {
+                Judged::Warning(p) => self.warnings.push(p.torn_warning(Kept::Read)),
+                Judged::Error(p) => self.errors.push(ErrInfo::from(p.to_error())),
+            }
+        }
+    }
+}
 
 /// A time bound as Python gives it: nanoseconds, or text (`parse_time`:
 /// integer nanoseconds or ISO-8601, UTC unless an offset is given).
@@ -61,8 +94,48 @@ pub fn type_filter(name: &str) -> Result<(RecordType, [bool; 6]), TapeError> {
     Ok((rt, mask))
 }
 
-/// The arguments of a read, as the Python methods take them.
-#[derive(Clone, Debug)]
+/// The value named `name` among `options` (the package checked the name;
+/// otherwise a usage error naming `what`).
+fn named<T: Copy>(what: &str, name: &str, options: &[(&str, T)]) -> Result<T, TapeError> {
+    let found = options.iter().find(|(n, _)| *n == name);
+    found.map(|&(_, v)| v).ok_or_else(|| {
+        let names: Vec<String> = options.iter().map(|(n, _)| format!("{n:?}")).collect();
+        let names = names.join(", ");
+        TapeError::usage(format!("{what} must be one of {names}, not {name:?}"))
+    })
+}
+
+/// The conversion of a read's batches: `prices` (`decimal`, `float`,
+/// `raw`) and `timestamps` (`ns`, `us`, `ms`) as the package checked
+/// them; book levels gain their price twins, as every read gives them.
+pub fn conversion(prices: &str, timestamps: &str) -> Result<WithLevels, TapeError> {
+    let p = [
+        ("decimal", Prices::Decimal),
+        ("float", Prices::Float),
+        ("raw", Prices::Raw),
+    ];
+    let t = [
+        ("ns", Timestamps::Ns),
+        ("us", Timestamps::Us),
+        ("ms", Timestamps::Ms),
+    ];
+    Ok(WithLevels(Conversion {
+        prices: named("prices", prices, &p)?,
+        timestamps: named("timestamps", timestamps, &t)?,
+    }))
+}
+
+/// `batch` converted, an error of it as the read's.
+pub fn convert(c: &WithLevels, batch: &RecordBatch) -> Result<RecordBatch, TapeError> {
+    c.batch(batch)
+        .map_err(|e| TapeError::input(None, format!("converting an Arrow batch: {e}")))
+}
+
+/// The arguments of a read, by name: the mapping the package passes
+/// (`_read_options` in `floxlog/__init__.py`, `ReadSettings.native` in
+/// `_dataset.py`), every key given, values checked there.
+#[derive(pyo3::FromPyObject, Clone, Debug)]
+#[pyo3(from_item_all)]
 pub struct ReadArgs {
     /// Record type name.
     pub rtype: String,
@@ -79,77 +152,82 @@ pub struct ReadArgs {
     pub strict: bool,
     /// Rows per batch.
     pub rows: usize,
+    /// `decimal`, `float` or `raw`.
+    pub prices: String,
+    /// `ns`, `us` or `ms`.
+    pub timestamps: String,
 }
 
-/// The settings of a read of `types` on `tape` in `order`, `rows` per
-/// batch, CRCs checked: events in `[from, to)` of `symbols` (ids as text or
-/// names from the tape's own `metadata.json`; `None`: every symbol, empty:
-/// none).
-pub fn read_spec(
-    tape: &Tape,
-    types: [bool; 6],
-    (from, to): (Option<i64>, Option<i64>),
-    symbols: Option<&[String]>,
-    order: Order,
-    rows: usize,
-) -> Result<ReadSpec, TapeError> {
-    let symbols = match symbols {
-        None => None,
-        Some([]) => Some(Vec::new()),
-        Some(v) => tape.symbol_ids(v)?,
-    };
-    Ok(ReadSpec {
-        order,
-        filter: Filter {
-            from,
-            to,
-            symbols,
+impl ReadArgs {
+    /// The record type read and the session's request on `tape` (symbol
+    /// names from the tape's own `metadata.json`), CRCs checked, on one
+    /// thread per core; usage errors here.
+    pub fn request(&self, tape: &Tape) -> Result<(RecordType, Request), TapeError> {
+        let (rt, types) = type_filter(&self.rtype)?;
+        let orders = [("time", Order::Time), ("file", Order::File)];
+        let order = named("order", &self.order, &orders)?;
+        if self.rows == 0 {
+            return Err(TapeError::usage("rows must be at least 1"));
+        }
+        let filter = Filter {
+            from: time_ns(self.start.clone(), "start")?,
+            to: time_ns(self.end.clone(), "end")?,
+            symbols: match self.symbols.as_deref() {
+                None => None,
+                Some([]) => Some(Vec::new()),
+                Some(v) => tape.symbol_ids(v)?,
+            },
             types: Some(types),
-        },
-        limits: Limits::rows(rows),
-        read: ReadOptions {
+        };
+        let read = ReadOptions {
             verify_crc: true,
             ..ReadOptions::default()
-        },
-        ..ReadSpec::default()
-    })
-}
-
-/// [`ReadArgs`] as the Python package passes them: one tuple
-/// `(rtype, start, end, symbols, order, strict, rows)`.
-#[derive(pyo3::FromPyObject)]
-pub struct ReadTuple(
-    String,
-    Option<TimeArg>,
-    Option<TimeArg>,
-    Option<Vec<String>>,
-    String,
-    bool,
-    usize,
-);
-
-impl From<ReadTuple> for ReadArgs {
-    fn from(t: ReadTuple) -> ReadArgs {
-        let ReadTuple(rtype, start, end, symbols, order, strict, rows) = t;
-        ReadArgs {
-            rtype,
-            start,
-            end,
-            symbols,
+        };
+        let config = ReadConfig {
             order,
-            strict,
-            rows,
-        }
+            filter,
+            read,
+            ..ReadConfig::default()
+        };
+        let strict = self.strict;
+        Ok((
+            rt,
+            Request {
+                config,
+                strict,
+                ..Request::default()
+            },
+        ))
+    }
+
+    /// The Arrow read's settings for the session's `config`: price twins
+    /// built in the form asked (the conversion then has none to drop).
+    pub fn spec(&self, config: &ReadConfig) -> Result<ReadSpec, TapeError> {
+        Ok(ReadSpec {
+            order: config.order,
+            filter: config.filter.clone(),
+            limits: Limits::rows(self.rows),
+            read: config.read,
+            reorder_bytes: config.reorder_bytes,
+            prices: self.conversion()?.0.prices,
+            ..ReadSpec::default()
+        })
+    }
+
+    /// The conversion of the batches.
+    pub fn conversion(&self) -> Result<WithLevels, TapeError> {
+        conversion(&self.prices, &self.timestamps)
     }
 }
 
-/// A read ready to run: the tape listed, the filter resolved.
+/// A read ready to run: the tape listed and opened in a session, the
+/// filter resolved.
 pub struct Job {
-    tape: Tape,
+    session: Session,
     rt: RecordType,
-    spec: ReadSpec,
+    args: ReadArgs,
     symbols: Symbols,
-    strict: bool,
+    convert: WithLevels,
 }
 
 /// Lists the tape at `path` (a directory of either layout, or a segment
@@ -161,86 +239,58 @@ pub fn list_tape(path: &PathBuf) -> Result<Tape, TapeError> {
 impl Job {
     /// Lists the tape and resolves the arguments; usage errors here.
     pub fn new(path: &PathBuf, a: ReadArgs) -> Result<Job, TapeError> {
-        let (rt, types) = type_filter(&a.rtype)?;
-        let order = match a.order.trim().to_ascii_lowercase().as_str() {
-            "time" => Order::Time,
-            "file" => Order::File,
-            o => {
-                return Err(TapeError::usage(format!(
-                    "order must be \"time\" or \"file\", not {o:?}"
-                )))
-            }
-        };
-        if a.rows == 0 {
-            return Err(TapeError::usage("rows must be at least 1"));
-        }
-        let from = time_ns(a.start, "start")?;
-        let to = time_ns(a.end, "end")?;
+        let convert = a.conversion()?;
         let tape = list_tape(path)?;
-        let spec = read_spec(
-            &tape,
-            types,
-            (from, to),
-            a.symbols.as_deref(),
-            order,
-            a.rows,
-        )?;
+        let (rt, request) = a.request(&tape)?;
         Ok(Job {
             symbols: Symbols::from_tape(&tape),
-            tape,
+            session: Session::open(tape, request),
             rt,
-            spec,
-            strict: a.strict,
+            args: a,
+            convert,
         })
     }
 
-    /// The record type read.
-    pub fn record_type(&self) -> RecordType {
-        self.rt
+    /// The schema of the batches read.
+    pub fn schema(&self) -> arrow_schema::SchemaRef {
+        self.convert.schema(&self.rt.schema())
     }
 
-    /// Runs the read, handing each batch to `sink`; the outcome as the CLI
-    /// judges it: listed segments that could not be read and files that
-    /// could not be opened are errors, and so are segments that stopped
-    /// early, except the torn tail of an unfinished segment (a warning
-    /// unless `strict`).
+    /// Runs the read, handing each batch to `sink`; the outcome as the
+    /// session judges it: listed segments that could not be read and
+    /// files that could not be opened are errors, and so are segments that
+    /// stopped early, except the torn tail of an unfinished segment (a
+    /// warning unless `strict`).
     ///
     /// `whole`: the caller keeps every batch (a table), so segments are
     /// decoded in parallel ([`read_table`]); otherwise they stream.
     fn run(
-        self,
+        mut self,
         whole: bool,
         sink: &mut dyn FnMut(RecordBatch) -> Result<(), TapeError>,
     ) -> (Outcome, Option<TapeError>) {
-        let mut out = Outcome::default();
-        for f in &self.tape.findings {
-            if f.kind.is_unread() {
-                out.errors.push(ErrInfo::from(f));
-            } else {
-                out.warnings
-                    .push(f.localized(&crate::words::PyWords).line());
-            }
-        }
-        let strict = self.strict;
-        let mut opened = OpenedTape::open(self.tape);
+        let mut out = Outcome::listing(&self.session.opened().tape.findings);
         out.errors
-            .extend(opened.open_errors.iter().map(ErrInfo::from));
-        let res = if whole {
-            read_table(&mut opened, &self.spec, &self.symbols, 0).and_then(|(batches, summary)| {
+            .extend(self.session.opened().open_errors.iter().map(ErrInfo::from));
+        let (args, symbols, c) = (&self.args, &self.symbols, &self.convert);
+        let mut sink = |b: RecordBatch| sink(convert(c, &b)?);
+        let res = self.session.read_with(|opened, req| {
+            let spec = args.spec(&req.config)?;
+            let summary = if whole {
+                let (batches, summary) = read_table(opened, &spec, symbols, req.threads)?;
                 batches.into_iter().try_for_each(|(_, b)| sink(b))?;
-                Ok(summary)
-            })
-        } else {
-            read_batches(&mut opened, &self.spec, &self.symbols, &mut |_, b| sink(b))
-        };
-        release_later(opened);
-        match res {
-            Ok(summary) => {
-                judge(&summary, strict, &mut out);
-                (out, None)
-            }
-            Err(e) => (out, Some(e)),
+                summary
+            } else {
+                read_batches(opened, &spec, symbols, &mut |_, b| sink(b))?
+            };
+            Ok(((), summary.problems))
+        });
+        let fatal = res.err();
+        if fatal.is_none() {
+            out.judge(self.session.outcome());
         }
+        release_later(self.session);
+        (out, fatal)
     }
 
     /// Reads every batch into memory.
@@ -293,19 +343,9 @@ impl Job {
 /// whole-table read), which the caller need not wait for, as nothing of
 /// the tape is used after the read (the batches hold copies; the tape
 /// holds no lock). Where no thread can be started, here.
-fn release_later(opened: OpenedTape) {
+fn release_later(session: Session) {
     // On failure the closure, and the tape with it, is dropped here.
     let _ = std::thread::Builder::new()
         .name("floxlog-unmap".into())
-        .spawn(move || drop(opened));
-}
-
-/// Errors and warnings of a finished read, as `floxlog cat` reports them.
-pub(crate) fn judge(s: &ReadSummary, strict: bool, out: &mut Outcome) {
-    for j in s.outcome(strict).judged() {
-        match j {
-            Judged::Warning(p) => out.warnings.push(p.torn_warning(Kept::Read)),
-            Judged::Error(p) => out.errors.push(ErrInfo::from(p.to_error())),
-        }
-    }
+        .spawn(move || drop(session));
 }

@@ -1,12 +1,22 @@
 //! `Tape.book_samples`: one symbol's book sampled at fixed times in one
-//! replay (`floxlog book --every`), handed to Python as plain vectors that
-//! the package turns into an Arrow table.
+//! replay (`floxlog book --every`), as one Arrow record batch with the
+//! read's price conversion.
 
-use crate::read::list_tape;
+use crate::read::{convert, list_tape};
+use arrow_array::types::Int64Type;
+use arrow_array::{
+    ArrayRef, ListArray, PrimitiveArray, RecordBatch, StructArray, TimestampNanosecondArray,
+};
+use arrow_buffer::{OffsetBuffer, ScalarBuffer};
+use arrow_schema::{DataType, Field, Schema};
 use floxlog::book_replay::{every, BookSample, ReplayOptions};
 use floxlog::core::Level;
 use floxlog::tape::TapeError;
+use floxlog_arrow::schema::{level_fields, level_item_field, timestamp_type};
+use floxlog_arrow::WithLevels;
+use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// One side of every sample: list offsets and the levels' fields.
 #[derive(Default)]
@@ -27,6 +37,60 @@ impl SideCols {
         self.price.extend(levels.iter().map(|l| l.price_raw));
         self.qty.extend(levels.iter().map(|l| l.qty_raw));
         self.offsets.push(self.price.len() as i64);
+    }
+
+    /// The side as raw book levels (best first).
+    fn column(self) -> Result<ArrayRef, TapeError> {
+        let offsets = self
+            .offsets
+            .iter()
+            .map(|&o| i32::try_from(o))
+            .collect::<Result<Vec<i32>, _>>()
+            .map_err(|_| TapeError::usage("book samples: over 2^31 levels; sample less"))?;
+        let int = |v: Vec<i64>| Arc::new(PrimitiveArray::<Int64Type>::from(v)) as ArrayRef;
+        let items =
+            StructArray::try_new(level_fields(), vec![int(self.price), int(self.qty)], None)
+                .map_err(arrow_err)?;
+        let list = ListArray::try_new(
+            level_item_field(),
+            OffsetBuffer::new(ScalarBuffer::from(offsets)),
+            Arc::new(items),
+            None,
+        )
+        .map_err(arrow_err)?;
+        Ok(Arc::new(list))
+    }
+}
+
+fn arrow_err(e: arrow_schema::ArrowError) -> TapeError {
+    TapeError::input(None, format!("building the book samples: {e}"))
+}
+
+impl Samples {
+    /// One row a sample: `ts`, `time` (`timestamp[ns, UTC]`),
+    /// `last_event_ts`, `bids`, `asks` (levels as a book read gives them,
+    /// through `c`), the symbol id in the schema's metadata.
+    pub fn batch(self, c: &WithLevels) -> Result<RecordBatch, TapeError> {
+        let levels = DataType::List(level_item_field());
+        let fields = vec![
+            Field::new("ts", DataType::Int64, true),
+            Field::new("time", timestamp_type(), true),
+            Field::new("last_event_ts", DataType::Int64, true),
+            Field::new("bids", levels.clone(), true),
+            Field::new("asks", levels, true),
+        ];
+        let meta = HashMap::from([("symbol_id".to_string(), self.symbol_id.to_string())]);
+        let schema = Arc::new(Schema::new_with_metadata(fields, meta));
+        let ts = ScalarBuffer::from(self.ts);
+        let cols: Vec<ArrayRef> = vec![
+            Arc::new(PrimitiveArray::<Int64Type>::new(ts.clone(), None)),
+            Arc::new(TimestampNanosecondArray::new(ts, None).with_timezone("UTC")),
+            Arc::new(PrimitiveArray::<Int64Type>::from(self.last_ts)),
+            self.bids.column()?,
+            self.asks.column()?,
+        ];
+        let b = RecordBatch::try_new(schema, cols).map_err(arrow_err)?;
+        convert(c, &b)
     }
 }
 

@@ -99,3 +99,40 @@ def test_a_float_table_writes_back_the_same_raw_values(tape, tmp: Path):
     for prices in ["decimal", "float"]:
         floxlog.write(tmp / f"books-{prices}", tape.books(prices=prices))
         assert floxlog.open(tmp / f"books-{prices}").books(prices="raw").equals(tape.books(prices="raw"))
+
+
+@pytest.mark.parametrize("prices", ["decimal", "float", "raw"])
+def test_follow_converts_prices_as_a_read(tape, prices):
+    """floxlog.follow's batches carry the prices a read in file order gives
+    (one conversion, natively), books' levels too."""
+    for rtype, read in [("trade", tape.trades), ("book", tape.books)]:
+        got = list(floxlog.follow(tape.path, rtype, prices=prices, rows=700, timeout=5))
+        want = read(order="file", prices=prices)
+        assert got and all(b.schema == want.schema for b in got)
+        assert pa.Table.from_batches(got).to_pylist() == want.to_pylist()
+
+
+def test_book_samples_levels_take_prices(tape):
+    """book_samples' levels with prices=: the raw values' exact decimals or
+    floats rounded once, typed as a book read's levels."""
+    books = tape.books(prices="raw")
+    sid = books.column("symbol_id")[0].as_py()
+    ts = books.column("exchange_ts_ns").to_pylist()
+    span = (min(ts), max(ts) + 1, (max(ts) + 1 - min(ts)) // 40 + 1)
+
+    def samples(prices):
+        return tape.book_samples(sid, span[2], span[0], span[1], depth=3, prices=prices)
+
+    raw = samples("raw")
+    levels = [lv for side in ("bids", "asks") for row in raw.column(side).to_pylist() for lv in row]
+    assert levels
+    for prices in ["decimal", "float"]:
+        t = samples(prices)
+        assert t.schema.field("bids").type == floxlog.schema("book", prices).field("bids").type
+        assert t.schema.metadata == raw.schema.metadata
+        got = [lv for side in ("bids", "asks") for row in t.column(side).to_pylist() for lv in row]
+        for g, r in zip(got, levels, strict=True):
+            assert (g["price_raw"], g["qty_raw"]) == (r["price_raw"], r["qty_raw"])
+            for k in ("price", "qty"):
+                v = r[k + "_raw"]
+                assert g[k] == (_exact(v) if prices == "float" else decimal.Decimal(v).scaleb(-8))

@@ -171,7 +171,7 @@ def test_gil_is_released_while_reading(tmp: Path):
     floxlog.write(out, MAKERS["trade"](2_000_000, seed=22), compression="lz4")
     tape = floxlog.open(out)
     native = tape._t
-    args = floxlog._read_args("trade", None, None, None, "time", False, 65536)
+    args = floxlog._read_options("trade", None, None, None, "time", False, 65536)
     t0 = time.perf_counter()
     native.read(args)
     decode = time.perf_counter() - t0  # the native call alone

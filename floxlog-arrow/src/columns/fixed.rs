@@ -5,12 +5,14 @@
 //! [`crate::schema::record_schema`] lists.
 
 use super::{prim, raw_and_decimal, take, ts_pair};
+use crate::convert::{raw_to_f64, Prices};
 use crate::symbols::Symbols;
-use arrow_array::types::{Int64Type, UInt16Type, UInt32Type, UInt64Type, UInt8Type};
-use arrow_array::ArrayRef;
+use arrow_array::types::{Float64Type, Int64Type, UInt16Type, UInt32Type, UInt64Type, UInt8Type};
+use arrow_array::{ArrayRef, PrimitiveArray};
 use arrow_schema::ArrowError;
 use floxlog_core::{FieldRole, FieldType, FieldValue, Fields};
 use std::marker::PhantomData;
+use std::sync::Arc;
 
 /// One field's values.
 enum RawCol {
@@ -86,13 +88,15 @@ impl<R: Fields> FixedCols<R> {
     }
 
     /// The batch's columns: the raw ones in record order, then `between`
-    /// (levels, payload), the tail, and the decimal twins of the fixed-point
-    /// fields. Leaves the columns empty with room for `cap` rows.
+    /// (levels, payload), the tail, and the twins of the fixed-point fields
+    /// in the form `prices` says. Leaves the columns empty with room for
+    /// `cap` rows.
     pub(super) fn finish(
         &mut self,
         cap: usize,
         symbols: &Symbols,
         between: impl IntoIterator<Item = ArrayRef>,
+        prices: Prices,
     ) -> Result<Vec<ArrayRef>, ArrowError> {
         self.rows = 0;
         let mut raws = Vec::with_capacity(self.cols.len());
@@ -110,10 +114,17 @@ impl<R: Fields> FixedCols<R> {
                         }
                         raw
                     }
-                    FieldRole::Fixed => {
+                    FieldRole::Fixed if prices == Prices::Decimal => {
                         let (raw, dec) = raw_and_decimal(take(v, cap))?;
                         decs.push(dec);
                         raw
+                    }
+                    FieldRole::Fixed => {
+                        let raw = PrimitiveArray::<Int64Type>::from(take(v, cap));
+                        if prices == Prices::Float {
+                            decs.push(Arc::new(raw.unary::<_, Float64Type>(raw_to_f64)));
+                        }
+                        Arc::new(raw)
                     }
                     _ => prim::<i64, Int64Type>(take(v, cap)),
                 },

@@ -3,6 +3,7 @@
 //! batch is finished. The timestamp columns share the buffers of the raw
 //! `*_ts_ns` columns; the decimal columns are the raw integers widened.
 
+use crate::convert::{Conversion, Prices};
 use crate::schema::{level_fields, level_item_field, RecordType, DECIMAL_PRECISION, DECIMAL_SCALE};
 use crate::symbols::Symbols;
 use arrow_array::types::{Decimal128Type, Int64Type};
@@ -10,7 +11,7 @@ use arrow_array::{
     ArrayRef, BinaryArray, ListArray, PrimitiveArray, RecordBatch, StringArray, StructArray,
 };
 use arrow_buffer::{ArrowNativeType, Buffer, OffsetBuffer, ScalarBuffer};
-use arrow_schema::ArrowError;
+use arrow_schema::{ArrowError, SchemaRef};
 use fixed::FixedCols;
 use floxlog_core::{Book, BookKind, Event, Levels, OptionQuote, PoolState, TradeColumns};
 use std::sync::Arc;
@@ -78,6 +79,18 @@ fn raw_and_decimal(v: Vec<i64>) -> Result<(ArrayRef, ArrayRef), ArrowError> {
     let dec = PrimitiveArray::<Decimal128Type>::new(ScalarBuffer::from(wide), None)
         .with_precision_and_scale(DECIMAL_PRECISION, DECIMAL_SCALE)?;
     Ok((prim::<i64, Int64Type>(v), Arc::new(dec)))
+}
+
+/// The schema of `rt`'s batches with price twins in the form `prices`.
+fn twin_schema(rt: RecordType, prices: Prices) -> SchemaRef {
+    match prices {
+        Prices::Decimal => rt.schema(),
+        _ => Conversion {
+            prices,
+            ..Conversion::default()
+        }
+        .schema(&rt.schema()),
+    }
 }
 
 fn take<T>(v: &mut Vec<T>, cap: usize) -> Vec<T> {
@@ -157,7 +170,8 @@ impl BookCols {
         ));
         let levels = [self.bids.finish()?, self.asks.finish()?];
         let mut cols = vec![kind];
-        cols.extend(self.head.finish(cap, symbols, levels)?);
+        // No fixed-point field in a book's head: its levels stay raw here.
+        cols.extend(self.head.finish(cap, symbols, levels, Prices::Decimal)?);
         RecordBatch::try_new(RecordType::Book.schema(), cols)
     }
 }
@@ -171,9 +185,14 @@ impl OptionCols {
         self.0.push(q);
     }
 
-    fn finish(&mut self, cap: usize, symbols: &Symbols) -> Result<RecordBatch, ArrowError> {
-        let cols = self.0.finish(cap, symbols, [])?;
-        RecordBatch::try_new(RecordType::OptionQuote.schema(), cols)
+    fn finish(
+        &mut self,
+        cap: usize,
+        symbols: &Symbols,
+        prices: Prices,
+    ) -> Result<RecordBatch, ArrowError> {
+        let cols = self.0.finish(cap, symbols, [], prices)?;
+        RecordBatch::try_new(twin_schema(RecordType::OptionQuote, prices), cols)
     }
 }
 
@@ -220,7 +239,8 @@ impl PoolCols {
             Buffer::from_vec(std::mem::take(&mut self.bytes)),
             None,
         )?);
-        let cols = self.head.finish(cap, symbols, [payload])?;
+        // No fixed-point field in a pool state.
+        let cols = self.head.finish(cap, symbols, [payload], Prices::Decimal)?;
         RecordBatch::try_new(RecordType::PoolState.schema(), cols)
     }
 }
@@ -237,6 +257,7 @@ pub struct Columns {
     book: BookCols,
     option: OptionCols,
     pool: PoolCols,
+    prices: Prices,
 }
 
 impl Columns {
@@ -250,6 +271,19 @@ impl Columns {
             book: BookCols::default(),
             option: OptionCols::default(),
             pool: PoolCols::default(),
+            prices: Prices::Decimal,
+        }
+    }
+
+    /// The builders with the price twins of fixed-point fields (`price`,
+    /// `qty`, ...) in the form `prices` says, built from the raw values as
+    /// they come (no decimal built to be dropped); book levels stay raw
+    /// (see [`crate::WithLevels`]).
+    pub fn with_prices(self, prices: Prices) -> Columns {
+        Columns {
+            trade: TradeCols::with_prices(prices),
+            prices,
+            ..self
         }
     }
 
@@ -357,7 +391,7 @@ impl Columns {
             }
             // Rarer types start small and grow.
             RecordType::Book => self.book.finish(0, symbols),
-            RecordType::OptionQuote => self.option.finish(0, symbols),
+            RecordType::OptionQuote => self.option.finish(0, symbols, self.prices),
             RecordType::PoolState => self.pool.finish(0, symbols),
         }
         .map(Some)
@@ -436,6 +470,51 @@ mod tests {
                 (i128::from(p), i128::from(q)),
                 "row {i}"
             );
+        }
+    }
+
+    #[test]
+    fn twins_built_as_asked_are_the_conversion_of_the_decimal_build() {
+        use crate::convert::{Conversion, Prices};
+        use floxlog_core::OptionQuote;
+        for prices in [Prices::Float, Prices::Raw] {
+            let mut dec = Columns::new(Limits::rows(1000));
+            let mut asked = Columns::new(Limits::rows(1000)).with_prices(prices);
+            for c in [&mut dec, &mut asked] {
+                // A run as the kernel stores it, then events one by one.
+                let cols = c.trade_room(10);
+                for k in 0..10 {
+                    let t = trade(k as i64);
+                    cols.exchange_ts_ns[k] = t.exchange_ts_ns;
+                    cols.recv_ts_ns[k] = t.recv_ts_ns;
+                    cols.price_raw[k] = (1 << 53) + 1 - k as i64;
+                    cols.qty_raw[k] = -(k as i64) * 7;
+                    cols.trade_id[k] = t.trade_id;
+                    cols.symbol_id[k] = t.symbol_id;
+                    cols.side[k] = t.side;
+                    cols.instrument[k] = t.instrument;
+                    cols.exchange_id[k] = t.exchange_id;
+                }
+                assert_eq!(c.trades_stored(10), None);
+                for i in 0..5 {
+                    c.push(&Event::Trade(trade(i))).unwrap();
+                }
+                let q = OptionQuote {
+                    mark_price_raw: -7,
+                    iv_raw: (1 << 60) + 3,
+                    ..OptionQuote::default()
+                };
+                c.push(&Event::OptionQuote(q)).unwrap();
+            }
+            let conv = Conversion {
+                prices,
+                ..Conversion::default()
+            };
+            for rt in [RecordType::Trade, RecordType::OptionQuote] {
+                let whole = dec.finish(rt, &Symbols::none()).unwrap().unwrap();
+                let got = asked.finish(rt, &Symbols::none()).unwrap().unwrap();
+                assert_eq!(got, conv.batch(&whole).unwrap(), "{rt:?} {prices:?}");
+            }
         }
     }
 

@@ -2,13 +2,17 @@
 //! kernel straight into their zero-filled slots ([`Fresh`]). The decimal
 //! twins of the fixed-point fields are widened from each run the kernel
 //! stores while it is still in cache, into columns reserved with the raw
-//! ones (a pass over the finished batch read it back from memory).
+//! ones (a pass over the finished batch read it back from memory). Float
+//! twins (`Prices::Float`) are made from the finished raw column, none
+//! with `Prices::Raw`: nothing is widened then.
 
 use super::fresh::{Fresh, Plain};
+use super::twin_schema;
+use crate::convert::{raw_to_f64, Prices};
 use crate::schema::{RecordType, DECIMAL_PRECISION, DECIMAL_SCALE};
 use crate::symbols::Symbols;
 use arrow_array::types::{
-    Decimal128Type, Int64Type, UInt16Type, UInt32Type, UInt64Type, UInt8Type,
+    Decimal128Type, Float64Type, Int64Type, UInt16Type, UInt32Type, UInt64Type, UInt8Type,
 };
 use arrow_array::{ArrayRef, PrimitiveArray, RecordBatch, TimestampNanosecondArray};
 use arrow_buffer::ScalarBuffer;
@@ -36,14 +40,17 @@ fn raw_and_decimal(
 }
 
 /// A trade field's column type: its Arrow raw column, and the twin its
-/// role gives it (a timestamp or a decimal, `i64` fields only).
+/// role gives it (a timestamp, or a fixed-point field's price twin, `i64`
+/// fields only).
 pub(super) trait TradeValue: Plain + Into<i128> {
     /// The raw column and, for a timestamp or fixed-point field, its twin
-    /// (a fixed-point field's from `wide`, its values widened).
+    /// (a fixed-point field's in the form `prices` says: a decimal from
+    /// `wide`, its values widened, or a float).
     fn finish(
         v: &mut Fresh<Self>,
         role: FieldRole,
         wide: Option<&mut Fresh<i128>>,
+        prices: Prices,
     ) -> Result<(ArrayRef, Option<ArrayRef>), ArrowError>;
 }
 
@@ -54,6 +61,7 @@ macro_rules! unsigned_value {
                 v: &mut Fresh<$t>,
                 _: FieldRole,
                 _: Option<&mut Fresh<i128>>,
+                _: Prices,
             ) -> Result<(ArrayRef, Option<ArrayRef>), ArrowError> {
                 Ok((Arc::new(PrimitiveArray::<$arrow>::new(v.take_buffer(), None)), None))
             }
@@ -67,11 +75,18 @@ impl TradeValue for i64 {
         v: &mut Fresh<i64>,
         role: FieldRole,
         wide: Option<&mut Fresh<i128>>,
+        prices: Prices,
     ) -> Result<(ArrayRef, Option<ArrayRef>), ArrowError> {
         Ok(match (role, wide) {
             (FieldRole::Timestamp, _) => {
                 let (raw, ts) = ts_pair(v.take_buffer());
                 (raw, Some(ts))
+            }
+            (FieldRole::Fixed, _) if prices != Prices::Decimal => {
+                let raw = PrimitiveArray::<Int64Type>::new(v.take_buffer(), None);
+                let float = (prices == Prices::Float)
+                    .then(|| Arc::new(raw.unary::<_, Float64Type>(raw_to_f64)) as ArrayRef);
+                (Arc::new(raw), float)
             }
             (FieldRole::Fixed, Some(wide)) => {
                 let (raw, dec) = raw_and_decimal(v, wide)?;
@@ -127,11 +142,22 @@ macro_rules! trade_cols {
             $f0: Fresh<$t0>,
             $( $f: Fresh<$t>, )*
             /// The fixed-point fields widened (their decimal twins), as
-            /// many rows as the raw columns.
+            /// many rows as the raw columns; empty unless `prices` is
+            /// decimal.
             wide: [Fresh<i128>; FIXED],
+            /// The form of the price twins.
+            prices: Prices,
         }
 
         impl TradeCols {
+            /// Empty columns whose price twins take the form `prices`.
+            pub(super) fn with_prices(prices: Prices) -> TradeCols {
+                TradeCols {
+                    prices,
+                    ..TradeCols::default()
+                }
+            }
+
             /// Rows held.
             #[inline]
             pub(super) fn len(&self) -> usize {
@@ -151,8 +177,10 @@ macro_rules! trade_cols {
                 };
                 self.$f0.reserve_total(cap);
                 $( self.$f.reserve_total(cap); )*
-                for w in &mut self.wide {
-                    w.reserve_total(cap);
+                if self.prices == Prices::Decimal {
+                    for w in &mut self.wide {
+                        w.reserve_total(cap);
+                    }
                 }
             }
 
@@ -171,6 +199,9 @@ macro_rules! trade_cols {
             /// into its `wide` column (which holds `from` rows).
             #[inline]
             fn widen_from(&mut self, from: usize) {
+                if self.prices != Prices::Decimal {
+                    return;
+                }
                 let mut wide = self.wide.iter_mut();
                 if is_fixed(FieldRole::$r0) {
                     if let (Some(w), Some(v)) = (wide.next(), self.$f0.as_slice().get(from..)) {
@@ -222,17 +253,18 @@ macro_rules! trade_cols {
                         (None, _) => {}
                     }
                 };
+                let p = self.prices;
                 let mut wide = self.wide.iter_mut();
                 let w = if is_fixed(FieldRole::$r0) { wide.next() } else { None };
-                add(TradeValue::finish(&mut self.$f0, FieldRole::$r0, w)?, FieldRole::$r0);
+                add(TradeValue::finish(&mut self.$f0, FieldRole::$r0, w, p)?, FieldRole::$r0);
                 $(
                     let w = if is_fixed(FieldRole::$role) { wide.next() } else { None };
-                    add(TradeValue::finish(&mut self.$f, FieldRole::$role, w)?, FieldRole::$role);
+                    add(TradeValue::finish(&mut self.$f, FieldRole::$role, w, p)?, FieldRole::$role);
                 )*
                 raw.push(symbol);
                 raw.extend(stamps);
                 raw.extend(decimals);
-                RecordBatch::try_new(RecordType::Trade.schema(), raw)
+                RecordBatch::try_new(twin_schema(RecordType::Trade, p), raw)
             }
         }
     };

@@ -158,6 +158,21 @@ impl Session {
         r
     }
 
+    /// Reads through `f`, a front end's own decoder (Arrow columns) given
+    /// the session's opened tape and request; the problems it returns
+    /// become the session's, so [`Session::outcome`] and
+    /// [`Session::error`] judge them as those of the session's own
+    /// outputs. An `Err` of `f` ends the read with no problems recorded.
+    pub fn read_with<T>(
+        &mut self,
+        f: impl FnOnce(&mut OpenedTape, &Request) -> Result<(T, Vec<Problem>), TapeError>,
+    ) -> Result<T, TapeError> {
+        self.problems.clear();
+        let (t, problems) = f(&mut self.opened, &self.request)?;
+        self.problems = problems;
+        Ok(t)
+    }
+
     /// The problems the last read found, in the order it found them.
     pub fn problems(&self) -> &[Problem] {
         &self.problems
