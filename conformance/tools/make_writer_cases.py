@@ -79,6 +79,23 @@ def cases():
                 "last_event_ns is the last event's, not the maximum (a reference quirk: recommended).",
                 ev, {"compression": "none", "create_index": True, "index_interval": 10},
                 ["write"]))
+    # u16 limits: a book side of 65,535 levels (the most bid_count can say),
+    # in an LZ4 block, and the largest index interval the header can carry.
+    deep = book(0, T0, "book_snapshot", 1, 0)
+    deep["bids"] = [[100_000_000 * 1000 - k * 10_000, 1_000_000] for k in range(65_535)]
+    ev = [trade(0, T0 - 1000), deep, trade(1, T0 + 1000)]
+    out.append(("book-levels-max",
+                "A book snapshot whose bid side holds 65,535 levels (the u16 limit of bid_count), "
+                "between two trades, in one LZ4 block.",
+                ev, {"compression": "lz4", "create_index": True, "index_interval": 16}, []))
+    ev = [trade(i, T0 + i * 1000) for i in range(10)]
+    out.append(("index-interval-max",
+                "Uncompressed, index_interval 65,535 (the u16 limit of the index header's "
+                "interval): one index entry.",
+                ev, {"compression": "none", "create_index": True, "index_interval": 65_535}, []))
+    # Empty input: a writer given no event writes no segment.
+    out.append(("empty-input", "No input events: a writer writes no segment file.",
+                [], {"compression": "none", "create_index": True}, []))
     return out
 
 

@@ -1116,3 +1116,45 @@ fn a_tape_read_in_file_order_fails_the_time_order_merge() {
          ok read/tapes/spec-series\n4 passed, 0 failed, 0 skipped\n"
     );
 }
+
+#[test]
+fn a_tape_read_that_fails_without_naming_the_kind_is_caught() {
+    let t = tempfile::tempdir().unwrap();
+    // Reads the tape as floxlog does, but says nothing of why it failed.
+    let r = script(
+        t.path(),
+        "mute.sh",
+        "#!/bin/sh\n[ \"$1\" = --tape ] || exit 2\n\"$FLOXLOG\" cat --format jsonl --strict -- \"$2\" 2>/dev/null\n",
+    );
+    let a = kit(&[
+        "--reader",
+        &read_tmpl(&r),
+        "--filter",
+        "read/tapes/missing-listed-segment",
+    ])
+    .code(1);
+    let out = stdout(&a);
+    assert!(
+        out.starts_with(
+            "FAIL read/tapes/missing-listed-segment: the read failed as it must, but the last \
+             stderr line is not `error missing_segment <file>` (stderr empty)"
+        ),
+        "{out}"
+    );
+}
+
+#[test]
+fn empty_input_is_a_writer_case_only() {
+    let a = kit(&["--writer", &good_writer(), "--filter", "cases/empty-input"]).success();
+    assert_eq!(
+        stdout(&a),
+        "ok write/cases/empty-input\n1 passed, 0 failed, 0 skipped\n"
+    );
+    // No read or index id exists for it: a reader-only filter matches nothing.
+    let a = kit(&["--reader", &good_reader(), "--filter", "cases/empty-input"]).code(2);
+    assert!(
+        stderr(&a).contains("no case id of the corpus at"),
+        "{}",
+        stderr(&a)
+    );
+}

@@ -4,7 +4,8 @@
 #                            `error <kind> <offset>` as the last stderr line
 #   read.sh --index SEGMENT  `index ok` or `index_error <kind>`, exit 0
 #   read.sh --tape DIR       the tape's events in time order; exit 1 on a
-#                            damaged segment or a missing listed one
+#                            damaged segment or a missing listed one, with
+#                            `error <kind> <offset or file name>` last
 # The floxlog binary is $FLOXLOG, else `floxlog` on PATH.
 FLOXLOG=${FLOXLOG:-floxlog}
 if [ "$1" = "--index" ]; then
@@ -18,7 +19,7 @@ if [ "$1" = "--index" ]; then
 fi
 if [ "$1" = "--tape" ]; then
     [ $# -eq 2 ] || { echo "usage: read.sh [--index|--tape] SEGMENT" >&2; exit 2; }
-    exec "$FLOXLOG" cat --format jsonl --strict -- "$2"
+    exec "$FLOXLOG" cat --format jsonl --strict --error-format kit -- "$2"
 fi
 [ $# -eq 1 ] || { echo "usage: read.sh [--index|--tape] SEGMENT" >&2; exit 2; }
 # --strict: a torn tail is damage here, not a segment still being written.

@@ -505,6 +505,7 @@ def read_tape(d):
     order, then file position); returns the exit status."""
     import json
     segs, missing = tape_segments(d)
+    damaged = []
     keyed = []
     for si, p in enumerate(segs):
         with open(p, "rb") as f:
@@ -513,15 +514,21 @@ def read_tape(d):
         try:
             read_events(data, parse_segment_header(data), lines.append)
         except Damage as dmg:
-            sys.stderr.write("%s: error %s %d\n" % (p, dmg.kind, dmg.offset))
-            missing.append(p)
+            sys.stderr.write("%s: damaged\n" % p)
+            damaged.append("error %s %d" % (dmg.kind, dmg.offset))
         for pos, line in enumerate(lines):
             keyed.append((json.loads(line)["exchange_ts_ns"], si, pos, line))
     keyed.sort(key=lambda k: k[:3])
     write_out([k[3] for k in keyed])
+    # The kit's line comes last: `error <kind> <file name>` for a listed
+    # segment that is missing (a damaged one had `error <kind> <offset>`).
     for n in missing:
-        sys.stderr.write("floxlog_reader.py: %s: listed segment %s missing or damaged\n" % (d, n))
-    return 1 if missing else 0
+        sys.stderr.write("floxlog_reader.py: %s: listed segment %s missing\n" % (d, n))
+    for line in damaged:
+        sys.stderr.write(line + "\n")
+    for n in missing:
+        sys.stderr.write("error missing_segment %s\n" % n)
+    return 1 if missing or damaged else 0
 
 
 def main(argv):

@@ -135,6 +135,18 @@ pub fn run(a: Args) -> CmdResult {
     let style = a.prices.style();
     let filter = a.filter.filter(&tape)?;
     let unread = report_listing(&tape);
+    // The kit's tape-level line for each listed segment not read
+    // (docs/conformance.md): `error <kind> <file name>`, printed last.
+    let unread_lines: Vec<String> = tape
+        .findings
+        .iter()
+        .filter(|f| f.kind.is_unread())
+        .map(|f| {
+            let name = f.path.as_deref().and_then(|p| p.file_name());
+            let name = name.map(|n| n.to_string_lossy().into_owned());
+            format!("error {} {}", f.kind, name.unwrap_or_default())
+        })
+        .collect();
     let csv = (a.format == Format::Csv).then(|| Csv::new(filter.types, style));
     let mut out = Out::new(csv.as_ref());
     let write = |out: &mut Out, ev: &floxlog::core::Event<'_>| {
@@ -210,6 +222,11 @@ pub fn run(a: Args) -> CmdResult {
                 }
                 failed = true;
             }
+        }
+    }
+    if kit {
+        for l in &unread_lines {
+            eprintln!("{l}");
         }
     }
     Ok(u8::from(failed))

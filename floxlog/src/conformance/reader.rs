@@ -315,7 +315,20 @@ pub(crate) fn read_tape(c: &Case, t: Option<&Template>, ctx: &Ctx) -> Result<Ver
     let got = parse_events(&out, "tape")?;
     compare_events(&got, &expected)?;
     match (&c.tape_error, out.status.success()) {
-        (None, true) | (Some(_), false) => Ok(Verdict::Pass),
+        (None, true) => Ok(Verdict::Pass),
+        // The last stderr line names the kind: `error <kind> <file or offset>`.
+        (Some(e), false) => {
+            let last = out.last_stderr_line();
+            let kind = last.as_deref().and_then(|l| l.strip_prefix("error "));
+            match kind.and_then(|k| k.split_whitespace().next()) {
+                Some(k) if k == e => Ok(Verdict::Pass),
+                _ => Err(format!(
+                    "the read failed as it must, but the last stderr line is not \
+                     `error {e} <file>` ({})",
+                    stderr_last(&out)
+                )),
+            }
+        }
         (None, false) => Err(format!(
             "the reader failed on a sound tape ({}; {}) after its events",
             out.status_text(),
