@@ -20,8 +20,10 @@ step "report of a demo tape with damage and a hole"
 "$FLOXLOG" demo "$tmp/demo" --compression none --max-segment-bytes 512K >/dev/null
 segs=("$tmp"/demo/*.floxlog)
 [ "${#segs[@]}" -ge 4 ] || { echo "want 4+ segments, got ${#segs[@]}"; exit 1; }
-# A flipped byte in the second segment's frames; the third goes missing.
-printf '\xff' | dd of="${segs[1]}" bs=1 seek=4000 conv=notrunc status=none
+# A flipped byte in the second segment's first frame payload (byte 8 after
+# the 64-byte header and the 12-byte frame header: a CRC mismatch whatever
+# the demo's random bytes are); the third goes missing.
+printf '\xff' | dd of="${segs[1]}" bs=1 seek=84 conv=notrunc status=none
 rm "${segs[2]}"
 "$FLOXLOG" report "$tmp/demo" -o "$tmp/report.html"
 if grep -Eq '(src|href)="https?:' "$tmp/report.html"; then
