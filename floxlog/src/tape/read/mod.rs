@@ -37,6 +37,6 @@ pub use read_ahead::{read_ahead, read_ahead_in, Ahead};
 pub use session::{
     fragments, pieces, read_fragment, Fragment, FragmentRead, Piece, PieceRead, Pieces,
 };
-pub use session::{Plan, Proof, Request, Session};
+pub use session::{EventAt, Events, Plan, Proof, Request, Session};
 pub use source::{header_is_unfinished, SegmentFile};
 pub use split::{range_starts, range_starts_on, ranges as split_ranges};

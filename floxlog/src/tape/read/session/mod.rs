@@ -9,7 +9,8 @@
 //! is read stays here: frames ([`Session::frames`]), pieces read on
 //! several threads and judged as one sequential read ([`pieces`]), and a
 //! dataset's fragments, listed and read one at a time ([`fragments`],
-//! [`read_fragment`]).
+//! [`read_fragment`]); and events pulled one at a time, runs of trades read
+//! ahead through the core's batch kernel ([`Session::cursor`]).
 
 use crate::tape::dir::Tape;
 use crate::tape::error::TapeError;
@@ -18,9 +19,11 @@ use crate::tape::read::outcome::ReadOutcome;
 use crate::tape::read::problem::Problem;
 use crate::tape::read::read_ahead::{read_ahead, Ahead};
 
+mod events;
 mod fragment;
 mod pieces;
 
+pub use events::{EventAt, Events};
 pub use fragment::{fragments, read_fragment, Fragment, FragmentRead};
 pub use pieces::{pieces, Piece, PieceRead, Pieces, Proof};
 
@@ -71,6 +74,25 @@ impl Session {
     /// The opened tape (its listing, files and open errors).
     pub fn opened(&self) -> &OpenedTape {
         &self.opened
+    }
+
+    /// The request, to change between reads (a cursor's seek raises the
+    /// filter's lower bound, then reads again).
+    pub fn request_mut(&mut self) -> &mut Request {
+        &mut self.request
+    }
+
+    /// What the read lacks before it starts, each once, in order: the
+    /// listed segments that cannot be read (with the listing's offset and
+    /// hint), then the segments that could not be opened.
+    pub fn listing_errors(&self) -> impl Iterator<Item = TapeError> + '_ {
+        let unread = self.opened.tape.unread().map(|f| {
+            let mut e = TapeError::input(f.path.as_deref(), f.message.clone());
+            e.offset = f.offset;
+            e.hint = f.hint.clone();
+            e
+        });
+        unread.chain(self.opened.open_errors.iter().cloned())
     }
 
     /// How [`Session::frames`] reads: ranges only in file order without
