@@ -176,7 +176,7 @@ pub fn run(a: Args) -> CmdResult {
     }
     let mut events = session.cursor();
     loop {
-        let ev = match events.next() {
+        let ev = match events.next_event() {
             Ok(Some(ev)) => ev,
             Ok(None) => break,
             // With the kit's format the error line must come last, so the

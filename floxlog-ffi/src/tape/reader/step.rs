@@ -13,7 +13,6 @@ use floxlog_result::*;
 
 use super::handle::{Fixup, TapeReaderHandle};
 use super::options::*;
-use crate::codec::event::write_trade;
 
 /// What a read step found.
 pub(crate) enum Step {
@@ -36,43 +35,22 @@ pub(crate) unsafe fn step(
     used: &mut usize,
     copy_payload: bool,
 ) -> Result<Step, TapeFail> {
-    if h.failed {
-        return Ok(Step::End);
-    }
-    if h.ahead.held() == 0 {
-        h.fill_ahead()?;
-    }
-    if let Some(t) = h.pop_ahead() {
-        // SAFETY: `out` is the caller's writable slot.
-        unsafe { write_trade(&t, out) };
-        return Ok(Step::Event);
-    }
     let TapeReaderHandle {
-        reader,
+        events,
         levels,
         payloads,
         fixups,
-        held,
         ..
     } = h;
-    let Some(r) = reader.as_mut() else {
+    let Some(r) = events.as_mut() else {
         return Ok(Step::End);
     };
-    let next = if std::mem::take(held) {
-        r.current()
-    } else {
-        r.next_item()
-    };
-    let item = match next {
+    let item = match r.next_event() {
         Ok(Some(it)) => it,
         Ok(None) => return Ok(Step::End),
-        Err(e) => {
-            h.failed = true;
-            return Err(merge_failure(e));
-        }
+        Err(e) => return Err(merge_failure(e)),
     };
     let ev = &item.event;
-    let last = position_of(item.segment, item.position);
     if let Event::Book(b) = ev {
         let total = b.bids.len() + b.asks.len();
         let end = *used + total;
@@ -100,8 +78,7 @@ pub(crate) unsafe fn step(
             payloads.extend_from_slice(p.payload);
         }
     }
-    h.events += 1;
-    h.last = Some(last);
+    h.events_out += 1;
     Ok(Step::Event)
 }
 

@@ -23,7 +23,7 @@ use floxlog_core::{Event, Position, Trade, TradeSink};
 /// rare per event, small enough to stay in the first-level cache.
 const AHEAD: usize = 256;
 
-/// An event [`Events::next`] hands out, with where it is.
+/// An event [`Events::next_event`] hands out, with where it is.
 #[derive(Clone, Copy, Debug)]
 pub struct EventAt<'e> {
     /// Segment number in the tape.
@@ -40,7 +40,7 @@ pub struct Events<'s> {
     reader: TapeReader<'s>,
     ahead: Ahead,
     /// The reader's current event ended a run of trades without being
-    /// handed out: the next [`Events::next`] returns it.
+    /// handed out: the next [`Events::next_event`] returns it.
     held: bool,
     /// The read ended on an error (returned once): nothing more comes.
     failed: bool,
@@ -169,7 +169,7 @@ impl Events<'_> {
     /// The next event, or `Ok(None)` at the end. Segments that fail are
     /// recorded in the problems and the others go on; an error of the
     /// merge (its memory bound) is returned once, and the read ends.
-    pub fn next(&mut self) -> Result<Option<EventAt<'_>>, TapeError> {
+    pub fn next_event(&mut self) -> Result<Option<EventAt<'_>>, TapeError> {
         if self.failed {
             return Ok(None);
         }
@@ -208,7 +208,7 @@ impl Events<'_> {
 
     /// Consecutive trades into `out` (held trades first) until it is full,
     /// the events end, or the next event is of another type (then
-    /// `declined`: [`Events::next`] returns it). An error of the merge
+    /// `declined`: [`Events::next_event`] returns it). An error of the merge
     /// comes with the trades stored before it, and ends the read.
     pub fn next_trades<S: TradeSink + ?Sized>(
         &mut self,
