@@ -48,7 +48,8 @@ mod time;
 mod trades;
 use crate::tape::read::problem::Problem;
 pub use filter::Filter;
-pub use trades::{SegmentTrades, TradeRun};
+pub(crate) use trades::Tail;
+pub use trades::TradeRun;
 
 /// In which order events come out.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]

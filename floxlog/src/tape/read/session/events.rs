@@ -14,7 +14,7 @@
 
 use super::Session;
 use crate::tape::error::TapeError;
-use crate::tape::read::merge::{TapeReader, TradeRun};
+use crate::tape::read::merge::{Tail, TapeReader, TradeRun};
 use crate::tape::read::outcome::ReadOutcome;
 use crate::tape::read::problem::Problem;
 use floxlog_core::{Event, Position, Trade, TradeSink};
@@ -93,24 +93,6 @@ impl TradeSink for Sink<'_> {
             *slot = t;
             *p = at;
         }
-    }
-}
-
-/// The caller's sink from slot `base` on.
-struct Offset<'o, S: ?Sized> {
-    out: &'o mut S,
-    base: usize,
-}
-
-impl<S: TradeSink + ?Sized> TradeSink for Offset<'_, S> {
-    #[inline(always)]
-    fn capacity(&self) -> usize {
-        self.out.capacity().saturating_sub(self.base)
-    }
-
-    #[inline(always)]
-    fn put(&mut self, i: usize, t: Trade) {
-        self.out.put(self.base + i, t);
     }
 }
 
@@ -231,7 +213,7 @@ impl Events<'_> {
             run.declined = self.held;
             return (run, Ok(()));
         }
-        let mut rest = Offset {
+        let mut rest = Tail {
             out: &mut *out,
             base: run.count,
         };

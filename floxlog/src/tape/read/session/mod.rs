@@ -17,14 +17,15 @@ use crate::tape::error::TapeError;
 use crate::tape::read::merge::{Item, OpenedTape, Order, ReadConfig};
 use crate::tape::read::outcome::ReadOutcome;
 use crate::tape::read::problem::Problem;
-use crate::tape::read::read_ahead::{read_ahead, Ahead};
 
 mod events;
 mod fragment;
+mod frames;
 mod pieces;
 
 pub use events::{EventAt, Events};
 pub use fragment::{fragments, read_fragment, Fragment, FragmentRead};
+pub use frames::Ahead;
 pub use pieces::{pieces, Piece, PieceRead, Pieces, Proof};
 
 /// What takes a session's frames: type and payload.
@@ -42,6 +43,9 @@ pub struct Request {
     /// Listed segments that cannot be read (missing files, names outside
     /// the tape directory) are no error of the read.
     pub allow_missing: bool,
+    /// Frames decoded ahead ([`Session::frames_ahead`]): bytes of a range
+    /// (0: 4 MiB), of which the pool holds a window.
+    pub range_bytes: u64,
 }
 
 /// How a session reads, decided from its request before decoding.
@@ -64,8 +68,13 @@ pub struct Session {
 impl Session {
     /// Maps every segment of `tape` for `request`.
     pub fn open(tape: Tape, request: Request) -> Session {
+        Session::from_opened(OpenedTape::open(tape), request)
+    }
+
+    /// A session over a tape already mapped.
+    pub fn from_opened(opened: OpenedTape, request: Request) -> Session {
         Session {
-            opened: OpenedTape::open(tape),
+            opened,
             request,
             problems: Vec::new(),
         }
@@ -144,24 +153,19 @@ impl Session {
         };
         let mut problems = Vec::new();
         let r = match self.frames_plan() {
-            Plan::Ranges => read_ahead(
-                &self.opened,
-                self.request.config.read,
-                self.request.threads,
-                &mut |x| match x {
-                    Ahead::Frame {
-                        frame_type,
-                        payload,
-                    } => {
-                        f(frame_type, payload)?;
-                        stop(&problems)
-                    }
-                    Ahead::Problem(p) => {
-                        problems.push(p);
-                        Ok(())
-                    }
-                },
-            ),
+            Plan::Ranges => self.frames_ahead(&mut |x| match x {
+                Ahead::Frame {
+                    frame_type,
+                    payload,
+                } => {
+                    f(frame_type, payload)?;
+                    stop(&problems)
+                }
+                Ahead::Problem(p) => {
+                    problems.push(p);
+                    Ok(())
+                }
+            }),
             Plan::OnePass => {
                 let cfg = self.request.config.clone();
                 let mut r = self.opened.reader(&cfg);
