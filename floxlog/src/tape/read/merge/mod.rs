@@ -252,26 +252,6 @@ impl OpenedTape {
         self.checks.get(i).copied().unwrap_or_default()
     }
 
-    /// The problems a read still has that found none in segments cut
-    /// short: one per such segment not in `found`, at its end
-    /// (`events_of`: events read from a segment).
-    pub fn short_problems(
-        &self,
-        found: &[Problem],
-        events_of: impl Fn(usize) -> u64,
-    ) -> Vec<Problem> {
-        let mut v = Vec::new();
-        for (i, c) in self.checks.iter().enumerate() {
-            let Some(Some(f)) = self.files.get(i) else {
-                continue;
-            };
-            if !found.iter().any(|p| p.segment == i) {
-                v.extend(Problem::cut_short(i, &f.path, *c, events_of(i)));
-            }
-        }
-        v
-    }
-
     /// Total bytes of the mapped segment files.
     pub fn total_bytes(&self) -> u64 {
         self.files.iter().flatten().map(SegmentFile::len).sum()
