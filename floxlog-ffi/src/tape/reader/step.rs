@@ -1,7 +1,7 @@
 //! One event at a time into the caller's `floxlog_event` slots, with the
 //! pointer fix-ups of a batch's book levels and pool payloads.
 
-use crate::codec::event::{write_event, LevelScratch};
+use crate::codec::event::{write_event, write_trade, LevelScratch};
 use crate::codec::types::*;
 use crate::error::floxlog_result;
 use crate::tape::error::TapeFail;
@@ -45,6 +45,14 @@ pub(crate) unsafe fn step(
     let Some(r) = events.as_mut() else {
         return Ok(Step::End);
     };
+    // A trade read ahead: straight into the slot (the per-event path's
+    // fast case, as `floxlog_tape_reader_next`'s).
+    if let Some(t) = r.next_held_trade() {
+        // SAFETY: `out` is the caller's writable slot.
+        unsafe { write_trade(&t, out) };
+        h.events_out += 1;
+        return Ok(Step::Event);
+    }
     let item = match r.next_event() {
         Ok(Some(it)) => it,
         Ok(None) => return Ok(Step::End),

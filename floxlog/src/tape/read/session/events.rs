@@ -213,11 +213,16 @@ impl Events<'_> {
             run.declined = self.held;
             return (run, Ok(()));
         }
-        let mut rest = Tail {
-            out: &mut *out,
-            base: run.count,
+        // Nothing was held (the usual case): the kernel fills `out` itself.
+        let (more, done) = if run.count == 0 {
+            self.reader.next_trades(out)
+        } else {
+            let mut rest = Tail {
+                out: &mut *out,
+                base: run.count,
+            };
+            self.reader.next_trades(&mut rest)
         };
-        let (more, done) = self.reader.next_trades(&mut rest);
         if done.is_err() {
             self.failed = true;
         }
