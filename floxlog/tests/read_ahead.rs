@@ -1,10 +1,9 @@
-//! `read_ahead` (convert's decode on several threads) hands out what a
-//! file-order `TapeReader` does: the same frames, and each problem at the
+//! A session's frames decoded ahead (`Session::frames_ahead`, convert's
+//! decode on several threads) are what a file-order `TapeReader` gives: the same frames, and each problem at the
 //! same point among them, on intact and damaged tapes.
 
-use floxlog::core::{Compression, ReadOptions};
-use floxlog::tape::read::{read_ahead_in, Ahead};
-use floxlog::tape::read::{OpenedTape, Order, ReadConfig};
+use floxlog::core::Compression;
+use floxlog::tape::read::{Ahead, OpenedTape, Order, ReadConfig, Request, Session};
 use floxlog::tape::{OpenOptions, Tape};
 use std::path::Path;
 
@@ -45,19 +44,25 @@ fn sequential(dir: &Path) -> Vec<String> {
 
 fn ahead(dir: &Path, threads: usize, range_bytes: u64) -> Vec<String> {
     let tape = Tape::open(&[dir.to_path_buf()], OpenOptions::default()).unwrap();
-    let o = OpenedTape::open(tape);
+    let request = Request {
+        threads,
+        range_bytes,
+        ..Request::default()
+    };
+    let session = Session::open(tape, request);
     let mut log = Vec::new();
-    read_ahead_in(&o, ReadOptions::default(), threads, range_bytes, &mut |a| {
-        log.push(match a {
-            Ahead::Frame {
-                frame_type,
-                payload,
-            } => format!("F {frame_type} {payload:?}"),
-            Ahead::Problem(p) => problem_line(&p),
-        });
-        Ok(())
-    })
-    .unwrap();
+    session
+        .frames_ahead(&mut |a| {
+            log.push(match a {
+                Ahead::Frame {
+                    frame_type,
+                    payload,
+                } => format!("F {frame_type} {payload:?}"),
+                Ahead::Problem(p) => problem_line(&p),
+            });
+            Ok(())
+        })
+        .unwrap();
     log
 }
 

@@ -3,8 +3,8 @@
 //! segments, LZ4 and uncompressed, with and without an index.
 
 use floxlog::core::Compression;
+use floxlog::tape::check::{range_starts, split_ranges};
 use floxlog::tape::check::{scan_segment, Scanner};
-use floxlog::tape::read::{range_starts, split_ranges};
 use floxlog_core::{ReadOptions, Segment};
 
 mod common;
@@ -64,7 +64,7 @@ fn ranges_fold_into_the_one_pass_scan() {
 
 #[test]
 fn an_index_entry_off_the_frame_chain_is_never_a_cut() {
-    use floxlog::tape::read::range_starts;
+    use floxlog::tape::check::range_starts;
     use floxlog_core::{Segment, SegmentHeader};
     let mut seg = mixed_segment(Compression::None, true, 7, 6000);
     let s = Segment::parse(&seg).unwrap();
@@ -95,7 +95,7 @@ fn an_index_entry_off_the_frame_chain_is_never_a_cut() {
         moved
     );
     for jobs in [1, 2, 3] {
-        let cuts = floxlog::tape::read::range_starts_on(&s, ReadOptions::default(), target, jobs);
+        let cuts = floxlog::tape::check::range_starts_on(&s, ReadOptions::default(), target, jobs);
         assert!(!cuts.contains(&moved), "jobs {jobs}");
         // The cuts before the moved entry's frame are kept, none from it on.
         let before: Vec<u64> = honest.iter().copied().filter(|&c| c < moved - 1).collect();

@@ -5,8 +5,7 @@
 
 use floxlog::core::Compression;
 use floxlog::tape::dir::TapeLock;
-use floxlog::tape::read::{read_ahead, Ahead};
-use floxlog::tape::read::{OpenedTape, Order, Problem, ReadConfig};
+use floxlog::tape::read::{Ahead, OpenedTape, Order, Problem, ReadConfig, Request, Session};
 use floxlog::tape::{OpenOptions, Tape, TapeWriter, TapeWriterConfig};
 use std::path::{Path, PathBuf};
 
@@ -49,15 +48,20 @@ fn problems(dir: &Path, order: Order) -> (Vec<Problem>, Vec<Problem>) {
     let mut r = o.reader(&cfg);
     while r.next_item().unwrap().is_some() {}
     let seq = r.problems().to_vec();
-    let o = open();
+    let request = Request {
+        threads: 2,
+        ..Request::default()
+    };
+    let session = Session::from_opened(open(), request);
     let mut ahead = Vec::new();
-    read_ahead(&o, cfg.read, 2, &mut |a| {
-        if let Ahead::Problem(p) = a {
-            ahead.push(p);
-        }
-        Ok(())
-    })
-    .unwrap();
+    session
+        .frames_ahead(&mut |a| {
+            if let Ahead::Problem(p) = a {
+                ahead.push(p);
+            }
+            Ok(())
+        })
+        .unwrap();
     (seq, ahead)
 }
 

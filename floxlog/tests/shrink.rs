@@ -169,7 +169,7 @@ fn apply(path: &std::path::Path, done: &[u8], frames_end: u64, c: Change) {
 }
 
 /// How a test reads: the sequential reader, or the range engine
-/// (`read_ahead`, one thread, small ranges).
+/// (`Session::frames_ahead`, one thread, small ranges).
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Via {
     Reader(Order),
@@ -178,7 +178,7 @@ enum Via {
 
 /// Reads the tape at `path` (mapped first), calling `change` after
 /// `after` events (`None`: after mapping, before the read starts): the
-/// events (timestamp and text; frame payloads through `read_ahead`) and
+/// events (timestamp and text; frame payloads through `frames_ahead`) and
 /// the errors, each with whether it was tolerated.
 fn read_changing(
     path: &std::path::Path,
@@ -199,8 +199,18 @@ fn read_changing(
     let mut got = Vec::new();
     let mut errors = Vec::new();
     let Via::Reader(order) = via else {
-        use floxlog::tape::read::{read_ahead_in, Ahead};
-        let r = read_ahead_in(&o, read, 1, 64 << 10, &mut |a| {
+        use floxlog::tape::read::{Ahead, Request, Session};
+        let request = Request {
+            config: ReadConfig {
+                read,
+                ..ReadConfig::default()
+            },
+            threads: 1,
+            range_bytes: 64 << 10,
+            ..Request::default()
+        };
+        let session = Session::from_opened(o, request);
+        let r = session.frames_ahead(&mut |a| {
             match a {
                 Ahead::Frame { payload, .. } => got.push(format!("{payload:?}")),
                 Ahead::Problem(p) => errors.push((p.to_error().to_string(), p.tolerated)),

@@ -97,9 +97,9 @@ fn ranges_agree(data: &[u8]) {
     }
     let mut scratch = vec![0u8; seg.scratch_len()];
     let (whole, _) = read_range(&seg, 64, u64::MAX, &mut scratch);
-    let starts = floxlog::tape::read::range_starts(&seg, ReadOptions::default(), 64);
+    let starts = floxlog::tape::check::range_starts(&seg, ReadOptions::default(), 64);
     let mut parts = Vec::new();
-    for (a, b) in floxlog::tape::read::split_ranges(&starts) {
+    for (a, b) in floxlog::tape::check::split_ranges(&starts) {
         let (v, clean) = read_range(&seg, a, b, &mut scratch);
         parts.extend(v);
         if !clean {

@@ -3,7 +3,8 @@
 use super::common::{parse_size, report_listing, CmdResult, ErrorFormat, FilterArgs, TapeArgs};
 use floxlog::json::PriceStyle;
 use floxlog::output::{write_json_line, Csv};
-use floxlog::tape::{Judged, Kept, OpenedTape, Order, ReadConfig, ReadOutcome, TapeError};
+use floxlog::tape::read::{Request, Session};
+use floxlog::tape::{Judged, Kept, Order, ReadConfig, TapeError};
 use std::io::Write;
 
 /// Output formats.
@@ -166,7 +167,12 @@ pub fn run(a: Args) -> CmdResult {
         reorder_bytes: usize::try_from(a.reorder_bytes).unwrap_or(usize::MAX),
         read: super::common::read_options(a.skip_unknown),
     };
-    let mut opened = OpenedTape::open(tape);
+    let request = Request {
+        config: cfg,
+        strict: a.strict,
+        ..Request::default()
+    };
+    let mut session = Session::open(tape, request);
     // Listed segments that could not be read are data the output lacks.
     let mut failed = unread > 0;
     let kit = a.error_format == ErrorFormat::Kit;
@@ -176,14 +182,14 @@ pub fn run(a: Args) -> CmdResult {
             eprintln!("{l}");
         }
     };
-    for e in &opened.open_errors {
+    for e in &session.opened().open_errors {
         report(e);
         failed = true;
     }
-    let mut r = opened.reader(&cfg);
+    let mut events = session.cursor();
     loop {
-        let it = match r.next_item() {
-            Ok(Some(it)) => it,
+        let ev = match events.next_event() {
+            Ok(Some(ev)) => ev,
             Ok(None) => break,
             // With the kit's format the error line must come last, so the
             // error is reported here rather than by main.
@@ -194,13 +200,13 @@ pub fn run(a: Args) -> CmdResult {
             }
             Err(e) => return Err(e),
         };
-        write(&mut out, &it.event)?;
+        write(&mut out, &ev.event)?;
         if out.closed {
             return Ok(0);
         }
     }
     out.flush_if(true)?;
-    for j in ReadOutcome::new(r.problems(), a.strict).judged() {
+    for j in events.outcome().judged() {
         match j {
             Judged::Warning(p) => {
                 eprintln!("floxlog: warning: {}", p.torn_warning(Kept::Read));

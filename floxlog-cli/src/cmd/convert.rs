@@ -82,6 +82,7 @@ pub fn run(a: Args) -> CmdResult {
         strict: true,
         threads: a.jobs,
         allow_missing: a.allow_missing,
+        ..Request::default()
     };
     let mut session = Session::open(tape, request);
     let opened = session.opened();

@@ -1,4 +1,4 @@
-//! The tape reader's read-ahead of trades (tape/reader/ahead.rs) changes
+//! The read session's read-ahead of trades (`Events`) changes
 //! nothing a caller sees: the same tape read by the same random mix of
 //! `_next`, `_next_batch`, `_next_trades`, `_seek`, `_get_stats` and
 //! `_position` calls gives, call for call, the same codes, events,
@@ -160,7 +160,7 @@ fn transcript(path: &Path, o: &floxlog_tape_reader_options, seed: u64, ahead: bo
     let rc = unsafe { floxlog_tape_reader_open(p.as_ptr(), o, &mut r, &mut err) };
     assert_eq!(rc, FLOXLOG_OK);
     // SAFETY: a live handle, used by nothing else meanwhile.
-    unsafe { handle(r) }.unwrap().ahead.never = !ahead;
+    unsafe { handle(r) }.unwrap().set_read_ahead(ahead);
     let mut rng = Rng(seed);
     let mut lines = Vec::new();
     let mut ends = 0;
@@ -322,12 +322,12 @@ fn the_reference_read_does_not_read_ahead() {
                 floxlog_tape_reader_open(p.as_ptr(), &o, &mut r, &mut err),
                 FLOXLOG_OK
             );
-            handle(r).unwrap().ahead.never = !ahead;
+            handle(r).unwrap().set_read_ahead(ahead);
             assert_eq!(
                 floxlog_tape_reader_next(r, ev.as_mut_ptr(), &mut err),
                 FLOXLOG_OK
             );
-            let held = handle(r).unwrap().ahead.held();
+            let held = handle(r).unwrap().cursor().unwrap().held_trades();
             floxlog_tape_reader_free(r);
             held
         };

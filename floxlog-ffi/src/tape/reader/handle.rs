@@ -1,5 +1,5 @@
-//! The tape reader handle: the opened tape, the engine's reader over it,
-//! and what the C calls have handed out so far.
+//! The tape reader handle: a read session over the tape, its cursor, and
+//! what the C calls have handed out so far.
 
 use crate::boundary::slice_in;
 use crate::codec::types::*;
@@ -8,16 +8,14 @@ use crate::handle::opaque;
 use crate::tape::error::{str_in, TapeFail, TapeResult};
 use core::mem::MaybeUninit;
 use core::ptr::NonNull;
-use floxlog::tape::{
-    Filter, OpenOptions, OpenedTape, Order, ReadConfig, ReadOutcome, Tape, TapeError, TapeReader,
-};
+use floxlog::tape::read::{Events, Request, Session};
+use floxlog::tape::{Filter, OpenOptions, Order, ReadConfig, ReadOutcome, Tape, TapeError};
 use floxlog_core::{ReadOptions, UnknownTypes};
 use floxlog_result::*;
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 
-use super::ahead::Ahead;
 use super::options::*;
 
 const TAPE_READER_MAGIC: u64 = 0x4452_4550_4154_4c46; // "FLTAPERD"
@@ -25,14 +23,12 @@ const TAPE_READER_MAGIC: u64 = 0x4452_4550_4154_4c46; // "FLTAPERD"
 #[repr(C)]
 pub(crate) struct TapeReaderHandle {
     pub(crate) magic: u64,
-    /// Borrows `*opened` (which is boxed, so moving the handle moves no
-    /// borrowed byte). Always dropped before `opened` is freed (`Drop`).
-    pub(crate) reader: Option<TapeReader<'static>>,
-    pub(crate) opened: NonNull<OpenedTape>,
-    pub(crate) cfg: ReadConfig,
+    /// Borrows `*session` (which is boxed, so moving the handle moves no
+    /// borrowed byte). Always dropped before `session` is freed (`Drop`).
+    pub(crate) events: Option<Events<'static>>,
+    pub(crate) session: NonNull<Session>,
     /// The filter's own lower bound (a seek raises it, never lowers it).
     pub(crate) from: Option<i64>,
-    pub(crate) strict: bool,
     pub(crate) segments: u64,
     pub(crate) bytes: u64,
     /// Files that could not be opened or listed: errors known at open.
@@ -41,20 +37,16 @@ pub(crate) struct TapeReaderHandle {
     pub(crate) reported: usize,
     /// A hard error of the merge (budget), returned once, then the end.
     pub(crate) fatal: Option<TapeFail>,
-    pub(crate) failed: bool,
-    /// The reader's current event ended a trades-only batch without being
-    /// handed out: the next `step` returns it.
-    pub(crate) held: bool,
-    pub(crate) events: u64,
+    pub(crate) events_out: u64,
     pub(crate) levels: Vec<MaybeUninit<floxlog_level>>,
     pub(crate) payloads: Vec<u8>,
     pub(crate) fixups: Vec<Fixup>,
-    /// Where the last event returned is.
-    pub(crate) last: Option<floxlog_tape_position>,
     /// Each segment's path, NUL-terminated (`floxlog_tape_reader_segment_path`).
     pub(crate) paths: Vec<CString>,
-    /// Trades read ahead for the per-event calls (`ahead.rs`).
-    pub(crate) ahead: Ahead,
+    /// The session's read-ahead of trades is off (the tests' reference
+    /// read); kept across seeks.
+    #[cfg(test)]
+    pub(crate) no_read_ahead: bool,
 }
 
 /// A pointer of a batch's event to set once the batch's buffers stop
@@ -76,16 +68,17 @@ opaque!(floxlog_tape_reader => TapeReaderHandle, magic TAPE_READER_MAGIC, null "
 
 impl Drop for TapeReaderHandle {
     fn drop(&mut self) {
-        // The reader borrows the opened tape: it goes first.
-        self.reader = None;
-        // SAFETY: `opened` came from `Box::into_raw` in `new` and nothing
+        // The cursor borrows the session: it goes first.
+        self.events = None;
+        // SAFETY: `session` came from `Box::leak` in `new` and nothing
         // borrows it any more.
-        drop(unsafe { Box::from_raw(self.opened.as_ptr()) });
+        drop(unsafe { Box::from_raw(self.session.as_ptr()) });
     }
 }
 
 impl TapeReaderHandle {
-    /// Lists and maps the tape, resolves the filter, starts the reader.
+    /// Lists and maps the tape, resolves the filter, asks the session for
+    /// the read.
     pub(crate) fn new(
         inputs: &[PathBuf],
         o: &floxlog_tape_reader_options,
@@ -151,75 +144,79 @@ impl TapeReaderHandle {
                 ..ReadOptions::default()
             },
         };
-        // Listed segments that cannot be read are data the reader lacks.
-        let mut listing: Vec<TapeError> = tape
-            .unread()
-            .map(|f| {
-                let mut e = TapeError::input(f.path.as_deref(), f.message.clone());
-                e.offset = f.offset;
-                e.hint = f.hint.clone();
-                e
-            })
-            .collect();
         let segments = tape.segments.len() as u64;
         let paths = tape
             .segments
             .iter()
             .map(|s| CString::new(s.path.as_os_str().as_bytes()).unwrap_or_default())
             .collect();
-        let opened = OpenedTape::open(tape);
-        listing.extend(opened.open_errors.iter().cloned());
-        let bytes = opened.total_bytes();
+        let request = Request {
+            config: cfg,
+            strict: o.strict != 0,
+            ..Request::default()
+        };
+        let session = Session::open(tape, request);
+        // Listed segments that cannot be read are data the reader lacks.
+        let listing = session.listing_errors().collect();
+        let bytes = session.opened().total_bytes();
         let mut h = TapeReaderHandle {
             magic: TAPE_READER_MAGIC,
-            reader: None,
-            opened: NonNull::from(Box::leak(Box::new(opened))),
-            cfg,
+            events: None,
+            session: NonNull::from(Box::leak(Box::new(session))),
             from,
-            strict: o.strict != 0,
             segments,
             bytes,
             listing,
             reported: 0,
             fatal: None,
-            failed: false,
-            held: false,
-            events: 0,
+            events_out: 0,
             levels: Vec::new(),
             payloads: Vec::new(),
             fixups: Vec::new(),
-            last: None,
             paths,
-            ahead: Ahead::new(),
+            #[cfg(test)]
+            no_read_ahead: false,
         };
-        h.restart();
+        h.restart(from);
         Ok(h)
     }
 
-    /// A new reader over the opened tape with the current settings.
-    pub(crate) fn restart(&mut self) {
-        self.reader = None;
-        // SAFETY: `opened` is a live box that nothing borrows now (the old
-        // reader was dropped above); the new reader's borrow lasts until
+    /// A new cursor over the session, its filter reading from `from`.
+    pub(crate) fn restart(&mut self, from: Option<i64>) {
+        self.events = None;
+        // SAFETY: `session` is a live box that nothing borrows now (the old
+        // cursor was dropped above); the new cursor's borrow lasts until
         // the next restart or the drop, both of which end it first.
-        let opened: &'static mut OpenedTape = unsafe { &mut *self.opened.as_ptr() };
-        self.reader = Some(opened.reader(&self.cfg));
+        let session: &'static mut Session = unsafe { &mut *self.session.as_ptr() };
+        session.request_mut().config.filter.from = from;
+        #[allow(unused_mut)]
+        let mut events = session.cursor();
+        #[cfg(test)]
+        events.set_read_ahead(!self.no_read_ahead);
+        self.events = Some(events);
         self.reported = 0;
-        self.last = None;
         self.fatal = None;
-        self.failed = false;
-        self.held = false;
-        self.ahead.reset();
     }
 
-    /// The read so far, judged strict or lenient.
+    /// Whether the cursor reads trades ahead (the tests compare both).
+    #[cfg(test)]
+    pub(crate) fn set_read_ahead(&mut self, on: bool) {
+        self.no_read_ahead = !on;
+        if let Some(c) = self.events.as_mut() {
+            c.set_read_ahead(on);
+        }
+    }
+
+    /// The cursor (always there outside `restart`).
+    pub(crate) fn cursor(&mut self) -> Option<&mut Events<'static>> {
+        self.events.as_mut()
+    }
+
+    /// The read so far, judged strict or lenient (problems found reading
+    /// ahead show once the trades before them have been handed out).
     fn outcome(&self) -> Option<ReadOutcome<'_>> {
-        let r = self.reader.as_ref()?;
-        // Problems found reading ahead show once the trades before them
-        // have been handed out.
-        let all = r.problems();
-        let shown = all.get(..self.ahead.visible(all.len())).unwrap_or(all);
-        Some(ReadOutcome::new(shown, self.strict).with_events(self.events))
+        let o = self.events.as_ref()?.outcome();
+        Some(o.with_events(self.events_out))
     }
 
     /// The errors found so far, in the order they are returned.
@@ -271,7 +268,7 @@ impl TapeReaderHandle {
         floxlog_tape_reader_stats {
             segments: self.segments,
             bytes: self.bytes,
-            events: self.events,
+            events: self.events_out,
             torn_tails: torn,
             errors: self.errors().count() as u64 + u64::from(self.fatal.is_some()),
         }

@@ -14,7 +14,6 @@ use core::mem::MaybeUninit;
 use floxlog_result::*;
 use std::path::PathBuf;
 
-mod ahead;
 mod handle;
 mod options;
 mod step;
@@ -137,6 +136,37 @@ pub unsafe extern "C" fn floxlog_tape_reader_open_paths(
     })
 }
 
+/// `floxlog_tape_reader_next`'s fast path: a trade the session's cursor
+/// read ahead into `*event`, without the error machinery of the general
+/// call (nothing here can fail). False, and nothing done, when there is
+/// none, or either pointer is unusable: the general call then reads on, or
+/// reports it.
+///
+/// # Safety
+/// As `floxlog_tape_reader_next`.
+#[inline]
+unsafe fn next_held(r: *mut floxlog_tape_reader, event: *mut floxlog_event) -> bool {
+    // Nothing below panics; should it, the general call (which catches
+    // panics) takes over.
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        if check_out(event, "event").is_err() {
+            return false;
+        }
+        // SAFETY: forwarded caller promise; the pointer is checked.
+        let Ok(h) = (unsafe { handle(r) }) else {
+            return false;
+        };
+        let Some(t) = h.cursor().and_then(|c| c.next_held_trade()) else {
+            return false;
+        };
+        h.events_out += 1;
+        // SAFETY: `event` checked above.
+        unsafe { crate::codec::event::write_trade(&t, event) };
+        true
+    }))
+    .unwrap_or(false)
+}
+
 /// Reads the next event into `*event`.
 ///
 /// Returns `FLOXLOG_OK` with an event; after the last event, each error
@@ -158,7 +188,7 @@ pub unsafe extern "C" fn floxlog_tape_reader_next(
     err: *mut floxlog_tape_error,
 ) -> floxlog_result {
     // SAFETY: forwarded caller promises.
-    if unsafe { ahead::next_held(r, event) } {
+    if unsafe { next_held(r, event) } {
         return FLOXLOG_OK;
     }
     tape_boundary(err, || {
@@ -256,30 +286,14 @@ pub unsafe extern "C" fn floxlog_tape_reader_next_trades(
 ) -> floxlog_result {
     let read = |h: &mut TapeReaderHandle, out: &mut [MaybeUninit<floxlog_trade>], n: &mut usize| {
         // Trades the per-event calls read ahead come first.
-        *n = h.drain_ahead(out);
-        if *n == cap && cap > 0 {
-            return Ok(FLOXLOG_OK);
-        }
-        h.ahead.reading_on();
-        if h.held {
-            return h.end_batch(*n, None, Some(FLOXLOG_NOT_TRADE));
-        }
-        let mut end_error = None;
-        let rest = out.get_mut(*n..).unwrap_or_default();
-        if let (false, Some(r)) = (h.failed, h.reader.as_mut()) {
-            let (run, done) = r.next_trades(&mut TradeSlots(rest));
-            if let Err(e) = done {
-                h.failed = true;
-                end_error = Some(merge_failure(e));
-            }
-            *n += run.count;
-            h.held = run.declined;
-            h.events += run.count as u64;
-            if let Some((segment, p)) = run.last {
-                h.last = Some(position_of(segment, p));
-            }
-        }
-        let idle = h.held.then_some(FLOXLOG_NOT_TRADE);
+        let Some(c) = h.cursor() else {
+            return h.end_batch(0, None, None);
+        };
+        let (run, done) = c.next_trades(&mut TradeSlots(out));
+        *n = run.count;
+        h.events_out += run.count as u64;
+        let end_error = done.err().map(merge_failure);
+        let idle = run.declined.then_some(FLOXLOG_NOT_TRADE);
         h.end_batch(*n, end_error, idle)
     };
     // SAFETY: forwarded caller promises.
@@ -336,8 +350,7 @@ pub unsafe extern "C" fn floxlog_tape_reader_seek(
     tape_boundary(err, || {
         // SAFETY: forwarded caller promise.
         let h = unsafe { handle(r) }?;
-        h.cfg.filter.from = Some(h.from.map_or(ts, |f| f.max(ts)));
-        h.restart();
+        h.restart(Some(h.from.map_or(ts, |f| f.max(ts))));
         Ok(FLOXLOG_OK)
     })
 }
@@ -371,8 +384,9 @@ pub unsafe extern "C" fn floxlog_tape_reader_position(
         check_out(pos, "pos")?;
         // SAFETY: forwarded caller promise.
         let h = unsafe { handle(r) }?;
-        match h.last {
-            Some(p) => {
+        match h.cursor().and_then(|c| c.last()) {
+            Some((segment, p)) => {
+                let p = position_of(segment, p);
                 // SAFETY: checked above.
                 unsafe { put(pos, p) };
                 Ok(FLOXLOG_OK)

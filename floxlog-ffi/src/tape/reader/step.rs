@@ -1,7 +1,7 @@
 //! One event at a time into the caller's `floxlog_event` slots, with the
 //! pointer fix-ups of a batch's book levels and pool payloads.
 
-use crate::codec::event::{write_event, LevelScratch};
+use crate::codec::event::{write_event, write_trade, LevelScratch};
 use crate::codec::types::*;
 use crate::error::floxlog_result;
 use crate::tape::error::TapeFail;
@@ -13,7 +13,6 @@ use floxlog_result::*;
 
 use super::handle::{Fixup, TapeReaderHandle};
 use super::options::*;
-use crate::codec::event::write_trade;
 
 /// What a read step found.
 pub(crate) enum Step {
@@ -36,43 +35,30 @@ pub(crate) unsafe fn step(
     used: &mut usize,
     copy_payload: bool,
 ) -> Result<Step, TapeFail> {
-    if h.failed {
-        return Ok(Step::End);
-    }
-    if h.ahead.held() == 0 {
-        h.fill_ahead()?;
-    }
-    if let Some(t) = h.pop_ahead() {
-        // SAFETY: `out` is the caller's writable slot.
-        unsafe { write_trade(&t, out) };
-        return Ok(Step::Event);
-    }
     let TapeReaderHandle {
-        reader,
+        events,
         levels,
         payloads,
         fixups,
-        held,
         ..
     } = h;
-    let Some(r) = reader.as_mut() else {
+    let Some(r) = events.as_mut() else {
         return Ok(Step::End);
     };
-    let next = if std::mem::take(held) {
-        r.current()
-    } else {
-        r.next_item()
-    };
-    let item = match next {
+    // A trade read ahead: straight into the slot (the per-event path's
+    // fast case, as `floxlog_tape_reader_next`'s).
+    if let Some(t) = r.next_held_trade() {
+        // SAFETY: `out` is the caller's writable slot.
+        unsafe { write_trade(&t, out) };
+        h.events_out += 1;
+        return Ok(Step::Event);
+    }
+    let item = match r.next_event() {
         Ok(Some(it)) => it,
         Ok(None) => return Ok(Step::End),
-        Err(e) => {
-            h.failed = true;
-            return Err(merge_failure(e));
-        }
+        Err(e) => return Err(merge_failure(e)),
     };
     let ev = &item.event;
-    let last = position_of(item.segment, item.position);
     if let Event::Book(b) = ev {
         let total = b.bids.len() + b.asks.len();
         let end = *used + total;
@@ -100,8 +86,7 @@ pub(crate) unsafe fn step(
             payloads.extend_from_slice(p.payload);
         }
     }
-    h.events += 1;
-    h.last = Some(last);
+    h.events_out += 1;
     Ok(Step::Event)
 }
 

@@ -19,4 +19,7 @@ pub use recover::{
 };
 pub use repack::repack_lz4;
 pub use scan::{scan_segment, Scanner};
+// Where `verify -j` cuts a segment for its scans on several threads (the
+// read engine's proven cut points).
+pub use crate::tape::read::split::{range_starts, range_starts_on, ranges as split_ranges};
 pub use verify::{verify_tape, verify_tape_with, VerifyReport};

@@ -2,7 +2,9 @@
 //! [`Request`] (inputs, filter, order, strictness, CRCs, unknown types,
 //! threads), the [`Plan`] decided before any decoding, and one outcome
 //! ([`Session::error`]) that folds open errors and read problems. Its
-//! outputs: frames ([`Session::frames`]), pieces read on several threads
+//! outputs: events pulled one at a time, runs of trades read ahead through
+//! the core's batch kernel ([`Session::cursor`]: `cat`, the C tape
+//! reader), frames ([`Session::frames`]), pieces read on several threads
 //! into a [`ColumnSink`] and judged as one sequential read ([`pieces`]),
 //! and a dataset's [`fragments`] ([`read_fragment`]).
 //!
@@ -19,7 +21,6 @@ pub(crate) mod outcome;
 pub(crate) mod parallel;
 pub(crate) mod problem;
 pub(crate) mod ranges;
-pub(crate) mod read_ahead;
 pub(crate) mod session;
 pub(crate) mod shortfall;
 pub(crate) mod source;
@@ -27,16 +28,13 @@ pub(crate) mod split;
 pub(crate) mod track;
 
 pub use merge::{
-    Filter, Item, OpenedTape, Order, ReadConfig, SegmentTrades, TapeReader, TradeRun,
-    DEFAULT_REORDER_BYTES,
+    Filter, Item, OpenedTape, Order, ReadConfig, TapeReader, TradeRun, DEFAULT_REORDER_BYTES,
 };
 pub use outcome::{Judged, Kept, ReadOutcome};
 pub use problem::Problem;
-pub use ranges::RangeSink as ColumnSink;
-pub use read_ahead::{read_ahead, read_ahead_in, Ahead};
+pub use ranges::ColumnSink;
 pub use session::{
     fragments, pieces, read_fragment, Fragment, FragmentRead, Piece, PieceRead, Pieces,
 };
-pub use session::{Plan, Proof, Request, Session};
+pub use session::{Ahead, EventAt, Events, Plan, Proof, Request, Session};
 pub use source::{header_is_unfinished, SegmentFile};
-pub use split::{range_starts, range_starts_on, ranges as split_ranges};

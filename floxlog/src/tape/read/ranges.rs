@@ -22,15 +22,16 @@ use floxlog_core::{
 };
 use std::path::Path;
 
-/// Where the events of a range go.
-pub trait RangeSink {
+/// Where the events of a range go: events one by one, and runs of trades
+/// into per-field columns (the engine's one batch loop).
+pub trait ColumnSink {
     /// An event that passes the filter, with its frame's (or, LZ4, its
     /// block's) offset.
     fn event(&mut self, ev: &Event<'_>, at: u64) -> Result<(), TapeError>;
 
     /// Room for up to `want` trades as per-field column slices, filled by
     /// the core's batch trade kernel; `None` (the default): trades come
-    /// through [`RangeSink::event`].
+    /// through [`ColumnSink::event`].
     fn trade_room(&mut self, want: usize) -> Option<TradeColumns<'_>> {
         let _ = want;
         None
@@ -43,7 +44,7 @@ pub trait RangeSink {
     }
 }
 
-impl<F: FnMut(&Event<'_>, u64) -> Result<(), TapeError>> RangeSink for F {
+impl<F: FnMut(&Event<'_>, u64) -> Result<(), TapeError>> ColumnSink for F {
     fn event(&mut self, ev: &Event<'_>, at: u64) -> Result<(), TapeError> {
         self(ev, at)
     }
@@ -321,9 +322,9 @@ impl<'a> Split<'a> {
     /// Reads range `i`, handing every event that passes the filter to
     /// `sink` with its frame's (or block's) offset; runs of trades go
     /// through the core's batch trade kernel into the sink's trade columns
-    /// when it offers them ([`RangeSink::trade_room`]) and every trade
+    /// when it offers them ([`ColumnSink::trade_room`]) and every trade
     /// passes the filter. An error of the sink ends the read with it.
-    pub fn read<K: RangeSink + ?Sized>(
+    pub fn read<K: ColumnSink + ?Sized>(
         &self,
         i: usize,
         sink: &mut K,

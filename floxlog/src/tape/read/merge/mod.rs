@@ -48,7 +48,8 @@ mod time;
 mod trades;
 use crate::tape::read::problem::Problem;
 pub use filter::Filter;
-pub use trades::{SegmentTrades, TradeRun};
+pub(crate) use trades::Tail;
+pub use trades::TradeRun;
 
 /// In which order events come out.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -249,26 +250,6 @@ impl OpenedTape {
     /// The check of segment `i` (no claim for an unknown one).
     pub fn check(&self, i: usize) -> SegmentCheck {
         self.checks.get(i).copied().unwrap_or_default()
-    }
-
-    /// The problems a read still has that found none in segments cut
-    /// short: one per such segment not in `found`, at its end
-    /// (`events_of`: events read from a segment).
-    pub fn short_problems(
-        &self,
-        found: &[Problem],
-        events_of: impl Fn(usize) -> u64,
-    ) -> Vec<Problem> {
-        let mut v = Vec::new();
-        for (i, c) in self.checks.iter().enumerate() {
-            let Some(Some(f)) = self.files.get(i) else {
-                continue;
-            };
-            if !found.iter().any(|p| p.segment == i) {
-                v.extend(Problem::cut_short(i, &f.path, *c, events_of(i)));
-            }
-        }
-        v
     }
 
     /// Total bytes of the mapped segment files.

@@ -19,9 +19,9 @@ pub struct TradeRun {
 }
 
 /// The caller's sink from slot `base` on.
-struct Tail<'o, S: ?Sized> {
-    out: &'o mut S,
-    base: usize,
+pub(crate) struct Tail<'o, S: ?Sized> {
+    pub(crate) out: &'o mut S,
+    pub(crate) base: usize,
 }
 
 impl<S: TradeSink + ?Sized> TradeSink for Tail<'_, S> {
@@ -43,7 +43,7 @@ impl<S: TradeSink + ?Sized> TradeSink for Tail<'_, S> {
 
 /// What one [`TapeReader::segment_trades`] call did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct SegmentTrades {
+pub(crate) struct SegmentTrades {
     /// The trades stored, as [`TapeReader::next_trades`] says.
     pub run: TradeRun,
     /// How many [`TapeReader::problems`] there were when the first of
@@ -106,7 +106,7 @@ impl TapeReader<'_> {
     /// core's batch kernel: file order (or one segment found in order), a
     /// filter that keeps every trade, no Sorted flag to check. An error is
     /// the one [`TapeReader::next_item`] would return (before any event).
-    pub fn segment_trades<S: TradeSink + ?Sized>(
+    pub(crate) fn segment_trades<S: TradeSink + ?Sized>(
         &mut self,
         out: &mut S,
     ) -> Result<Option<SegmentTrades>, TapeError> {

@@ -9,19 +9,23 @@
 //! is read stays here: frames ([`Session::frames`]), pieces read on
 //! several threads and judged as one sequential read ([`pieces`]), and a
 //! dataset's fragments, listed and read one at a time ([`fragments`],
-//! [`read_fragment`]).
+//! [`read_fragment`]); and events pulled one at a time, runs of trades read
+//! ahead through the core's batch kernel ([`Session::cursor`]).
 
 use crate::tape::dir::Tape;
 use crate::tape::error::TapeError;
 use crate::tape::read::merge::{Item, OpenedTape, Order, ReadConfig};
 use crate::tape::read::outcome::ReadOutcome;
 use crate::tape::read::problem::Problem;
-use crate::tape::read::read_ahead::{read_ahead, Ahead};
 
+mod events;
 mod fragment;
+mod frames;
 mod pieces;
 
+pub use events::{EventAt, Events};
 pub use fragment::{fragments, read_fragment, Fragment, FragmentRead};
+pub use frames::Ahead;
 pub use pieces::{pieces, Piece, PieceRead, Pieces, Proof};
 
 /// What takes a session's frames: type and payload.
@@ -39,6 +43,9 @@ pub struct Request {
     /// Listed segments that cannot be read (missing files, names outside
     /// the tape directory) are no error of the read.
     pub allow_missing: bool,
+    /// Frames decoded ahead ([`Session::frames_ahead`]): bytes of a range
+    /// (0: 4 MiB), of which the pool holds a window.
+    pub range_bytes: u64,
 }
 
 /// How a session reads, decided from its request before decoding.
@@ -61,8 +68,13 @@ pub struct Session {
 impl Session {
     /// Maps every segment of `tape` for `request`.
     pub fn open(tape: Tape, request: Request) -> Session {
+        Session::from_opened(OpenedTape::open(tape), request)
+    }
+
+    /// A session over a tape already mapped.
+    pub fn from_opened(opened: OpenedTape, request: Request) -> Session {
         Session {
-            opened: OpenedTape::open(tape),
+            opened,
             request,
             problems: Vec::new(),
         }
@@ -71,6 +83,25 @@ impl Session {
     /// The opened tape (its listing, files and open errors).
     pub fn opened(&self) -> &OpenedTape {
         &self.opened
+    }
+
+    /// The request, to change between reads (a cursor's seek raises the
+    /// filter's lower bound, then reads again).
+    pub fn request_mut(&mut self) -> &mut Request {
+        &mut self.request
+    }
+
+    /// What the read lacks before it starts, each once, in order: the
+    /// listed segments that cannot be read (with the listing's offset and
+    /// hint), then the segments that could not be opened.
+    pub fn listing_errors(&self) -> impl Iterator<Item = TapeError> + '_ {
+        let unread = self.opened.tape.unread().map(|f| {
+            let mut e = TapeError::input(f.path.as_deref(), f.message.clone());
+            e.offset = f.offset;
+            e.hint = f.hint.clone();
+            e
+        });
+        unread.chain(self.opened.open_errors.iter().cloned())
     }
 
     /// How [`Session::frames`] reads: ranges only in file order without
@@ -122,24 +153,19 @@ impl Session {
         };
         let mut problems = Vec::new();
         let r = match self.frames_plan() {
-            Plan::Ranges => read_ahead(
-                &self.opened,
-                self.request.config.read,
-                self.request.threads,
-                &mut |x| match x {
-                    Ahead::Frame {
-                        frame_type,
-                        payload,
-                    } => {
-                        f(frame_type, payload)?;
-                        stop(&problems)
-                    }
-                    Ahead::Problem(p) => {
-                        problems.push(p);
-                        Ok(())
-                    }
-                },
-            ),
+            Plan::Ranges => self.frames_ahead(&mut |x| match x {
+                Ahead::Frame {
+                    frame_type,
+                    payload,
+                } => {
+                    f(frame_type, payload)?;
+                    stop(&problems)
+                }
+                Ahead::Problem(p) => {
+                    problems.push(p);
+                    Ok(())
+                }
+            }),
             Plan::OnePass => {
                 let cfg = self.request.config.clone();
                 let mut r = self.opened.reader(&cfg);

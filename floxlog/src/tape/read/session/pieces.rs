@@ -5,7 +5,7 @@ use crate::tape::error::TapeError;
 use crate::tape::read::merge::{OpenedTape, Order, ReadConfig};
 use crate::tape::read::parallel::{concat_order, run_parallel};
 use crate::tape::read::problem::Problem;
-use crate::tape::read::ranges::{RangeRead, RangeSink as ColumnSink, Split};
+use crate::tape::read::ranges::{ColumnSink, RangeRead, Split};
 use std::path::Path;
 
 /// How the cuts between pieces are proven (see [`pieces`]).

@@ -1,17 +1,19 @@
-//! A tape's frames in file order, decoded ahead on a worker pool.
+//! A session's frames in file order, decoded ahead on a worker pool
+//! ([`Session::frames_ahead`]; [`super::Plan::Ranges`] of
+//! [`Session::frames`]).
 //!
-//! For copying a whole tape (`floxlog convert`): the read engine's ranges
-//! ([`Split`]: at LZ4 block or proven frame boundaries) are
-//! read, CRC-checked and decompressed on the engine's threads
-//! ([`run_parallel_each`]), while the caller's thread takes
-//! their frames in order. What the caller sees is what a [`crate::tape::TapeReader`]
-//! in file order without a filter gives: the same frames in the same order,
-//! and each [`Problem`] at the point where that reader records it (segments
-//! whose header fails first; a stream error after every frame before it),
-//! so a caller that stops at a problem stops at the same frame.
-//! Memory holds at most the pool's window of ranges of about
-//! [`RANGE_BYTES`] each.
+//! For copying a whole tape (`floxlog convert`): the engine's ranges (at
+//! LZ4 block or proven frame boundaries) are read, CRC-checked and
+//! decompressed on the engine's threads, while the caller's thread takes
+//! their frames in order. What the caller sees is what a file-order read
+//! without a filter gives: the same frames in the same order, and each
+//! [`Problem`] at the point where that read records it (segments whose
+//! header fails first; a stream error after every frame before it), so a
+//! caller that stops at a problem stops at the same frame. Memory holds at
+//! most the pool's window of ranges of about [`RANGE_BYTES`] each (or the
+//! request's `range_bytes`).
 
+use super::Session;
 use crate::tape::error::TapeError;
 use crate::tape::read::merge::{OpenedTape, Order, ReadConfig};
 use crate::tape::read::parallel::run_parallel_each;
@@ -20,9 +22,9 @@ use crate::tape::read::ranges::{RangeRead, Settle, Split};
 use floxlog_core::ReadOptions;
 
 /// Target size of a range (file bytes).
-pub const RANGE_BYTES: u64 = 4 << 20;
+const RANGE_BYTES: u64 = 4 << 20;
 
-/// What [`read_ahead`] hands out.
+/// What [`super::Session::frames_ahead`] hands out.
 #[derive(Debug)]
 pub enum Ahead<'x> {
     /// A frame: its type and payload, byte for byte.
@@ -45,20 +47,29 @@ struct Decoded {
     frames: Vec<(u8, usize, usize)>,
 }
 
-/// Reads every segment of `opened` that could be opened, in file order, on
-/// `threads` threads (0: one per core), handing frames and problems to `f`
-/// (see the module docs). Returns `f`'s first error, or a worker's panic.
-pub fn read_ahead(
-    opened: &OpenedTape,
-    opts: ReadOptions,
-    threads: usize,
-    f: &mut dyn FnMut(Ahead<'_>) -> Result<(), TapeError>,
-) -> Result<(), TapeError> {
-    read_ahead_in(opened, opts, threads, RANGE_BYTES, f)
+impl Session {
+    /// Every frame of every segment that could be opened, in file order,
+    /// unfiltered, decoded ahead in ranges of the request's `range_bytes`
+    /// on its threads, and each problem where a file-order read finds it
+    /// (see the module docs): what [`Session::frames`] reads on its ranges
+    /// plan. Returns `f`'s first error, or a worker's panic.
+    pub fn frames_ahead(
+        &self,
+        f: &mut dyn FnMut(Ahead<'_>) -> Result<(), TapeError>,
+    ) -> Result<(), TapeError> {
+        let r = &self.request;
+        let range_bytes = if r.range_bytes == 0 {
+            RANGE_BYTES
+        } else {
+            r.range_bytes
+        };
+        read_ahead(&self.opened, r.config.read, r.threads, range_bytes, f)
+    }
 }
 
-/// [`read_ahead`] in ranges of about `range_bytes`.
-pub fn read_ahead_in(
+/// [`Session::frames_ahead`] of `opened` in ranges of about `range_bytes`
+/// on `threads` threads (0: one per core).
+fn read_ahead(
     opened: &OpenedTape,
     opts: ReadOptions,
     threads: usize,
