@@ -181,6 +181,8 @@ class NativeWriter:
         part keeps its order; ties in part order)."""
     def set_metadata(self, metadata: str) -> None:
         """The tape's ``metadata.json`` (JSON text)."""
+    def health(self) -> dict[str, Any]:
+        """The writer's health (``TapeWriter::health``) by field name."""
     def close(self) -> tuple[int, int, int]:
         """Finishes and moves the tape into place: (events, segments, bytes)."""
     def abandon(self) -> None:

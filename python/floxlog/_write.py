@@ -359,6 +359,22 @@ class Writer:
             n += self._w.append_merged([(rtype, list(_convert.batches(plan, reader, WRITE_ROWS))) for rtype, plan, reader in plans])
         return n
 
+    def health(self) -> dict[str, Any]:
+        """The writer's health, safe to call from another thread while
+        appends go on (it waits at most for one batch): ``appended``,
+        ``written`` (survive a kill), ``durable`` (survive a power loss),
+        ``segments_closed``/``segments_open``, ``bytes_reserved`` and
+        ``bytes_used``; for a journal, the background thread's
+        ``background_queued``, ``background_lag_ns`` and
+        ``background_wakeups``, ``last_rotation_ns``, ``last_error`` (and
+        ``last_error_ns``), and the disk space: ``low_space`` (a segment
+        ahead could not be reserved; appends go on into what is reserved),
+        ``reservation_failures``, ``last_reservation_error`` (and ``_ns``).
+        The same fields as the C ``floxlog_tape_writer_stats``."""
+        if self._w is None:
+            raise usage("the writer is closed")
+        return self._w.health()
+
     def close(self) -> dict[str, Any]:
         """Finishes the tape; returns ``{"path", "events", "segments", "bytes"}``."""
         if self._w is None:

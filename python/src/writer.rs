@@ -455,6 +455,31 @@ impl NativeWriter {
         })
     }
 
+    /// The writer's health (`TapeWriter::health`) as a dict of its fields
+    /// by name: what a recorder's monitor reads while appends go on.
+    fn health<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+        let h = self.with(py, |o| Ok(o.writer()?.health()))?;
+        let d = pyo3::types::PyDict::new(py);
+        d.set_item("appended", h.appended)?;
+        d.set_item("written", h.written)?;
+        d.set_item("durable", h.durable)?;
+        d.set_item("segments_closed", h.segments_closed)?;
+        d.set_item("segments_open", h.segments_open)?;
+        d.set_item("bytes_reserved", h.bytes_reserved)?;
+        d.set_item("bytes_used", h.bytes_used)?;
+        d.set_item("background_queued", h.background_queued)?;
+        d.set_item("background_lag_ns", h.background_lag_ns)?;
+        d.set_item("background_wakeups", h.background_wakeups)?;
+        d.set_item("last_rotation_ns", h.last_rotation_ns)?;
+        d.set_item("last_error", h.last_error)?;
+        d.set_item("last_error_ns", h.last_error_ns)?;
+        d.set_item("low_space", h.low_space)?;
+        d.set_item("reservation_failures", h.reservation_failures)?;
+        d.set_item("last_reservation_error", h.last_reservation_error)?;
+        d.set_item("last_reservation_error_ns", h.last_reservation_error_ns)?;
+        Ok(d)
+    }
+
     /// Finishes the tape and moves it into place; returns
     /// `(events, segments, bytes)`.
     fn close(&self, py: Python<'_>) -> PyResult<(u64, u64, u64)> {

@@ -63,3 +63,29 @@ def test_journal_refuses_lz4_and_a_closed_writer_refuses_appends(tmp: Path):
     assert w.close()["events"] == 10
     with pytest.raises(floxlog.FloxlogError, match="closed"):
         w.append(MAKERS["trade"](1))
+
+
+@pytest.mark.parametrize("journal", [True, False])
+def test_health_counts_what_was_appended(tmp: Path, journal: bool):
+    src = MAKERS["trade"](3000)
+    w = floxlog.Writer(tmp / "h", journal=journal, compression="none", max_segment_bytes=40_000)
+    try:
+        assert w.health()["appended"] == 0
+        w.append(src)
+        h = w.health()
+        assert h["appended"] == 3000
+        assert h["durable"] <= h["written"] <= h["appended"], h
+        assert h["segments_open"] == 1 and h["bytes_used"] > 0, h
+        assert h["low_space"] is False and h["reservation_failures"] == 0
+        assert h["last_error"] is None and h["last_reservation_error"] is None
+        if journal:
+            # Each event is in the shared mapping when append returns: the
+            # OS has it; the segments ahead are reserved on disk.
+            assert h["written"] == 3000 and h["bytes_reserved"] > 0, h
+        else:
+            # Buffered: the OS has what the writer handed it; nothing reserved.
+            assert h["bytes_reserved"] == 0, h
+    finally:
+        w.close()
+    with pytest.raises(floxlog.FloxlogError, match="closed"):
+        w.health()
