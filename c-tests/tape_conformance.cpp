@@ -264,6 +264,8 @@ int main(int argc, char** argv) {
   for (const char* group : {"cases", "real"}) {
     for (const auto& dir : subdirs(root / group)) {
       const std::string name = std::string(group) + "/" + dir.filename().string();
+      // A writer-only case (empty input) has no segments to read.
+      if (!fs::is_directory(dir / "segments")) continue;
       run.run("tape/" + name, [&] {
         const json c = read_json(dir / "case.json");
         check_case(dir, c, &events);

@@ -200,6 +200,9 @@ fn clean_corpus_cases_and_the_demo_tape_give_nothing() {
     let mut n = 0;
     for e in std::fs::read_dir(&cases).unwrap() {
         let dir = e.unwrap().path().join("segments");
+        if !dir.is_dir() {
+            continue; // a writer-only case (empty input)
+        }
         let found = gaps_json(&dir, &["--skip-unknown"], 0);
         assert!(found.is_empty(), "{}: {found:?}", dir.display());
         n += 1;

@@ -28,7 +28,9 @@ def corpus_dir() -> Path:
 
 
 CORPUS = corpus_dir()
-CASES = sorted(p for p in (CORPUS / "cases").iterdir() if p.is_dir()) + sorted(
+# The cases with segments to read (a writer-only case, such as empty
+# input, has none).
+CASES = sorted(p for p in (CORPUS / "cases").iterdir() if (p / "segments").is_dir()) + sorted(
     p for p in (CORPUS / "real").iterdir() if p.is_dir()
 )
 CORRUPT = sorted(p for p in (CORPUS / "corrupt").iterdir() if p.is_dir())

@@ -46,6 +46,8 @@ def test_a_read_table_writes_back_the_same_events(tmp: Path, compression: str):
     uncompressed; LZ4 blocks are sorted by time as the reference does, so
     there the time order is the same)."""
     for case in (CORPUS / "cases").iterdir():
+        if not (case / "segments").is_dir():
+            continue  # a writer-only case (empty input)
         tape = floxlog.open(tape_path(case))
         parts = [(rt, tape.read(rt, order="file")) for rt in floxlog.RECORD_TYPES]
         out = tmp / f"{case.name}-{compression}"
