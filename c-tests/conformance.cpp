@@ -129,6 +129,9 @@ std::vector<std::vector<uint8_t>> encode_segments(const WriterSettings& s, const
     if (floxlog_writer_append(w.get(), &e, &err) != FLOXLOG_OK) fail("append: " + describe(err));
     drain();
   }
+  // No event, no segment (as the tape writer, which removes a segment no
+  // event reached).
+  if (events.empty()) return segments;
   finish();
   return segments;
 }

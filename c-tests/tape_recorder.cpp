@@ -88,7 +88,7 @@ void check_case(const fs::path& dir, const json& c) {
     if (!f.created_ns) fail("case.json gives no created_ns for " + f.path.filename().string());
     created.push_back(*f.created_ns);
   }
-  if (created.empty()) fail("case.json lists no segment");
+  if (created.empty() && !events.empty()) fail("case.json lists no segment");
 
   TempDir tmp;
   const fs::path tape = tmp.path() / "tape";
@@ -108,6 +108,8 @@ void check_case(const fs::path& dir, const json& c) {
     compare_segment(i, read_file(ours[i]), reference[i].path, exact);
   }
 
+  // Empty input: no segment written (checked above), nothing to read.
+  if (reference.empty()) return;
   // What a reader meets in the files is the case's expected.jsonl.
   floxlog::TapeReader r = floxlog::TapeReader::open(tape.string(), floxlog::ReadOptions().file_order().strict());
   compare_events(read_all(r), read_jsonl(dir / "expected.jsonl"), "read back");

@@ -82,7 +82,8 @@ pub fn finish_to_vec(mut w: VecWriter) -> Result<Vec<u8>, Error> {
 
 /// Encodes `events` as segments the way the reference does: a new segment
 /// (with `created_ns(i)` for segment `i`) whenever the next frame would take
-/// an uncompressed segment past `max_segment_bytes`.
+/// an uncompressed segment past `max_segment_bytes`. No event, no segment
+/// (as the tape writer, which removes a segment no event reached).
 pub fn encode_segments<'e>(
     cfg: WriterConfig,
     events: impl IntoIterator<Item = Event<'e>>,
@@ -94,7 +95,9 @@ pub fn encode_segments<'e>(
         created_ns: created_ns(0),
         ..cfg
     })?;
+    let mut any = false;
     for ev in events {
+        any = true;
         if w.would_exceed(&ev, max_segment_bytes) {
             let next = vec_writer(WriterConfig {
                 created_ns: created_ns(out.len() + 1),
@@ -104,6 +107,8 @@ pub fn encode_segments<'e>(
         }
         w.append(&ev)?;
     }
-    out.push(finish_to_vec(w)?);
+    if any {
+        out.push(finish_to_vec(w)?);
+    }
     Ok(out)
 }

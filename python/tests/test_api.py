@@ -62,7 +62,9 @@ def test_trades_numpy_partial_is_numpy():
 def test_info_is_inspect_json():
     case = CORPUS / "cases" / "rotation"
     info = floxlog.open(tape_path(case)).info()
-    assert set(info) == {"segments", "dirs", "findings", "total"}
+    # `health` and `prepared_segments` describe a live journal tape.
+    assert set(info) == {"segments", "dirs", "findings", "total", "health", "prepared_segments"}
+    assert info["prepared_segments"] == []
     meta = json.loads((case / "case.json").read_text())
     assert info["total"]["segments"] == len(meta["segments"])
     assert info["total"]["events"] == meta["event_count"]
