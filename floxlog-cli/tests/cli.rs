@@ -603,6 +603,33 @@ fn spec_layout_manifest_disagreements_and_versions() {
     assert_eq!(cat(&[tp]).len(), 200);
 }
 
+/// A second `demo` into the same folder replaces the first tape, whatever
+/// a writer leaves beside it (the lock file, a killed run's temporary
+/// files); a folder with other files is refused.
+#[test]
+fn demo_run_again_replaces_its_tape() {
+    let t = tempfile::tempdir().unwrap();
+    let tape = t.path().join("demo");
+    let demo = || {
+        bin()
+            .arg("demo")
+            .arg(&tape)
+            .args(["--trades", "300", "--book-deltas", "200"])
+            .assert()
+    };
+    demo().success();
+    std::fs::write(tape.join(".manifest.json.tmp"), b"{").unwrap();
+    demo()
+        .success()
+        .stdout(predicate::str::contains("verify: OK"));
+    assert!(!tape.join(".manifest.json.tmp").exists());
+    std::fs::write(tape.join("notes.txt"), b"mine").unwrap();
+    demo().code(2).stderr(predicate::str::contains(
+        "holds files other than a tape (notes.txt)",
+    ));
+    assert!(tape.join("notes.txt").exists());
+}
+
 #[test]
 fn flox_layout_reads_with_flox_manifest_and_metadata() {
     let t = tempfile::tempdir().unwrap();

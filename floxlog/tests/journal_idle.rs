@@ -73,6 +73,8 @@ fn idle_costs(layout: Layout, events: u64) {
     let mapped = file.saturating_sub(file0);
     let dirtied = dirty.saturating_sub(dirty0);
     let what = format!("{layout:?}, {events} events: resident +{grown}, file pages +{mapped}, dirtied {dirtied} bytes");
+    // Shown with --nocapture: the figures the bounds hold.
+    eprintln!("{what}");
     assert!(grown < LIMIT, "{what}");
     // The pages this writer dirtied are among its resident file pages.
     assert!(mapped < LIMIT, "{what}");
@@ -85,6 +87,7 @@ fn idle_costs(layout: Layout, events: u64) {
     let before = journal_sleeps();
     std::thread::sleep(Duration::from_millis(300));
     let woke = journal_sleeps() - before;
+    eprintln!("{layout:?}: the idle background thread woke {woke} times in 300 ms");
     assert!(
         woke <= 2,
         "{what}: the idle background thread woke {woke} times in 300 ms"

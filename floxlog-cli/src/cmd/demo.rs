@@ -42,13 +42,24 @@ fn clear_previous(dir: &Path) -> Result<(), TapeError> {
     let Ok(rd) = std::fs::read_dir(dir) else {
         return Ok(());
     };
+    // Held while the files go, so a live writer's tape is refused, not
+    // emptied under it (the lock names the writer).
+    let _lock = floxlog::tape::dir::lock_dirs(
+        [dir.join("manifest.json").as_path()],
+        "replacing the previous demo tape",
+    )?;
     let mut files = Vec::new();
     for e in rd.flatten() {
         let name = e.file_name().to_string_lossy().into_owned();
+        // A tape's files, its lock and wake page, and what a killed writer
+        // leaves (`.name.tmp`): a re-run must not trip over them.
         let ok = floxlog::tape::dir::segment_series(&name).is_some()
             || name == "manifest.json"
             || name == "metadata.json"
-            || name == ".manifest";
+            || name == ".manifest"
+            || name == floxlog::tape::dir::LOCK_FILE
+            || name == floxlog::tape::WAKE_FILE
+            || (name.starts_with('.') && name.ends_with(".tmp"));
         if !ok {
             return Err(TapeError::usage(format!(
                 "{} holds files other than a tape ({name}); choose another directory",
@@ -58,6 +69,10 @@ fn clear_previous(dir: &Path) -> Result<(), TapeError> {
         files.push(e.path());
     }
     for f in files {
+        // The lock file stays: the lock is held through it.
+        if f.file_name() == Some(std::ffi::OsStr::new(floxlog::tape::dir::LOCK_FILE)) {
+            continue;
+        }
         std::fs::remove_file(&f)
             .map_err(|e| TapeError::io(&f, "removing the previous demo tape", e))?;
     }

@@ -29,6 +29,8 @@ pub mod read;
 mod report;
 pub mod tail;
 pub(crate) mod wake;
+/// The wake page's file name in a tape directory (beside the lock file).
+pub use wake::WAKE_FILE;
 pub mod writer;
 
 pub use dir::{Layout, OpenOptions, Tape, TapeSegment};
