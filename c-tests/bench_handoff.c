@@ -2,7 +2,7 @@
  * scripts/bench-latency.sh).
  *
  *   bench_handoff DIR --mode limit|limit-futex|spin|poll0|yield|block --rate PER_S
- *                 [--events N] [--busy] [--appenders K]
+ *                 [--events N] [--busy] [--appenders K] [--seconds S]
  *
  * Two processes. The writer appends one trade per tick of an absolute
  * schedule at PER_S: it sleeps to each tick with clock_nanosleep
@@ -34,7 +34,17 @@
  * On a machine shared with other work, run it under SCHED_FIFO (the
  * script's BENCH_PRIO="chrt -f 10"): keep each run under the kernel's
  * real-time budget (sched_rt_runtime_us, 0.95 s a second), or its
- * throttling (tens of ms without the CPU) shows as the tail.
+ * throttling (tens of ms without the CPU) shows as the tail. Under a
+ * real-time policy the reader runs one priority above the writer: FIFO
+ * never preempts an equal, so writer threads that keep both cores busy
+ * (K appenders each sleeping to its tick: one clock_nanosleep costs tens
+ * of us of CPU on a VM) would otherwise starve the reader, and the
+ * figure would be the starvation, not the hand-off.
+ *
+ * --seconds S: the writer stops at S seconds after its first tick even if
+ * it has not appended --events (a sleeping writer cannot keep a rate whose
+ * tick is shorter than its sleep's own cost); the "kept" column says what
+ * rate it kept.
  *
  * --appenders K (tape modes): K threads append through a
  * floxlog_tape_appender each, thread j the events j, j+K, j+2K... on the
@@ -44,13 +54,15 @@
  *
  * Prints one line: mode, rate, the percentiles p50 p90 p99 p99.9 p99.99
  * max (ns), events, the reader's CPU time over the wall time of the run
- * (percent of one core), and the p50 of the writer's append call (stamp to
+ * (percent of one core), the p50 of the writer's append call (stamp to
  * return: the part of the hand-off spent before the frame is published;
- * 0 for the limit).
+ * 0 for the limit), and the rate the writers kept (events appended over
+ * the time from the first tick to the last append).
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -72,7 +84,7 @@
 #define RING 1024
 typedef struct {
   _Alignas(64) _Atomic uint64_t seq;
-  _Atomic uint32_t futex_seq, waiting;
+  _Atomic uint32_t futex_seq, waiting, done;
   _Alignas(64) uint64_t stamp[RING];
 } shm_t;
 
@@ -84,12 +96,21 @@ typedef struct {
   const char *dir, *mode;
   uint64_t rate, events;
   int busy, appenders;
+  double seconds;
 } args_t;
 
-/* Sleeps (or spins, `busy`) until `t` on CLOCK_MONOTONIC. */
-static void wait_until(uint64_t t, int busy) {
+/* Whether the writer is past --seconds (0: no limit) at `now`. */
+static int over_time(const args_t *a, uint64_t t0, uint64_t now) {
+  return a->seconds > 0 && now >= t0 + (uint64_t)(a->seconds * 1e9);
+}
+
+/* Sleeps (or spins, `busy`) until `t` on CLOCK_MONOTONIC. Busy-paced
+ * appender threads (more threads than one) yield while they wait: K
+ * spinning threads on two cores would otherwise hold the reader's core. */
+static void wait_until(uint64_t t, int busy, int yields) {
   if (busy) {
     while (now_ns() < t) {
+      if (yields) sched_yield();
     }
     return;
   }
@@ -123,10 +144,11 @@ static void read_limit(const args_t *a, shm_t *m, result_t *r, int sleeps) {
   uint64_t last = 0;
   while (last < a->events) {
     uint64_t s = atomic_load_explicit(&m->seq, memory_order_acquire);
+    if (s == last && atomic_load(&m->done)) break; /* --seconds ran out */
     if (s == last && sleeps) {
       atomic_store(&m->waiting, 1);
       const uint32_t seen = atomic_load(&m->futex_seq);
-      if (atomic_load(&m->seq) == last) futex(&m->futex_seq, FUTEX_WAIT, seen);
+      if (atomic_load(&m->seq) == last && !atomic_load(&m->done)) futex(&m->futex_seq, FUTEX_WAIT, seen);
       continue;
     }
     if (s == last) continue;
@@ -176,19 +198,30 @@ static void read_tail(const args_t *a, int ready_fd, int go_fd, result_t *r) {
   floxlog_tape_tail_free(t);
 }
 
+/* The writers' pace: the first tick, the last append's end, events. */
+static uint64_t first_tick, last_append, appended;
+
 static int write_limit(const args_t *a, shm_t *m, int wakes) {
   const uint64_t interval = 1000000000u / a->rate;
   const uint64_t t0 = now_ns() + 1000000;
+  first_tick = t0;
   for (uint64_t i = 0; i < a->events; i++) {
-    wait_until(t0 + i * interval, a->busy);
-    m->stamp[i % RING] = now_ns();
+    wait_until(t0 + i * interval, a->busy, 0);
+    const uint64_t stamp = now_ns();
+    if (over_time(a, t0, stamp)) break;
+    m->stamp[i % RING] = stamp;
     atomic_store_explicit(&m->seq, i + 1, memory_order_release);
     if (wakes && atomic_load_explicit(&m->waiting, memory_order_relaxed)) {
       atomic_store(&m->waiting, 0);
       atomic_fetch_add(&m->futex_seq, 1);
       futex(&m->futex_seq, FUTEX_WAKE, INT32_MAX);
     }
+    appended++;
   }
+  last_append = now_ns();
+  atomic_store(&m->done, 1);
+  atomic_fetch_add(&m->futex_seq, 1);
+  futex(&m->futex_seq, FUTEX_WAKE, INT32_MAX);
   return 0;
 }
 
@@ -200,7 +233,7 @@ static hist_t appends;
 typedef struct {
   const args_t *a;
   floxlog_tape_appender *ap;
-  uint64_t first, t0;
+  uint64_t first, t0, appended, end;
   hist_t h;
   int failed;
 } appender_job_t;
@@ -211,15 +244,18 @@ static void *append_thread(void *arg) {
   const uint64_t interval = 1000000000u / a->rate;
   floxlog_tape_error err;
   for (uint64_t i = j->first; i < a->events; i += (uint64_t)a->appenders) {
-    wait_until(j->t0 + i * interval, a->busy);
+    wait_until(j->t0 + i * interval, a->busy, 1);
     const uint64_t stamp = now_ns();
+    if (over_time(a, j->t0, stamp)) break;
     floxlog_trade t = trade(i, stamp);
     if (floxlog_tape_appender_append_trade(j->ap, &t, &err) != FLOXLOG_OK) {
       fprintf(stderr, "appender append %llu: %s\n", (unsigned long long)i, err.message);
       j->failed = 1;
       break;
     }
-    record(&j->h, now_ns() - stamp);
+    j->end = now_ns();
+    record(&j->h, j->end - stamp);
+    j->appended++;
   }
   return NULL;
 }
@@ -230,6 +266,7 @@ static int append_threads(const args_t *a, floxlog_tape_writer *w) {
   pthread_t *th = calloc((size_t)a->appenders, sizeof *th);
   if (!jobs || !th) return fprintf(stderr, "out of memory\n"), 1;
   const uint64_t t0 = now_ns() + 1000000;
+  first_tick = t0;
   int failed = 0, started = 0;
   floxlog_tape_error err;
   for (int k = 0; k < a->appenders; k++) {
@@ -252,6 +289,8 @@ static int append_threads(const args_t *a, floxlog_tape_writer *w) {
     pthread_join(th[k], NULL);
     floxlog_tape_appender_free(jobs[k].ap);
     failed |= jobs[k].failed;
+    appended += jobs[k].appended;
+    if (jobs[k].end > last_append) last_append = jobs[k].end;
     for (unsigned b = 0; b < NBUCKETS; b++) appends.counts[b] += jobs[k].h.counts[b];
     appends.total += jobs[k].h.total;
     appends.over_50us += jobs[k].h.over_50us;
@@ -266,16 +305,20 @@ static int append_threads(const args_t *a, floxlog_tape_writer *w) {
 static int append_own(const args_t *a, floxlog_tape_writer *w) {
   const uint64_t interval = 1000000000u / a->rate;
   const uint64_t t0 = now_ns() + 1000000;
+  first_tick = t0;
   floxlog_tape_error err;
   for (uint64_t i = 0; i < a->events; i++) {
-    wait_until(t0 + i * interval, a->busy);
+    wait_until(t0 + i * interval, a->busy, 0);
     const uint64_t stamp = now_ns();
+    if (over_time(a, t0, stamp)) break;
     floxlog_trade t = trade(i, stamp);
     if (floxlog_tape_writer_append_trade(w, &t, &err) != FLOXLOG_OK) {
       fprintf(stderr, "append %llu: %s\n", (unsigned long long)i, err.message);
       return 1;
     }
-    record(&appends, now_ns() - stamp);
+    last_append = now_ns();
+    record(&appends, last_append - stamp);
+    appended++;
   }
   return 0;
 }
@@ -303,7 +346,7 @@ static int write_tape(const args_t *a, int go_fd) {
 }
 
 int main(int argc, char **argv) {
-  args_t a = {NULL, NULL, 0, 0, 0, 1};
+  args_t a = {NULL, NULL, 0, 0, 0, 1, 0};
   if (argc > 1) a.dir = argv[1];
   for (int i = 2; i < argc; i++) {
     if (!strcmp(argv[i], "--mode") && i + 1 < argc) a.mode = argv[++i];
@@ -311,6 +354,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--events") && i + 1 < argc) a.events = strtoull(argv[++i], NULL, 10);
     else if (!strcmp(argv[i], "--busy")) a.busy = 1;
     else if (!strcmp(argv[i], "--appenders") && i + 1 < argc) a.appenders = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--seconds") && i + 1 < argc) a.seconds = atof(argv[++i]);
     else return fprintf(stderr, "unknown argument %s\n", argv[i]), 2;
   }
   static const char *modes[] = {"limit", "limit-futex", "spin", "poll0", "yield", "block"};
@@ -318,7 +362,7 @@ int main(int argc, char **argv) {
   for (size_t k = 0; a.mode && k < sizeof modes / sizeof *modes; k++) known |= !strcmp(a.mode, modes[k]);
   if (!a.dir || !known || a.rate == 0 || a.rate > 1000000000u) {
     fprintf(stderr, "usage: %s DIR --mode limit|limit-futex|spin|poll0|yield|block --rate PER_S [--events N] "
-                    "[--busy] [--appenders K]\n", argv[0]);
+                    "[--busy] [--appenders K] [--seconds S]\n", argv[0]);
     return 2;
   }
   if (a.appenders < 1 || a.appenders > 64) {
@@ -341,6 +385,16 @@ int main(int argc, char **argv) {
   if (pid == 0) {
     close(p[0]);
     close(go[1]);
+    /* One priority above the writer under a real-time policy (see the
+     * top of the file). */
+    const int pol = sched_getscheduler(0);
+    if (pol == SCHED_FIFO || pol == SCHED_RR) {
+      struct sched_param sp;
+      if (sched_getparam(0, &sp) == 0 && sp.sched_priority < sched_get_priority_max(pol)) {
+        sp.sched_priority += 1;
+        if (sched_setscheduler(0, pol, &sp) != 0) perror("sched_setscheduler");
+      }
+    }
     const double c0 = cpu_s(), w0 = (double)now_ns() / 1e9;
     if (limit) {
       if (write(p[1], "r", 1) != 1) _exit(1);
@@ -366,12 +420,14 @@ int main(int argc, char **argv) {
     return 1;
   }
   const hist_t *h = &r->h;
-  printf("%s %llu%s %llu %llu %llu %llu %llu %llu %llu %.0f %llu\n", a.mode, (unsigned long long)a.rate,
+  const double kept_s = last_append > first_tick ? (double)(last_append - first_tick) / 1e9 : 0;
+  printf("%s %llu%s %llu %llu %llu %llu %llu %llu %llu %.0f %llu %.0f\n", a.mode, (unsigned long long)a.rate,
          a.busy ? "busy" : "", (unsigned long long)percentile(h, 50),
          (unsigned long long)percentile(h, 90), (unsigned long long)percentile(h, 99),
          (unsigned long long)percentile(h, 99.9), (unsigned long long)percentile(h, 99.99),
          (unsigned long long)h->max, (unsigned long long)h->total,
          r->wall_s > 0 ? 100.0 * r->cpu_s / r->wall_s : 0.0,
-         (unsigned long long)(appends.total ? percentile(&appends, 50) : 0));
+         (unsigned long long)(appends.total ? percentile(&appends, 50) : 0),
+         kept_s > 0 ? (double)appended / kept_s : 0.0);
   return 0;
 }

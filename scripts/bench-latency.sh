@@ -21,7 +21,8 @@
 # reader (a futex wait and wake on the same shared mapping). One table: p50 .. max in ns, each p50 and
 # p99 also as a ratio to the limit's at the same rate, and the reader's CPU
 # (percent of a core). Each hand-off run lasts 0.5 s (HANDOFF_SECONDS) with
-# a second's pause between runs: on a machine shared with other work, set
+# a second's pause between runs (a writer that cannot keep the rate stops at
+# the run's end: the "kept" column is the rate it kept): on a machine shared with other work, set
 # BENCH_PRIO="chrt -f 10" to run both processes under SCHED_FIFO, and the
 # runs stay under the kernel's real-time budget (0.95 s a second), whose
 # throttling would otherwise show as 50 ms tails. A benchmark, not a test.
@@ -100,21 +101,22 @@ for run in "10000 ''" "100000 ''" "1000000 --busy"; do
       sleep 1
       # shellcheck disable=SC2086
       ${BENCH_PRIO:-} "$WORK/bench_handoff" "$WORK/tape" --mode "$mode" --rate "$1" $2 \
-        --events "$events" --appenders "$k" | sed "s/^/$k /" >>"$rows"
+        --events "$events" --appenders "$k" --seconds "$secs" | sed "s/^/$k /" >>"$rows"
     done
   done
 done
 rm -rf "$WORK/tape"
 echo
 echo "hand-off, ns (ratio to the limit at the same rate); reader CPU % of a core;"
-echo "append: p50 of the writer's append call (stamp to return)"
-echo "| rate | reader | appenders | p50 | p90 | p99 | p99.9 | p99.99 | max | events | CPU | append |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+echo "append: p50 of the writer's append call (stamp to return); kept: the rate"
+echo "the writers kept (a sleeping writer cannot keep a tick shorter than its sleep)"
+echo "| rate | reader | appenders | p50 | p90 | p99 | p99.9 | p99.99 | max | events | CPU | append | kept |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 # Spinning readers against the spinning limit; the blocking tailer against
 # the sleeping (futex) limit.
 awk '$2 ~ /^limit/ { l50[$2 $3] = $4; l99[$2 $3] = $6 }
   { base = ($2 == "block" || $2 == "limit-futex") ? "limit-futex" : "limit";
     r50 = l50[base $3] ? sprintf(" (%.1fx)", $4 / l50[base $3]) : "";
     r99 = l99[base $3] ? sprintf(" (%.1fx)", $6 / l99[base $3]) : "";
-    printf "| %s | %s | %s | %s%s | %s | %s%s | %s | %s | %s | %s | %s%% | %s |\n",
-      $3, $2, $1, $4, r50, $5, $6, r99, $7, $8, $9, $10, $11, $12 }' "$rows"
+    printf "| %s | %s | %s | %s%s | %s | %s%s | %s | %s | %s | %s | %s%% | %s | %s |\n",
+      $3, $2, $1, $4, r50, $5, $6, r99, $7, $8, $9, $10, $11, $12, $13 }' "$rows"

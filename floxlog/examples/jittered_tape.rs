@@ -50,9 +50,25 @@ fn read(order: &str, dir: &std::path::Path) {
     );
 }
 
+const USAGE: &str =
+    "usage: jittered_tape DIR [SEGMENTS] [TRADES]\n       jittered_tape --read time|file DIR";
+
 fn main() {
     let mut args = std::env::args().skip(1);
-    let first = args.next().expect("DIR");
+    let Some(first) = args.next() else {
+        eprintln!("{USAGE}");
+        std::process::exit(2);
+    };
+    if first == "-h" || first == "--help" {
+        println!("{USAGE}");
+        return;
+    }
+    if first.starts_with('-') && first != "--read" {
+        // Never a directory to write a tape into (a `--help` folder of
+        // 100 segments was once made so).
+        eprintln!("unknown option {first}\n{USAGE}");
+        std::process::exit(2);
+    }
     if first == "--read" {
         let order = args.next().expect("time|file");
         read(&order, std::path::Path::new(&args.next().expect("DIR")));

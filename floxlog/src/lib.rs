@@ -3,6 +3,7 @@
 //! - [`owned`]: heap-owning events for parsing, buffering and merging.
 //! - [`book_replay`]: order books replayed from a tape, per symbol.
 //! - [`json`]: the conformance corpus's JSON-lines event schema.
+//! - [`markup`]: the one escape of the HTML and XML we write.
 //! - [`output`]: fast JSON-lines and CSV event writers.
 //! - [`see`]: a tape at a glance: gaps a recording may have missed.
 //! - [`segment`]: whole segments in memory (growable writer storage).
@@ -17,6 +18,7 @@
 pub mod book_replay;
 pub mod conformance;
 pub mod json;
+pub mod markup;
 pub mod output;
 pub mod owned;
 pub mod par;

@@ -175,24 +175,7 @@ impl Summary {
     }
 }
 
-/// `s` escaped for XML text and attributes; characters XML 1.0 cannot hold
-/// become U+FFFD.
-pub fn xml_escape(s: &str) -> String {
-    let mut o = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => o.push_str("&amp;"),
-            '<' => o.push_str("&lt;"),
-            '>' => o.push_str("&gt;"),
-            '"' => o.push_str("&quot;"),
-            '\'' => o.push_str("&apos;"),
-            '\t' | '\n' | '\r' => o.push(c),
-            c if (c as u32) < 0x20 || c == '\u{fffe}' || c == '\u{ffff}' => o.push('\u{fffd}'),
-            c => o.push(c),
-        }
-    }
-    o
-}
+use crate::markup::escape as xml_escape;
 
 /// JUnit XML of a run: one `testsuite` (`name`), one `testcase` a case id
 /// (classname: the id's `half.group`). FAIL and XPASS are `failure`s;
@@ -326,7 +309,7 @@ mod tests {
         );
         assert!(x.contains("name=\"corpus_version\" value=\"1.1.0\""), "{x}");
         assert!(
-            x.contains("message=\"&lt;&amp;&quot;&apos;\u{fffd}&gt;\""),
+            x.contains("message=\"&lt;&amp;&quot;&#39;\u{fffd}&gt;\""),
             "{x}"
         );
         assert!(x.contains("tests=\"1\" failures=\"1\""), "{x}");

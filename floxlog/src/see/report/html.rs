@@ -8,21 +8,7 @@ use std::fmt::Write;
 /// Gap rows shown in the table (the rest are counted).
 pub const MAX_TABLE_ROWS: usize = 2000;
 
-/// `s` with HTML's special characters escaped.
-pub fn escape(s: &str) -> String {
-    let mut o = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => o.push_str("&amp;"),
-            '<' => o.push_str("&lt;"),
-            '>' => o.push_str("&gt;"),
-            '"' => o.push_str("&quot;"),
-            '\'' => o.push_str("&#39;"),
-            c => o.push(c),
-        }
-    }
-    o
-}
+pub use crate::markup::escape;
 
 /// The page's style: plain, printable.
 pub const STYLE: &str = "body{font-family:sans-serif;margin:1.5em;color:#222;max-width:1100px}\
@@ -106,19 +92,6 @@ pub fn gaps_table(out: &mut String, gaps: &[Gap], not_kept: u64) {
         let _ = write!(
             out,
             "<p>{more} more findings not listed (see <code>floxlog gaps</code>).</p>"
-        );
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn escapes_markup() {
-        assert_eq!(
-            escape("<a href='x'>&\"</a>"),
-            "&lt;a href=&#39;x&#39;&gt;&amp;&quot;&lt;/a&gt;"
         );
     }
 }

@@ -83,6 +83,9 @@ pub(crate) struct Cursor {
     header_open: bool,
     /// An error was put off once (see [`Cursor::poll`]).
     deferred: bool,
+    /// The last poll found nothing: the next frame is handed out alone
+    /// (see [`Cursor::poll_mapped`]).
+    was_idle: bool,
 }
 
 impl Cursor {
@@ -101,6 +104,7 @@ impl Cursor {
             quiet: None,
             header_open: false,
             deferred: false,
+            was_idle: false,
         }
     }
 
@@ -333,8 +337,16 @@ impl Cursor {
         }
         self.quiet = match r {
             Ok(Polled::Idle { finished }) if self.file.is_some() => Some(finished),
+            // A run from an open segment that ends at a frame (or block)
+            // boundary: once it is handed out, the next poll is the idle
+            // poll's one load of the size word there, not a header parse
+            // and a new reader.
+            Ok(Polled::Got(_)) if self.file.is_some() && self.header_open && self.in_block == 0 => {
+                Some(false)
+            }
             _ => None,
         };
+        self.was_idle = matches!(r, Ok(Polled::Idle { .. }));
         r
     }
 
@@ -434,8 +446,18 @@ impl Cursor {
         let mut skip = self.in_block;
         let mut got = 0usize;
         let mut limited = false;
+        // The first frame after a quiet spell is handed out alone: reading
+        // on would load the next frame's line (cold, or still the
+        // writer's) before the caller has the event it waited for. (Not
+        // in an LZ4 block, which a second poll would decode again.)
+        let compressed = header.has(floxlog_core::segment_header::flags::COMPRESSED);
+        let limit = if self.was_idle && !compressed {
+            1
+        } else {
+            POLL_LIMIT
+        };
         let stopped = loop {
-            if got >= POLL_LIMIT {
+            if got >= limit {
                 limited = true;
                 break None;
             }

@@ -63,3 +63,134 @@ fn the_page_is_armed_while_its_writer_lives() {
     let again = Page::create(d.path()).unwrap();
     assert!(again.tailers().armed());
 }
+
+/// A journal tape in a temporary folder, and a sleeper's own mapping of
+/// its wake page (as a tailer in another process has it).
+fn journal_tape() -> (tempfile::TempDir, crate::tape::TapeWriter, Page) {
+    let d = tempfile::tempdir().unwrap();
+    let cfg = crate::tape::TapeWriterConfig {
+        journal: true,
+        durability: crate::tape::Durability::None,
+        ..Default::default()
+    };
+    let w = crate::tape::TapeWriter::create(d.path(), cfg).unwrap();
+    let p = Page::open(d.path()).expect("a journal writer makes the page");
+    (d, w, p)
+}
+
+fn trade(i: u64) -> floxlog_core::Trade {
+    floxlog_core::Trade {
+        exchange_ts_ns: 1_000 + i as i64,
+        trade_id: i,
+        ..Default::default()
+    }
+}
+
+/// Calls one append path of a writer or an appender with event `i`.
+macro_rules! append_by {
+    ($path:expr, $w:expr, $i:expr) => {{
+        use floxlog_core::{Event, Profile};
+        let t = trade($i);
+        match $path {
+            "append" => $w.append(&Event::Trade(t)).unwrap(),
+            "append_raw" => {
+                let mut b = [0u8; 60];
+                floxlog_core::encode_frame(&Event::Trade(t), Profile::Reference, &mut b).unwrap();
+                let h = floxlog_core::FrameHeader::parse(&b, 0).unwrap();
+                $w.append_raw(h.frame_type, &b[floxlog_core::FrameHeader::LEN..])
+                    .unwrap()
+            }
+            "append_batch" => $w.append_batch(&[Event::Trade(t)]).1.unwrap(),
+            "append_trades" => $w.append_trades(&[t]).1.unwrap(),
+            "append_frames" => {
+                let mut b = [0u8; 60];
+                floxlog_core::encode_frame(&Event::Trade(t), Profile::Reference, &mut b).unwrap();
+                $w.append_frames(&b).1.unwrap()
+            }
+            other => unreachable!("{other}"),
+        }
+    }};
+}
+
+const PATHS: [&str; 5] = [
+    "append",
+    "append_raw",
+    "append_batch",
+    "append_trades",
+    "append_frames",
+];
+
+/// Every append path of the journal writer, and of an appender, wakes a
+/// sleeper whose flag it sees: exactly one wake (`seq` moves by one), and
+/// the flag is cleared; with no flag set, no wake. (Fails if any path
+/// loses its wake call: the sleeper would then wait out its bound.)
+#[test]
+fn every_append_path_wakes_a_sleeper_whose_flag_it_sees() {
+    let (_d, mut w, p) = journal_tape();
+    let s = p.tailers();
+    let mut ap = w.appender().unwrap();
+    let mut i = 0;
+    for by_appender in [false, true] {
+        for path in PATHS {
+            let ctx = format!("{path} (appender: {by_appender})");
+            let seen = s.prepare();
+            if by_appender {
+                append_by!(path, ap, i);
+            } else {
+                append_by!(path, w, i);
+            }
+            i += 1;
+            assert_eq!(
+                s.seq.load(Ordering::SeqCst),
+                seen.wrapping_add(1),
+                "{ctx}: one wake"
+            );
+            assert_eq!(s.waiting.load(Ordering::SeqCst), 0, "{ctx}: flag cleared");
+            // Nobody waits now: the next append sends none.
+            if by_appender {
+                append_by!(path, ap, i);
+            } else {
+                append_by!(path, w, i);
+            }
+            i += 1;
+            assert_eq!(
+                s.seq.load(Ordering::SeqCst),
+                seen.wrapping_add(1),
+                "{ctx}: no wake unasked"
+            );
+        }
+    }
+    drop(ap);
+    w.close().unwrap();
+}
+
+/// A sleeper on its own mapping is woken by appender threads, not by its
+/// time running out (20 s): each round, whichever thread appends
+/// first wakes it.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_sleeper_is_woken_by_appender_threads() {
+    let (_d, w, p) = journal_tape();
+    let s = p.tailers();
+    for round in 0..3u64 {
+        let seen = s.prepare();
+        let threads: Vec<_> = (0..2u64)
+            .map(|k| {
+                let mut ap = w.appender().unwrap();
+                std::thread::spawn(move || {
+                    ap.append(&floxlog_core::Event::Trade(trade(round * 2 + k)))
+                        .unwrap()
+                })
+            })
+            .collect();
+        assert_eq!(
+            s.sleep(seen, Duration::from_secs(20)),
+            Woke::Woken,
+            "round {round}"
+        );
+        for t in threads {
+            t.join().unwrap();
+        }
+    }
+    w.close().unwrap();
+}
