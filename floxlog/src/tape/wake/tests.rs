@@ -133,31 +133,23 @@ fn every_append_path_wakes_a_sleeper_whose_flag_it_sees() {
     for by_appender in [false, true] {
         for path in PATHS {
             let ctx = format!("{path} (appender: {by_appender})");
+            let mut call = |i: u64| {
+                if by_appender {
+                    append_by!(path, ap, i)
+                } else {
+                    append_by!(path, w, i)
+                }
+            };
             let seen = s.prepare();
-            if by_appender {
-                append_by!(path, ap, i);
-            } else {
-                append_by!(path, w, i);
-            }
-            i += 1;
-            assert_eq!(
-                s.seq.load(Ordering::SeqCst),
-                seen.wrapping_add(1),
-                "{ctx}: one wake"
-            );
+            call(i);
+            let woken = s.seq.load(Ordering::SeqCst);
+            assert_eq!(woken, seen.wrapping_add(1), "{ctx}: one wake");
             assert_eq!(s.waiting.load(Ordering::SeqCst), 0, "{ctx}: flag cleared");
             // Nobody waits now: the next append sends none.
-            if by_appender {
-                append_by!(path, ap, i);
-            } else {
-                append_by!(path, w, i);
-            }
-            i += 1;
-            assert_eq!(
-                s.seq.load(Ordering::SeqCst),
-                seen.wrapping_add(1),
-                "{ctx}: no wake unasked"
-            );
+            call(i + 1);
+            i += 2;
+            let after = s.seq.load(Ordering::SeqCst);
+            assert_eq!(after, seen.wrapping_add(1), "{ctx}: no wake unasked");
         }
     }
     drop(ap);
