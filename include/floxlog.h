@@ -2495,12 +2495,14 @@ floxlog_result floxlog_reader_options_default(struct floxlog_reader_options *opt
 
 /**
  * Opens a segment into a handle in caller storage: validates its 64-byte
- * header and its index (including that every entry is a frame or block
- * boundary, one pass over the frame headers; the index's errors are
- * reported by `floxlog_reader_index`, never by reading) and positions the
- * cursor before the first event. On success `*reader_out` receives the
- * handle (it points into `storage`). The library allocates nothing: this
- * is how firmware and the codec-only library open a segment.
+ * header and positions the cursor before the first event. The index is
+ * not read here: the first index call or seek validates it (including
+ * that every entry is a frame or block boundary, one pass over the frame
+ * headers) and keeps the result; its errors are reported by
+ * `floxlog_reader_index` and the other index calls, never by opening or
+ * reading. On success `*reader_out` receives the handle (it points into
+ * `storage`). The library allocates nothing: this is how firmware and the
+ * codec-only library open a segment.
  *
  * Ownership: `storage` (`storage_len` bytes, at least
  * `FLOXLOG_READER_STORAGE_BYTES`, aligned to `FLOXLOG_STORAGE_ALIGN`)
@@ -2690,9 +2692,11 @@ floxlog_result floxlog_reader_events_read(struct floxlog_reader *r,
  * Repositions the cursor before the first event with
  * `exchange_ts_ns >= ts`: from the index entry `floxlog_reader_index_seek`
  * gives (or the first frame if the index is absent, damaged, or has no
- * entry before `ts`), skipping earlier events as they are read. Clears a
- * previous error and a held-back event. On unsorted segments this is a
- * starting hint: earlier events may still follow.
+ * entry before `ts`), skipping earlier events as they are read. The first
+ * seek or index call proves the index (one pass over the frame headers)
+ * and keeps the result. Clears a previous error and a held-back event. On
+ * unsorted segments this is a starting hint: earlier events may still
+ * follow.
  *
  * # Safety
  * `r` must be a live handle.
@@ -2715,7 +2719,9 @@ floxlog_result floxlog_reader_header(struct floxlog_reader *r,
  * `FLOXLOG_BAD_INDEX` or `FLOXLOG_INDEX_CRC_MISMATCH` (offset: the index
  * offset) when the index is damaged or an entry is not a frame (or block)
  * boundary (sequential reading is unaffected; seeks start at the first
- * frame).
+ * frame). The first index call or seek on a handle proves the index (one
+ * pass over the frame headers, not made at open) and keeps the result:
+ * every later one reports the same.
  *
  * # Safety
  * `r` must be a live handle; `header` and `entry_count` writable; `err`
@@ -2728,7 +2734,8 @@ floxlog_result floxlog_reader_index(struct floxlog_reader *r,
 
 /**
  * Sets `*entry` to index entry `i`: `FLOXLOG_OK`, `FLOXLOG_END` past the
- * last entry, `FLOXLOG_NO_INDEX`, or the index's error.
+ * last entry, `FLOXLOG_NO_INDEX`, or the index's error (proven on first
+ * use, as `floxlog_reader_index` says).
  *
  * # Safety
  * `r` must be a live handle; `entry` writable; `err` may be NULL.
@@ -2744,7 +2751,8 @@ floxlog_result floxlog_reader_index_entry(struct floxlog_reader *r,
  * one with the largest such timestamp, first in file order). Strictly
  * below, because events stamped `ts` can come before an entry stamped
  * `ts`. `FLOXLOG_OK`; `FLOXLOG_END` when no entry is below `ts` (start at
- * the first frame); `FLOXLOG_NO_INDEX`; or the index's error.
+ * the first frame); `FLOXLOG_NO_INDEX`; or the index's error (proven on
+ * first use, as `floxlog_reader_index` says).
  *
  * # Safety
  * `r` must be a live handle; `entry` writable; `err` may be NULL.

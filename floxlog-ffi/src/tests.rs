@@ -11,6 +11,9 @@ use core::ptr::{null, null_mut};
 use floxlog_core::{Event, SegmentWriter, Trade, WriterBuffers, WriterConfig};
 use floxlog_result::*;
 
+// The reader's index calls (tests/).
+mod reader_index;
+
 /// Which constructor `writer_new` and `reader_new` call: `_new` (boxed)
 /// or `_init` (caller storage). Every test here runs in both forms
 /// (`each_form`), so the codec's tests cover both.

@@ -1,21 +1,24 @@
 //! `floxlog_reader`: a validated segment over a caller buffer (a mapped
-//! file) and a cursor that yields events into C structs.
+//! file) and a cursor that yields events into C structs: opening, and the
+//! reads (one event, a batch, a run of trades). The index calls and seek
+//! are in `lookup.rs`.
 
 use crate::boundary::{
     batch_slots, boundary, bytes_mut, check_out, data_in, output, overlap, put, put_if_usable,
 };
 use crate::codec::event::{levels_short, write_event, write_trade, LevelScratch};
 use crate::codec::records::TradeSlots;
-use crate::codec::segment::floxlog_segment_header;
 use crate::codec::types::*;
-use crate::codec::writer::floxlog_index_entry;
-use crate::consts::*;
 use crate::error::{floxlog_error, floxlog_result, Fail};
 use crate::handle::{get, handle, opaque, place, storage_for};
 use core::ffi::c_void;
 use core::mem::MaybeUninit;
-use floxlog_core::{Error, Event, Index, IndexEntry, Reader, Segment, TradeStop};
+use floxlog_core::{Error, Event, Index, Reader, Segment, TradeStop};
 use floxlog_result::*;
+
+// The index calls, seek and the header query.
+mod lookup;
+pub use lookup::*;
 
 /// Opaque reader handle (see `floxlog_reader_init`). Not thread-safe: use
 /// one handle from one thread at a time (several handles may share the
@@ -46,8 +49,11 @@ pub(crate) struct ReaderHandle {
     /// Made by `floxlog_reader_new` (else it lives in caller storage).
     boxed: bool,
     seg: Segment<'static>,
-    /// Validated once at open; its errors never affect sequential reading.
-    index: Result<Option<Index<'static>>, Error>,
+    /// The index, proven by the first call that needs it (`None` until
+    /// then: opening and reading never pay for the proof's pass over the
+    /// frame headers) and kept, error included; its errors never affect
+    /// sequential reading.
+    index: Option<Result<Option<Index<'static>>, Error>>,
     /// Borrows the caller's segment bytes and block scratch.
     reader: Reader<'static, 'static>,
     pending: Option<Pending>,
@@ -58,17 +64,6 @@ pub(crate) struct ReaderHandle {
 
 opaque!(floxlog_reader => ReaderHandle, magic READER_MAGIC, null "r",
     storage FLOXLOG_READER_STORAGE_BYTES);
-
-impl ReaderHandle {
-    /// The index as validated at open: `None` without one, its error if
-    /// it is damaged.
-    fn index(&self) -> Result<Option<&Index<'static>>, Fail> {
-        self.index
-            .as_ref()
-            .map(Option::as_ref)
-            .map_err(|e| (*e).into())
-    }
-}
 
 /// Fills `*opts` with the defaults: verify CRCs, reject unknown frame
 /// types.
@@ -114,13 +109,12 @@ unsafe fn make_reader(
     let seg = Segment::parse(data)?;
     // SAFETY: as above.
     let scratch: &'static mut [u8] = unsafe { bytes_mut(scratch, scratch_len, "scratch") }?;
-    let index = seg.index();
     let reader = seg.reader(opts.core(), scratch);
     Ok(ReaderHandle {
         magic: READER_MAGIC,
         boxed,
         seg,
-        index,
+        index: None,
         reader,
         pending: None,
         deferred: None,
@@ -129,12 +123,14 @@ unsafe fn make_reader(
 }
 
 /// Opens a segment into a handle in caller storage: validates its 64-byte
-/// header and its index (including that every entry is a frame or block
-/// boundary, one pass over the frame headers; the index's errors are
-/// reported by `floxlog_reader_index`, never by reading) and positions the
-/// cursor before the first event. On success `*reader_out` receives the
-/// handle (it points into `storage`). The library allocates nothing: this
-/// is how firmware and the codec-only library open a segment.
+/// header and positions the cursor before the first event. The index is
+/// not read here: the first index call or seek validates it (including
+/// that every entry is a frame or block boundary, one pass over the frame
+/// headers) and keeps the result; its errors are reported by
+/// `floxlog_reader_index` and the other index calls, never by opening or
+/// reading. On success `*reader_out` receives the handle (it points into
+/// `storage`). The library allocates nothing: this is how firmware and the
+/// codec-only library open a segment.
 ///
 /// Ownership: `storage` (`storage_len` bytes, at least
 /// `FLOXLOG_READER_STORAGE_BYTES`, aligned to `FLOXLOG_STORAGE_ALIGN`)
@@ -566,137 +562,6 @@ pub unsafe extern "C" fn floxlog_reader_events_read(
     unsafe { get(r, count, "count", |h| h.reader.events_read()) }
 }
 
-/// Repositions the cursor before the first event with
-/// `exchange_ts_ns >= ts`: from the index entry `floxlog_reader_index_seek`
-/// gives (or the first frame if the index is absent, damaged, or has no
-/// entry before `ts`), skipping earlier events as they are read. Clears a
-/// previous error and a held-back event. On unsorted segments this is a
-/// starting hint: earlier events may still follow.
-///
-/// # Safety
-/// `r` must be a live handle.
-#[no_mangle]
-pub unsafe extern "C" fn floxlog_reader_seek(r: *mut floxlog_reader, ts: i64) -> floxlog_result {
-    boundary(core::ptr::null_mut(), || {
-        // SAFETY: forwarded caller promise.
-        let h = unsafe { handle(r) }?;
-        // The index field only: the reader is borrowed mutably below.
-        let ix = h.index.as_ref().ok().and_then(Option::as_ref);
-        h.reader.seek(ix, ts);
-        h.pending = None;
-        h.deferred = None;
-        Ok(FLOXLOG_OK)
-    })
-}
-
-/// Sets `*header` to the segment's validated header.
-///
-/// # Safety
-/// `r` must be a live handle; `header` writable.
-#[no_mangle]
-pub unsafe extern "C" fn floxlog_reader_header(
-    r: *mut floxlog_reader,
-    header: *mut floxlog_segment_header,
-) -> floxlog_result {
-    // SAFETY: forwarded caller promises.
-    unsafe { get(r, header, "header", |h| h.seg.header().into()) }
-}
-
-/// Inspects the index trailer: on `FLOXLOG_OK` fills `*header` and
-/// `*entry_count`; `FLOXLOG_NO_INDEX` when the HasIndex flag is clear;
-/// `FLOXLOG_BAD_INDEX` or `FLOXLOG_INDEX_CRC_MISMATCH` (offset: the index
-/// offset) when the index is damaged or an entry is not a frame (or block)
-/// boundary (sequential reading is unaffected; seeks start at the first
-/// frame).
-///
-/// # Safety
-/// `r` must be a live handle; `header` and `entry_count` writable; `err`
-/// may be NULL.
-#[no_mangle]
-pub unsafe extern "C" fn floxlog_reader_index(
-    r: *mut floxlog_reader,
-    header: *mut floxlog_index_header,
-    entry_count: *mut usize,
-    err: *mut floxlog_error,
-) -> floxlog_result {
-    boundary(err, || {
-        check_out(header, "header")?;
-        check_out(entry_count, "entry_count")?;
-        // SAFETY: forwarded caller promise.
-        let Some(ix) = unsafe { handle(r) }?.index()? else {
-            return Ok(FLOXLOG_NO_INDEX);
-        };
-        // SAFETY: both checked above.
-        unsafe {
-            put(header, ix.header().into());
-            put(entry_count, ix.len());
-        }
-        Ok(FLOXLOG_OK)
-    })
-}
-
-/// The body of the index lookups: `*entry = pick(index)`, `FLOXLOG_END`
-/// when `pick` finds nothing, `FLOXLOG_NO_INDEX`, or the index's error.
-///
-/// # Safety
-/// As `floxlog_reader_index_entry`.
-unsafe fn index_lookup(
-    r: *mut floxlog_reader,
-    entry: *mut floxlog_index_entry,
-    err: *mut floxlog_error,
-    pick: impl FnOnce(&Index<'_>) -> Option<IndexEntry>,
-) -> floxlog_result {
-    boundary(err, || {
-        check_out(entry, "entry")?;
-        // SAFETY: forwarded caller promise.
-        let Some(ix) = unsafe { handle(r) }?.index()? else {
-            return Ok(FLOXLOG_NO_INDEX);
-        };
-        let Some(e) = pick(ix) else {
-            return Ok(FLOXLOG_END);
-        };
-        // SAFETY: checked above.
-        unsafe { put(entry, (&e).into()) };
-        Ok(FLOXLOG_OK)
-    })
-}
-
-/// Sets `*entry` to index entry `i`: `FLOXLOG_OK`, `FLOXLOG_END` past the
-/// last entry, `FLOXLOG_NO_INDEX`, or the index's error.
-///
-/// # Safety
-/// `r` must be a live handle; `entry` writable; `err` may be NULL.
-#[no_mangle]
-pub unsafe extern "C" fn floxlog_reader_index_entry(
-    r: *mut floxlog_reader,
-    i: usize,
-    entry: *mut floxlog_index_entry,
-    err: *mut floxlog_error,
-) -> floxlog_result {
-    // SAFETY: forwarded caller promises.
-    unsafe { index_lookup(r, entry, err, |ix| ix.get(i)) }
-}
-
-/// Sets `*entry` to the index entry a seek to `ts` starts from: the last
-/// entry whose timestamp is strictly below `ts` (on an unsorted index, the
-/// one with the largest such timestamp, first in file order). Strictly
-/// below, because events stamped `ts` can come before an entry stamped
-/// `ts`. `FLOXLOG_OK`; `FLOXLOG_END` when no entry is below `ts` (start at
-/// the first frame); `FLOXLOG_NO_INDEX`; or the index's error.
-///
-/// # Safety
-/// `r` must be a live handle; `entry` writable; `err` may be NULL.
-#[no_mangle]
-pub unsafe extern "C" fn floxlog_reader_index_seek(
-    r: *mut floxlog_reader,
-    ts: i64,
-    entry: *mut floxlog_index_entry,
-    err: *mut floxlog_error,
-) -> floxlog_result {
-    // SAFETY: forwarded caller promises.
-    unsafe { index_lookup(r, entry, err, |ix| ix.seek(ts)) }
-}
-
 // The C structs the reader fills or reads.
 
 /// Reader and frame decode options.
@@ -723,25 +588,3 @@ pub struct floxlog_position {
     /// 1 when `in_block` is meaningful.
     pub has_in_block: u8,
 }
-
-/// A decoded 32-byte index header (format layout).
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct floxlog_index_header {
-    /// `FLOXLOG_MAGIC_INDEX`.
-    pub magic: u32,
-    /// Index version (1).
-    pub version: u16,
-    /// The writer's interval (a hint).
-    pub interval: u16,
-    /// Entries that follow.
-    pub entry_count: u32,
-    /// CRC32 of the entries.
-    pub crc32: u32,
-    /// Timestamp of the first entry.
-    pub first_ts_ns: i64,
-    /// Timestamp of the last entry.
-    pub last_ts_ns: i64,
-}
-const _: () = assert!(size_of::<floxlog_index_header>() == FLOXLOG_INDEX_HEADER_LEN);
-floxlog_core::index_header_fields!(same_fields, floxlog_index_header);
