@@ -115,6 +115,96 @@ fn a_segment_truncated_under_the_reader_is_an_error_after_genuine_events() {
     }
 }
 
+/// A segment of the first `n` events of the mixed stream `seed`, put in
+/// time order: a time-order read finds it in order and reads it ahead, a
+/// chunk (LZ4: a block) at a time.
+fn in_order_segment(z: Compression, seed: u64, n: u64) -> Vec<u8> {
+    use floxlog::segment::{finish_to_vec, vec_writer};
+    let mut events: Vec<_> = (0..n)
+        .map(|i| floxlog::synth::mixed_event(seed, i))
+        .collect();
+    events.sort_by_key(|e| e.as_event().exchange_ts_ns());
+    let mut w = vec_writer(floxlog::core::WriterConfig {
+        compression: z,
+        created_ns: 1,
+        ..Default::default()
+    })
+    .unwrap();
+    for e in &events {
+        w.append(&e.as_event()).unwrap();
+    }
+    finish_to_vec(w).unwrap()
+}
+
+/// Two segments over the same hour, merged in time order, each read
+/// ahead; one is cut under the reader. The events it had read ahead (and
+/// checked) are handed out, then its shrinking is the one error, naming it;
+/// the other segment is read to its end, and every event is genuine.
+#[test]
+fn a_segment_truncated_under_a_merge_of_segments_read_ahead_is_an_error_after_genuine_events() {
+    let d = tempfile::tempdir().unwrap();
+    let (pa, pb) = (d.path().join("a.floxlog"), d.path().join("b.floxlog"));
+    for z in [Compression::None, Compression::Lz4] {
+        let (a, b) = (in_order_segment(z, 3, 6_000), in_order_segment(z, 4, 6_000));
+        let (all_a, all_b) = (all_events(&a), all_events(&b));
+        for crc in [true, false] {
+            for cut in [0, 64, a.len() as u64 / 3, a.len() as u64 - 5_000] {
+                let ctx = format!("{z:?} crc {crc} cut at {cut}");
+                std::fs::write(&pa, &a).unwrap();
+                std::fs::write(&pb, &b).unwrap();
+                let t = Tape::open(&[pa.clone(), pb.clone()], OpenOptions::default()).unwrap();
+                let mut o = OpenedTape::open(t);
+                let mut r = o.reader(&ReadConfig {
+                    order: Order::Time,
+                    read: ReadOptions {
+                        verify_crc: crc,
+                        ..ReadOptions::default()
+                    },
+                    ..ReadConfig::default()
+                });
+                let (mut got_a, mut got_b, mut last) = (Vec::new(), Vec::new(), i64::MIN);
+                while let Some(it) = r.next_item().unwrap() {
+                    let ts = it.event.exchange_ts_ns();
+                    assert!(ts >= last, "{ctx}: out of time order");
+                    last = ts;
+                    let e = (ts, format!("{:?}", it.event));
+                    [&mut got_a, &mut got_b][it.segment].push(e);
+                    if got_a.len() + got_b.len() == 100 {
+                        let f = std::fs::OpenOptions::new().write(true).open(&pa).unwrap();
+                        f.set_len(cut).unwrap();
+                    }
+                }
+                let errors: Vec<String> = r
+                    .problems()
+                    .iter()
+                    .map(|p| format!("{} (tolerated: {})", p.to_error(), p.tolerated))
+                    .collect();
+                assert_eq!(errors.len(), 1, "{ctx}: {errors:?}");
+                let e = &errors[0];
+                assert!(
+                    e.contains("shrank")
+                        && e.contains("a.floxlog")
+                        && !e.contains("tolerated: true"),
+                    "{ctx}: {e}"
+                );
+                // Read ahead before the cut: more than the merge had taken.
+                assert!(
+                    got_a.len() > 50 && got_a.len() < all_a.len(),
+                    "{ctx}: {}",
+                    got_a.len()
+                );
+                assert!(got_b == all_b, "{ctx}: the other segment");
+                if crc {
+                    assert!(
+                        got_a[..] == all_a[..got_a.len()],
+                        "{ctx}: an event that was not written"
+                    );
+                }
+            }
+        }
+    }
+}
+
 /// A live journal segment (placeholder header, frames, zero tail) and the
 /// same segment finished (final header, frames, trailer), as the journal
 /// writer leaves them; and the frames' end.

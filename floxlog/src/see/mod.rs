@@ -4,5 +4,6 @@
 //! [`source::read_events`], the one place that wires the read engine.
 
 pub mod gaps;
+pub mod ids;
 pub mod report;
 pub mod source;

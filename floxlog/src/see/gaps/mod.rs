@@ -14,6 +14,7 @@
 pub mod quiet;
 pub mod steps;
 
+use crate::see::ids::IdTable;
 use crate::see::source::{read_events, ReadEnd};
 use crate::tape::{Filter, FindingKind, Tape, TapeError};
 use floxlog_core::{frame_type, Event, ReadOptions};
@@ -181,9 +182,11 @@ type Ends = ((i64, i64), (i64, i64));
 /// pass); [`GapFinder::finish`] adds the damage and orders the findings.
 pub struct GapFinder {
     min_gap_ns: i64,
-    quiet: HashMap<(u32, u8), QuietSeries>,
-    trades: HashMap<u32, Steps>,
-    books: HashMap<u32, Steps>,
+    /// Per symbol, its record types' paces (a few types: a short search).
+    /// Tables by id, not hash maps: they are looked up on every event.
+    quiet: IdTable<Vec<(u8, QuietSeries)>>,
+    trades: IdTable<Steps>,
+    books: IdTable<Steps>,
     found: Vec<(u32, u8, Quiet)>,
     scratch: Vec<Quiet>,
     ends: Vec<Option<Ends>>,
@@ -194,9 +197,9 @@ impl GapFinder {
     pub fn new(min_gap_ns: i64, segments: usize) -> GapFinder {
         GapFinder {
             min_gap_ns,
-            quiet: HashMap::new(),
-            trades: HashMap::new(),
-            books: HashMap::new(),
+            quiet: IdTable::default(),
+            trades: IdTable::default(),
+            books: IdTable::default(),
             found: Vec::new(),
             scratch: Vec::new(),
             ends: vec![None; segments],
@@ -217,8 +220,17 @@ impl GapFinder {
                 None => *e = Some(((ts, recv), (ts, recv))),
             }
         }
-        let q = self.quiet.entry((sym, ft)).or_default();
-        q.push(ts, recv, self.min_gap_ns, &mut self.scratch);
+        let types = self.quiet.get_or_insert_with(sym, Vec::new);
+        let i = match types.iter().position(|(t, _)| *t == ft) {
+            Some(i) => i,
+            None => {
+                types.push((ft, QuietSeries::default()));
+                types.len() - 1
+            }
+        };
+        types[i]
+            .1
+            .push(ts, recv, self.min_gap_ns, &mut self.scratch);
         if self.found.len() < MAX_FINDINGS {
             self.found
                 .extend(self.scratch.drain(..).map(|g| (sym, ft, g)));
@@ -227,12 +239,12 @@ impl GapFinder {
         match ev {
             Event::Trade(t) => self
                 .trades
-                .entry(sym)
-                .or_default()
+                .get_or_insert_with(sym, Steps::default)
                 .push(t.trade_id, ts, recv),
             Event::Book(b) => {
                 let seq = u64::try_from(b.seq).unwrap_or(0);
-                self.books.entry(sym).or_default().push(seq, ts, recv)
+                let s = self.books.get_or_insert_with(sym, Steps::default);
+                s.push(seq, ts, recv)
             }
             _ => {}
         }
@@ -245,10 +257,12 @@ impl GapFinder {
             events: end.events,
             ..GapReport::default()
         };
-        for ((sym, ft), mut q) in self.quiet.drain() {
-            q.finish(&mut self.scratch);
-            self.found
-                .extend(self.scratch.drain(..).map(|g| (sym, ft, g)));
+        for (sym, types) in std::mem::take(&mut self.quiet).into_entries() {
+            for (ft, mut q) in types {
+                q.finish(&mut self.scratch);
+                self.found
+                    .extend(self.scratch.drain(..).map(|g| (sym, ft, g)));
+            }
         }
         let name = |id: u32| tape.names.get(&id).cloned();
         for (sym, ft, g) in std::mem::take(&mut self.found) {
@@ -268,7 +282,7 @@ impl GapFinder {
             (GapKind::TradeId, "trade", std::mem::take(&mut self.trades)),
             (GapKind::BookSeq, "book", std::mem::take(&mut self.books)),
         ] {
-            for (sym, s) in counters {
+            for (sym, s) in counters.into_entries() {
                 if s.consecutive() {
                     rep.not_kept += s.jumps_seen.saturating_sub(steps::JUMPS_KEPT as u64);
                 }

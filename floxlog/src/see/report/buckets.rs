@@ -4,8 +4,8 @@
 //! merge), so memory stays fixed whatever the tape's span.
 
 use crate::book_replay::BookReplayer;
+use crate::see::ids::IdTable;
 use floxlog_core::Event;
-use std::collections::HashMap;
 
 /// Buckets across the tape's time span.
 pub const BUCKETS: usize = 240;
@@ -107,8 +107,9 @@ pub struct Buckets {
     pub width: i64,
     /// Events per record type (frame types 1..5) per bucket.
     pub by_type: [Series; 6],
-    /// Per symbol (at most [`MAX_SYMBOLS`]).
-    pub symbols: HashMap<u32, SymbolSeries>,
+    /// Per symbol (at most [`MAX_SYMBOLS`]); a table by id, since it is
+    /// looked up on every event.
+    pub symbols: IdTable<SymbolSeries>,
     /// Events of symbols past [`MAX_SYMBOLS`].
     pub untracked: u64,
     /// exchange_ts_ns of the last event.
@@ -122,7 +123,7 @@ impl Default for Buckets {
             origin: None,
             width: 1_000_000,
             by_type: std::array::from_fn(|_| Series::new(true)),
-            symbols: HashMap::new(),
+            symbols: IdTable::default(),
             untracked: 0,
             last_ts: None,
             books: BookReplayer::default(),
@@ -159,15 +160,15 @@ impl Buckets {
             s.put(b, 1.0);
         }
         let sym = ev.symbol_id();
-        let n = self.symbols.len();
-        let s = match self.symbols.entry(sym) {
-            std::collections::hash_map::Entry::Occupied(o) => o.into_mut(),
-            std::collections::hash_map::Entry::Vacant(v) if n < MAX_SYMBOLS => {
-                v.insert(SymbolSeries::new())
-            }
-            _ => {
-                self.untracked += 1;
-                return;
+        let s = if self.symbols.len() < MAX_SYMBOLS {
+            self.symbols.get_or_insert_with(sym, SymbolSeries::new)
+        } else {
+            match self.symbols.get_mut(sym) {
+                Some(s) => s,
+                None => {
+                    self.untracked += 1;
+                    return;
+                }
             }
         };
         match ev {
@@ -239,7 +240,7 @@ mod tests {
         }
         assert!(b.width as i128 * BUCKETS as i128 >= 1_000_000_000_000);
         assert!(b.width < 1_000_000_000_000 / BUCKETS as i64 * 2);
-        let s = &b.symbols[&4];
+        let s = b.symbols.get(4).unwrap();
         assert_eq!(s.volume.v.iter().sum::<f64>(), 1000.0);
         assert_eq!(b.by_type[1].v.iter().sum::<f64>(), 1000.0);
         let last = b.used() - 1;

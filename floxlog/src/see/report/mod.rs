@@ -9,6 +9,7 @@ pub mod charts;
 pub mod html;
 
 use crate::see::gaps::{GapFinder, GapKind, GapReport, TapeInfo, DEFAULT_MIN_GAP_NS};
+use crate::see::ids::IdTable;
 use crate::see::source::read_events;
 use crate::tape::check::{inspect_tape, InspectOptions, Inspection};
 use crate::tape::{Filter, Tape, TapeError};
@@ -87,7 +88,8 @@ pub fn see(tape: Tape, opts: &ReportOptions) -> Result<Seen, TapeError> {
     let mut buckets = Buckets::default();
     let mut spans = vec![None; n];
     let mut by_type = [0u64; 6];
-    let mut symbols = HashSet::new();
+    // Every symbol, tracked by the buckets or not.
+    let mut symbols = IdTable::default();
     let end = read_events(tape, Filter::default(), opts.read, |seg, ev| {
         finder.push(seg, ev);
         buckets.push(ev);
@@ -98,7 +100,7 @@ pub fn see(tape: Tape, opts: &ReportOptions) -> Result<Seen, TapeError> {
         if let Some(c) = by_type.get_mut(ev.frame_type() as usize) {
             *c += 1;
         }
-        symbols.insert(ev.symbol_id());
+        symbols.get_or_insert_with(ev.symbol_id(), || ());
     })?;
     let gaps = finder.finish(&info, &end);
     let book_symbol = opts.symbol.or_else(|| {
@@ -106,8 +108,8 @@ pub fn see(tape: Tape, opts: &ReportOptions) -> Result<Seen, TapeError> {
             .symbols
             .iter()
             .filter(|(_, s)| s.book_events > 0)
-            .max_by_key(|(id, s)| (s.book_events, std::cmp::Reverse(**id)))
-            .map(|(id, _)| *id)
+            .max_by_key(|(id, s)| (s.book_events, std::cmp::Reverse(*id)))
+            .map(|(id, _)| id)
     });
     Ok(Seen {
         insp,
@@ -165,8 +167,8 @@ impl Seen {
         let mut names: Vec<String> = self
             .buckets
             .symbols
-            .keys()
-            .map(|&id| self.name(id))
+            .iter()
+            .map(|(id, _)| self.name(id))
             .collect();
         names.sort();
         let shown = names
@@ -343,7 +345,6 @@ impl Seen {
             .symbols
             .iter()
             .filter(|(_, s)| s.trades > 0)
-            .map(|(id, s)| (*id, s))
             .collect();
         v.sort_by_key(|(id, s)| (std::cmp::Reverse(s.trades), *id));
         v.truncate(PRICE_CHARTS);
@@ -393,7 +394,7 @@ impl Seen {
             out.push_str("<p>No book events.</p>");
             return;
         };
-        let Some(s) = self.buckets.symbols.get(&id) else {
+        let Some(s) = self.buckets.symbols.get(id) else {
             let _ = write!(out, "<p>No book events of {}.</p>", escape(&self.name(id)));
             return;
         };

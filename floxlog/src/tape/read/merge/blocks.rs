@@ -1,5 +1,6 @@
 //! A small cache of decompressed LZ4 blocks, for reading frames of
-//! compressed segments out of file order: by (segment, block offset), least
+//! compressed segments out of file order (segments read in order keep
+//! their one block themselves): by (segment, block offset), least
 //! recently used evicted first, bounded in bytes (always room for the one
 //! block being read, however large: the core bounds a block's scratch).
 
@@ -58,26 +59,6 @@ impl BlockCache {
         // Its compressed bytes are not needed again while it is cached.
         file.release_range(offset, block.end());
         Ok(self.insert(seg_no, offset, buf, len))
-    }
-
-    /// Keeps a copy of a block a core reader just decompressed (`frames`),
-    /// so that reading its frames again costs no second decompression.
-    pub fn put_copy(&mut self, seg_no: usize, offset: u64, frames: &[u8]) {
-        self.tick += 1;
-        if self.find(seg_no, offset).is_some() {
-            return;
-        }
-        let mut buf = self.make_room(frames.len());
-        buf.clear();
-        buf.extend_from_slice(frames);
-        let len = frames.len();
-        self.insert(seg_no, offset, buf, len);
-    }
-
-    /// The cached frames of a block, without loading it.
-    pub fn peek(&self, seg_no: usize, offset: u64) -> Option<&[u8]> {
-        self.find(seg_no, offset)
-            .map(|i| &self.entries[i].buf[..self.entries[i].len])
     }
 
     /// Drops every block of a segment (it has been read).

@@ -10,14 +10,16 @@
 //! decoded in that order straight from the mapping, or for LZ4 through a
 //! small cache of decompressed blocks ([`blocks`]). A segment the pass
 //! finds already in order, or one with the Sorted flag, is read as in file
-//! order, holding no keys.
+//! order, holding no keys: read ahead a chunk (LZ4: a block) at a time
+//! and handed out from the frames it checked ([`time::Stream`]).
 //!
 //! Segments are merged only where their time ranges overlap ([`time`]): a
 //! segment is opened (its ordering pass run) only when the merge reaches
 //! its earliest event, and let go once read, so segments that follow one
 //! another (a little jitter across a boundary included) are read one after
 //! the other, and memory is bounded by the keys of the segments open at one
-//! time plus the block cache, never by the tape. The keys of those segments
+//! time, one chunk or decompressed block per open in-order stream, and the
+//! block cache, never by the tape. The keys of those segments
 //! together are bounded by `reorder_bytes` (default 256 MiB): a tape that
 //! needs more fails clearly, naming the option, rather than growing.
 //!
@@ -147,6 +149,8 @@ struct Cursor<'a> {
     last_ts: i64,
     /// Time order: how the merge reads it ([`time::Stream`]).
     stream: time::Stream,
+    /// LZ4: the scratch its largest block needs (0 uncompressed).
+    scratch_len: usize,
     /// Whether it is cut short, and whether a writer is live.
     check: SegmentCheck,
     /// Mapped pages before it are given back ([`Cursor::passed`]).
@@ -162,6 +166,19 @@ impl Cursor<'_> {
     /// Records the error that ends this segment's read.
     fn stop(&mut self, e: floxlog_core::Error, problems: &mut Vec<Problem>) {
         self.end(Some(e), problems);
+    }
+
+    /// Ends this segment's read at `at`, where the file was found cut under
+    /// a copy of its frames: a shrinking, whatever the copy shows there.
+    fn shrank(&mut self, at: u64, problems: &mut Vec<Problem>) {
+        self.next = None;
+        let e = floxlog_core::Error::new(
+            floxlog_core::ErrorKind::Truncated,
+            at,
+            crate::tape::error::SHRANK,
+        );
+        let (n, events) = (self.seg_no, self.events_read);
+        problems.push(Problem::new(n, self.path, e, events, false, self.check));
     }
 
     /// Ends this segment's read, on error `e` or at its end; a file that
@@ -285,7 +302,8 @@ impl OpenedTape {
             // every event; the proven index only says where to start.
             let h = *seg.header();
             let sorted = h.has(flags::SORTED);
-            scratch_len = scratch_len.max(seg.scratch_len());
+            let seg_scratch = seg.scratch_len();
+            scratch_len = scratch_len.max(seg_scratch);
             cursors.push(Cursor {
                 seg_no: i,
                 path,
@@ -303,6 +321,7 @@ impl OpenedTape {
                         || cfg.filter.to.is_some()),
                 last_ts: i64::MIN,
                 stream: time::Stream::default(),
+                scratch_len: seg_scratch,
                 check: self.check(i),
                 released: 0,
             });

@@ -17,13 +17,30 @@ use crate::tape::read::merge::order::{
 };
 use crate::tape::read::merge::scan::{scan_in_order, Scan};
 use crate::tape::read::merge::Filter;
-use floxlog_core::{Block, FrameHeader, Position, RawFrame};
+use floxlog_core::{FrameHeader, Position, RawFrame};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
 /// Events a file-order stream reads ahead from an uncompressed segment
 /// (LZ4: one block).
 const RUN_CHUNK: usize = 1024;
+
+/// Payload bytes past which an uncompressed chunk stops (after at least
+/// one frame), so that a chunk of large frames stays small.
+const RUN_BYTES: usize = 256 << 10;
+
+/// An event a file-order stream has read ahead, its frame checked.
+#[derive(Clone, Copy)]
+pub(super) struct Ahead {
+    ts: i64,
+    at: Position,
+    header: FrameHeader,
+    /// Where its payload is in the stream's `frames`.
+    start: u32,
+    /// Events the chunk's reader had returned with this one (the count of
+    /// a chunk cut short by a shrinking).
+    nth: u32,
+}
 
 /// How the merge reads one segment.
 #[derive(Default)]
@@ -32,9 +49,18 @@ pub(super) enum Stream {
     #[default]
     Closed,
     /// In file order (Sorted, or found in order): read ahead by a core
-    /// reader, a chunk at a time; errors recorded as found.
+    /// reader, a chunk at a time; errors recorded as found. Each event is
+    /// handed out from `frames`, where it was checked: no second look-up,
+    /// parse or CRC.
     Run {
-        ahead: VecDeque<(i64, Position)>,
+        ahead: VecDeque<Ahead>,
+        /// The checked frames `ahead` points into. LZ4: the one block
+        /// decompressed, the stream's own scratch (as large as the
+        /// segment's largest block); so each open LZ4 stream holds one
+        /// decompressed block. Uncompressed: the payloads of the chunk,
+        /// copied from the map (at most [`RUN_CHUNK`] frames, and
+        /// [`RUN_BYTES`] bytes past the last one).
+        frames: Vec<u8>,
         /// The range pass saw it in order (no ordering pass needed).
         in_order: bool,
     },
@@ -49,6 +75,17 @@ pub(super) enum Stream {
     Done,
 }
 
+impl Stream {
+    /// A file-order stream, nothing read yet.
+    fn run(in_order: bool) -> Stream {
+        Stream::Run {
+            ahead: VecDeque::new(),
+            frames: Vec::new(),
+            in_order,
+        }
+    }
+}
+
 /// The time-order state of a [`TapeReader`].
 pub(super) struct Merge {
     /// Whether the merge still has to be planned.
@@ -60,12 +97,16 @@ pub(super) struct Merge {
     /// Bytes of keys held by the open streams.
     held: usize,
     budget: usize,
+    /// Blocks of out-of-order LZ4 streams (their events come from any
+    /// block, in time order).
     cache: BlockCache,
     /// Streams read to their end, let go at the next call (the last event
     /// of one is the current one until then).
     retiring: Vec<usize>,
-    /// The current event: cursor and position.
-    pub(super) out: Option<(usize, Position)>,
+    /// The current event: cursor, position and frame header; its payload
+    /// is `frame`, copied when the event was taken, already checked.
+    pub(super) out: Option<(usize, Position, FrameHeader)>,
+    frame: Vec<u8>,
 }
 
 impl Merge {
@@ -79,6 +120,7 @@ impl Merge {
             cache: BlockCache::default(),
             retiring: Vec::new(),
             out: None,
+            frame: Vec::new(),
         }
     }
 }
@@ -123,10 +165,7 @@ impl TapeReader<'_> {
             // Without events that pass, it is opened first: its errors are
             // found by then.
             let (first, in_order) = (r.first.unwrap_or(i64::MIN), r.in_order);
-            c.stream = Stream::Run {
-                ahead: VecDeque::new(),
-                in_order,
-            };
+            c.stream = Stream::run(in_order);
             waiting.push((first, ci));
         }
         waiting.sort_unstable();
@@ -157,18 +196,10 @@ impl TapeReader<'_> {
         let Some(Reverse((_, ci))) = self.merge.heap.pop() else {
             return Ok(false);
         };
-        let Some(at) = self.take(ci) else {
+        let Some((at, header)) = self.take(ci)? else {
             return Ok(false);
         };
-        // Loaded last, so that nothing evicts it while it is current.
-        if at.in_block.is_some() {
-            let c = &self.cursors[ci];
-            if let Err(e) = self.merge.cache.get(ci, &c.seg, c.file, at.offset) {
-                let e = c.file.shrink_error(Some(&e)).unwrap_or(e);
-                return Err(TapeError::data(c.path, e));
-            }
-        }
-        self.merge.out = Some((ci, at));
+        self.merge.out = Some((ci, at, header));
         Ok(true)
     }
 
@@ -196,10 +227,7 @@ impl TapeReader<'_> {
         let pass = order_pass(walk(c, &self.filter), self.scratch, room)
             .map_err(|Overflow| overflow(c, self.merge.budget))?;
         let Some(ordering) = pass.ordering else {
-            c.stream = Stream::Run {
-                ahead: VecDeque::new(),
-                in_order: true,
-            };
+            c.stream = Stream::run(true);
             return Ok(false);
         };
         self.merge.held += ordering.held();
@@ -217,7 +245,7 @@ impl TapeReader<'_> {
         self.refill(ci);
         let c = &mut self.cursors[ci];
         let head = match &mut c.stream {
-            Stream::Run { ahead, .. } => ahead.front().map(|&(ts, _)| ts),
+            Stream::Run { ahead, .. } => ahead.front().map(|a| a.ts),
             Stream::Keys {
                 ordering,
                 events_read,
@@ -243,24 +271,78 @@ impl TapeReader<'_> {
         }
     }
 
-    /// Takes cursor `ci`'s next event and pushes the one after it.
-    fn take(&mut self, ci: usize) -> Option<Position> {
-        let at = match &mut self.cursors[ci].stream {
-            Stream::Run { ahead, .. } => ahead.pop_front().map(|(_, at)| at),
+    /// Takes cursor `ci`'s next event, its payload copied into the
+    /// merge's `frame`, and pushes the one after it.
+    fn take(&mut self, ci: usize) -> Result<Option<(Position, FrameHeader)>, TapeError> {
+        let frame = &mut self.merge.frame;
+        let (taken, keyed) = match &mut self.cursors[ci].stream {
+            Stream::Run { ahead, frames, .. } => {
+                let a = ahead.pop_front();
+                if let Some(a) = a {
+                    // Always there: `refill` pushed it with its payload.
+                    let payload = frames.get(a.start as usize..).unwrap_or_default();
+                    let payload = payload.get(..a.header.size as usize).unwrap_or_default();
+                    frame.clear();
+                    frame.extend_from_slice(payload);
+                }
+                (a.map(|a| (a.at, a.header)), None)
+            }
             Stream::Keys { ordering, .. } => {
                 let at = ordering.peek().map(|(_, at)| at);
                 ordering.advance();
-                at
+                (None, at)
             }
-            Stream::Closed | Stream::Done => None,
+            Stream::Closed | Stream::Done => (None, None),
+        };
+        let taken = match keyed {
+            Some(at) => Some(self.copy_keyed(ci, at)),
+            None => taken.map(Ok),
         };
         self.push_head(ci);
-        at
+        taken.transpose()
+    }
+
+    /// The frame at `at` of out-of-order cursor `ci` (ordered by keys, so
+    /// no checked chunk to take it from), copied into the merge's `frame`
+    /// and checked there: the ordering pass checked it, but the file can
+    /// have shrunk since (the map then shows zeros), so the copy handed out
+    /// is checked again (the CRC when checks are on), and a failure is
+    /// blamed on the shrinking if the file did shrink.
+    fn copy_keyed(
+        &mut self,
+        ci: usize,
+        at: Position,
+    ) -> Result<(Position, FrameHeader), TapeError> {
+        let c = &self.cursors[ci];
+        let area = match at.in_block {
+            None => c.seg.data().get(at.offset as usize..),
+            Some(ib) => match self.merge.cache.get(ci, &c.seg, c.file, at.offset) {
+                Ok(block) => block.get(ib as usize..),
+                Err(e) => {
+                    let e = c.file.shrink_error(Some(&e)).unwrap_or(e);
+                    return Err(TapeError::data(c.path, e));
+                }
+            },
+        };
+        let area = area.ok_or_else(|| not_again(c, at))?;
+        let header = FrameHeader::parse(area, at.offset).map_err(|_| not_again(c, at))?;
+        let payload = area
+            .get(FrameHeader::LEN..FrameHeader::LEN + header.size as usize)
+            .ok_or_else(|| not_again(c, at))?;
+        // Copied first: what is handed out is what was checked.
+        let frame = &mut self.merge.frame;
+        frame.clear();
+        frame.extend_from_slice(payload);
+        if c.opts.verify_crc && floxlog_core::crc32::crc32(frame) != header.crc32 {
+            return Err(not_again(c, at));
+        }
+        Ok((at, header))
     }
 
     /// A file-order stream with nothing read ahead reads on: a chunk of an
-    /// uncompressed segment, or the events of one LZ4 block (kept in the
-    /// block cache, so that they are not decompressed again).
+    /// uncompressed segment, its payloads copied as their frames pass their
+    /// checks, or the events of one LZ4 block, decompressed into the
+    /// stream's own buffer and kept there.
     fn refill(&mut self, ci: usize) {
         let c = &mut self.cursors[ci];
         match &c.stream {
@@ -272,20 +354,31 @@ impl TapeReader<'_> {
         };
         // What came before this chunk has been handed out.
         c.passed(at);
-        let Stream::Run { ahead, .. } = &mut c.stream else {
+        let compressed = c.seg.is_compressed();
+        let Stream::Run { ahead, frames, .. } = &mut c.stream else {
             return;
         };
-        let compressed = c.seg.is_compressed();
+        // LZ4: the reader decompresses into `frames`; else the payloads are
+        // copied there (`copy`) from the map.
+        let (scratch, mut copy): (&mut [u8], _) = if compressed {
+            if frames.len() < c.scratch_len {
+                frames.resize(c.scratch_len, 0);
+            }
+            (&mut frames[..], None)
+        } else {
+            frames.clear();
+            (&mut [], Some(frames))
+        };
         let mut r = match c.seek_to.take() {
             Some(t) => {
-                let mut r = c.seg.reader(c.opts, self.scratch);
+                let mut r = c.seg.reader(c.opts, scratch);
                 // Segment::index proves every entry is a frame or block
                 // boundary; an index that fails the proof is not used.
                 let index = c.seg.index().ok().flatten();
                 r.seek(index.as_ref(), t);
                 r
             }
-            None => match c.seg.reader_at(at, c.opts, self.scratch) {
+            None => match c.seg.reader_at(at, c.opts, scratch) {
                 Ok(r) => r,
                 Err(e) => {
                     c.stop(e, &mut self.problems);
@@ -294,18 +387,20 @@ impl TapeReader<'_> {
             },
         };
         let outcome = loop {
-            if ahead.len() >= RUN_CHUNK || (compressed && !ahead.is_empty()) {
+            let full = copy.as_ref().is_some_and(|f| f.len() >= RUN_BYTES);
+            if full || ahead.len() >= RUN_CHUNK || (compressed && !ahead.is_empty()) {
                 match r.end_block() {
                     Ok(true) => break Ok(Some(r.next_offset())),
                     Ok(false) => {}
                     Err(e) => break Err(e),
                 }
             }
-            let (ev, at) = match r.next_event_at() {
-                Ok(Some(found)) => found,
+            let it = match r.next_item() {
+                Ok(Some(it)) => it,
                 Ok(None) => break Ok(None),
                 Err(e) => break Err(e),
             };
+            let (ev, at) = (it.event, it.position);
             let ts = ev.exchange_ts_ns();
             if let Some(e) =
                 crate::tape::read::merge::unsorted(c.check_sorted, &mut c.last_ts, ts, at)
@@ -315,18 +410,44 @@ impl TapeReader<'_> {
             if c.sorted && self.filter.to.is_some_and(|t| ts >= t) {
                 break Ok(None);
             }
-            if self.filter.accepts(&ev, ev.frame_type()) {
-                ahead.push_back((ts, at));
+            if !self.filter.accepts(&ev, ev.frame_type()) {
+                continue;
             }
+            let start = match (&mut copy, at.in_block) {
+                (Some(f), _) => {
+                    f.extend_from_slice(it.frame.payload);
+                    f.len() - it.frame.payload.len()
+                }
+                (None, in_block) => in_block.unwrap_or(0) as usize + FrameHeader::LEN,
+            };
+            let header = it.frame.header;
+            ahead.push_back(Ahead {
+                ts,
+                at,
+                header,
+                // Below RUN_BYTES, or in a block (under MAX_SCRATCH).
+                start: start as u32,
+                nth: r.events_read() as u32,
+            });
         };
-        c.events_read += r.events_read();
-        // The block whose events were kept is still in the scratch.
-        if let Some(&(_, Position { offset, .. })) = ahead.back().filter(|_| compressed) {
-            let len = Block::at(c.seg.data(), offset).map(|b| b.header.original_size as usize);
-            if let Some(frames) = len.ok().and_then(|n| self.scratch.get(..n)) {
-                self.merge.cache.put_copy(ci, offset, frames);
+        let events = r.events_read();
+        if copy.is_some() {
+            // The payloads were copied after their checks: a file cut in
+            // between left zeros in the copy. One `stat` a chunk tells
+            // (the frames below the cut are still the bytes checked).
+            let end =
+                |a: &Ahead| a.at.offset + (FrameHeader::LEN as u64) + u64::from(a.header.size);
+            let last = ahead.back().map_or(0, end);
+            if let Some(cut) = c.file.shrunk().filter(|&n| n < last) {
+                let keep = ahead.iter().take_while(|a| end(a) <= cut).count();
+                c.events_read += keep.checked_sub(1).map_or(0, |k| u64::from(ahead[k].nth));
+                let at = ahead[keep].at.offset;
+                ahead.truncate(keep);
+                c.shrank(at, &mut self.problems);
+                return;
             }
         }
+        c.events_read += events;
         if compressed {
             // Decompressed: the blocks' bytes are not needed again.
             let end = outcome.as_ref().ok().copied().flatten();
@@ -339,54 +460,43 @@ impl TapeReader<'_> {
         }
     }
 
-    /// The current event of the merge, decoded again from the mapping or
-    /// the block cache. Its frame was checked when it was first read, but
-    /// the file can have shrunk since (the map then shows zeros): the CRC
-    /// is checked again when checks are on, and a failure is blamed on the
-    /// shrinking if the file did shrink.
+    /// The current event of the merge, decoded from the copy of its frame
+    /// that was checked when it was taken.
     pub(super) fn merged_current(&self) -> Result<Option<Item<'_>>, TapeError> {
-        let Some((ci, at)) = self.merge.out else {
+        let Some((ci, at, header)) = self.merge.out else {
             return Ok(None);
         };
         let c = &self.cursors[ci];
-        let internal = || match c.file.shrink_error(None) {
-            Some(e) => TapeError::data(
-                c.path,
-                floxlog_core::Error {
-                    offset: at.offset,
-                    ..e
-                },
-            ),
-            None => TapeError::input(
-                Some(c.path),
-                "internal error: a checked frame did not decode again",
-            )
-            .at(at.offset),
+        let frame = RawFrame {
+            header,
+            payload: &self.merge.frame,
         };
-        let area = match at.in_block {
-            None => c.seg.data().get(at.offset as usize..),
-            Some(ib) => self
-                .merge
-                .cache
-                .peek(ci, at.offset)
-                .and_then(|b| b.get(ib as usize..)),
-        }
-        .ok_or_else(internal)?;
-        let header = FrameHeader::parse(area, at.offset).map_err(|_| internal())?;
-        let payload = area
-            .get(FrameHeader::LEN..FrameHeader::LEN + header.size as usize)
-            .ok_or_else(internal)?;
-        if c.opts.verify_crc && floxlog_core::crc32::crc32(payload) != header.crc32 {
-            return Err(internal());
-        }
-        let frame = RawFrame { header, payload };
-        let event = frame.event(at.offset).map_err(|_| internal())?;
+        let event = frame.event(at.offset).map_err(|_| not_again(c, at))?;
         Ok(Some(Item {
             segment: c.seg_no,
             position: at,
             event,
             frame,
         }))
+    }
+}
+
+/// A frame of `c` at `at` that was checked once did not decode again: the
+/// file shrank under the map (which then shows zeros), or a bug.
+fn not_again(c: &Cursor<'_>, at: Position) -> TapeError {
+    match c.file.shrink_error(None) {
+        Some(e) => TapeError::data(
+            c.path,
+            floxlog_core::Error {
+                offset: at.offset,
+                ..e
+            },
+        ),
+        None => TapeError::input(
+            Some(c.path),
+            "internal error: a checked frame did not decode again",
+        )
+        .at(at.offset),
     }
 }
 
