@@ -231,11 +231,14 @@ impl GapFinder {
         types[i]
             .1
             .push(ts, recv, self.min_gap_ns, &mut self.scratch);
-        if self.found.len() < MAX_FINDINGS {
-            self.found
-                .extend(self.scratch.drain(..).map(|g| (sym, ft, g)));
+        // Rare: not a drain per event.
+        if !self.scratch.is_empty() {
+            if self.found.len() < MAX_FINDINGS {
+                self.found
+                    .extend(self.scratch.drain(..).map(|g| (sym, ft, g)));
+            }
+            self.scratch.clear();
         }
-        self.scratch.clear();
         match ev {
             Event::Trade(t) => self
                 .trades

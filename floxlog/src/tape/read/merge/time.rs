@@ -50,16 +50,16 @@ pub(super) enum Stream {
     Closed,
     /// In file order (Sorted, or found in order): read ahead by a core
     /// reader, a chunk at a time; errors recorded as found. Each event is
-    /// handed out from `frames`, where it was checked: no second look-up,
-    /// parse or CRC.
+    /// decoded for the caller from `frames`, where it was checked: no
+    /// second look-up, header parse or CRC.
     Run {
         ahead: VecDeque<Ahead>,
         /// The checked frames `ahead` points into. LZ4: the one block
         /// decompressed, the stream's own scratch (as large as the
         /// segment's largest block); so each open LZ4 stream holds one
         /// decompressed block. Uncompressed: the payloads of the chunk,
-        /// copied from the map (at most [`RUN_CHUNK`] frames, and
-        /// [`RUN_BYTES`] bytes past the last one).
+        /// copied from the map (at most [`RUN_CHUNK`] frames, and at most
+        /// one frame's payload past [`RUN_BYTES`] bytes).
         frames: Vec<u8>,
         /// The range pass saw it in order (no ordering pass needed).
         in_order: bool,
@@ -103,10 +103,26 @@ pub(super) struct Merge {
     /// Streams read to their end, let go at the next call (the last event
     /// of one is the current one until then).
     retiring: Vec<usize>,
-    /// The current event: cursor, position and frame header; its payload
-    /// is `frame`, copied when the event was taken, already checked.
-    pub(super) out: Option<(usize, Position, FrameHeader)>,
+    /// The current event.
+    pub(super) out: Option<Out>,
+    /// The current event's payload when it comes from an out-of-order
+    /// stream (copied and checked when taken).
     frame: Vec<u8>,
+    /// The stream the current event came from: its next event is pushed
+    /// (and its read-ahead refilled) at the next call, so that its
+    /// `frames` still hold the current event until then.
+    pending: Option<usize>,
+}
+
+/// The current event of the merge: its cursor, position and frame header,
+/// and where its checked payload is: at `start` in its stream's `frames`,
+/// or (`None`) in the merge's `frame`.
+#[derive(Clone, Copy)]
+pub(super) struct Out {
+    ci: usize,
+    at: Position,
+    header: FrameHeader,
+    start: Option<u32>,
 }
 
 impl Merge {
@@ -121,6 +137,7 @@ impl Merge {
             retiring: Vec::new(),
             out: None,
             frame: Vec::new(),
+            pending: None,
         }
     }
 }
@@ -175,6 +192,9 @@ impl TapeReader<'_> {
 
     /// Moves to the next event in time order; false at the end.
     pub(super) fn next_time(&mut self) -> Result<bool, TapeError> {
+        if let Some(ci) = self.merge.pending.take() {
+            self.push_head(ci);
+        }
         for ci in std::mem::take(&mut self.merge.retiring) {
             self.merge.cache.forget(ci);
             if let Some(c) = self.cursors.get(ci) {
@@ -196,10 +216,10 @@ impl TapeReader<'_> {
         let Some(Reverse((_, ci))) = self.merge.heap.pop() else {
             return Ok(false);
         };
-        let Some((at, header)) = self.take(ci)? else {
+        let Some(out) = self.take(ci)? else {
             return Ok(false);
         };
-        self.merge.out = Some((ci, at, header));
+        self.merge.out = Some(out);
         Ok(true)
     }
 
@@ -271,21 +291,18 @@ impl TapeReader<'_> {
         }
     }
 
-    /// Takes cursor `ci`'s next event, its payload copied into the
-    /// merge's `frame`, and pushes the one after it.
-    fn take(&mut self, ci: usize) -> Result<Option<(Position, FrameHeader)>, TapeError> {
-        let frame = &mut self.merge.frame;
+    /// Takes cursor `ci`'s next event; the one after it is pushed at the
+    /// next call (`pending`).
+    fn take(&mut self, ci: usize) -> Result<Option<Out>, TapeError> {
         let (taken, keyed) = match &mut self.cursors[ci].stream {
-            Stream::Run { ahead, frames, .. } => {
-                let a = ahead.pop_front();
-                if let Some(a) = a {
-                    // Always there: `refill` pushed it with its payload.
-                    let payload = frames.get(a.start as usize..).unwrap_or_default();
-                    let payload = payload.get(..a.header.size as usize).unwrap_or_default();
-                    frame.clear();
-                    frame.extend_from_slice(payload);
-                }
-                (a.map(|a| (a.at, a.header)), None)
+            Stream::Run { ahead, .. } => {
+                let out = ahead.pop_front().map(|a| Out {
+                    ci,
+                    at: a.at,
+                    header: a.header,
+                    start: Some(a.start),
+                });
+                (out, None)
             }
             Stream::Keys { ordering, .. } => {
                 let at = ordering.peek().map(|(_, at)| at);
@@ -294,12 +311,11 @@ impl TapeReader<'_> {
             }
             Stream::Closed | Stream::Done => (None, None),
         };
-        let taken = match keyed {
-            Some(at) => Some(self.copy_keyed(ci, at)),
-            None => taken.map(Ok),
-        };
-        self.push_head(ci);
-        taken.transpose()
+        self.merge.pending = Some(ci);
+        match keyed {
+            Some(at) => self.copy_keyed(ci, at).map(Some),
+            None => Ok(taken),
+        }
     }
 
     /// The frame at `at` of out-of-order cursor `ci` (ordered by keys, so
@@ -308,11 +324,7 @@ impl TapeReader<'_> {
     /// have shrunk since (the map then shows zeros), so the copy handed out
     /// is checked again (the CRC when checks are on), and a failure is
     /// blamed on the shrinking if the file did shrink.
-    fn copy_keyed(
-        &mut self,
-        ci: usize,
-        at: Position,
-    ) -> Result<(Position, FrameHeader), TapeError> {
+    fn copy_keyed(&mut self, ci: usize, at: Position) -> Result<Out, TapeError> {
         let c = &self.cursors[ci];
         let area = match at.in_block {
             None => c.seg.data().get(at.offset as usize..),
@@ -336,7 +348,12 @@ impl TapeReader<'_> {
         if c.opts.verify_crc && floxlog_core::crc32::crc32(frame) != header.crc32 {
             return Err(not_again(c, at));
         }
-        Ok((at, header))
+        Ok(Out {
+            ci,
+            at,
+            header,
+            start: None,
+        })
     }
 
     /// A file-order stream with nothing read ahead reads on: a chunk of an
@@ -460,17 +477,28 @@ impl TapeReader<'_> {
         }
     }
 
-    /// The current event of the merge, decoded from the copy of its frame
-    /// that was checked when it was taken.
+    /// The current event of the merge, decoded from the frame that was
+    /// checked when it was read ahead (or taken).
     pub(super) fn merged_current(&self) -> Result<Option<Item<'_>>, TapeError> {
-        let Some((ci, at, header)) = self.merge.out else {
+        let Some(Out {
+            ci,
+            at,
+            header,
+            start,
+        }) = self.merge.out
+        else {
             return Ok(None);
         };
         let c = &self.cursors[ci];
-        let frame = RawFrame {
-            header,
-            payload: &self.merge.frame,
+        let payload = match (start, &c.stream) {
+            (None, _) => Some(&self.merge.frame[..]),
+            (Some(start), Stream::Run { frames, .. }) => frames
+                .get(start as usize..)
+                .and_then(|f| f.get(..header.size as usize)),
+            (Some(_), _) => None,
         };
+        let payload = payload.ok_or_else(|| not_again(c, at))?;
+        let frame = RawFrame { header, payload };
         let event = frame.event(at.offset).map_err(|_| not_again(c, at))?;
         Ok(Some(Item {
             segment: c.seg_no,
