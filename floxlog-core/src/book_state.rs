@@ -212,6 +212,30 @@ impl<'s> BookState<'s> {
         Ok(st)
     }
 
+    /// [`BookState::from_parts`] checking only the lengths, not the order:
+    /// for owners whose storage nothing but a `BookState` writes (the std
+    /// replayer), where the O(levels) check on every record is pure cost.
+    /// Storage that is not sorted best-first gives wrong books, nothing
+    /// worse; [`ErrorKind::InvalidInput`] if a length exceeds its storage.
+    pub fn resume(
+        bids: &'s mut [Level],
+        bid_len: usize,
+        asks: &'s mut [Level],
+        ask_len: usize,
+    ) -> Result<BookState<'s>> {
+        if bid_len > bids.len() || ask_len > asks.len() {
+            return Err(Error::new(
+                ErrorKind::InvalidInput,
+                0,
+                "book side length beyond its storage",
+            ));
+        }
+        let mut st = BookState::new(bids, asks);
+        st.bids.len = bid_len;
+        st.asks.len = ask_len;
+        Ok(st)
+    }
+
     /// Number of (bid, ask) levels held.
     pub fn lens(&self) -> (usize, usize) {
         (self.bids.len, self.asks.len)
@@ -407,6 +431,12 @@ mod tests {
         let e = BookState::from_parts(&mut b, 2, &mut [], 0).unwrap_err();
         assert_eq!(e.kind, ErrorKind::InvalidInput);
         assert!(BookState::from_parts(&mut [], 1, &mut [], 0).is_err());
+        // resume: lengths checked, order trusted.
+        let mut b = [l(5, 1), l(4, 1), l(0, 0)];
+        let mut st = BookState::resume(&mut b, 2, &mut [], 0).unwrap();
+        st.apply(&rec(Delta, &[l(4, 0)], &[]), 0).unwrap();
+        assert_eq!(st.bids(), &[l(5, 1)]);
+        assert!(BookState::resume(&mut [], 1, &mut [], 0).is_err());
     }
 
     #[test]

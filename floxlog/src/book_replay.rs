@@ -7,11 +7,11 @@
 //! snapshot side and a side beyond the configured capacity are data errors
 //! naming the segment and the event's byte offset.
 
-use std::collections::HashMap;
 use std::path::Path;
 
 use floxlog_core::{Book, BookState, Event, Level, Levels, ReadOptions, UnknownTypes};
 
+use crate::see::ids::IdTable;
 use crate::tape::read::merge::{Filter, OpenedTape, Order, ReadConfig};
 use crate::tape::{Kept, ReadOutcome, Tape, TapeError};
 
@@ -43,7 +43,8 @@ impl SymbolBook {
 #[derive(Clone, Debug)]
 pub struct BookReplayer {
     capacity: usize,
-    books: HashMap<u32, SymbolBook>,
+    /// By id without hashing: looked up on every book event.
+    books: IdTable<SymbolBook>,
 }
 
 impl Default for BookReplayer {
@@ -57,7 +58,7 @@ impl BookReplayer {
     pub fn new(capacity: usize) -> BookReplayer {
         BookReplayer {
             capacity,
-            books: HashMap::new(),
+            books: IdTable::default(),
         }
     }
 
@@ -66,8 +67,20 @@ impl BookReplayer {
     /// symbol's book is empty.
     pub fn apply(&mut self, ev: &Event<'_>, at: u64) -> Result<(), floxlog_core::Error> {
         let Event::Book(b) = ev else { return Ok(()) };
+        self.apply_book(b, at).map(|_| ())
+    }
+
+    /// [`BookReplayer::apply`] for a book record, giving its symbol's book
+    /// after it (one lookup for callers that read the book every event).
+    pub fn apply_book(
+        &mut self,
+        b: &Book<'_>,
+        at: u64,
+    ) -> Result<&SymbolBook, floxlog_core::Error> {
         let cap = self.capacity;
-        let book = self.books.entry(b.symbol_id).or_default();
+        let book = self
+            .books
+            .get_or_insert_with(b.symbol_id, SymbolBook::default);
         // Storage grows to what this record could need, within the cap;
         // the core reports a record that needs more.
         let (bl, al) = (book.bids.len(), book.asks.len());
@@ -83,17 +96,18 @@ impl BookReplayer {
         book.asks.truncate(na);
         book.last_ts = Some(b.exchange_ts_ns);
         book.events += 1;
-        r.map(|_| ())
+        r.map(|_| &*book)
     }
 
     /// The book of `symbol` (`None` before its first book event).
     pub fn book(&self, symbol: u32) -> Option<&SymbolBook> {
-        self.books.get(&symbol)
+        self.books.get(symbol)
     }
 
-    /// Every book, by symbol id.
-    pub fn books(&self) -> &HashMap<u32, SymbolBook> {
-        &self.books
+    /// Every book, by symbol id (ascending). Since 0.2.0 an iterator; it
+    /// was a `&HashMap<u32, SymbolBook>`.
+    pub fn books(&self) -> impl Iterator<Item = (u32, &SymbolBook)> {
+        self.books.iter()
     }
 }
 
@@ -104,7 +118,10 @@ fn apply_to(
     al: usize,
     at: u64,
 ) -> Result<(usize, usize), floxlog_core::Error> {
-    let mut st = BookState::from_parts(&mut book.bids, bl, &mut book.asks, al)?;
+    // Only this module writes the storage (callers get `&SymbolBook`), and
+    // it keeps the sides as the core left them: their order needs no
+    // re-check on every record.
+    let mut st = BookState::resume(&mut book.bids, bl, &mut book.asks, al)?;
     st.apply(b, at)?;
     Ok(st.lens())
 }

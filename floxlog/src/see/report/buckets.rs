@@ -114,6 +114,9 @@ pub struct Buckets {
     pub untracked: u64,
     /// exchange_ts_ns of the last event.
     pub last_ts: Option<i64>,
+    /// The last bucket found: its offsets [from, to) and index, so that
+    /// the events of one bucket need no division.
+    cur: (i64, i64, usize),
     books: BookReplayer,
 }
 
@@ -126,6 +129,7 @@ impl Default for Buckets {
             symbols: IdTable::default(),
             untracked: 0,
             last_ts: None,
+            cur: (0, 0, 0),
             books: BookReplayer::default(),
         }
     }
@@ -138,6 +142,9 @@ impl Buckets {
     fn bucket(&mut self, ts: i64) -> usize {
         let origin = *self.origin.get_or_insert(ts);
         let off = ts.saturating_sub(origin).max(0);
+        if off >= self.cur.0 && off < self.cur.1 {
+            return self.cur.2;
+        }
         while off / self.width >= BUCKETS as i64 {
             self.width = self.width.saturating_mul(2);
             for s in &mut self.by_type {
@@ -147,7 +154,10 @@ impl Buckets {
                 s.halve();
             }
         }
-        (off / self.width) as usize
+        let b = off / self.width;
+        let from = b * self.width;
+        self.cur = (from, from.saturating_add(self.width), b as usize);
+        b as usize
     }
 
     /// Takes the next event (time order).
@@ -177,23 +187,21 @@ impl Buckets {
                 s.price.put(b, t.price_raw as f64 / SCALE);
                 s.volume.put(b, t.qty_raw as f64 / SCALE);
             }
-            Event::Book(_) => {
+            Event::Book(bk) => {
                 s.book_events += 1;
                 // A book the replay refuses (damage-like data) is simply
                 // not charted; `gaps` and `verify` name the fault.
-                if self.books.apply(ev, 0).is_ok() {
-                    if let Some(book) = self.books.book(sym) {
-                        let (bid, ask) = (book.bids.first(), book.asks.first());
-                        if let (Some(bid), Some(ask)) = (bid, ask) {
-                            s.spread
-                                .put(b, (ask.price_raw - bid.price_raw) as f64 / SCALE);
-                        }
-                        if let Some(bid) = bid {
-                            s.bid_qty.put(b, bid.qty_raw as f64 / SCALE);
-                        }
-                        if let Some(ask) = ask {
-                            s.ask_qty.put(b, ask.qty_raw as f64 / SCALE);
-                        }
+                if let Ok(book) = self.books.apply_book(bk, 0) {
+                    let (bid, ask) = (book.bids.first(), book.asks.first());
+                    if let (Some(bid), Some(ask)) = (bid, ask) {
+                        s.spread
+                            .put(b, (ask.price_raw - bid.price_raw) as f64 / SCALE);
+                    }
+                    if let Some(bid) = bid {
+                        s.bid_qty.put(b, bid.qty_raw as f64 / SCALE);
+                    }
+                    if let Some(ask) = ask {
+                        s.ask_qty.put(b, ask.qty_raw as f64 / SCALE);
                     }
                 }
             }
