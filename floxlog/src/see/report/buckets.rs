@@ -3,9 +3,9 @@
 //! an event past the last bucket doubles the width (pairs of buckets
 //! merge), so memory stays fixed whatever the tape's span.
 
-use crate::book_replay::BookReplayer;
+use super::books::TopBooks;
 use crate::see::ids::IdTable;
-use floxlog_core::Event;
+use floxlog_core::{Event, Level};
 
 /// Buckets across the tape's time span.
 pub const BUCKETS: usize = 240;
@@ -86,6 +86,20 @@ impl SymbolSeries {
         }
     }
 
+    /// Puts the top of book (best bid, best ask) in bucket `b`.
+    pub(super) fn top(&mut self, b: usize, bid: Option<&Level>, ask: Option<&Level>) {
+        if let (Some(bid), Some(ask)) = (bid, ask) {
+            self.spread
+                .put(b, (ask.price_raw - bid.price_raw) as f64 / SCALE);
+        }
+        if let Some(bid) = bid {
+            self.bid_qty.put(b, bid.qty_raw as f64 / SCALE);
+        }
+        if let Some(ask) = ask {
+            self.ask_qty.put(b, ask.qty_raw as f64 / SCALE);
+        }
+    }
+
     fn halve(&mut self) {
         for s in [
             &mut self.price,
@@ -112,12 +126,15 @@ pub struct Buckets {
     pub symbols: IdTable<SymbolSeries>,
     /// Events of symbols past [`MAX_SYMBOLS`].
     pub untracked: u64,
+    /// Those symbols (counted here, so that tracked ones need no second
+    /// lookup to be counted).
+    others: IdTable<()>,
     /// exchange_ts_ns of the last event.
     pub last_ts: Option<i64>,
     /// The last bucket found: its offsets [from, to) and index, so that
     /// the events of one bucket need no division.
     cur: (i64, i64, usize),
-    books: BookReplayer,
+    books: TopBooks,
 }
 
 impl Default for Buckets {
@@ -128,9 +145,10 @@ impl Default for Buckets {
             by_type: std::array::from_fn(|_| Series::new(true)),
             symbols: IdTable::default(),
             untracked: 0,
+            others: IdTable::default(),
             last_ts: None,
             cur: (0, 0, 0),
-            books: BookReplayer::default(),
+            books: TopBooks::default(),
         }
     }
 }
@@ -144,6 +162,10 @@ impl Buckets {
         let off = ts.saturating_sub(origin).max(0);
         if off >= self.cur.0 && off < self.cur.1 {
             return self.cur.2;
+        }
+        if off / self.width >= BUCKETS as i64 {
+            // Queued book events go to the buckets they were pushed for.
+            self.books.flush_all(&mut self.symbols);
         }
         while off / self.width >= BUCKETS as i64 {
             self.width = self.width.saturating_mul(2);
@@ -177,6 +199,7 @@ impl Buckets {
                 Some(s) => s,
                 None => {
                     self.untracked += 1;
+                    self.others.get_or_insert_with(sym, || ());
                     return;
                 }
             }
@@ -189,24 +212,20 @@ impl Buckets {
             }
             Event::Book(bk) => {
                 s.book_events += 1;
-                // A book the replay refuses (damage-like data) is simply
-                // not charted; `gaps` and `verify` name the fault.
-                if let Ok(book) = self.books.apply_book(bk, 0) {
-                    let (bid, ask) = (book.bids.first(), book.asks.first());
-                    if let (Some(bid), Some(ask)) = (bid, ask) {
-                        s.spread
-                            .put(b, (ask.price_raw - bid.price_raw) as f64 / SCALE);
-                    }
-                    if let Some(bid) = bid {
-                        s.bid_qty.put(b, bid.qty_raw as f64 / SCALE);
-                    }
-                    if let Some(ask) = ask {
-                        s.ask_qty.put(b, ask.qty_raw as f64 / SCALE);
-                    }
-                }
+                self.books.push(bk, b, s);
             }
             _ => {}
         }
+    }
+
+    /// Applies what is still queued: call after the last event.
+    pub fn finish(&mut self) {
+        self.books.flush_all(&mut self.symbols);
+    }
+
+    /// Distinct symbols seen, tracked or not.
+    pub fn distinct_symbols(&self) -> usize {
+        self.symbols.len() + self.others.len()
     }
 
     /// Start of bucket `i`, ns.

@@ -4,12 +4,12 @@
 //! type, per symbol the last-trade price and volume, spread and top-of-book
 //! depth of a chosen (or the busiest) symbol, and the gaps table.
 
+mod books;
 pub mod buckets;
 pub mod charts;
 pub mod html;
 
 use crate::see::gaps::{GapFinder, GapKind, GapReport, TapeInfo, DEFAULT_MIN_GAP_NS};
-use crate::see::ids::IdTable;
 use crate::see::source::read_events;
 use crate::tape::check::{inspect_tape, InspectOptions, Inspection};
 use crate::tape::{Filter, Tape, TapeError};
@@ -88,8 +88,6 @@ pub fn see(tape: Tape, opts: &ReportOptions) -> Result<Seen, TapeError> {
     let mut buckets = Buckets::default();
     let mut spans = vec![None; n];
     let mut by_type = [0u64; 6];
-    // Every symbol, tracked by the buckets or not.
-    let mut symbols = IdTable::default();
     let end = read_events(tape, Filter::default(), opts.read, |seg, ev| {
         finder.push(seg, ev);
         buckets.push(ev);
@@ -100,8 +98,9 @@ pub fn see(tape: Tape, opts: &ReportOptions) -> Result<Seen, TapeError> {
         if let Some(c) = by_type.get_mut(ev.frame_type() as usize) {
             *c += 1;
         }
-        symbols.get_or_insert_with(ev.symbol_id(), || ());
     })?;
+    buckets.finish();
+    let symbols = buckets.distinct_symbols();
     let gaps = finder.finish(&info, &end);
     let book_symbol = opts.symbol.or_else(|| {
         buckets
@@ -117,7 +116,7 @@ pub fn see(tape: Tape, opts: &ReportOptions) -> Result<Seen, TapeError> {
         spans,
         gaps,
         by_type,
-        symbols: symbols.len(),
+        symbols,
         title,
         book_symbol,
     })
