@@ -36,11 +36,18 @@ struct Queue {
 pub struct TopBooks {
     replay: BookReplayer,
     queues: IdTable<Queue>,
+    /// Tests: apply every event at once (the reference).
+    #[cfg(test)]
+    pub eager: bool,
 }
 
 impl TopBooks {
     /// Takes book record `b`, of bucket `bucket`, whose symbol's series is `s`.
     pub fn push(&mut self, b: &Book<'_>, bucket: usize, s: &mut SymbolSeries) {
+        #[cfg(test)]
+        if self.eager {
+            return put(&mut self.replay, b, bucket, s);
+        }
         let q = self.queues.get_or_insert_with(b.symbol_id, || Queue {
             id: b.symbol_id,
             bucket,
@@ -132,5 +139,81 @@ fn put(replay: &mut BookReplayer, b: &Book<'_>, bucket: usize, s: &mut SymbolSer
     // charted; `gaps` and `verify` name the fault.
     if let Ok(book) = replay.apply_book(b, 0) {
         s.top(bucket, book.bids.first(), book.asks.first());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::see::report::buckets::Buckets;
+    use crate::synth::{generate, SynthConfig};
+    use floxlog_core::{Book, BookKind, Event, Level, Levels};
+
+    /// The queued replay charts what applying every event charts: a
+    /// synthetic market with snapshots that set both sides, and others
+    /// that do not (an empty side, unsorted, a repeated price, a negative
+    /// quantity), over a span that makes the buckets merge many times.
+    #[test]
+    fn lazy_series_equal_eager_ones() {
+        let synth = SynthConfig {
+            trades: 20_000,
+            book_deltas: 40_000,
+            duration_ns: 600_000_000_000,
+            depth: 6,
+            ..SynthConfig::default()
+        };
+        let (mut lazy, mut eager) = (Buckets::default(), Buckets::default());
+        eager.books_mut().eager = true;
+        let mut n = 0u64;
+        let mut odd: Vec<Level> = Vec::new();
+        generate(&synth, |ev| {
+            n += 1;
+            let mut ev = *ev;
+            if let Event::Book(b) = &mut ev {
+                let lv: Vec<Level> = b.bids.iter().collect();
+                odd.clear();
+                match n % 7 {
+                    // An empty ask side.
+                    1 if b.kind == BookKind::Snapshot => b.asks = Levels::Slice(&[]),
+                    // Unsorted, with a repeated price, with a negative qty.
+                    2..=4 if lv.len() > 1 => {
+                        odd.extend(lv.iter().rev());
+                        if n % 7 == 3 {
+                            odd[1].price_raw = odd[0].price_raw;
+                        }
+                        if n % 7 == 4 {
+                            odd[0].qty_raw = -1;
+                        }
+                        b.kind = if n.is_multiple_of(3) {
+                            BookKind::Delta
+                        } else {
+                            BookKind::Snapshot
+                        };
+                    }
+                    _ => {}
+                }
+                if !odd.is_empty() {
+                    let mut b2: Book<'_> = *b;
+                    b2.bids = Levels::Slice(&odd);
+                    lazy.push(&Event::Book(b2));
+                    eager.push(&Event::Book(b2));
+                    return Ok::<(), ()>(());
+                }
+            }
+            lazy.push(&ev);
+            eager.push(&ev);
+            Ok::<(), ()>(())
+        })
+        .unwrap();
+        lazy.finish();
+        eager.finish();
+        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        assert!(lazy.width > 1_000_000_000, "the buckets merged");
+        for (id, e) in eager.symbols.iter() {
+            let l = lazy.symbols.get(id).unwrap();
+            assert!(e.spread.v.iter().any(|x| !x.is_nan()));
+            assert_eq!(bits(&l.spread.v), bits(&e.spread.v), "symbol {id}");
+            assert_eq!(bits(&l.bid_qty.v), bits(&e.bid_qty.v), "symbol {id}");
+            assert_eq!(bits(&l.ask_qty.v), bits(&e.ask_qty.v), "symbol {id}");
+        }
     }
 }

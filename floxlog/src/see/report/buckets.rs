@@ -223,6 +223,11 @@ impl Buckets {
         self.books.flush_all(&mut self.symbols);
     }
 
+    #[cfg(test)]
+    pub(super) fn books_mut(&mut self) -> &mut TopBooks {
+        &mut self.books
+    }
+
     /// Distinct symbols seen, tracked or not.
     pub fn distinct_symbols(&self) -> usize {
         self.symbols.len() + self.others.len()
