@@ -11,12 +11,14 @@
 //!
 //! Gaps are judged on `exchange_ts_ns`, with `recv_ts_ns` beside.
 
+pub mod feed;
 pub mod quiet;
 pub mod steps;
 
 use crate::see::ids::IdTable;
-use crate::see::source::{read_events, ReadEnd};
+use crate::see::source::ReadEnd;
 use crate::tape::{Filter, FindingKind, Tape, TapeError};
+use feed::{read_finding_gaps, Counted, Key};
 use floxlog_core::{frame_type, Event, ReadOptions};
 use quiet::{Quiet, QuietSeries};
 use std::collections::HashMap;
@@ -208,13 +210,13 @@ impl GapFinder {
 
     /// Takes the next event (time order) of segment `segment`.
     pub fn push(&mut self, segment: usize, ev: &Event<'_>) {
-        let (ts, recv, sym, ft) = (
-            ev.exchange_ts_ns(),
-            ev.recv_ts_ns(),
-            ev.symbol_id(),
-            ev.frame_type(),
-        );
-        if let Some(e) = self.ends.get_mut(segment) {
+        self.push_key(&Key::of(segment, ev));
+    }
+
+    /// [`GapFinder::push`] of the event `k` was taken from.
+    pub fn push_key(&mut self, k: &Key) {
+        let (ts, recv, sym, ft) = (k.ts, k.recv, k.symbol, k.frame_type);
+        if let Some(e) = self.ends.get_mut(k.segment as usize) {
             match e {
                 Some((_, last)) => *last = (ts, recv),
                 None => *e = Some(((ts, recv), (ts, recv))),
@@ -239,18 +241,14 @@ impl GapFinder {
             }
             self.scratch.clear();
         }
-        match ev {
-            Event::Trade(t) => self
-                .trades
-                .get_or_insert_with(sym, Steps::default)
-                .push(t.trade_id, ts, recv),
-            Event::Book(b) => {
-                let seq = u64::try_from(b.seq).unwrap_or(0);
-                let s = self.books.get_or_insert_with(sym, Steps::default);
-                s.push(seq, ts, recv)
-            }
-            _ => {}
-        }
+        let counters = match k.counted {
+            Counted::Trade => &mut self.trades,
+            Counted::Book => &mut self.books,
+            Counted::Nothing => return,
+        };
+        counters
+            .get_or_insert_with(sym, Steps::default)
+            .push(k.counter, ts, recv);
     }
 
     /// The findings: the series' gaps, then the read's damage and the
@@ -399,9 +397,7 @@ impl TapeInfo {
 /// Reads `tape` once and reports its gaps.
 pub fn find_gaps(tape: Tape, opts: &GapOptions) -> Result<GapReport, TapeError> {
     let info = TapeInfo::of(&tape);
-    let mut finder = GapFinder::new(opts.min_gap_ns, info.series.len());
-    let end = read_events(tape, opts.filter.clone(), opts.read, |seg, ev| {
-        finder.push(seg, ev)
-    })?;
+    let finder = GapFinder::new(opts.min_gap_ns, info.series.len());
+    let (end, finder) = read_finding_gaps(tape, opts.filter.clone(), opts.read, finder, |_, _| {})?;
     Ok(finder.finish(&info, &end))
 }

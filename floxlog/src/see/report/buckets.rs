@@ -71,6 +71,20 @@ pub struct SymbolSeries {
     pub bid_qty: Series,
     /// Quantity at the best ask then.
     pub ask_qty: Series,
+    /// Trades of the latest bucket, added in integers and put in `price`
+    /// and `volume` when a trade of a later bucket comes, before buckets
+    /// merge, and at the end: no float conversion per trade.
+    acc: TradeAcc,
+}
+
+/// One bucket's trades, not yet in the series.
+#[derive(Clone, Copy, Debug, Default)]
+struct TradeAcc {
+    bucket: usize,
+    /// Trades taken (0: nothing to put).
+    n: u64,
+    last_price: i64,
+    qty: i128,
 }
 
 impl SymbolSeries {
@@ -83,6 +97,28 @@ impl SymbolSeries {
             spread: Series::new(false),
             bid_qty: Series::new(false),
             ask_qty: Series::new(false),
+            acc: TradeAcc::default(),
+        }
+    }
+
+    /// Takes a trade of bucket `b`.
+    fn trade(&mut self, b: usize, price_raw: i64, qty_raw: i64) {
+        self.trades += 1;
+        if self.acc.bucket != b {
+            self.put_trades();
+            self.acc.bucket = b;
+        }
+        self.acc.n += 1;
+        self.acc.last_price = price_raw;
+        self.acc.qty += i128::from(qty_raw);
+    }
+
+    /// Puts the accumulated trades in their bucket.
+    fn put_trades(&mut self) {
+        let a = std::mem::take(&mut self.acc);
+        if a.n > 0 {
+            self.price.put(a.bucket, a.last_price as f64 / SCALE);
+            self.volume.put(a.bucket, a.qty as f64 / SCALE);
         }
     }
 
@@ -101,6 +137,7 @@ impl SymbolSeries {
     }
 
     fn halve(&mut self) {
+        self.put_trades();
         for s in [
             &mut self.price,
             &mut self.volume,
@@ -205,11 +242,7 @@ impl Buckets {
             }
         };
         match ev {
-            Event::Trade(t) => {
-                s.trades += 1;
-                s.price.put(b, t.price_raw as f64 / SCALE);
-                s.volume.put(b, t.qty_raw as f64 / SCALE);
-            }
+            Event::Trade(t) => s.trade(b, t.price_raw, t.qty_raw),
             Event::Book(bk) => {
                 s.book_events += 1;
                 self.books.push(bk, b, s);
@@ -221,6 +254,9 @@ impl Buckets {
     /// Applies what is still queued: call after the last event.
     pub fn finish(&mut self) {
         self.books.flush_all(&mut self.symbols);
+        for s in self.symbols.values_mut() {
+            s.put_trades();
+        }
     }
 
     #[cfg(test)]
@@ -270,6 +306,7 @@ mod tests {
         for i in 0..1000i64 {
             b.push(&trade(i * 1_000_000_000, 100 + i));
         }
+        b.finish();
         assert!(b.width as i128 * BUCKETS as i128 >= 1_000_000_000_000);
         assert!(b.width < 1_000_000_000_000 / BUCKETS as i64 * 2);
         let s = b.symbols.get(4).unwrap();

@@ -9,8 +9,8 @@ pub mod buckets;
 pub mod charts;
 pub mod html;
 
+use crate::see::gaps::feed::read_finding_gaps;
 use crate::see::gaps::{GapFinder, GapKind, GapReport, TapeInfo, DEFAULT_MIN_GAP_NS};
-use crate::see::source::read_events;
 use crate::tape::check::{inspect_tape, InspectOptions, Inspection};
 use crate::tape::{Filter, Tape, TapeError};
 use crate::time::{format_duration, format_ns};
@@ -84,21 +84,21 @@ pub fn see(tape: Tape, opts: &ReportOptions) -> Result<Seen, TapeError> {
         .collect::<Vec<_>>()
         .join(", ");
     let n = info.series.len();
-    let mut finder = GapFinder::new(opts.min_gap_ns, n);
+    let finder = GapFinder::new(opts.min_gap_ns, n);
     let mut buckets = Buckets::default();
     let mut spans = vec![None; n];
     let mut by_type = [0u64; 6];
-    let end = read_events(tape, Filter::default(), opts.read, |seg, ev| {
-        finder.push(seg, ev);
-        buckets.push(ev);
-        let ts = ev.exchange_ts_ns();
-        if let Some(s) = spans.get_mut(seg) {
-            *s = Some(s.map_or((ts, ts), |(a, b): (i64, i64)| (a.min(ts), b.max(ts))));
-        }
-        if let Some(c) = by_type.get_mut(ev.frame_type() as usize) {
-            *c += 1;
-        }
-    })?;
+    let (end, finder) =
+        read_finding_gaps(tape, Filter::default(), opts.read, finder, |seg, ev| {
+            buckets.push(ev);
+            let ts = ev.exchange_ts_ns();
+            if let Some(s) = spans.get_mut(seg) {
+                *s = Some(s.map_or((ts, ts), |(a, b): (i64, i64)| (a.min(ts), b.max(ts))));
+            }
+            if let Some(c) = by_type.get_mut(ev.frame_type() as usize) {
+                *c += 1;
+            }
+        })?;
     buckets.finish();
     let symbols = buckets.distinct_symbols();
     let gaps = finder.finish(&info, &end);
