@@ -222,6 +222,9 @@ impl<'a> Split<'a> {
             let header = *seg.header();
             let sorted = header.has(flags::SORTED);
             scratch_len = scratch_len.max(seg.scratch_len());
+            // The pages the walk over the block headers mapped (see
+            // `merge::OpenedTape::reader`).
+            file.release();
             inputs.push(Input {
                 segment: i,
                 path: &file.path,

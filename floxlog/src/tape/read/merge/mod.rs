@@ -284,10 +284,10 @@ impl OpenedTape {
             let path: &Path = &file.path;
             let data = file.bytes();
             let parsed = Segment::parse(data);
-            file.release(); // what the parse mapped (see `open`)
             let seg = match parsed {
                 Ok(s) => s,
                 Err(e) => {
+                    file.release(); // what the parse mapped (see `open`)
                     let shrunk = file.shrink_error(Some(&e));
                     let c = self.check(i);
                     let torn = shrunk.is_none() && data.is_empty();
@@ -303,6 +303,11 @@ impl OpenedTape {
             let h = *seg.header();
             let sorted = h.has(flags::SORTED);
             let seg_scratch = seg.scratch_len();
+            // What the parse and the walk over the block headers mapped
+            // (see `open`): fault-around maps whole runs of pages, so a
+            // walk that touches one header a block would otherwise leave
+            // every segment of the tape resident before the first event.
+            file.release();
             scratch_len = scratch_len.max(seg_scratch);
             cursors.push(Cursor {
                 seg_no: i,
