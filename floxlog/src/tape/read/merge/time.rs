@@ -464,12 +464,11 @@ impl TapeReader<'_> {
                 return;
             }
         }
+        // The blocks decompressed here are given back with the rest of
+        // what the stream has passed (`Cursor::passed`, every few MiB): a
+        // `madvise` per block costs the other threads of the process a TLB
+        // shoot-down each.
         c.events_read += events;
-        if compressed {
-            // Decompressed: the blocks' bytes are not needed again.
-            let end = outcome.as_ref().ok().copied().flatten();
-            c.file.release_range(at, end.unwrap_or(u64::MAX));
-        }
         match outcome {
             Ok(Some(next)) => c.next = Some(next),
             Ok(None) => c.end(None, &mut self.problems),
