@@ -10,7 +10,8 @@ use crate::tape::{Filter, Tape, TapeError};
 use floxlog_core::{Event, ReadOptions};
 use std::sync::mpsc;
 
-/// Keys a batch holds.
+/// Keys a batch holds (160 KiB, within a core's L2): 4x larger batches
+/// measured no faster (fewer wakes of the finder, colder keys).
 const BATCH: usize = 4096;
 /// Full batches in flight to the finder: the reader waits past this, so
 /// at most this many plus the two being filled and emptied exist.
