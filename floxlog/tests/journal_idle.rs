@@ -6,21 +6,14 @@
 //!
 //! One test in its own binary: the process's memory is this writer's.
 
+mod common;
+
+use common::status;
 use floxlog::synth::mixed_event;
 use floxlog::tape::{Layout, TapeWriter, TapeWriterConfig};
 use std::time::Duration;
 
 const LIMIT: u64 = 96 << 20;
-
-/// A `kB` field of `/proc/self/status`, in bytes.
-fn status(field: &str) -> u64 {
-    let s = std::fs::read_to_string("/proc/self/status").unwrap();
-    s.lines()
-        .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
-        .and_then(|v| v.trim().strip_suffix("kB")?.trim().parse::<u64>().ok())
-        .unwrap_or_else(|| panic!("no {field} in /proc/self/status"))
-        * 1024
-}
 
 /// Pages dirtied on the machine so far, in bytes.
 fn dirtied() -> u64 {

@@ -10,22 +10,15 @@
 
 #![cfg(target_os = "linux")]
 
+mod common;
+
+use common::status;
 use floxlog::core::{Compression, ReadOptions};
 use floxlog::see::source::read_events;
 use floxlog::synth::{generate, SynthConfig};
 use floxlog::tape::{Durability, Filter, OpenOptions, Tape, TapeWriter, TapeWriterConfig};
 
 const SEGMENT: u64 = 4 << 20;
-
-/// A `kB` field of `/proc/self/status`, in bytes.
-fn status(field: &str) -> u64 {
-    let s = std::fs::read_to_string("/proc/self/status").unwrap();
-    s.lines()
-        .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
-        .and_then(|v| v.trim().strip_suffix("kB")?.trim().parse::<u64>().ok())
-        .unwrap_or_else(|| panic!("no {field} in /proc/self/status"))
-        * 1024
-}
 
 #[test]
 fn a_time_order_read_holds_about_one_segment_resident_not_the_tape() {

@@ -73,3 +73,13 @@ pub fn recover_then_verify(dir: &std::path::Path, ctx: &str) {
     let errors = verify_errors(dir);
     assert!(errors.is_empty(), "{ctx}: {errors:?}");
 }
+
+/// A `kB` field of `/proc/self/status`, in bytes (Linux).
+pub fn status(field: &str) -> u64 {
+    let s = std::fs::read_to_string("/proc/self/status").unwrap();
+    s.lines()
+        .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
+        .and_then(|v| v.trim().strip_suffix("kB")?.trim().parse::<u64>().ok())
+        .unwrap_or_else(|| panic!("no {field} in /proc/self/status"))
+        * 1024
+}
