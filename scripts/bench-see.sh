@@ -4,6 +4,9 @@
 # same run (the limit they are held to: at most 0.5x its time, since they
 # decode and do not print), with peak RSS (target under 200 MB). Three rounds,
 # interleaved; the medians are printed last. Needs /usr/bin/time.
+# BENCH_PRIO="chrt -f 10" runs each timed command under SCHED_FIFO, so that
+# other work on a small machine does not share its cores (gaps and report
+# use two threads, cat one).
 # Usage: scripts/bench-see.sh [WORKDIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,7 +20,7 @@ TAPE=$WORK/see-5m
   --max-segment-bytes 64M >/dev/null
 du -sh "$TAPE"
 # One timed run: prints "SECONDS KIB".
-run() { /usr/bin/time -f "%e %M" "$@" 2>&1 >/dev/null | tail -1; }
+run() { ${BENCH_PRIO:-} /usr/bin/time -f "%e %M" "$@" 2>&1 >/dev/null | tail -1; }
 : >"$WORK/see.times"
 for round in 1 2 3; do
   echo "cat $(run "$BIN" cat --format jsonl "$TAPE")" >>"$WORK/see.times"
