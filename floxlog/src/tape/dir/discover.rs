@@ -181,6 +181,23 @@ pub(crate) fn dir_segments(
 ) -> Result<(Vec<TapeSegment>, Vec<(String, &'static str)>), TapeError> {
     let mut files: Vec<TapeSegment> = Vec::new();
     let mut skipped: Vec<(String, &'static str)> = Vec::new();
+    if crate::tape::remote::is_url(dir) {
+        // A prefix's objects are all plain objects.
+        files = crate::tape::remote::list(dir)?
+            .into_iter()
+            .filter_map(|o| {
+                Some(TapeSegment {
+                    path: dir.join(&o.name),
+                    series: segment_series(&o.name)?,
+                    name: o.name,
+                    listed: None,
+                    dir: Some(di),
+                })
+            })
+            .collect();
+        files.sort_by(|a, b| file_order(&a.name).cmp(&file_order(&b.name)));
+        return Ok((files, skipped));
+    }
     let rd = std::fs::read_dir(dir).map_err(|e| TapeError::io(dir, "listing the directory", e))?;
     for entry in rd {
         let entry = entry.map_err(|e| TapeError::io(dir, "listing the directory", e))?;
@@ -227,6 +244,20 @@ fn skipped_finding(path: &Path, what: &str) -> Finding {
     .hint("segments are regular files in the tape directory (links are not followed)")
 }
 
+/// A listed segment's file as found: `Some(Ok(size))` for a regular file
+/// (or an object the prefix's listing saw), `Some(Err(what it is))` for
+/// anything else, `None` when missing.
+fn entry_meta(path: &Path) -> Option<Result<u64, &'static str>> {
+    if crate::tape::remote::is_url(path) {
+        return crate::tape::remote::listed_size(path).map(Ok);
+    }
+    let md = std::fs::symlink_metadata(path).ok()?;
+    Some(match md.is_file() {
+        true => Ok(md.len()),
+        false => Err(not_regular(&md).unwrap_or("not a regular file")),
+    })
+}
+
 fn file_name(p: &Path) -> String {
     p.file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -236,19 +267,28 @@ fn file_name(p: &Path) -> String {
 impl Tape {
     /// Bytes of every listed segment file that exists (for progress bars).
     pub fn file_bytes(&self) -> u64 {
-        let sizes = self
-            .segments
-            .iter()
-            .filter_map(|s| std::fs::metadata(&s.path).ok());
-        sizes.map(|m| m.len()).sum()
+        let sizes =
+            self.segments
+                .iter()
+                .filter_map(|s| match crate::tape::remote::is_url(&s.path) {
+                    true => crate::tape::remote::listed_size(&s.path),
+                    false => std::fs::metadata(&s.path).ok().map(|m| m.len()),
+                });
+        sizes.sum()
     }
 
     /// Lists the segments of each input, in the order given.
     pub fn open(inputs: &[PathBuf], opts: OpenOptions) -> Result<Tape, TapeError> {
         let mut tape = Tape::default();
         for p in inputs {
-            let md = std::fs::metadata(p).map_err(|e| TapeError::io(p, "opening the input", e))?;
-            if md.is_dir() {
+            let is_dir = if crate::tape::remote::is_url(p) {
+                crate::tape::remote::kind(p)? == crate::tape::remote::Kind::Prefix
+            } else {
+                let md =
+                    std::fs::metadata(p).map_err(|e| TapeError::io(p, "opening the input", e))?;
+                md.is_dir()
+            };
+            if is_dir {
                 tape.add_dir(p, opts)?;
             } else {
                 tape.segments.push(TapeSegment::file(p));
@@ -364,21 +404,20 @@ impl Tape {
                 continue;
             }
             let path = dir.join(&s.name);
-            match std::fs::symlink_metadata(&path) {
-                Ok(md) if !md.is_file() => self.note(
+            match entry_meta(&path) {
+                Some(Err(what)) => self.note(
                     Finding::new(
                         Severity::Error,
                         FindingKind::NotAFile,
                         Some(&path),
                         format!(
-                            "listed in the manifest, but {}; not read",
-                            not_regular(&md).unwrap_or("not a regular file")
+                            "listed in the manifest, but {what}; not read",
                         ),
                     )
                     .hint("segments are regular files in the tape directory: put the segment itself there"),
                 ),
-                Ok(md) => {
-                    if md.len() != s.size_bytes {
+                Some(Ok(len)) => {
+                    if len != s.size_bytes {
                         self.note(
                             Finding::new(
                                 Severity::Error,
@@ -386,8 +425,7 @@ impl Tape {
                                 Some(&path),
                                 format!(
                                     "manifest says {} bytes, the file has {}",
-                                    s.size_bytes,
-                                    md.len()
+                                    s.size_bytes, len
                                 ),
                             )
                             .hint(Hint::new(
