@@ -227,3 +227,31 @@ def test_wrong_credentials_are_refused(s3):
     assert "403 Forbidden" in bad.stderr
     assert url("corpus/tapes/flox-rotation/tape") in bad.stderr
     assert "wrong-secret" not in bad.stderr
+
+
+def test_diff_of_url_and_local_copy_is_identical(s3):
+    for extra in ([], ["--bytes"]):
+        r = s3.run("diff", *extra, url("demo"), s3.local["demo"])
+        assert r.returncode == 0, r.stderr
+        assert r.stdout.strip()
+    other = url("corpus/tapes/flox-rotation/tape")
+    r = s3.run("diff", other, s3.local["demo"])
+    assert r.returncode == 1, r.stderr
+
+
+def test_book_and_export_from_a_url_equal_local(s3, tmp_path):
+    last = json.loads(s3.run("cat", "--type", "book", s3.local["demo"]).stdout.splitlines()[-1])
+    at = str(last["exchange_ts_ns"])
+    sym = str(last["symbol_id"])
+    local = s3.run("book", "--symbol", sym, "--at", at, "--json", s3.local["demo"])
+    remote = s3.run("book", "--symbol", sym, "--at", at, "--json", url("demo"))
+    assert (remote.returncode, remote.stdout) == (0, local.stdout), remote.stderr
+    assert json.loads(remote.stdout)["bids"]
+    a, b = tmp_path / "a", tmp_path / "b"
+    local = s3.run("export", s3.local["demo"], "-o", a)
+    remote = s3.run("export", url("demo"), "-o", b)
+    assert remote.returncode == 0 == local.returncode, remote.stderr
+    files = sorted(p.relative_to(a) for p in a.rglob("*.parquet"))
+    assert files and files == sorted(p.relative_to(b) for p in b.rglob("*.parquet"))
+    for f in files:
+        assert (a / f).read_bytes() == (b / f).read_bytes()

@@ -130,3 +130,18 @@ pub fn refuse_writing(url: &Path) -> TapeError {
         url.display()
     ))
 }
+
+#[cfg(all(test, not(feature = "object-store")))]
+mod without_feature {
+    #[test]
+    fn a_url_is_a_usage_error_naming_the_feature() {
+        let url = std::path::PathBuf::from("s3://b/tape");
+        let e = crate::tape::Tape::open(&[url], Default::default()).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        let msg = e.to_string();
+        assert!(
+            msg.starts_with("s3://b/tape: ") && msg.contains("`object-store` feature"),
+            "{msg}"
+        );
+    }
+}

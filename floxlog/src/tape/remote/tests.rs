@@ -259,3 +259,11 @@ fn st_get(store: &InMemory, prefix: &str, name: &str) -> Vec<u8> {
             .to_vec()
     })
 }
+
+#[test]
+fn one_runtime_per_process() {
+    // A second use in the same process reuses it (another pid would not:
+    // see runtime.rs; a fork cannot be tested without forking the test
+    // harness).
+    assert!(Arc::ptr_eq(&state().unwrap(), &state().unwrap()));
+}
