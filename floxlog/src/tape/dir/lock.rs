@@ -135,6 +135,10 @@ pub fn holder_pid(dir: &Path) -> Option<u32> {
 
 /// What the lock file holds (at most a pid), read without blocking.
 fn holder_text(dir: &Path) -> Option<String> {
+    // Object storage has no lock files (see writer_is_live).
+    if crate::tape::remote::is_url(dir) {
+        return None;
+    }
     let mut file = crate::tape::dir::files::open_regular(&dir.join(LOCK_FILE), false).ok()?;
     let mut pid = String::new();
     // A pid is a few bytes: a bigger file is not one.
