@@ -52,6 +52,12 @@ fn seen(url: &Path) -> Option<Seen> {
     g.as_ref()?.get(url.to_str()?).cloned()
 }
 
+/// The listing's lock, held (see `runtime::fork_holding_locks`).
+#[cfg(all(test, unix))]
+pub fn seen_lock() -> std::sync::MutexGuard<'static, Option<HashMap<String, Seen>>> {
+    SEEN.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
 /// The size the last listing saw of `url`.
 pub fn listed_size(url: &Path) -> Option<u64> {
     seen(url).map(|s| s.size)

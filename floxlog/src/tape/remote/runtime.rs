@@ -55,6 +55,18 @@ pub fn state() -> Result<Arc<State>, TapeError> {
     Ok(s)
 }
 
+/// `fork(2)` with this module's locks (and the listing's) held, so that
+/// the child never inherits one held by another thread (tests: a forked
+/// child makes its own runtime).
+#[cfg(all(test, unix))]
+pub fn fork_holding_locks() -> i32 {
+    let _state = STATE.lock().unwrap_or_else(PoisonError::into_inner);
+    let _seen = super::fetch::seen_lock();
+    // SAFETY: the caller's child only runs Rust code that takes these
+    // locks after they are released, and leaves by `_exit`.
+    unsafe { libc::fork() }
+}
+
 impl State {
     /// Runs `f` to completion from synchronous code (on another thread when
     /// the caller is itself inside a runtime, where `block_on` would panic).

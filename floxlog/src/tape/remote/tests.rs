@@ -267,3 +267,37 @@ fn one_runtime_per_process() {
     // harness).
     assert!(Arc::ptr_eq(&state().unwrap(), &state().unwrap()));
 }
+
+#[cfg(unix)]
+#[test]
+fn a_forked_child_makes_its_own_runtime() {
+    let parent = state().unwrap();
+    let store = InMemory::new();
+    put(&store, "f/1.floxlog", b"forked");
+    let pid = super::runtime::fork_holding_locks();
+    assert!(pid >= 0, "fork failed");
+    if pid == 0 {
+        // SAFETY: a hang in the child ends it (SIGALRM) rather than the test run.
+        unsafe { libc::alarm(60) };
+        let ok = (|| {
+            let st = state().ok()?;
+            if Arc::ptr_eq(&st, &parent) {
+                return None;
+            }
+            let url = Path::new("s3://mem/f/1.floxlog");
+            let k = Key::from("f/1.floxlog");
+            let got = st.block_on(fetch_in(&store, url, &k, None, 2)).ok()?;
+            (got == b"forked").then_some(())
+        })();
+        // SAFETY: leaves the child without running the harness's exit.
+        unsafe { libc::_exit(if ok.is_some() { 0 } else { 1 }) };
+    }
+    let mut status = 0;
+    // SAFETY: waits for the child forked above.
+    let r = unsafe { libc::waitpid(pid, &mut status, 0) };
+    assert_eq!(r, pid);
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "the child's status: {status}"
+    );
+}
