@@ -37,6 +37,25 @@ fn remember(url: &str, s: Seen) {
         .insert(url.to_string(), s);
 }
 
+/// Prefixes listed whole, so that a side file they lack is known absent
+/// without a request.
+static LISTED: Mutex<Option<std::collections::HashSet<String>>> = Mutex::new(None);
+
+fn prefix_key(url: &Path) -> String {
+    url.to_string_lossy().trim_end_matches('/').to_string()
+}
+
+fn mark_listed(url: &Path) {
+    let mut g = LISTED.lock().unwrap_or_else(PoisonError::into_inner);
+    g.get_or_insert_with(Default::default)
+        .insert(prefix_key(url));
+}
+
+fn was_listed(url: &Path) -> bool {
+    let g = LISTED.lock().unwrap_or_else(PoisonError::into_inner);
+    g.as_ref().is_some_and(|s| s.contains(&prefix_key(url)))
+}
+
 /// Forgets the objects seen under prefix `url` (a new listing replaces
 /// them: one deleted since is missing, not remembered).
 fn forget_under(url: &Path) {
@@ -100,6 +119,11 @@ pub fn fetch(url: &Path) -> Result<Vec<u8>, TapeError> {
 
 /// A side file's bytes; `Ok(None)`: no such object.
 pub fn read_side(url: &Path) -> std::io::Result<Option<Vec<u8>>> {
+    // Not among its prefix's objects: absent (one request fewer per side
+    // file a tape lacks).
+    if seen(url).is_none() && url.parent().is_some_and(was_listed) {
+        return Ok(None);
+    }
     let r = resolve(url).and_then(|(store, k)| {
         let s = seen(url);
         run(fetch_in(store.as_ref(), url, &k, s, PART_BYTES))?
@@ -124,9 +148,11 @@ pub async fn kind_in(store: &dyn ObjectStore, url: &Path, k: &Key) -> Result<Kin
         .await
         .map_err(|e| error(url, "listing the prefix", e))?;
     if !l.objects.is_empty() || !l.common_prefixes.is_empty() {
+        forget_under(url);
         for o in &l.objects {
             remember(&child(url, o), Seen::from(o));
         }
+        mark_listed(url);
         return Ok(Kind::Prefix);
     }
     let m = store.head(k).await.map_err(|e| {
@@ -166,6 +192,7 @@ pub async fn list_in(
             size: o.size,
         });
     }
+    mark_listed(url);
     Ok(v)
 }
 

@@ -301,3 +301,25 @@ fn a_forked_child_makes_its_own_runtime() {
         "the child's status: {status}"
     );
 }
+
+#[test]
+fn side_files_a_listed_prefix_lacks_cost_no_request() {
+    let store = Arc::new(InMemory::new());
+    put(&store, "s/1.floxlog", b"x");
+    put(&store, "s/metadata.json", b"{}");
+    state().unwrap().set_store("memside", store.clone());
+    let dir = Path::new("s3://memside/s");
+    assert_eq!(super::kind(dir).unwrap(), Kind::Prefix);
+    // Put after the listing: a side file the listing did not see is absent.
+    put(&store, "s/manifest.json", b"{}");
+    assert_eq!(super::read_side(&dir.join("manifest.json")).unwrap(), None);
+    assert_eq!(
+        super::read_side(&dir.join("metadata.json"))
+            .unwrap()
+            .unwrap(),
+        b"{}"
+    );
+    // An unlisted prefix: asked.
+    let other = Path::new("s3://memside/s2/manifest.json");
+    assert_eq!(super::read_side(other).unwrap(), None);
+}
