@@ -60,7 +60,16 @@ fn main() -> ExitCode {
     // flags); the C ABI and Python render their own.
     floxlog::tape::set_program_vocabulary(&cmd::words::Cli);
     let cli = Cli::parse();
-    let r = match cli.cmd {
+    let r = match cmd::local::check(&cli.cmd) {
+        Err(e) => Err(e),
+        Ok(_) => run(cli.cmd),
+    };
+    finish(r)
+}
+
+/// Runs the subcommand.
+fn run(cmd: Cmd) -> cmd::common::CmdResult {
+    match cmd {
         Cmd::Inspect(a) => cmd::inspect::run(a),
         Cmd::Verify(a) => cmd::verify::run(a),
         Cmd::Diff(a) => cmd::diff::run(a),
@@ -76,7 +85,11 @@ fn main() -> ExitCode {
         Cmd::Manifest(a) => cmd::manifest::run(a),
         Cmd::Conformance(a) => cmd::conformance::run(a),
         Cmd::Demo(a) => cmd::demo::run(a),
-    };
+    }
+}
+
+/// The exit code of `r`, its error printed.
+fn finish(r: cmd::common::CmdResult) -> ExitCode {
     // A report cut short by a write error is not a success.
     match (r, stdout::finish()) {
         (Err(e), _) => {

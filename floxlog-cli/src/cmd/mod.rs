@@ -12,6 +12,7 @@ pub mod encode;
 pub mod export;
 pub mod gaps;
 pub mod inspect;
+pub mod local;
 pub mod manifest;
 pub mod recover;
 pub mod reindex;

@@ -12,6 +12,7 @@
 //! - [`tail`]: live tailing across rotations.
 //! - [`writer`] (with its journal mode): writing with rotation and
 //!   durability.
+//! - [`remote`]: tapes on object storage (`s3://`), read in place.
 //! - `wake`: the tape's shared wake page (a journal writer wakes its
 //!   sleeping tailers through it).
 //!
@@ -26,6 +27,7 @@ mod error;
 mod hint;
 mod journal;
 pub mod read;
+pub mod remote;
 mod report;
 pub mod tail;
 pub(crate) mod wake;

@@ -77,6 +77,9 @@ fn refused(what: &str) -> io::Error {
 /// something else.
 pub fn read_side_file(path: &Path) -> io::Result<Option<Vec<u8>>> {
     use std::io::Read;
+    if crate::tape::remote::is_url(path) {
+        return crate::tape::remote::read_side(path);
+    }
     let mut f = match open_regular(path, false) {
         Ok(f) => f,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),

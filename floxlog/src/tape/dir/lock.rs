@@ -102,6 +102,10 @@ fn try_lock_patiently(file: &File) -> Result<(), TryLockError> {
 /// shared lock, released at once. A lock file that is not a regular file
 /// (a FIFO would block the open) counts as no writer.
 pub fn writer_is_live(dir: &Path) -> bool {
+    // Object storage has no lock files: writers stay local.
+    if crate::tape::remote::is_url(dir) {
+        return false;
+    }
     let Ok(file) = crate::tape::dir::files::open_regular(&dir.join(LOCK_FILE), false) else {
         return false;
     };
@@ -131,6 +135,10 @@ pub fn holder_pid(dir: &Path) -> Option<u32> {
 
 /// What the lock file holds (at most a pid), read without blocking.
 fn holder_text(dir: &Path) -> Option<String> {
+    // Object storage has no lock files (see writer_is_live).
+    if crate::tape::remote::is_url(dir) {
+        return None;
+    }
     let mut file = crate::tape::dir::files::open_regular(&dir.join(LOCK_FILE), false).ok()?;
     let mut pid = String::new();
     // A pid is a few bytes: a bigger file is not one.

@@ -20,6 +20,9 @@ use std::path::{Path, PathBuf};
 
 enum Data {
     Map(Mapped),
+    /// A segment object fetched from object storage (`crate::tape::remote`):
+    /// bytes in memory, which nothing can shrink.
+    Remote(Vec<u8>),
     Empty,
 }
 
@@ -51,6 +54,18 @@ impl SegmentFile {
     /// [`SegmentFile::open`]; `follow`: whether a symbolic link is
     /// followed (not for a file found in a tape directory).
     pub fn open_with(path: &Path, follow: bool) -> Result<SegmentFile, TapeError> {
+        if crate::tape::remote::is_url(path) {
+            let b = crate::tape::remote::fetch(path)?;
+            return Ok(SegmentFile {
+                path: path.to_path_buf(),
+                data: if b.is_empty() {
+                    Data::Empty
+                } else {
+                    Data::Remote(b)
+                },
+                id: (0, 0),
+            });
+        }
         let f = crate::tape::dir::files::open_regular(path, follow)
             .map_err(|e| TapeError::io(path, "opening the segment", e))?;
         let meta = f
@@ -87,6 +102,7 @@ impl SegmentFile {
     pub fn bytes(&self) -> &[u8] {
         match &self.data {
             Data::Map(m) => &m.map,
+            Data::Remote(b) => b,
             Data::Empty => &[],
         }
     }
@@ -134,6 +150,9 @@ impl SegmentFile {
     /// names another file, or it cannot be opened): for a walk that reads
     /// through read(2) rather than faulting the map's pages in.
     pub fn reopen(&self) -> Option<std::fs::File> {
+        if crate::tape::remote::is_url(&self.path) {
+            return None;
+        }
         let f = crate::tape::dir::files::open_regular(&self.path, true).ok()?;
         let id = file_id(&f.metadata().ok()?);
         (id == self.id).then_some(f)
@@ -156,6 +175,9 @@ impl SegmentFile {
     pub fn shrunk(&self) -> Option<u64> {
         let fault = match &self.data {
             Data::Map(m) => m.guard.as_ref().and_then(guard::Guard::fault_at),
+            // Bytes in memory, checked whole against the listing.
+            Data::Remote(_) => return None,
+            Data::Empty if crate::tape::remote::is_url(&self.path) => return None,
             Data::Empty => None,
         };
         let now = std::fs::metadata(&self.path)

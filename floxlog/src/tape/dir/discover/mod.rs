@@ -181,6 +181,23 @@ pub(crate) fn dir_segments(
 ) -> Result<(Vec<TapeSegment>, Vec<(String, &'static str)>), TapeError> {
     let mut files: Vec<TapeSegment> = Vec::new();
     let mut skipped: Vec<(String, &'static str)> = Vec::new();
+    if crate::tape::remote::is_url(dir) {
+        // A prefix's objects are all plain objects.
+        files = crate::tape::remote::list(dir)?
+            .into_iter()
+            .filter_map(|o| {
+                Some(TapeSegment {
+                    path: dir.join(&o.name),
+                    series: segment_series(&o.name)?,
+                    name: o.name,
+                    listed: None,
+                    dir: Some(di),
+                })
+            })
+            .collect();
+        files.sort_by(|a, b| file_order(&a.name).cmp(&file_order(&b.name)));
+        return Ok((files, skipped));
+    }
     let rd = std::fs::read_dir(dir).map_err(|e| TapeError::io(dir, "listing the directory", e))?;
     for entry in rd {
         let entry = entry.map_err(|e| TapeError::io(dir, "listing the directory", e))?;
@@ -227,6 +244,20 @@ fn skipped_finding(path: &Path, what: &str) -> Finding {
     .hint("segments are regular files in the tape directory (links are not followed)")
 }
 
+/// A listed segment's file as found: `Some(Ok(size))` for a regular file
+/// (or an object the prefix's listing saw), `Some(Err(what it is))` for
+/// anything else, `None` when missing.
+fn entry_meta(path: &Path) -> Option<Result<u64, &'static str>> {
+    if crate::tape::remote::is_url(path) {
+        return crate::tape::remote::listed_size(path).map(Ok);
+    }
+    let md = std::fs::symlink_metadata(path).ok()?;
+    Some(match md.is_file() {
+        true => Ok(md.len()),
+        false => Err(not_regular(&md).unwrap_or("not a regular file")),
+    })
+}
+
 fn file_name(p: &Path) -> String {
     p.file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -236,19 +267,28 @@ fn file_name(p: &Path) -> String {
 impl Tape {
     /// Bytes of every listed segment file that exists (for progress bars).
     pub fn file_bytes(&self) -> u64 {
-        let sizes = self
-            .segments
-            .iter()
-            .filter_map(|s| std::fs::metadata(&s.path).ok());
-        sizes.map(|m| m.len()).sum()
+        let sizes =
+            self.segments
+                .iter()
+                .filter_map(|s| match crate::tape::remote::is_url(&s.path) {
+                    true => crate::tape::remote::listed_size(&s.path),
+                    false => std::fs::metadata(&s.path).ok().map(|m| m.len()),
+                });
+        sizes.sum()
     }
 
     /// Lists the segments of each input, in the order given.
     pub fn open(inputs: &[PathBuf], opts: OpenOptions) -> Result<Tape, TapeError> {
         let mut tape = Tape::default();
         for p in inputs {
-            let md = std::fs::metadata(p).map_err(|e| TapeError::io(p, "opening the input", e))?;
-            if md.is_dir() {
+            let is_dir = if crate::tape::remote::is_url(p) {
+                crate::tape::remote::kind(p)? == crate::tape::remote::Kind::Prefix
+            } else {
+                let md =
+                    std::fs::metadata(p).map_err(|e| TapeError::io(p, "opening the input", e))?;
+                md.is_dir()
+            };
+            if is_dir {
                 tape.add_dir(p, opts)?;
             } else {
                 tape.segments.push(TapeSegment::file(p));
@@ -364,21 +404,20 @@ impl Tape {
                 continue;
             }
             let path = dir.join(&s.name);
-            match std::fs::symlink_metadata(&path) {
-                Ok(md) if !md.is_file() => self.note(
+            match entry_meta(&path) {
+                Some(Err(what)) => self.note(
                     Finding::new(
                         Severity::Error,
                         FindingKind::NotAFile,
                         Some(&path),
                         format!(
-                            "listed in the manifest, but {}; not read",
-                            not_regular(&md).unwrap_or("not a regular file")
+                            "listed in the manifest, but {what}; not read",
                         ),
                     )
                     .hint("segments are regular files in the tape directory: put the segment itself there"),
                 ),
-                Ok(md) => {
-                    if md.len() != s.size_bytes {
+                Some(Ok(len)) => {
+                    if len != s.size_bytes {
                         self.note(
                             Finding::new(
                                 Severity::Error,
@@ -386,8 +425,7 @@ impl Tape {
                                 Some(&path),
                                 format!(
                                     "manifest says {} bytes, the file has {}",
-                                    s.size_bytes,
-                                    md.len()
+                                    s.size_bytes, len
                                 ),
                             )
                             .hint(Hint::new(
@@ -587,134 +625,4 @@ impl Tape {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A writer of a new tape at `p`, created at time 1.
-    fn writer(p: &Path, cfg: crate::tape::TapeWriterConfig) -> crate::tape::TapeWriter {
-        crate::tape::TapeWriter::create(
-            p,
-            crate::tape::TapeWriterConfig {
-                created_ns: Some(1),
-                ..cfg
-            },
-        )
-        .unwrap()
-    }
-
-    #[test]
-    fn manifest_names_stay_inside_the_tape_directory() {
-        for ok in ["trades-000000.bin", "1714.floxlog", "a..b.floxlog"] {
-            assert!(is_plain_file_name(ok), "{ok}");
-        }
-        for bad in [
-            "",
-            ".",
-            "..",
-            "../x.floxlog",
-            "/etc/passwd",
-            "a/b.floxlog",
-            "a\\b",
-            "./x",
-        ] {
-            assert!(!is_plain_file_name(bad), "{bad}");
-        }
-    }
-
-    #[test]
-    fn flox_segments_sort_by_their_number() {
-        let mut v = vec![
-            "1000.floxlog",
-            "998.floxlog",
-            "trades-000000.bin",
-            "-5.floxlog",
-        ];
-        v.sort_by(|a, b| file_order(a).cmp(&file_order(b)));
-        assert_eq!(
-            v,
-            [
-                "-5.floxlog",
-                "998.floxlog",
-                "1000.floxlog",
-                "trades-000000.bin"
-            ]
-        );
-    }
-
-    #[test]
-    fn symbol_ids_resolve_numbers_and_metadata_names() {
-        let d = tempfile::tempdir().unwrap();
-        let p = d.path().join("t");
-        let mut w = writer(&p, crate::tape::TapeWriterConfig::default());
-        w.set_metadata(serde_json::json!({"symbols": [
-            {"symbol_id": 7, "name": "BTCUSDT"},
-            {"symbol_id": 9, "name": "ETHUSDT"},
-        ]}));
-        w.append(&crate::synth::mixed_event(1, 0).as_event())
-            .unwrap();
-        w.close().unwrap();
-        let tape = Tape::open(std::slice::from_ref(&p), OpenOptions::default()).unwrap();
-        assert_eq!(tape.symbol_ids::<&str>(&[]).unwrap(), None);
-        assert_eq!(
-            tape.symbol_ids(&[" ethusdt ", "3", "BTCUSDT", "9"])
-                .unwrap(),
-            Some(vec![3, 7, 9])
-        );
-        let e = tape.symbol_ids(&["SOLUSDT".to_string()]).unwrap_err();
-        assert_eq!(e.exit_code(), 2);
-        assert_eq!(
-            e.message,
-            "unknown symbol `SOLUSDT`: give a numeric symbol_id or one of: BTCUSDT, ETHUSDT"
-        );
-        // Without metadata.json only numbers resolve.
-        std::fs::remove_file(p.join("metadata.json")).unwrap();
-        let tape = Tape::open(&[p], OpenOptions::default()).unwrap();
-        assert_eq!(tape.symbol_ids(&["42"]).unwrap(), Some(vec![42]));
-        let e = tape.symbol_ids(&["BTCUSDT"]).unwrap_err();
-        assert!(
-            e.message
-                .ends_with("(the tape has no metadata.json with names)"),
-            "{e}"
-        );
-    }
-
-    #[test]
-    fn open_for_rewrite_ignores_the_manifest_and_checks_single_output() {
-        let d = tempfile::tempdir().unwrap();
-        let p = d.path().join("t");
-        let mut w = writer(
-            &p,
-            crate::tape::TapeWriterConfig {
-                max_segment_bytes: 4096,
-                ..Default::default()
-            },
-        );
-        for i in 0..500 {
-            w.append(&crate::synth::mixed_event(1, i).as_event())
-                .unwrap();
-        }
-        w.close().unwrap();
-        let tape = Tape::open_for_rewrite(std::slice::from_ref(&p), false).unwrap();
-        assert!(tape.segments.len() > 1);
-        assert!(tape.dirs[0].manifest.is_none());
-        assert!(tape.segments.iter().all(|s| s.listed.is_none()));
-        let e = Tape::open_for_rewrite(&[p], true).unwrap_err();
-        assert_eq!(e.message, "--output needs exactly one input segment");
-        let one = Tape::open_for_rewrite(&[tape.segments[0].path.clone()], true).unwrap();
-        assert_eq!(one.segments.len(), 1);
-    }
-
-    #[test]
-    fn series_names() {
-        assert_eq!(segment_series("1714.floxlog").as_deref(), Some("mixed"));
-        assert_eq!(
-            segment_series("trades-000000.bin").as_deref(),
-            Some("trades")
-        );
-        assert_eq!(segment_series("book-000012.bin").as_deref(), Some("book"));
-        assert_eq!(segment_series("book-12.bin"), None);
-        assert_eq!(segment_series(".manifest"), None);
-        assert_eq!(segment_series("manifest.json"), None);
-        assert_eq!(segment_series("x.floxlog.damaged"), None);
-    }
-}
+mod tests;

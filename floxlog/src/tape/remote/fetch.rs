@@ -1,0 +1,266 @@
+//! Listing prefixes and fetching objects by range requests, checked
+//! against what the listing saw.
+
+use super::store::{changed, error};
+use super::url::split;
+use super::{Entry, Kind, PARTS_IN_FLIGHT, PART_BYTES};
+use crate::tape::error::TapeError;
+use futures_util::{StreamExt, TryStreamExt};
+use object_store::path::Path as Key;
+use object_store::{GetOptions, GetRange, ObjectMeta, ObjectStore, ObjectStoreExt};
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::{Mutex, PoisonError};
+
+/// What a listing saw of an object: reads check they get the same one.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Seen {
+    pub size: u64,
+    pub e_tag: Option<String>,
+}
+
+impl From<&ObjectMeta> for Seen {
+    fn from(m: &ObjectMeta) -> Seen {
+        Seen {
+            size: m.size,
+            e_tag: m.e_tag.clone(),
+        }
+    }
+}
+
+/// The objects listings (and looks) saw, by URL: the newest sighting wins.
+static SEEN: Mutex<Option<HashMap<String, Seen>>> = Mutex::new(None);
+
+fn remember(url: &str, s: Seen) {
+    let mut g = SEEN.lock().unwrap_or_else(PoisonError::into_inner);
+    g.get_or_insert_with(HashMap::new)
+        .insert(url.to_string(), s);
+}
+
+/// Prefixes listed whole, so that a side file they lack is known absent
+/// without a request.
+static LISTED: Mutex<Option<std::collections::HashSet<String>>> = Mutex::new(None);
+
+fn prefix_key(url: &Path) -> String {
+    url.to_string_lossy().trim_end_matches('/').to_string()
+}
+
+fn mark_listed(url: &Path) {
+    let mut g = LISTED.lock().unwrap_or_else(PoisonError::into_inner);
+    g.get_or_insert_with(Default::default)
+        .insert(prefix_key(url));
+}
+
+fn was_listed(url: &Path) -> bool {
+    let g = LISTED.lock().unwrap_or_else(PoisonError::into_inner);
+    g.as_ref().is_some_and(|s| s.contains(&prefix_key(url)))
+}
+
+/// Forgets the objects seen under prefix `url` (a new listing replaces
+/// them: one deleted since is missing, not remembered).
+fn forget_under(url: &Path) {
+    let p = format!("{}/", url.to_string_lossy().trim_end_matches('/'));
+    let mut g = SEEN.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some(m) = g.as_mut() {
+        m.retain(|k, _| !k.starts_with(&p));
+    }
+}
+
+fn seen(url: &Path) -> Option<Seen> {
+    let g = SEEN.lock().unwrap_or_else(PoisonError::into_inner);
+    g.as_ref()?.get(url.to_str()?).cloned()
+}
+
+/// The listing's lock, held (see `runtime::fork_holding_locks`).
+#[cfg(all(test, unix))]
+pub fn seen_lock() -> std::sync::MutexGuard<'static, Option<HashMap<String, Seen>>> {
+    SEEN.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The size the last listing saw of `url`.
+pub fn listed_size(url: &Path) -> Option<u64> {
+    seen(url).map(|s| s.size)
+}
+
+fn key(url: &Path, k: &str) -> Result<Key, TapeError> {
+    Key::parse(k)
+        .map_err(|e| TapeError::usage(format!("{}: not an object key: {e}", url.display())))
+}
+
+/// A URL, its bucket's store and its key.
+fn resolve(url: &Path) -> Result<(std::sync::Arc<dyn ObjectStore>, Key), TapeError> {
+    let (bucket, k) = split(url)?;
+    let st = super::runtime::state()?;
+    Ok((st.store(bucket)?, key(url, k)?))
+}
+
+fn run<T: Send>(f: impl std::future::Future<Output = T> + Send) -> Result<T, TapeError> {
+    Ok(super::runtime::state()?.block_on(f))
+}
+
+/// Whether `url` is a prefix with objects under it or one object.
+pub fn kind(url: &Path) -> Result<Kind, TapeError> {
+    let (store, k) = resolve(url)?;
+    run(kind_in(store.as_ref(), url, &k))?
+}
+
+/// The objects directly under prefix `url`.
+pub fn list(url: &Path) -> Result<Vec<Entry>, TapeError> {
+    let (store, k) = resolve(url)?;
+    run(list_in(store.as_ref(), url, &k))?
+}
+
+/// The bytes of object `url`, as the last listing saw it.
+pub fn fetch(url: &Path) -> Result<Vec<u8>, TapeError> {
+    let (store, k) = resolve(url)?;
+    let s = seen(url);
+    run(fetch_in(store.as_ref(), url, &k, s, PART_BYTES))?
+}
+
+/// A side file's bytes; `Ok(None)`: no such object.
+pub fn read_side(url: &Path) -> std::io::Result<Option<Vec<u8>>> {
+    // Not among its prefix's objects: absent (one request fewer per side
+    // file a tape lacks).
+    if seen(url).is_none() && url.parent().is_some_and(was_listed) {
+        return Ok(None);
+    }
+    let r = resolve(url).and_then(|(store, k)| {
+        let s = seen(url);
+        run(fetch_in(store.as_ref(), url, &k, s, PART_BYTES))?
+    });
+    match r {
+        Ok(b) => Ok(Some(b)),
+        Err(e) if e.kind == crate::tape::TapeErrorKind::Io(std::io::ErrorKind::NotFound) => {
+            Ok(None)
+        }
+        Err(e) => Err(std::io::Error::other(e.message)),
+    }
+}
+
+/// [`kind`] in `store`: a listing under `k/` first (tapes are prefixes),
+/// then a look at the object `k`.
+pub async fn kind_in(store: &dyn ObjectStore, url: &Path, k: &Key) -> Result<Kind, TapeError> {
+    if k.as_ref().is_empty() {
+        return Ok(Kind::Prefix);
+    }
+    let l = store
+        .list_with_delimiter(Some(k))
+        .await
+        .map_err(|e| error(url, "listing the prefix", e))?;
+    if !l.objects.is_empty() || !l.common_prefixes.is_empty() {
+        forget_under(url);
+        for o in &l.objects {
+            remember(&child(url, o), Seen::from(o));
+        }
+        mark_listed(url);
+        return Ok(Kind::Prefix);
+    }
+    let m = store.head(k).await.map_err(|e| {
+        let mut t = error(url, "looking up the object", e);
+        if t.kind == crate::tape::TapeErrorKind::Io(std::io::ErrorKind::NotFound) {
+            t.message = "no such object, and no objects under it as a prefix".to_string();
+        }
+        t
+    })?;
+    remember(&url.to_string_lossy(), Seen::from(&m));
+    Ok(Kind::Object)
+}
+
+/// The URL of a listed object: `url` (its prefix) and its name.
+fn child(url: &Path, o: &ObjectMeta) -> String {
+    let name = o.location.filename().unwrap_or_default();
+    url.join(name).to_string_lossy().into_owned()
+}
+
+/// [`list`] in `store`.
+pub async fn list_in(
+    store: &dyn ObjectStore,
+    url: &Path,
+    k: &Key,
+) -> Result<Vec<Entry>, TapeError> {
+    let prefix = (!k.as_ref().is_empty()).then_some(k);
+    let l = store
+        .list_with_delimiter(prefix)
+        .await
+        .map_err(|e| error(url, "listing the prefix", e))?;
+    forget_under(url);
+    let mut v = Vec::with_capacity(l.objects.len());
+    for o in &l.objects {
+        remember(&child(url, o), Seen::from(o));
+        v.push(Entry {
+            name: o.location.filename().unwrap_or_default().to_string(),
+            size: o.size,
+        });
+    }
+    mark_listed(url);
+    Ok(v)
+}
+
+/// Object `k` (named `url` in errors) in parts of `part` bytes, each
+/// conditional on the ETag `listed` saw (else on the one a first look
+/// sees). A part of another object (ETag, size or length differ) is the
+/// "changed; list again" error.
+pub async fn fetch_in(
+    store: &dyn ObjectStore,
+    url: &Path,
+    k: &Key,
+    listed: Option<Seen>,
+    part: u64,
+) -> Result<Vec<u8>, TapeError> {
+    let want = match listed {
+        Some(s) => s,
+        None => Seen::from(
+            &store
+                .head(k)
+                .await
+                .map_err(|e| error(url, "looking up the object", e))?,
+        ),
+    };
+    let len = usize::try_from(want.size).map_err(|_| too_big(url, want.size))?;
+    let mut buf = Vec::new();
+    buf.try_reserve_exact(len)
+        .map_err(|_| too_big(url, want.size))?;
+    let part = part.max(1);
+    let starts = (0..want.size).step_by(usize::try_from(part).unwrap_or(usize::MAX));
+    let parts = futures_util::stream::iter(starts).map(|at| {
+        let r = at..(at + part).min(want.size);
+        let want = &want;
+        async move {
+            let opts = GetOptions {
+                if_match: want.e_tag.clone(),
+                range: Some(GetRange::Bounded(r.clone())),
+                ..GetOptions::default()
+            };
+            let got = store
+                .get_opts(k, opts)
+                .await
+                .map_err(|e| error(url, &format!("reading bytes {}..{}", r.start, r.end), e))?;
+            // Stores that ignore If-Match: the size and ETag tell too.
+            let etag_differs =
+                matches!((&want.e_tag, &got.meta.e_tag), (Some(a), Some(b)) if a != b);
+            if got.meta.size != want.size || etag_differs {
+                return Err(changed(url));
+            }
+            let b = got
+                .bytes()
+                .await
+                .map_err(|e| error(url, &format!("reading bytes {}..{}", r.start, r.end), e))?;
+            if b.len() as u64 != r.end - r.start {
+                return Err(changed(url).at(r.start + b.len() as u64));
+            }
+            Ok::<_, TapeError>(b)
+        }
+    });
+    let mut parts = parts.buffered(PARTS_IN_FLIGHT);
+    while let Some(b) = parts.try_next().await? {
+        buf.extend_from_slice(&b);
+    }
+    Ok(buf)
+}
+
+fn too_big(url: &Path, size: u64) -> TapeError {
+    TapeError::input(
+        Some(url),
+        format!("the object has {size} bytes, more than this process can hold in memory"),
+    )
+}

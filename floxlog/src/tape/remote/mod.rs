@@ -1,0 +1,147 @@
+//! Tapes on object storage, read in place: `s3://bucket/key` wherever a
+//! reader takes a path.
+//!
+//! A URL stays a [`Path`] through the tape layer (`s3://bucket/prefix/x.floxlog`
+//! joins and names files as a path does), so every error names the URL
+//! exactly as a local read names the file. The few places that would touch
+//! the file system ask [`is_url`] first:
+//!
+//! - [`Tape::open`](crate::tape::Tape::open): a URL is a tape "directory"
+//!   when objects lie under `key/` (listed by the store's list call, one
+//!   level), else one segment object.
+//! - `SegmentFile::open_with`: a segment object is fetched into memory by
+//!   range requests of [`PART_BYTES`], [`PARTS_IN_FLIGHT`] at a time, each
+//!   conditional on the ETag the listing saw (an object replaced since is
+//!   an error that says "changed; list again", never a mix of two objects).
+//! - side files (`manifest.json`, `metadata.json`, flox's `.manifest`): one
+//!   GET each; a missing one is absent, as on disk.
+//!
+//! What it costs: a segment object is held in memory while it is open. The
+//! engine opens every segment of a tape before reading (a time-ordered
+//! merge reads them all at once), so a read holds the bytes of the objects
+//! it reads; `verify` on one thread holds one at a time.
+//!
+//! Without the `object-store` cargo feature a URL is a usage error that
+//! says so (the core and C libraries build without an HTTP stack).
+
+#[cfg(feature = "object-store")]
+mod fetch;
+#[cfg(feature = "object-store")]
+mod runtime;
+#[cfg(feature = "object-store")]
+mod store;
+#[cfg(all(test, feature = "object-store"))]
+mod tests;
+mod url;
+
+use crate::tape::error::TapeError;
+use std::path::Path;
+pub use url::is_url;
+
+/// Bytes of one range request.
+pub const PART_BYTES: u64 = 8 << 20;
+/// Range requests of one object in flight at once.
+pub const PARTS_IN_FLIGHT: usize = 4;
+
+/// What a URL names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// A prefix with objects under it (a tape directory).
+    Prefix,
+    /// One object (a segment).
+    Object,
+}
+
+/// An object a listing saw directly under a prefix: its name (the last
+/// part of its key) and size.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Entry {
+    /// Name under the prefix.
+    pub name: String,
+    /// Size in bytes.
+    pub size: u64,
+}
+
+#[cfg(feature = "object-store")]
+mod imp {
+    pub use super::fetch::{fetch, kind, list, listed_size, read_side};
+}
+
+#[cfg(not(feature = "object-store"))]
+mod imp {
+    use super::{Entry, Kind};
+    use crate::tape::error::TapeError;
+    use std::path::Path;
+
+    fn unsupported(url: &Path) -> TapeError {
+        TapeError::usage(format!(
+            "{}: this build of floxlog reads no object storage (built without the `object-store` feature)",
+            url.display()
+        ))
+    }
+
+    pub fn kind(url: &Path) -> Result<Kind, TapeError> {
+        Err(unsupported(url))
+    }
+    pub fn list(url: &Path) -> Result<Vec<Entry>, TapeError> {
+        Err(unsupported(url))
+    }
+    pub fn fetch(url: &Path) -> Result<Vec<u8>, TapeError> {
+        Err(unsupported(url))
+    }
+    pub fn read_side(url: &Path) -> std::io::Result<Option<Vec<u8>>> {
+        Err(std::io::Error::other(unsupported(url).message))
+    }
+    pub fn listed_size(_: &Path) -> Option<u64> {
+        None
+    }
+}
+
+/// Whether `url` is a prefix (a tape directory) or one object.
+pub fn kind(url: &Path) -> Result<Kind, TapeError> {
+    imp::kind(url)
+}
+
+/// The objects directly under prefix `url`, in the store's order.
+pub fn list(url: &Path) -> Result<Vec<Entry>, TapeError> {
+    imp::list(url)
+}
+
+/// The bytes of object `url` (checked against what the last listing saw).
+pub fn fetch(url: &Path) -> Result<Vec<u8>, TapeError> {
+    imp::fetch(url)
+}
+
+/// A side file: `Ok(None)` when there is no such object.
+pub fn read_side(url: &Path) -> std::io::Result<Option<Vec<u8>>> {
+    imp::read_side(url)
+}
+
+/// The size the last listing (or look) saw of object `url`.
+pub fn listed_size(url: &Path) -> Option<u64> {
+    imp::listed_size(url)
+}
+
+/// A usage error for a command that writes, given a URL: writers stay
+/// local.
+pub fn refuse_writing(url: &Path) -> TapeError {
+    TapeError::usage(format!(
+        "{}: writing to object storage is not supported; write a local tape, then upload it (e.g. `aws s3 cp --recursive tape/ s3://bucket/prefix/`)",
+        url.display()
+    ))
+}
+
+#[cfg(all(test, not(feature = "object-store")))]
+mod without_feature {
+    #[test]
+    fn a_url_is_a_usage_error_naming_the_feature() {
+        let url = std::path::PathBuf::from("s3://b/tape");
+        let e = crate::tape::Tape::open(&[url], Default::default()).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        let msg = e.to_string();
+        assert!(
+            msg.starts_with("s3://b/tape: ") && msg.contains("`object-store` feature"),
+            "{msg}"
+        );
+    }
+}
