@@ -25,7 +25,8 @@ use floxlog::core::ReadOptions;
 use floxlog::synth::{mixed_event, Rng};
 use floxlog::tape::check::verify_tape;
 use floxlog::tape::check::{recover_file, RecoverOptions};
-use floxlog::tape::read::{OpenedTape, Order, ReadConfig};
+use floxlog::tape::read::engine::{OpenedTape, ReadConfig};
+use floxlog::tape::read::Order;
 use floxlog::tape::{
     Durability, Layout, OpenOptions, Severity, Tape, TapeWriter, TapeWriterConfig,
 };
@@ -297,7 +298,7 @@ fn check_tape(dir: &Path, setup: &Setup, seed: u64, said: &Said, ctx: &str) -> O
     let last = files.len() - 1;
     let head = std::fs::read(&files[last]).unwrap();
     let h = floxlog::core::SegmentHeader::parse(&head).expect("last segment header");
-    out.open_tail = floxlog::tape::read::header_is_unfinished(&h) && head.len() > 64;
+    out.open_tail = floxlog::tape::read::engine::header_is_unfinished(&h) && head.len() > 64;
     if said.done.is_some() {
         assert!(!out.open_tail, "{ctx}: closed tape with an open segment");
     }
@@ -748,7 +749,7 @@ fn check_spec_tape(dir: &Path, setup: &Setup, seed: u64, said: &Said, ctx: &str)
             let bytes = std::fs::read(path).unwrap();
             assert!(bytes.len() >= 64, "{ctx}: {name} has {} bytes", bytes.len());
             let h = floxlog::core::SegmentHeader::parse(&bytes).expect("segment header");
-            let open = floxlog::tape::read::header_is_unfinished(&h);
+            let open = floxlog::tape::read::engine::header_is_unfinished(&h);
             if k + 1 < files.len() {
                 assert!(!open, "{ctx}: {name} is open but a later segment exists");
             } else if open {

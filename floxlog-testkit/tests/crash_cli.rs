@@ -31,9 +31,9 @@ use floxlog::synth::{mixed_event, Rng};
 use floxlog::tape::check::verify_tape;
 use floxlog::tape::check::{recover_file, RecoverOptions};
 use floxlog::tape::dir::{segment_series, series_of};
+use floxlog::tape::read::engine::{OpenedTape, ReadConfig};
 use floxlog::tape::{
-    Durability, Layout, Manifest, OpenOptions, OpenedTape, Order, ReadConfig, Severity, Tape,
-    TapeWriter, TapeWriterConfig,
+    Durability, Layout, Manifest, OpenOptions, Order, Severity, Tape, TapeWriter, TapeWriterConfig,
 };
 use floxlog::OwnedEvent;
 use std::collections::{BTreeMap, BTreeSet};

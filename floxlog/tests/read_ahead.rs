@@ -3,7 +3,8 @@
 //! same point among them, on intact and damaged tapes.
 
 use floxlog::core::Compression;
-use floxlog::tape::read::{Ahead, OpenedTape, Order, ReadConfig, Request, Session};
+use floxlog::tape::read::engine::{Ahead, OpenedTape, ReadConfig};
+use floxlog::tape::read::{Order, Request, Session};
 use floxlog::tape::{OpenOptions, Tape};
 use std::path::Path;
 

@@ -5,7 +5,8 @@
 
 use floxlog::core::{Event, Trade};
 use floxlog::tape::check::verify_tape;
-use floxlog::tape::read::{OpenedTape, Order, ReadConfig};
+use floxlog::tape::read::engine::{OpenedTape, ReadConfig};
+use floxlog::tape::read::Order;
 use floxlog::tape::{
     Durability, Layout, Manifest, OpenOptions, Tape, TapeErrorKind, TapeWriter, TapeWriterConfig,
 };

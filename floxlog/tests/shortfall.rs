@@ -5,7 +5,8 @@
 
 use floxlog::core::Compression;
 use floxlog::tape::dir::TapeLock;
-use floxlog::tape::read::{Ahead, OpenedTape, Order, Problem, ReadConfig, Request, Session};
+use floxlog::tape::read::engine::{Ahead, OpenedTape, ReadConfig};
+use floxlog::tape::read::{Order, Problem, Request, Session};
 use floxlog::tape::{OpenOptions, Tape, TapeWriter, TapeWriterConfig};
 use std::path::{Path, PathBuf};
 

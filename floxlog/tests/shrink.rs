@@ -6,7 +6,8 @@
 mod common;
 use common::mixed_segment;
 use floxlog::core::{Compression, ReadOptions};
-use floxlog::tape::read::{OpenedTape, Order, ReadConfig};
+use floxlog::tape::read::engine::{OpenedTape, ReadConfig};
+use floxlog::tape::read::Order;
 use floxlog::tape::{OpenOptions, Tape};
 
 /// What a read returned: event texts, then the errors (reader and
@@ -289,12 +290,10 @@ fn read_changing(
     let mut got = Vec::new();
     let mut errors = Vec::new();
     let Via::Reader(order) = via else {
-        use floxlog::tape::read::{Ahead, Request, Session};
+        use floxlog::tape::read::engine::Ahead;
+        use floxlog::tape::read::{Request, Session};
         let request = Request {
-            config: ReadConfig {
-                read,
-                ..ReadConfig::default()
-            },
+            read,
             threads: 1,
             range_bytes: 64 << 10,
             ..Request::default()

@@ -4,7 +4,8 @@
 use floxlog::core::{Compression, Event, ReadOptions, Trade, WriterConfig};
 use floxlog::tape::check::verify_tape;
 use floxlog::tape::check::{recover_file, RecoverOptions};
-use floxlog::tape::read::{Filter, OpenedTape, Order, ReadConfig};
+use floxlog::tape::read::engine::{OpenedTape, ReadConfig};
+use floxlog::tape::read::{Filter, Order};
 use floxlog::tape::{
     Durability, Layout, OpenOptions, Severity, Tape, TapeWriter, TapeWriterConfig,
 };

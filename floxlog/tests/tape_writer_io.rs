@@ -3,7 +3,7 @@
 
 use floxlog::core::{Compression, Event, SegmentHeader, Trade, WriterConfig};
 use floxlog::synth::mixed_event;
-use floxlog::tape::read::{OpenedTape, ReadConfig};
+use floxlog::tape::read::engine::{OpenedTape, ReadConfig};
 use floxlog::tape::{
     Durability, Layout, Manifest, OpenOptions, Tape, TapeWriter, TapeWriterConfig,
 };

@@ -9,7 +9,8 @@ use common::mixed_segment;
 use floxlog::core::{Compression, Event, Position, Trade};
 use floxlog::segment::{finish_to_vec, vec_writer};
 use floxlog::synth::mixed_event;
-use floxlog::tape::read::{Filter, OpenedTape, Order, ReadConfig};
+use floxlog::tape::read::engine::{OpenedTape, ReadConfig};
+use floxlog::tape::read::{Filter, Order};
 use floxlog::tape::{OpenOptions, Tape};
 use std::path::{Path, PathBuf};
 

@@ -13,10 +13,11 @@
 #![no_main]
 
 use floxlog::core::ReadOptions;
-use floxlog::tape::read::{OpenedTape, Order, ReadConfig};
 use floxlog::tape::check::{recover_file, RecoverOptions};
 use floxlog::tape::check::scan_segment;
 use floxlog::tape::check::verify_tape;
+use floxlog::tape::read::engine::{OpenedTape, ReadConfig};
+use floxlog::tape::read::Order;
 use floxlog::tape::{OpenOptions, Tape};
 use libfuzzer_sys::fuzz_target;
 use std::path::PathBuf;

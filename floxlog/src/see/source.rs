@@ -2,9 +2,9 @@
 //! order through the read engine, and what could not be read. Kept to
 //! one function so a new read front (a read session) replaces it here.
 
+use crate::tape::read::merge::DEFAULT_REORDER_BYTES;
 use crate::tape::read::merge::{Filter, OpenedTape, Order, ReadConfig};
 use crate::tape::read::Problem;
-use crate::tape::read::DEFAULT_REORDER_BYTES;
 use crate::tape::{ReadOutcome, Tape, TapeError};
 use floxlog_core::{Event, ReadOptions};
 

@@ -42,6 +42,12 @@ pub trait ColumnSink {
         let _ = n;
         Ok(())
     }
+
+    /// The events that follow are of segment `segment` (index in the
+    /// tape), until told another: for the sink's own errors.
+    fn segment(&mut self, segment: usize) {
+        let _ = segment;
+    }
 }
 
 impl<F: FnMut(&Event<'_>, u64) -> Result<(), TapeError>> ColumnSink for F {

@@ -375,13 +375,6 @@ impl<'a> TapeReader<'a> {
         &self.problems
     }
 
-    /// The first problem that is not a tolerated torn tail.
-    pub fn first_error(&self) -> Option<&Problem> {
-        crate::tape::read::outcome::ReadOutcome::new(&self.problems, false)
-            .errors()
-            .next()
-    }
-
     /// At the end of the read: a segment cut short whose read found no
     /// error is damage all the same (its missing events are gone).
     fn finish(&mut self) {

@@ -12,9 +12,9 @@
 //! the cut, the file is cut short), those pieces are read first, counting
 //! only.
 
-use super::pieces::{Made, Piece};
+use super::pieces::Piece;
+use super::Session;
 use crate::tape::error::TapeError;
-use crate::tape::read::merge::{OpenedTape, ReadConfig};
 use crate::tape::read::problem::Problem;
 use crate::tape::read::ranges::{RangeEnd, Settle, Split};
 use crate::tape::read::source::header_is_unfinished;
@@ -37,11 +37,31 @@ pub struct Fragment {
     pub events: Option<u64>,
 }
 
-/// The fragments of `opened` read with `cfg`, cut at about `range_bytes`:
-/// every segment's, in tape order; a segment with no piece (its file did
-/// not open or its header failed) is one whole fragment, whose read says
-/// why.
-pub fn fragments(opened: &OpenedTape, cfg: &ReadConfig, range_bytes: u64) -> Vec<Fragment> {
+impl Session {
+    /// The tape's fragments, cut at about `range_bytes`: every segment's,
+    /// in tape order; a segment with no piece (its file did not open or its
+    /// header failed) is one whole fragment, whose read says why.
+    pub fn fragments(&self, range_bytes: u64) -> Vec<Fragment> {
+        fragments(self, range_bytes)
+    }
+
+    /// Reads the fragment `[at, until)` of a tape of one segment (cut at
+    /// about `range_bytes`, as [`Session::fragments`] listed it), `work`
+    /// reading each of its pieces.
+    pub fn read_fragment<T>(
+        &self,
+        range_bytes: u64,
+        at: Option<u64>,
+        until: Option<u64>,
+        work: &mut dyn FnMut(&Piece<'_>) -> Result<T, TapeError>,
+    ) -> Result<FragmentRead<T>, TapeError> {
+        read_fragment(self, range_bytes, at, until, work)
+    }
+}
+
+/// See [`Session::fragments`].
+fn fragments(session: &Session, range_bytes: u64) -> Vec<Fragment> {
+    let (opened, cfg) = (&session.opened, &session.request.config());
     let split = Split::with_range_bytes(opened, cfg, range_bytes);
     let mut rows = Vec::new();
     let mut k = 0;
@@ -78,7 +98,7 @@ pub fn fragments(opened: &OpenedTape, cfg: &ReadConfig, range_bytes: u64) -> Vec
     rows
 }
 
-/// What [`read_fragment`] read.
+/// What [`Session::read_fragment`] read.
 pub struct FragmentRead<T> {
     /// What the work made of the pieces a sequential read keeps.
     pub kept: Vec<T>,
@@ -91,17 +111,15 @@ pub struct FragmentRead<T> {
     pub ends_segment: bool,
 }
 
-/// Reads the fragment `[at, until)` of `opened`, a tape of one segment
-/// (cut with `cfg` at about `range_bytes`, as [`fragments`] listed it),
-/// `work` reading each of its pieces.
-pub fn read_fragment<T>(
-    opened: &OpenedTape,
-    cfg: &ReadConfig,
+/// See [`Session::read_fragment`].
+fn read_fragment<T>(
+    session: &Session,
     range_bytes: u64,
     at: Option<u64>,
     until: Option<u64>,
-    work: &mut dyn FnMut(&Piece<'_>) -> Made<T>,
+    work: &mut dyn FnMut(&Piece<'_>) -> Result<T, TapeError>,
 ) -> Result<FragmentRead<T>, TapeError> {
+    let (opened, cfg) = (&session.opened, &session.request.config());
     let split = Split::with_range_bytes(opened, cfg, range_bytes);
     let mut problems = split.header_problems().to_vec();
     let end = until.unwrap_or(u64::MAX);
@@ -123,11 +141,9 @@ pub fn read_fragment<T>(
     let mut fatal = None;
     let mut reads = Vec::new();
     for &k in &wanted {
-        match work(&Piece {
-            split: &split,
-            index: k,
-        }) {
-            Ok((t, r)) => reads.push((k, r.0, t)),
+        let piece = Piece::new(&split, k);
+        match work(&piece) {
+            Ok(t) => reads.push((k, piece.read.get(), t)),
             Err(e) => {
                 fatal = Some(e);
                 break;

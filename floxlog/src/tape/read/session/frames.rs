@@ -63,7 +63,7 @@ impl Session {
         } else {
             r.range_bytes
         };
-        read_ahead(&self.opened, r.config.read, r.threads, range_bytes, f)
+        read_ahead(&self.opened, r.read, r.threads, range_bytes, f)
     }
 }
 
