@@ -25,8 +25,8 @@ use floxlog::core::ReadOptions;
 use floxlog::synth::{mixed_event, Rng};
 use floxlog::tape::check::verify_tape;
 use floxlog::tape::check::{recover_file, RecoverOptions};
-use floxlog::tape::read::engine::{OpenedTape, ReadConfig};
 use floxlog::tape::read::Order;
+use floxlog::tape::read::{Request, Session};
 use floxlog::tape::{
     Durability, Layout, OpenOptions, Severity, Tape, TapeWriter, TapeWriterConfig,
 };
@@ -239,15 +239,15 @@ struct Read {
 
 fn read_tape(dir: &Path, order: Order) -> Read {
     let tape = Tape::open(&[dir.to_path_buf()], OpenOptions::default()).expect("listing the tape");
-    let mut o = OpenedTape::open(tape);
-    assert!(o.open_errors.is_empty(), "{:?}", o.open_errors);
-    let cfg = ReadConfig {
+    let request = Request {
         order,
-        ..ReadConfig::default()
+        ..Request::default()
     };
-    let mut r = o.reader(&cfg);
+    let mut o = Session::open(tape, request);
+    assert!(o.open_errors().is_empty(), "{:?}", o.open_errors());
+    let mut r = o.cursor();
     let mut events = Vec::new();
-    while let Some(it) = r.next_item().expect("reading the tape") {
+    while let Some(it) = r.next_event().expect("reading the tape") {
         events.push(OwnedEvent::from_event(&it.event));
     }
     let problems = r
@@ -636,16 +636,16 @@ struct SegRead {
 fn read_segments(dir: &Path) -> SegRead {
     let tape = Tape::open(&[dir.to_path_buf()], OpenOptions::default()).expect("listing the tape");
     let names: Vec<String> = tape.segments.iter().map(|s| s.name.clone()).collect();
-    let mut o = OpenedTape::open(tape);
-    assert!(o.open_errors.is_empty(), "{:?}", o.open_errors);
-    let cfg = ReadConfig {
+    let request = Request {
         order: Order::File,
-        ..ReadConfig::default()
+        ..Request::default()
     };
-    let mut r = o.reader(&cfg);
+    let mut o = Session::open(tape, request);
+    assert!(o.open_errors().is_empty(), "{:?}", o.open_errors());
+    let mut r = o.cursor();
     let mut segments: Vec<(String, Vec<OwnedEvent>)> =
         names.iter().map(|n| (n.clone(), Vec::new())).collect();
-    while let Some(it) = r.next_item().expect("reading the tape") {
+    while let Some(it) = r.next_event().expect("reading the tape") {
         segments[it.segment]
             .1
             .push(OwnedEvent::from_event(&it.event));

@@ -47,7 +47,7 @@ pub struct ReadOutcome<'a> {
     /// Events handed out (0 where the front end does not count them).
     pub events: u64,
     /// Segments that stopped early, in the order the read found them
-    /// ([`crate::tape::TapeReader::problems`]).
+    /// ([`crate::tape::read::Session::problems`]).
     pub problems: &'a [Problem],
     /// A torn tail is an error too.
     pub strict: bool,
