@@ -193,7 +193,7 @@ fn read_into(
         .map(|s| s.path.clone())
         .collect();
     let mut emit = Emit::new(cols, symbols, sink);
-    session.columns(&mut PassEmit {
+    session.columns(&mut ColumnEmit {
         emit: &mut emit,
         paths: &paths,
         path: Path::new(""),
@@ -206,14 +206,15 @@ fn read_into(
     })
 }
 
-/// The builders as the sink of a whole read, told each segment's path.
-struct PassEmit<'e, 'x, 's> {
+/// The builders as a session's sink: errors name the path of the segment
+/// last told (one piece's: `paths` empty).
+struct ColumnEmit<'e, 'x, 's> {
     emit: &'e mut Emit<'x, 's>,
     paths: &'e [PathBuf],
     path: &'e Path,
 }
 
-impl ColumnSink for PassEmit<'_, '_, '_> {
+impl ColumnSink for ColumnEmit<'_, '_, '_> {
     #[inline]
     fn event(&mut self, ev: &Event<'_>, at: u64) -> Result<(), TapeError> {
         self.emit.push(ev, self.path, at)
@@ -231,33 +232,8 @@ impl ColumnSink for PassEmit<'_, '_, '_> {
     }
 
     fn segment(&mut self, segment: usize) {
-        self.path = self
-            .paths
-            .get(segment)
-            .map_or(Path::new(""), |p| p.as_path());
-    }
-}
-
-/// The builders as the sink of one piece.
-struct PieceEmit<'e, 'x, 's> {
-    emit: &'e mut Emit<'x, 's>,
-    path: &'e Path,
-}
-
-impl ColumnSink for PieceEmit<'_, '_, '_> {
-    #[inline]
-    fn event(&mut self, ev: &Event<'_>, at: u64) -> Result<(), TapeError> {
-        self.emit.push(ev, self.path, at)
-    }
-
-    fn trade_room(&mut self, want: usize) -> Option<TradeColumns<'_>> {
-        Some(self.emit.cols.trade_room(want))
-    }
-
-    fn trades_stored(&mut self, n: usize) -> Result<(), TapeError> {
-        match self.emit.cols.trades_stored(n) {
-            Some(rt) => self.emit.flush(rt),
-            None => Ok(()),
+        if let Some(p) = self.paths.get(segment) {
+            self.path = p;
         }
     }
 }
@@ -284,8 +260,9 @@ fn piece_into(
 ) -> Result<[u64; 4], TapeError> {
     let path = piece.path().unwrap_or(Path::new(""));
     let mut emit = Emit::new(cols, symbols, sink);
-    piece.read(&mut PieceEmit {
+    piece.read(&mut ColumnEmit {
         emit: &mut emit,
+        paths: &[],
         path,
     })?;
     emit.flush_all()?;

@@ -59,8 +59,8 @@ impl<F: FnMut(&Event<'_>, u64) -> Result<(), TapeError>> ColumnSink for F {
 /// Trades asked of the kernel at first, after an event of another type:
 /// trades interleaved with other types take small runs; long runs double
 /// it up to [`MAX_ROOM`].
-const MIN_ROOM: usize = 64;
-const MAX_ROOM: usize = 1 << 16;
+pub(crate) const MIN_ROOM: usize = 64;
+pub(crate) const MAX_ROOM: usize = 1 << 16;
 
 /// One segment of a [`Split`].
 struct Input<'a> {

@@ -7,14 +7,8 @@
 use super::Session;
 use crate::tape::error::TapeError;
 use crate::tape::read::merge::TapeReader;
-use crate::tape::read::ranges::ColumnSink;
+use crate::tape::read::ranges::{ColumnSink, MAX_ROOM, MIN_ROOM};
 use floxlog_core::{frame_type, Event, TradeSink};
-
-/// Trades first asked of the kernel in a run (trades may be interleaved
-/// with other types); runs that fill what was asked double it up to
-/// [`MAX_ROOM`].
-const MIN_ROOM: usize = 64;
-const MAX_ROOM: usize = 1 << 16;
 
 impl Session {
     /// Every event of the request, in its order, filtered, into `sink`
