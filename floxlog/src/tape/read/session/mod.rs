@@ -6,11 +6,15 @@
 //! is one question.
 //!
 //! Front ends hand it a sink; how the tape is cut and on which threads it
-//! is read stays here: frames ([`Session::frames`]), pieces read on
-//! several threads and judged as one sequential read ([`pieces`]), and a
-//! dataset's fragments, listed and read one at a time ([`fragments`],
-//! [`read_fragment`]); and events pulled one at a time, runs of trades read
-//! ahead through the core's batch kernel ([`Session::cursor`]).
+//! is read stays here: frames ([`Session::frames`]), every event into a
+//! column sink in one pass ([`Session::columns`]), pieces read on several
+//! threads and judged as one sequential read ([`Session::pieces`]), and a
+//! dataset's fragments, listed and read one at a time
+//! ([`Session::fragments`], [`Session::read_fragment`]); and events pulled
+//! one at a time, runs of trades read ahead through the core's batch kernel
+//! ([`Session::cursor`]). Front ends also take from it what they show of
+//! the tape ([`Session::tape`], [`Session::open_errors`]...), never the
+//! engine's types.
 
 use crate::tape::dir::Tape;
 use crate::tape::error::TapeError;
