@@ -45,7 +45,7 @@ pub use session::{Events, Fragment, Piece, Request, Session};
 /// release.
 #[doc(hidden)]
 pub mod engine {
-    pub use super::merge::{OpenedTape, ReadConfig, TapeReader};
+    pub use super::merge::{OpenedTape, TapeReader};
     pub use super::session::Ahead;
     pub use super::source::header_is_unfinished;
 }

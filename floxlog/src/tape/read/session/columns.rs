@@ -19,7 +19,7 @@ impl Session {
     /// the sink's errors, the merge's memory bound.
     pub fn columns<K: ColumnSink + ?Sized>(&mut self, sink: &mut K) -> Result<(), TapeError> {
         self.problems.clear();
-        let cfg = self.request.config();
+        let cfg = self.request.clone();
         let trades = cfg
             .filter
             .types

@@ -42,7 +42,7 @@ impl Session {
     /// in tape order; a segment with no piece (its file did not open or its
     /// header failed) is one whole fragment, whose read says why.
     pub fn fragments(&self, range_bytes: u64) -> Vec<Fragment> {
-        let (opened, cfg) = (&self.opened, &self.request.config());
+        let (opened, cfg) = (&self.opened, &self.request.clone());
         let split = Split::with_range_bytes(opened, cfg, range_bytes);
         let mut rows = Vec::new();
         let mut k = 0;
@@ -104,7 +104,7 @@ impl Session {
         until: Option<u64>,
         work: &mut dyn FnMut(&Piece<'_>) -> Result<T, TapeError>,
     ) -> Result<FragmentRead<T>, TapeError> {
-        let (opened, cfg) = (&self.opened, &self.request.config());
+        let (opened, cfg) = (&self.opened, &self.request.clone());
         let split = Split::with_range_bytes(opened, cfg, range_bytes);
         let mut problems = split.header_problems().to_vec();
         let end = until.unwrap_or(u64::MAX);

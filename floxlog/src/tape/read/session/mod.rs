@@ -18,7 +18,7 @@
 
 use crate::tape::dir::Tape;
 use crate::tape::error::TapeError;
-use crate::tape::read::merge::{Filter, Item, OpenedTape, Order, ReadConfig};
+use crate::tape::read::merge::{Filter, Item, OpenedTape, Order, DEFAULT_REORDER_BYTES};
 use crate::tape::read::outcome::ReadOutcome;
 use crate::tape::read::problem::Problem;
 use crate::tape::read::source::header_is_unfinished;
@@ -64,28 +64,15 @@ pub struct Request {
 
 impl Default for Request {
     fn default() -> Self {
-        let c = ReadConfig::default();
         Request {
-            order: c.order,
-            filter: c.filter,
-            reorder_bytes: c.reorder_bytes,
-            read: c.read,
+            order: Order::Time,
+            filter: Filter::default(),
+            reorder_bytes: DEFAULT_REORDER_BYTES,
+            read: ReadOptions::default(),
             strict: false,
             threads: 0,
             allow_missing: false,
             range_bytes: 0,
-        }
-    }
-}
-
-impl Request {
-    /// The engine's settings for this request.
-    pub(crate) fn config(&self) -> ReadConfig {
-        ReadConfig {
-            order: self.order,
-            filter: self.filter.clone(),
-            reorder_bytes: self.reorder_bytes,
-            read: self.read,
         }
     }
 }
@@ -208,7 +195,7 @@ impl Session {
         f: &mut dyn FnMut(&Item<'_>) -> Result<(), TapeError>,
     ) -> Result<(), TapeError> {
         let strict = self.request.strict;
-        let cfg = self.request.config();
+        let cfg = self.request.clone();
         let mut r = self.opened.reader(&cfg);
         let res = (|| {
             while let Some(it) = r.next_item()? {
@@ -250,7 +237,7 @@ impl Session {
                 }
             }),
             Plan::OnePass => {
-                let cfg = self.request.config();
+                let cfg = self.request.clone();
                 let mut r = self.opened.reader(&cfg);
                 let res = (|| {
                     while let Some(it) = r.next_item()? {

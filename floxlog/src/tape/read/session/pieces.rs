@@ -3,10 +3,11 @@
 
 use super::Session;
 use crate::tape::error::TapeError;
-use crate::tape::read::merge::{OpenedTape, Order, ReadConfig};
+use crate::tape::read::merge::{OpenedTape, Order};
 use crate::tape::read::parallel::{concat_order, run_parallel};
 use crate::tape::read::problem::Problem;
 use crate::tape::read::ranges::{ColumnSink, RangeRead, Split};
+use crate::tape::read::Request;
 use std::cell::Cell;
 use std::path::Path;
 
@@ -94,7 +95,7 @@ impl Session {
         min_piece_bytes: u64,
         work: &PieceWork<'_, T>,
     ) -> Result<Option<Pieces<T>>, TapeError> {
-        let cfg = self.request.config();
+        let cfg = self.request.clone();
         pieces(
             &self.opened,
             &cfg,
@@ -114,7 +115,7 @@ impl Session {
         min_piece_bytes: u64,
         work: &PieceWork<'_, T>,
     ) -> Result<Option<Pieces<T>>, TapeError> {
-        let cfg = self.request.config();
+        let cfg = self.request.clone();
         pieces(
             &self.opened,
             &cfg,
@@ -130,7 +131,7 @@ impl Session {
 /// says.
 fn pieces<T: Send>(
     opened: &OpenedTape,
-    cfg: &ReadConfig,
+    cfg: &Request,
     jobs: usize,
     min_piece_bytes: u64,
     proof: Proof,
