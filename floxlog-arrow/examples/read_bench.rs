@@ -5,7 +5,8 @@
 //! (tapes such as `floxlog demo T --trades 5000000 --book-deltas 0
 //! --compression none` writes).
 
-use floxlog::tape::{Filter, OpenOptions, OpenedTape, Order, Tape};
+use floxlog::tape::read::Session;
+use floxlog::tape::{Filter, OpenOptions, Order, Tape};
 use floxlog_arrow::{read_batches, read_table, ReadSpec, RecordType, Symbols};
 use std::time::Instant;
 
@@ -41,7 +42,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             for _ in 0..3 {
                 let tape = Tape::open(&[arg.clone().into()], OpenOptions::default())?;
                 let symbols = Symbols::from_tape(&tape);
-                let mut opened = OpenedTape::open(tape);
                 let spec = ReadSpec {
                     order,
                     filter: Filter {
@@ -50,6 +50,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     },
                     ..ReadSpec::default()
                 };
+                let mut opened = Session::open(tape, spec.request());
                 let t = Instant::now();
                 let (kept, s) = if stream {
                     // A stream's consumer holds a batch at a time.

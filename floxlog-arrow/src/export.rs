@@ -34,12 +34,10 @@ use floxlog::json::PriceStyle;
 use floxlog::output::Csv;
 use floxlog::tape::dir::{dir_and_name, sync_dir};
 use floxlog::tape::dir::{TapeLock, LOCK_FILE};
-use floxlog::tape::read::header_is_unfinished;
-use floxlog::tape::read::Problem;
-use floxlog::tape::read::{pieces, Piece, PieceRead, Proof};
-use floxlog::tape::{Filter, Hint, OpenedTape, Order, ReadOutcome, Remedy, Tape, TapeError};
+use floxlog::tape::read::{Piece, Problem, Session};
+use floxlog::tape::{Filter, Hint, Order, ReadOutcome, Remedy, Tape, TapeError};
 use floxlog::time::civil_from_days;
-use floxlog_core::{ReadOptions, Segment, UnknownTypes};
+use floxlog_core::{ReadOptions, UnknownTypes};
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression as PqCompression, ZstdLevel};
 use parquet::file::properties::WriterProperties;
@@ -100,7 +98,7 @@ pub struct ExportSpec {
     /// Replace an existing `OUT`.
     pub overwrite: bool,
     /// Large segments are exported as byte ranges of at least this many
-    /// bytes, on several threads (see [`floxlog::tape::read::pieces`]).
+    /// bytes, on several threads (see [`floxlog::tape::read::Session::pieces`]).
     pub min_chunk_bytes: u64,
     /// Timestamp unit and price columns of Parquet and Arrow files (CSV
     /// holds the raw integers).
@@ -413,7 +411,7 @@ fn export_range(
     spec: &ExportSpec,
     rspec: &ReadSpec,
     symbols: &Symbols,
-) -> Result<(RangeOut, PieceRead), TapeError> {
+) -> Result<RangeOut, TapeError> {
     let i = piece.index();
     let seg = piece.segment().unwrap_or(0);
     let mut read_rows = [0u64; 5];
@@ -484,7 +482,7 @@ fn export_range(
             }
         }
     }
-    let read = read?.0;
+    read?;
     if let Some(e) = finish_err {
         return Err(e);
     }
@@ -497,14 +495,14 @@ fn export_range(
             ),
         ));
     }
-    Ok((out, read))
+    Ok(out)
 }
 
 /// An unfiltered export of a finished segment read to its end must hold
 /// the events its header counts.
 fn check_header_count(
     spec: &ExportSpec,
-    opened: &OpenedTape,
+    session: &Session,
     segment: usize,
     rows: u64,
 ) -> Result<(), TapeError> {
@@ -513,20 +511,18 @@ fn check_header_count(
     if !unfiltered || spec.read.unknown_types != UnknownTypes::Reject {
         return Ok(());
     }
-    let Some(Some(file)) = opened.files.get(segment) else {
+    let Some(count) = session.header_events(segment) else {
         return Ok(());
     };
-    let Ok(seg) = Segment::parse(file.bytes()) else {
-        return Ok(());
-    };
-    let h = seg.header();
-    if !header_is_unfinished(h) && u64::from(h.event_count) != rows {
+    if count != rows {
+        let path = session
+            .tape()
+            .segments
+            .get(segment)
+            .map(|s| s.path.as_path());
         return Err(TapeError::input(
-            Some(&file.path),
-            format!(
-                "the segment header counts {} events, the export read {rows}",
-                h.event_count
-            ),
+            path,
+            format!("the segment header counts {count} events, the export read {rows}"),
         )
         .with_hint(Hint::new("{} tells where", &[Remedy::Verify])));
     }
@@ -576,8 +572,6 @@ pub fn export(
         0 => std::thread::available_parallelism().map_or(1, |p| p.get()),
         j => j,
     };
-    let mut opened = OpenedTape::open(tape.clone());
-    let open_errors = std::mem::take(&mut opened.open_errors);
     let rspec = ReadSpec {
         order: Order::File,
         filter: spec.filter.clone(),
@@ -586,29 +580,23 @@ pub fn export(
         min_chunk_bytes: spec.min_chunk_bytes,
         ..ReadSpec::default()
     };
+    let session = Session::open(tape.clone(), rspec.request());
+    let open_errors = session.open_errors().to_vec();
     // Progress by the bytes of each piece's segment, shared out among
     // the segment's pieces as they finish.
-    let left: Vec<std::sync::atomic::AtomicU64> = opened
-        .files
-        .iter()
-        .map(|f| std::sync::atomic::AtomicU64::new(f.as_ref().map_or(0, |f| f.len())))
+    let left: Vec<std::sync::atomic::AtomicU64> = (0..session.tape().segments.len())
+        .map(|i| std::sync::atomic::AtomicU64::new(session.segment_bytes(i)))
         .collect();
     // Cuts proven before the reads: the pieces always settle.
-    let done = pieces(
-        &opened,
-        &rspec.config(),
-        jobs,
-        rspec.min_chunk_bytes,
-        Proof::Before,
-        &|p| {
+    let done = session
+        .pieces(jobs, rspec.min_chunk_bytes, &|p| {
             let r = export_range(p, &tmp, spec, &rspec, &symbols);
             if let Some(l) = p.segment().and_then(|s| left.get(s)) {
                 progress(l.swap(0, std::sync::atomic::Ordering::Relaxed));
             }
             r
-        },
-    )?
-    .ok_or_else(|| TapeError::input(None, "export: a range cut was not on the frame chain"))?;
+        })?
+        .ok_or_else(|| TapeError::input(None, "export: a range cut was not on the frame chain"))?;
     let problems = done.problems;
     let mut summary = ExportSummary {
         problems,
@@ -639,7 +627,7 @@ pub fn export(
     }
     for (seg, rows) in seg_rows {
         if !summary.problems.iter().any(|p| p.segment == seg) {
-            check_header_count(spec, &opened, seg, rows)?;
+            check_header_count(spec, &session, seg, rows)?;
         }
     }
     // Every partition directory and its parents, then the rename.

@@ -5,19 +5,19 @@
 //! and back again, record batches into a tape ([`append_batch`]).
 //!
 //! ```no_run
-//! use floxlog::tape::{Filter, OpenOptions, OpenedTape, Tape};
+//! use floxlog::tape::{Filter, OpenOptions, Session, Tape};
 //! use floxlog_arrow::{read_batches, ReadSpec, RecordType, Symbols};
 //!
 //! # fn main() -> Result<(), floxlog::tape::TapeError> {
 //! let tape = Tape::open(&["tape".into()], OpenOptions::default())?;
 //! let symbols = Symbols::from_tape(&tape);
-//! let mut opened = OpenedTape::open(tape);
 //! let spec = ReadSpec {
 //!     filter: Filter { types: Some(RecordType::Trade.type_mask()), ..Filter::default() },
 //!     ..ReadSpec::default()
 //! };
+//! let mut session = Session::open(tape, spec.request());
 //! let mut rows = 0;
-//! let summary = read_batches(&mut opened, &spec, &symbols, &mut |_, batch| {
+//! let summary = read_batches(&mut session, &spec, &symbols, &mut |_, batch| {
 //!     rows += batch.num_rows();
 //!     Ok(())
 //! })?;

@@ -1,18 +1,16 @@
 //! Tape events as record batches: a front end over the floxlog read engine.
 //!
-//! [`read_batches`] reads through a [`floxlog::tape::TapeReader`], so the
-//! result is exactly what it (and so `floxlog cat`) returns for the same
-//! settings: the same events, in the same order, stopping at the same
-//! errors. Runs of trades go through its batch trade kernel
-//! ([`floxlog::tape::TapeReader::next_trades`]) straight into the trade
-//! columns; the other types through its per-event runs
-//! ([`floxlog::tape::TapeReader::next_run`]). Filters are the reader's:
-//! applied before any column sees an event.
+//! [`read_batches`] reads a read session's events into columns in one
+//! pass ([`Session::columns`]), so the result is exactly what the session
+//! (and so `floxlog cat`) returns for the same request: the same events,
+//! in the same order, stopping at the same errors. Runs of trades go
+//! through the core's batch trade kernel straight into the trade columns.
+//! Filters are the session's: applied before any column sees an event.
 //!
-//! [`read_table`] reads the read session's pieces
-//! ([`floxlog::tape::read::pieces`]) on several threads and concatenates
-//! them, falling back to [`read_batches`] when time order cannot be had by
-//! concatenation. Neither has a merge, planner or splitter of its own.
+//! [`read_table`] reads the session's pieces ([`Session::pieces_on_trust`])
+//! on several threads and concatenates them, falling back to
+//! [`read_batches`] when time order cannot be had by concatenation.
+//! Neither has a merge, planner, splitter or batch loop of its own.
 
 use crate::columns::{Columns, Limits};
 use crate::convert::Prices;
@@ -20,10 +18,9 @@ use crate::schema::RecordType;
 use crate::symbols::Symbols;
 use arrow_array::RecordBatch;
 use arrow_schema::ArrowError;
-use floxlog::tape::read::{pieces, ColumnSink, Piece, PieceRead, Proof};
-use floxlog::tape::read::{Problem, DEFAULT_REORDER_BYTES};
-use floxlog::tape::{Filter, OpenedTape, Order, ReadConfig, ReadOutcome, TapeError, TapeReader};
-use floxlog_core::{Event, ReadOptions, TradeColumns, TradeSink};
+use floxlog::tape::read::{ColumnSink, Piece, Problem, Request, Session};
+use floxlog::tape::{Filter, Order, ReadOutcome, TapeError};
+use floxlog_core::{Event, ReadOptions, TradeColumns};
 use std::path::{Path, PathBuf};
 
 /// What to read and how.
@@ -38,7 +35,7 @@ pub struct ReadSpec {
     /// Codec options (CRC checks, unknown frame types).
     pub read: ReadOptions,
     /// Time order: most bytes the orderings of the segments read at one
-    /// time may hold together (see [`ReadConfig::reorder_bytes`]).
+    /// time may hold together (see [`Request::reorder_bytes`]).
     pub reorder_bytes: usize,
     /// [`read_table`] splits segments into ranges of at least this many
     /// bytes to decode them on several threads.
@@ -49,13 +46,14 @@ pub struct ReadSpec {
 }
 
 impl ReadSpec {
-    /// The engine's settings for this read.
-    pub fn config(&self) -> ReadConfig {
-        ReadConfig {
+    /// The read session's request for this read.
+    pub fn request(&self) -> Request {
+        Request {
             order: self.order,
             filter: self.filter.clone(),
             reorder_bytes: self.reorder_bytes,
             read: self.read,
+            ..Request::default()
         }
     }
 }
@@ -67,7 +65,7 @@ impl Default for ReadSpec {
             filter: Filter::default(),
             limits: Limits::default(),
             read: ReadOptions::default(),
-            reorder_bytes: DEFAULT_REORDER_BYTES,
+            reorder_bytes: Request::default().reorder_bytes,
             min_chunk_bytes: 4 << 20,
             prices: Prices::Decimal,
         }
@@ -79,8 +77,8 @@ impl Default for ReadSpec {
 pub struct ReadSummary {
     /// Rows handed to the sink, by [`RecordType`] (index = `rt as usize`).
     pub rows: [u64; 4],
-    /// Segments that stopped early (errors and torn tails), as
-    /// [`floxlog::tape::TapeReader::problems`] reports them.
+    /// Segments that stopped early (errors and torn tails), as the read
+    /// session reports them ([`Session::problems`]).
     pub problems: Vec<Problem>,
     /// Whether [`read_table`] read the tape in ranges on several threads
     /// and concatenated them (false for [`read_batches`]).
@@ -158,147 +156,65 @@ impl<'x, 's> Emit<'x, 's> {
     }
 }
 
-/// Reads the events `spec` selects as batches of at most
-/// `spec.limits.rows` rows, each handed to `sink` with its table (one
-/// table per [`RecordType`]; set `spec.filter.types` to read fewer).
+/// Reads the events of `session`'s request (opened with
+/// [`ReadSpec::request`]) as batches of at most `spec.limits.rows` rows,
+/// each handed to `sink` with its table (one table per [`RecordType`]; set
+/// `spec.filter.types` to read fewer).
 ///
 /// Batches of different types are interleaved as they fill; within a type
 /// rows keep the read order. Segments that fail are recorded in the
-/// summary's `problems` and the others are read on, as with
-/// [`floxlog::tape::TapeReader`]; every event before an error has been
-/// handed to the sink by the time this returns. `Err` is kept for what
-/// ends the whole read: the sink's errors, the merge's memory budget,
-/// a pool-state payload too large for an Arrow batch. Files that could not
-/// be opened are in `opened.open_errors`.
+/// summary's `problems` and the others are read on, as the session reads;
+/// every event before an error has been handed to the sink by the time
+/// this returns. `Err` is kept for what ends the whole read: the sink's
+/// errors, the merge's memory budget, a pool-state payload too large for
+/// an Arrow batch. Files that could not be opened are in
+/// [`Session::open_errors`].
 pub fn read_batches(
-    opened: &mut OpenedTape,
+    session: &mut Session,
     spec: &ReadSpec,
     symbols: &Symbols,
     sink: &mut Sink<'_>,
 ) -> Result<ReadSummary, TapeError> {
     let cols = Columns::new(spec.limits).with_prices(spec.prices);
-    read_into(opened, spec, cols, symbols, sink)
+    read_into(session, cols, symbols, sink)
 }
 
 /// [`read_batches`] into `cols`.
 fn read_into(
-    opened: &mut OpenedTape,
-    spec: &ReadSpec,
+    session: &mut Session,
     cols: Columns,
     symbols: &Symbols,
     sink: &mut Sink<'_>,
 ) -> Result<ReadSummary, TapeError> {
-    let paths: Vec<PathBuf> = opened
-        .tape
+    let paths: Vec<PathBuf> = session
+        .tape()
         .segments
         .iter()
         .map(|s| s.path.clone())
         .collect();
     let mut emit = Emit::new(cols, symbols, sink);
-    let trades = spec
-        .filter
-        .types
-        .is_none_or(|t| t[floxlog_core::frame_type::TRADE as usize]);
-    let mut r = opened.reader(&spec.config());
-    pump(&mut r, &mut emit, &paths, trades)?;
+    session.columns(&mut ColumnEmit {
+        emit: &mut emit,
+        paths: &paths,
+        path: Path::new(""),
+    })?;
     emit.flush_all()?;
     Ok(ReadSummary {
         rows: emit.rows,
-        problems: r.problems().to_vec(),
+        problems: session.problems().to_vec(),
         direct: false,
     })
 }
 
-/// Every event of `r` into the builders: runs of trades by the batch
-/// kernel (when `trades`: the filter keeps trades), everything else event
-/// by event.
-fn pump(
-    r: &mut TapeReader<'_>,
-    emit: &mut Emit<'_, '_>,
-    paths: &[PathBuf],
-    trades: bool,
-) -> Result<(), TapeError> {
-    let path = |seg: usize| paths.get(seg).map_or(Path::new(""), |p| p.as_path());
-    loop {
-        // Events up to the next trade (or a full batch) in a tight loop;
-        // the one declined is then the reader's current event.
-        let mut full = None;
-        let mut failed = None;
-        let mut declined = false;
-        let cols = &mut emit.cols;
-        r.next_run(usize::MAX, |seg, at, ev| {
-            if full.is_some() || failed.is_some() || (trades && matches!(ev, Event::Trade(_))) {
-                declined = true;
-                return false;
-            }
-            match cols.push(ev) {
-                Ok(f) => full = f,
-                Err(msg) => failed = Some(TapeError::input(Some(path(seg)), msg).at(at.offset)),
-            }
-            true
-        })?;
-        if let Some(e) = failed {
-            return Err(e);
-        }
-        if let Some(rt) = full {
-            emit.flush(rt)?;
-        }
-        if !declined {
-            return Ok(());
-        }
-        if !push_current(r, emit, &path)? || !trades {
-            continue;
-        }
-        // A run of trades (after the one just pushed) by the kernel,
-        // asked for a few at first (trades may be interleaved with other
-        // types), more while runs fill what was asked.
-        let mut room = MIN_ROOM;
-        loop {
-            let mut cols = emit.cols.trade_room(room);
-            let cap = TradeSink::capacity(&cols);
-            let (run, res) = r.next_trades(&mut cols);
-            if let Some(rt) = emit.cols.trades_stored(run.count) {
-                emit.flush(rt)?;
-            }
-            res?;
-            if run.declined {
-                push_current(r, emit, &path)?;
-                break;
-            }
-            if run.count < cap {
-                // Neither full nor declined: the events ended.
-                return Ok(());
-            }
-            room = (room * 2).min(MAX_ROOM);
-        }
-    }
-}
-
-/// Trades first asked of the kernel in a run; at most.
-const MIN_ROOM: usize = 64;
-const MAX_ROOM: usize = 1 << 16;
-
-/// Pushes the reader's current event (the one a run declined); whether
-/// it was a trade.
-fn push_current<'p>(
-    r: &TapeReader<'_>,
-    emit: &mut Emit<'_, '_>,
-    path: &dyn Fn(usize) -> &'p Path,
-) -> Result<bool, TapeError> {
-    let it = r.current()?.ok_or_else(|| {
-        TapeError::input(None, "internal error: the declined event is not current")
-    })?;
-    emit.push(&it.event, path(it.segment), it.position.offset)?;
-    Ok(matches!(it.event, Event::Trade(_)))
-}
-
-/// The builders as the sink of one piece.
-struct PieceEmit<'e, 'x, 's> {
+/// The builders as a session's sink: errors name the path of the segment
+/// last told (one piece's: `paths` empty).
+struct ColumnEmit<'e, 'x, 's> {
     emit: &'e mut Emit<'x, 's>,
+    paths: &'e [PathBuf],
     path: &'e Path,
 }
 
-impl ColumnSink for PieceEmit<'_, '_, '_> {
+impl ColumnSink for ColumnEmit<'_, '_, '_> {
     #[inline]
     fn event(&mut self, ev: &Event<'_>, at: u64) -> Result<(), TapeError> {
         self.emit.push(ev, self.path, at)
@@ -314,17 +230,23 @@ impl ColumnSink for PieceEmit<'_, '_, '_> {
             None => Ok(()),
         }
     }
+
+    fn segment(&mut self, segment: usize) {
+        if let Some(p) = self.paths.get(segment) {
+            self.path = p;
+        }
+    }
 }
 
-/// Reads `piece` (of a read made with `spec`'s [`ReadSpec::config`])
+/// Reads `piece` (of a session opened with `spec`'s [`ReadSpec::request`])
 /// into batches of its own, of at most `spec.limits`, handed to `sink`;
-/// how the piece's read went, and the rows handed over by [`RecordType`].
+/// the rows handed over by [`RecordType`].
 pub fn read_piece(
     piece: &Piece<'_>,
     spec: &ReadSpec,
     symbols: &Symbols,
     sink: &mut Sink<'_>,
-) -> Result<(PieceRead, [u64; 4]), TapeError> {
+) -> Result<[u64; 4], TapeError> {
     let cols = Columns::new(spec.limits).with_prices(spec.prices);
     piece_into(piece, cols, symbols, sink)
 }
@@ -335,44 +257,45 @@ fn piece_into(
     cols: Columns,
     symbols: &Symbols,
     sink: &mut Sink<'_>,
-) -> Result<(PieceRead, [u64; 4]), TapeError> {
+) -> Result<[u64; 4], TapeError> {
     let path = piece.path().unwrap_or(Path::new(""));
     let mut emit = Emit::new(cols, symbols, sink);
-    let read = piece.read(&mut PieceEmit {
+    piece.read(&mut ColumnEmit {
         emit: &mut emit,
+        paths: &[],
         path,
     })?;
     emit.flush_all()?;
-    Ok((read, emit.rows))
+    Ok(emit.rows)
 }
 
 /// Reads everything `spec` selects into memory: the same rows, in the same
 /// order per type, as [`read_batches`], for callers that want a whole
 /// table (a `pyarrow.Table`, say) rather than a stream. With `jobs` > 1
-/// (0: one per core) the session's pieces ([`pieces`]) are decoded on that
+/// (0: one per core) the session's pieces ([`Session::pieces_on_trust`]) are decoded on that
 /// many threads; file order concatenates them, time order when each is in
 /// order and they do not overlap in time (checked on the decoded
 /// timestamps, so no pass ahead is needed), and otherwise reads again
 /// through [`read_batches`] on one thread; so it does when an index entry
-/// cut at on trust is not proven by the reads ([`Proof::ByReads`]: a
-/// damaged segment, or an index that points off the frame chain). Batches
+/// cut at on trust is not proven by the reads (a damaged segment, or an
+/// index that points off the frame chain). Batches
 /// end at range boundaries, so there can be more, smaller ones than
 /// [`read_batches`] gives.
 pub fn read_table(
-    opened: &mut OpenedTape,
+    session: &mut Session,
     spec: &ReadSpec,
     symbols: &Symbols,
     jobs: usize,
 ) -> Result<(Vec<(RecordType, RecordBatch)>, ReadSummary), TapeError> {
     let jobs = floxlog::par::threads(jobs);
     if jobs > 1 {
-        if let Some(done) = read_parallel(opened, spec, symbols, jobs)? {
+        if let Some(done) = read_parallel(session, spec, symbols, jobs)? {
             return Ok(done);
         }
     }
     let mut out = Vec::new();
     let rows = spec.limits.rows;
-    let summary = read_into(opened, spec, table_columns(spec), symbols, &mut |rt, b| {
+    let summary = read_into(session, table_columns(spec), symbols, &mut |rt, b| {
         slice_into(&mut out, rt, b, rows);
         Ok(())
     })?;
@@ -415,9 +338,9 @@ fn slice_into(
 type Table = (Vec<(RecordType, RecordBatch)>, ReadSummary);
 
 /// The parallel part of [`read_table`]; `None` when the session's pieces
-/// are no sequential read's (see [`pieces`]).
+/// are no sequential read's (see [`Session::pieces_on_trust`]).
 fn read_parallel(
-    opened: &OpenedTape,
+    session: &Session,
     spec: &ReadSpec,
     symbols: &Symbols,
     jobs: usize,
@@ -426,22 +349,15 @@ fn read_parallel(
     // header first); a cut the reads do not prove, or time order that
     // concatenation cannot give, sends the read to the one-pass path
     // (the engine's merge, behind read_batches: no second merge here).
-    let done = pieces(
-        opened,
-        &spec.config(),
-        jobs,
-        spec.min_chunk_bytes,
-        Proof::ByReads,
-        &|p| {
-            let mut batches = Vec::new();
-            let max = spec.limits.rows;
-            let (read, rows) = piece_into(p, table_columns(spec), symbols, &mut |rt, b| {
-                slice_into(&mut batches, rt, b, max);
-                Ok(())
-            })?;
-            Ok(((batches, rows), read))
-        },
-    )?;
+    let done = session.pieces_on_trust(jobs, spec.min_chunk_bytes, &|p| {
+        let mut batches = Vec::new();
+        let max = spec.limits.rows;
+        let rows = piece_into(p, table_columns(spec), symbols, &mut |rt, b| {
+            slice_into(&mut batches, rt, b, max);
+            Ok(())
+        })?;
+        Ok((batches, rows))
+    })?;
     let Some(mut done) = done else {
         return Ok(None);
     };

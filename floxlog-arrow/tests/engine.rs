@@ -1,7 +1,7 @@
 //! The Arrow front ends over the floxlog read engine: `read_batches`
-//! (trade columns by `TapeReader::next_trades`), `read_table` on one
+//! (trade columns by the batch kernel), `read_table` on one
 //! thread and on two (the engine's ranges, trade columns by the core's
-//! column kernel) give exactly what `TapeReader` gives, events and
+//! column kernel) give exactly what a read session's cursor gives, events and
 //! problems (error kind, offset, events before), in file and time order,
 //! with filters, over long runs of trades, damaged segments and a
 //! segment whose Sorted flag lies.
@@ -9,10 +9,8 @@
 use floxlog::core::{Compression, Profile, ReadOptions, SegmentHeader, WriterConfig};
 use floxlog::owned::OwnedEvent;
 use floxlog::synth::mixed_event;
-use floxlog::tape::read::Problem;
-use floxlog::tape::{
-    Filter, Layout, OpenOptions, OpenedTape, Order, ReadConfig, Tape, TapeWriter, TapeWriterConfig,
-};
+use floxlog::tape::read::{Problem, Session};
+use floxlog::tape::{Filter, Layout, OpenOptions, Order, Tape, TapeWriter, TapeWriterConfig};
 use floxlog_arrow::{
     for_each_event, read_batches, read_table, Limits, ReadSpec, RecordType, Symbols,
 };
@@ -94,11 +92,10 @@ fn by_type(events: impl IntoIterator<Item = OwnedEvent>) -> [Vec<OwnedEvent>; 4]
 
 fn tape_reader(inputs: &[PathBuf], spec: &ReadSpec) -> Got {
     let tape = Tape::open(inputs, OpenOptions::default()).unwrap();
-    let mut opened = OpenedTape::open(tape);
-    let cfg: ReadConfig = spec.config();
-    let mut r = opened.reader(&cfg);
+    let mut session = Session::open(tape, spec.request());
+    let mut r = session.cursor();
     let mut out = Vec::new();
-    while let Some(it) = r.next_item().unwrap() {
+    while let Some(it) = r.next_event().unwrap() {
         out.push(OwnedEvent::from_event(&it.event));
     }
     (by_type(out), keys(r.problems()))
@@ -107,7 +104,7 @@ fn tape_reader(inputs: &[PathBuf], spec: &ReadSpec) -> Got {
 fn arrow(inputs: &[PathBuf], spec: &ReadSpec, jobs: Option<usize>) -> Got {
     let tape = Tape::open(inputs, OpenOptions::default()).unwrap();
     let symbols = Symbols::from_tape(&tape);
-    let mut opened = OpenedTape::open(tape);
+    let mut opened = Session::open(tape, spec.request());
     let mut batches = Vec::new();
     let summary = match jobs {
         None => read_batches(&mut opened, spec, &symbols, &mut |rt, b| {
@@ -136,7 +133,7 @@ fn arrow(inputs: &[PathBuf], spec: &ReadSpec, jobs: Option<usize>) -> Got {
     (out, keys(&summary.problems))
 }
 
-/// Every front end equals `TapeReader` for both orders and a few filters.
+/// Every front end equals the session's cursor for both orders and a few filters.
 fn check(inputs: &[PathBuf], read: ReadOptions, min_chunk_bytes: u64) {
     check_filters(inputs, read, min_chunk_bytes, &default_filters());
 }
@@ -166,7 +163,7 @@ fn default_filters() -> Vec<Filter> {
     ]
 }
 
-/// Every front end equals `TapeReader` for both orders and `filters`.
+/// Every front end equals the session's cursor for both orders and `filters`.
 fn check_filters(inputs: &[PathBuf], read: ReadOptions, min_chunk_bytes: u64, filters: &[Filter]) {
     for order in [Order::File, Order::Time] {
         for (fi, filter) in filters.iter().enumerate() {
@@ -189,7 +186,7 @@ fn check_filters(inputs: &[PathBuf], read: ReadOptions, min_chunk_bytes: u64, fi
                     let got = arrow(inputs, &spec, jobs);
                     assert!(
                         got.0 == want.0,
-                        "{what}: {name} events differ from TapeReader"
+                        "{what}: {name} events differ from the cursor"
                     );
                     assert_eq!(got.1, want.1, "{what}: {name} problems differ");
                 }
@@ -319,7 +316,7 @@ fn a_cut_short_segment_stopped_at_to_in_an_earlier_range_is_still_cut_short() {
         let seg_no = tape.segments.len() - 1;
         assert!(
             problems.iter().any(|p| p.0 == seg_no && !p.3),
-            "{name}: TapeReader finds no cut: {problems:?}"
+            "{name}: the cursor finds no cut: {problems:?}"
         );
         check_filters(
             std::slice::from_ref(&d),
@@ -367,11 +364,11 @@ fn a_whole_table_of_long_trade_runs_is_built_in_large_columns_and_sliced() {
 fn table_direct(d: &Path, min_chunk_bytes: u64) -> (bool, [Vec<OwnedEvent>; 4]) {
     let tape = Tape::open(&[d.to_path_buf()], OpenOptions::default()).unwrap();
     let symbols = Symbols::from_tape(&tape);
-    let mut opened = OpenedTape::open(tape);
     let spec = ReadSpec {
         min_chunk_bytes,
         ..ReadSpec::default()
     };
+    let mut opened = Session::open(tape, spec.request());
     let (t, s) = read_table(&mut opened, &spec, &symbols, 2).unwrap();
     let mut out: [Vec<OwnedEvent>; 4] = Default::default();
     for (rt, b) in &t {
@@ -421,7 +418,7 @@ fn index_entries_off_the_frame_chain_send_the_table_read_to_one_pass() {
     let (direct, got) = table_direct(&d, 8 << 10);
     assert!(!direct, "cuts the reads do not prove: one pass");
     assert!(got == honest, "the same events as the honest tape");
-    // Every front end as TapeReader, CRCs checked or not (unchecked, a
+    // Every front end as the cursor, CRCs checked or not (unchecked, a
     // range started inside a frame may decode garbage: never returned).
     check(std::slice::from_ref(&d), ReadOptions::default(), 8 << 10);
     let off = ReadOptions {

@@ -7,7 +7,8 @@
 use arrow_array::RecordBatch;
 use floxlog::owned::OwnedEvent;
 use floxlog::synth::mixed_event;
-use floxlog::tape::{OpenOptions, OpenedTape, ReadConfig, Tape, TapeWriter, TapeWriterConfig};
+use floxlog::tape::read::{Request, Session};
+use floxlog::tape::{OpenOptions, Tape, TapeWriter, TapeWriterConfig};
 use floxlog_arrow::export::{export, Codec, ExportSpec, Format, PARTITION_TYPES};
 use floxlog_arrow::{for_each_event, RecordType};
 use std::collections::BTreeMap;
@@ -44,10 +45,10 @@ fn partition_of(ev: &OwnedEvent) -> &'static str {
 /// Every event of the tape, as sorted debug strings per partition type.
 fn tape_events(dir: &Path) -> BTreeMap<&'static str, Vec<String>> {
     let tape = Tape::open(&[dir.to_path_buf()], OpenOptions::default()).unwrap();
-    let mut opened = OpenedTape::open(tape);
-    let mut r = opened.reader(&ReadConfig::default());
+    let mut session = Session::open(tape, Request::default());
+    let mut r = session.cursor();
     let mut m: BTreeMap<&'static str, Vec<String>> = BTreeMap::new();
-    while let Some(it) = r.next_item().unwrap() {
+    while let Some(it) = r.next_event().unwrap() {
         let ev = OwnedEvent::from_event(&it.event);
         m.entry(partition_of(&ev))
             .or_default()
@@ -227,10 +228,10 @@ fn a_damaged_segment_is_exported_up_to_the_damage_and_reported() {
     std::fs::write(victim, bytes).unwrap();
     // Everything the general reader returns before the error is exported,
     // nothing after it, whether the damaged segment is one range or many.
-    let mut opened = OpenedTape::open(listing.clone());
-    let mut r = opened.reader(&ReadConfig::default());
+    let mut session = Session::open(listing.clone(), Request::default());
+    let mut r = session.cursor();
     let mut want: BTreeMap<&'static str, Vec<String>> = BTreeMap::new();
-    while let Some(it) = r.next_item().unwrap() {
+    while let Some(it) = r.next_event().unwrap() {
         let ev = OwnedEvent::from_event(&it.event);
         want.entry(partition_of(&ev))
             .or_default()

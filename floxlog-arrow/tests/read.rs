@@ -9,10 +9,8 @@ use arrow_array::RecordBatch;
 use floxlog::core::{Compression, Event, Profile, ReadOptions, WriterConfig};
 use floxlog::owned::OwnedEvent;
 use floxlog::synth::mixed_event;
-use floxlog::tape::read::Problem;
-use floxlog::tape::{
-    Filter, Layout, OpenOptions, OpenedTape, Order, ReadConfig, Tape, TapeWriter, TapeWriterConfig,
-};
+use floxlog::tape::read::{Problem, Request, Session};
+use floxlog::tape::{Filter, Layout, OpenOptions, Order, Tape, TapeWriter, TapeWriterConfig};
 use floxlog_arrow::{
     for_each_event, read_batches, read_table, Limits, ReadSpec, RecordType, Symbols,
 };
@@ -70,12 +68,12 @@ fn type_of(ev: &Event<'_>) -> RecordType {
 }
 
 /// What the general reader returns: events and problems.
-fn general(inputs: &[PathBuf], cfg: &ReadConfig) -> (Vec<OwnedEvent>, Vec<Problem>) {
+fn general(inputs: &[PathBuf], request: &Request) -> (Vec<OwnedEvent>, Vec<Problem>) {
     let tape = Tape::open(inputs, OpenOptions::default()).unwrap();
-    let mut opened = OpenedTape::open(tape);
-    let mut r = opened.reader(cfg);
+    let mut session = Session::open(tape, request.clone());
+    let mut r = session.cursor();
     let mut out = Vec::new();
-    while let Some(it) = r.next_item().unwrap() {
+    while let Some(it) = r.next_event().unwrap() {
         out.push(OwnedEvent::from_event(&it.event));
     }
     (out, r.problems().to_vec())
@@ -90,7 +88,7 @@ fn batches(
 ) -> ([Vec<OwnedEvent>; 4], floxlog_arrow::ReadSummary, bool) {
     let tape = Tape::open(inputs, OpenOptions::default()).unwrap();
     let symbols = Symbols::from_tape(&tape);
-    let mut opened = OpenedTape::open(tape);
+    let mut opened = Session::open(tape, spec.request());
     let mut got: [Vec<OwnedEvent>; 4] = Default::default();
     let summary = read_batches(&mut opened, spec, &symbols, &mut |rt, b: RecordBatch| {
         assert!(b.num_rows() <= spec.limits.rows, "batch over the row bound");
@@ -106,12 +104,12 @@ fn batches(
     .unwrap();
     // The whole-table read (segments on two threads) has the same rows.
     let tape = Tape::open(inputs, OpenOptions::default()).unwrap();
-    let mut opened = OpenedTape::open(tape);
     // Ranges of about 2 KiB: most segments are split at index entries.
     let split = ReadSpec {
         min_chunk_bytes: 2 << 10,
         ..spec.clone()
     };
+    let mut opened = Session::open(tape, split.request());
     let (table, tsum) = read_table(&mut opened, &split, &symbols, 2).unwrap();
     let mut again: [Vec<OwnedEvent>; 4] = Default::default();
     for (rt, b) in &table {
@@ -161,10 +159,10 @@ fn check_equal(inputs: &[PathBuf], rows: usize) -> bool {
     let mut direct = false;
     for order in [Order::Time, Order::File] {
         for (fi, filter) in filters.iter().enumerate() {
-            let cfg = ReadConfig {
+            let cfg = Request {
                 order,
                 filter: filter.clone(),
-                ..ReadConfig::default()
+                ..Request::default()
             };
             let (want, want_problems) = general(inputs, &cfg);
             let spec = ReadSpec {
@@ -337,7 +335,7 @@ fn symbol_names_come_from_the_metadata() {
     let tape = Tape::open(&[d], OpenOptions::default()).unwrap();
     let symbols = Symbols::from_tape(&tape);
     assert_eq!(symbols.name(1), Some("BTCUSDT"), "metadata not read");
-    let mut opened = OpenedTape::open(tape);
+    let mut opened = Session::open(tape, ReadSpec::default().request());
     let mut named = 0;
     read_batches(&mut opened, &ReadSpec::default(), &symbols, &mut |_, b| {
         let ids = b.column_by_name("symbol_id").unwrap();
@@ -403,7 +401,7 @@ fn conformance_corpus_as_batches_equals_expected() {
 }
 
 fn check_time_order_against_general(inputs: &[PathBuf], name: &str) {
-    let (want, _) = general(inputs, &ReadConfig::default());
+    let (want, _) = general(inputs, &Request::default());
     let (got, _, _) = batches(inputs, &ReadSpec::default());
     for rt in RecordType::ALL {
         let want_rt: Vec<_> = want
@@ -435,7 +433,6 @@ fn read_table_splits_a_segment_at_its_index() {
     let tape = Tape::open(&inputs, OpenOptions::default()).unwrap();
     assert_eq!(tape.segments.len(), 1);
     let symbols = Symbols::from_tape(&tape);
-    let mut opened = OpenedTape::open(tape);
     let spec = ReadSpec {
         limits: Limits::rows(1 << 20),
         min_chunk_bytes: 4 << 10,
@@ -445,6 +442,7 @@ fn read_table_splits_a_segment_at_its_index() {
         },
         ..ReadSpec::default()
     };
+    let mut opened = Session::open(tape, spec.request());
     let (table, summary) = read_table(&mut opened, &spec, &symbols, 2).unwrap();
     assert!(summary.direct);
     assert!(table.len() > 3, "one batch per range: {}", table.len());

@@ -470,7 +470,7 @@ fn convert_round_trips_preserve_every_record() {
             .success();
         assert_eq!(multiset(&cat(&[back.to_str().unwrap()])), multiset(&events));
     }
-    // Splitting produced several segments, merging one.
+    // The "split" conversion produced several segments, "merge" one.
     let n = |d: &str| {
         std::fs::read_dir(t.path().join(d))
             .unwrap()

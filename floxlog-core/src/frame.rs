@@ -122,7 +122,7 @@ impl<'a> RawFrame<'a> {
         Event::decode(self.header.frame_type, self.payload, at)
     }
 
-    /// Splits encoded frame bytes (header then payload) that a check has
+    /// Cuts encoded frame bytes (header then payload) that a check has
     /// already validated.
     #[inline]
     pub(crate) fn from_checked(bytes: &'a [u8]) -> RawFrame<'a> {

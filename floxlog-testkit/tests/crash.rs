@@ -25,7 +25,8 @@ use floxlog::core::ReadOptions;
 use floxlog::synth::{mixed_event, Rng};
 use floxlog::tape::check::verify_tape;
 use floxlog::tape::check::{recover_file, RecoverOptions};
-use floxlog::tape::read::{OpenedTape, Order, ReadConfig};
+use floxlog::tape::read::Order;
+use floxlog::tape::read::{Request, Session};
 use floxlog::tape::{
     Durability, Layout, OpenOptions, Severity, Tape, TapeWriter, TapeWriterConfig,
 };
@@ -238,15 +239,15 @@ struct Read {
 
 fn read_tape(dir: &Path, order: Order) -> Read {
     let tape = Tape::open(&[dir.to_path_buf()], OpenOptions::default()).expect("listing the tape");
-    let mut o = OpenedTape::open(tape);
-    assert!(o.open_errors.is_empty(), "{:?}", o.open_errors);
-    let cfg = ReadConfig {
+    let request = Request {
         order,
-        ..ReadConfig::default()
+        ..Request::default()
     };
-    let mut r = o.reader(&cfg);
+    let mut o = Session::open(tape, request);
+    assert!(o.open_errors().is_empty(), "{:?}", o.open_errors());
+    let mut r = o.cursor();
     let mut events = Vec::new();
-    while let Some(it) = r.next_item().expect("reading the tape") {
+    while let Some(it) = r.next_event().expect("reading the tape") {
         events.push(OwnedEvent::from_event(&it.event));
     }
     let problems = r
@@ -297,7 +298,7 @@ fn check_tape(dir: &Path, setup: &Setup, seed: u64, said: &Said, ctx: &str) -> O
     let last = files.len() - 1;
     let head = std::fs::read(&files[last]).unwrap();
     let h = floxlog::core::SegmentHeader::parse(&head).expect("last segment header");
-    out.open_tail = floxlog::tape::read::header_is_unfinished(&h) && head.len() > 64;
+    out.open_tail = floxlog::tape::read::engine::header_is_unfinished(&h) && head.len() > 64;
     if said.done.is_some() {
         assert!(!out.open_tail, "{ctx}: closed tape with an open segment");
     }
@@ -635,16 +636,16 @@ struct SegRead {
 fn read_segments(dir: &Path) -> SegRead {
     let tape = Tape::open(&[dir.to_path_buf()], OpenOptions::default()).expect("listing the tape");
     let names: Vec<String> = tape.segments.iter().map(|s| s.name.clone()).collect();
-    let mut o = OpenedTape::open(tape);
-    assert!(o.open_errors.is_empty(), "{:?}", o.open_errors);
-    let cfg = ReadConfig {
+    let request = Request {
         order: Order::File,
-        ..ReadConfig::default()
+        ..Request::default()
     };
-    let mut r = o.reader(&cfg);
+    let mut o = Session::open(tape, request);
+    assert!(o.open_errors().is_empty(), "{:?}", o.open_errors());
+    let mut r = o.cursor();
     let mut segments: Vec<(String, Vec<OwnedEvent>)> =
         names.iter().map(|n| (n.clone(), Vec::new())).collect();
-    while let Some(it) = r.next_item().expect("reading the tape") {
+    while let Some(it) = r.next_event().expect("reading the tape") {
         segments[it.segment]
             .1
             .push(OwnedEvent::from_event(&it.event));
@@ -748,7 +749,7 @@ fn check_spec_tape(dir: &Path, setup: &Setup, seed: u64, said: &Said, ctx: &str)
             let bytes = std::fs::read(path).unwrap();
             assert!(bytes.len() >= 64, "{ctx}: {name} has {} bytes", bytes.len());
             let h = floxlog::core::SegmentHeader::parse(&bytes).expect("segment header");
-            let open = floxlog::tape::read::header_is_unfinished(&h);
+            let open = floxlog::tape::read::engine::header_is_unfinished(&h);
             if k + 1 < files.len() {
                 assert!(!open, "{ctx}: {name} is open but a later segment exists");
             } else if open {

@@ -31,9 +31,9 @@ use floxlog::synth::{mixed_event, Rng};
 use floxlog::tape::check::verify_tape;
 use floxlog::tape::check::{recover_file, RecoverOptions};
 use floxlog::tape::dir::{segment_series, series_of};
+use floxlog::tape::read::{Request, Session};
 use floxlog::tape::{
-    Durability, Layout, Manifest, OpenOptions, OpenedTape, Order, ReadConfig, Severity, Tape,
-    TapeWriter, TapeWriterConfig,
+    Durability, Layout, Manifest, OpenOptions, Order, Severity, Tape, TapeWriter, TapeWriterConfig,
 };
 use floxlog::OwnedEvent;
 use std::collections::{BTreeMap, BTreeSet};
@@ -215,17 +215,17 @@ struct SegRead {
 fn read_segments(path: &Path) -> SegRead {
     let tape = Tape::open(&[path.to_path_buf()], OpenOptions::default()).expect("listing the tape");
     let names: Vec<String> = tape.segments.iter().map(|s| s.name.clone()).collect();
-    let mut o = OpenedTape::open(tape);
-    assert!(o.open_errors.is_empty(), "{:?}", o.open_errors);
-    let cfg = ReadConfig {
+    let request = Request {
         order: Order::File,
-        ..ReadConfig::default()
+        ..Request::default()
     };
-    let mut r = o.reader(&cfg);
+    let mut o = Session::open(tape, request);
+    assert!(o.open_errors().is_empty(), "{:?}", o.open_errors());
+    let mut r = o.cursor();
     let mut events: BTreeMap<String, Vec<OwnedEvent>> =
         names.iter().map(|n| (n.clone(), Vec::new())).collect();
     assert_eq!(events.len(), names.len(), "a segment listed twice");
-    while let Some(it) = r.next_item().expect("reading the tape") {
+    while let Some(it) = r.next_event().expect("reading the tape") {
         let ev = OwnedEvent::from_event(&it.event);
         events.get_mut(&names[it.segment]).unwrap().push(ev);
     }

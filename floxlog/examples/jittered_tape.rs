@@ -7,27 +7,27 @@
 //! `cargo run --release -p floxlog --example jittered_tape -- DIR [SEGMENTS] [TRADES]`
 //!
 //! `... -- --read time|file DIR` reads the tape through
-//! `TapeReader::next_trades` (CRCs checked) and prints events, seconds and
+//! a read session's `Events::next_trades` (CRCs checked) and prints events, seconds and
 //! events per second: time order against file order without output costs.
 
 use floxlog::core::{Event, Trade, WriterConfig};
 use floxlog::segment::{finish_to_vec, vec_writer};
 
 fn read(order: &str, dir: &std::path::Path) {
-    use floxlog::tape::read::{OpenedTape, Order, ReadConfig};
+    use floxlog::tape::read::{Order, Request, Session};
     use floxlog::tape::{OpenOptions, Tape};
     let t0 = std::time::Instant::now();
     let tape = Tape::open(&[dir.to_path_buf()], OpenOptions::default()).unwrap();
-    let mut o = OpenedTape::open(tape);
-    let cfg = ReadConfig {
+    let request = Request {
         order: if order == "file" {
             Order::File
         } else {
             Order::Time
         },
-        ..ReadConfig::default()
+        ..Request::default()
     };
-    let mut r = o.reader(&cfg);
+    let mut session = Session::open(tape, request);
+    let mut r = session.cursor();
     let mut out = vec![Trade::default(); 4096];
     let (mut n, mut last, mut back) = (0u64, i64::MIN, 0u64);
     loop {
@@ -42,7 +42,7 @@ fn read(order: &str, dir: &std::path::Path) {
             break;
         }
     }
-    assert!(r.first_error().is_none());
+    assert!(r.outcome().passed());
     let s = t0.elapsed().as_secs_f64();
     println!(
         "{order} order: {n} trades, {back} going back, {s:.3} s, {:.1} M/s",

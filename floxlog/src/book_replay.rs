@@ -12,7 +12,8 @@ use std::path::Path;
 use floxlog_core::{Book, BookState, Event, Level, Levels, ReadOptions, UnknownTypes};
 
 use crate::see::ids::IdTable;
-use crate::tape::read::merge::{Filter, OpenedTape, Order, ReadConfig};
+use crate::tape::read::merge::{Filter, OpenedTape, Order};
+use crate::tape::read::Request;
 use crate::tape::{Kept, ReadOutcome, Tape, TapeError};
 
 /// Default levels a side may hold: the most one record can list.
@@ -193,7 +194,7 @@ fn replay(
     opts: &ReplayOptions,
     mut before: impl FnMut(i64, &BookReplayer) -> Result<(), TapeError>,
 ) -> Result<(BookReplayer, Vec<String>), TapeError> {
-    let cfg = ReadConfig {
+    let cfg = Request {
         order: Order::Time,
         filter: Filter {
             from: None,
@@ -210,7 +211,7 @@ fn replay(
             },
             ..ReadOptions::default()
         },
-        ..ReadConfig::default()
+        ..Request::default()
     };
     let mut opened = OpenedTape::open(tape);
     if let Some(e) = opened.open_errors.pop() {

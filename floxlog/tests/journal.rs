@@ -162,11 +162,12 @@ fn a_live_segment_is_header_frames_and_zeros() {
 /// Every event of the tape at `dir` in file order, as frame payload bytes,
 /// and the problems the read met.
 fn read_all(dir: &Path) -> (Vec<Vec<u8>>, Vec<floxlog::tape::read::Problem>) {
-    use floxlog::tape::read::{OpenedTape, Order, ReadConfig};
+    use floxlog::tape::read::engine::OpenedTape;
+    use floxlog::tape::read::{Order, Request};
     use floxlog::tape::{OpenOptions, Tape};
     let tape = Tape::open(&[dir.to_path_buf()], OpenOptions::default()).unwrap();
     let mut o = OpenedTape::open(tape);
-    let cfg = ReadConfig {
+    let cfg = Request {
         order: Order::File,
         ..Default::default()
     };

@@ -3,7 +3,8 @@
 //! same point among them, on intact and damaged tapes.
 
 use floxlog::core::Compression;
-use floxlog::tape::read::{Ahead, OpenedTape, Order, ReadConfig, Request, Session};
+use floxlog::tape::read::engine::{Ahead, OpenedTape};
+use floxlog::tape::read::{Order, Request, Session};
 use floxlog::tape::{OpenOptions, Tape};
 use std::path::Path;
 
@@ -20,7 +21,7 @@ fn problem_line(p: &floxlog::tape::read::Problem) -> String {
 fn sequential(dir: &Path) -> Vec<String> {
     let tape = Tape::open(&[dir.to_path_buf()], OpenOptions::default()).unwrap();
     let mut o = OpenedTape::open(tape);
-    let cfg = ReadConfig {
+    let cfg = Request {
         order: Order::File,
         ..Default::default()
     };

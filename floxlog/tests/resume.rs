@@ -5,7 +5,8 @@
 
 use floxlog::core::{Event, Trade};
 use floxlog::tape::check::verify_tape;
-use floxlog::tape::read::{OpenedTape, Order, ReadConfig};
+use floxlog::tape::read::Order;
+use floxlog::tape::read::{Request, Session};
 use floxlog::tape::{
     Durability, Layout, Manifest, OpenOptions, Tape, TapeErrorKind, TapeWriter, TapeWriterConfig,
 };
@@ -39,13 +40,14 @@ fn cfg(layout: Layout, durability: Durability, resume: bool) -> TapeWriterConfig
 /// Trade ids of the tape in file order, and whether the read met problems.
 fn ids(dir: &Path) -> (Vec<u64>, usize) {
     let tape = Tape::open(&[dir.to_path_buf()], OpenOptions::default()).unwrap();
-    let mut o = OpenedTape::open(tape);
-    let mut r = o.reader(&ReadConfig {
+    let request = Request {
         order: Order::File,
-        ..ReadConfig::default()
-    });
+        ..Request::default()
+    };
+    let mut o = Session::open(tape, request);
+    let mut r = o.cursor();
     let mut v = Vec::new();
-    while let Some(it) = r.next_item().unwrap() {
+    while let Some(it) = r.next_event().unwrap() {
         let Event::Trade(t) = it.event else {
             panic!("not a trade")
         };

@@ -5,7 +5,8 @@
 
 use floxlog::core::Compression;
 use floxlog::tape::dir::TapeLock;
-use floxlog::tape::read::{Ahead, OpenedTape, Order, Problem, ReadConfig, Request, Session};
+use floxlog::tape::read::engine::Ahead;
+use floxlog::tape::read::{Order, Problem, Request, Session};
 use floxlog::tape::{OpenOptions, Tape, TapeWriter, TapeWriterConfig};
 use std::path::{Path, PathBuf};
 
@@ -38,21 +39,20 @@ fn tape(dir: &Path, compression: Compression) -> (PathBuf, Vec<PathBuf>) {
 
 /// Every problem of a full read in `order`, and of a read-ahead.
 fn problems(dir: &Path, order: Order) -> (Vec<Problem>, Vec<Problem>) {
-    let open =
-        || OpenedTape::open(Tape::open(&[dir.to_path_buf()], OpenOptions::default()).unwrap());
-    let mut o = open();
-    let cfg = ReadConfig {
+    let open = || Tape::open(&[dir.to_path_buf()], OpenOptions::default()).unwrap();
+    let request = Request {
         order,
-        ..Default::default()
+        ..Request::default()
     };
-    let mut r = o.reader(&cfg);
-    while r.next_item().unwrap().is_some() {}
+    let mut o = Session::open(open(), request);
+    let mut r = o.cursor();
+    while r.next_event().unwrap().is_some() {}
     let seq = r.problems().to_vec();
     let request = Request {
         threads: 2,
         ..Request::default()
     };
-    let session = Session::from_opened(open(), request);
+    let session = Session::open(open(), request);
     let mut ahead = Vec::new();
     session
         .frames_ahead(&mut |a| {

@@ -6,14 +6,15 @@
 mod common;
 use common::mixed_segment;
 use floxlog::core::{Compression, ReadOptions};
-use floxlog::tape::read::{OpenedTape, Order, ReadConfig};
+use floxlog::tape::read::engine::OpenedTape;
+use floxlog::tape::read::{Order, Request};
 use floxlog::tape::{OpenOptions, Tape};
 
 /// What a read returned: event texts, then the errors (reader and
 /// problems).
 fn read_truncating(
     path: &std::path::Path,
-    cfg: &ReadConfig,
+    cfg: &Request,
     cut: u64,
 ) -> (Vec<(i64, String)>, Vec<String>) {
     let t = Tape::open(&[path.to_path_buf()], OpenOptions::default()).unwrap();
@@ -52,9 +53,9 @@ fn all_events(bytes: &[u8]) -> Vec<(i64, String)> {
     std::fs::write(&p, bytes).unwrap();
     let t = Tape::open(&[p], OpenOptions::default()).unwrap();
     let mut o = OpenedTape::open(t);
-    let mut r = o.reader(&ReadConfig {
+    let mut r = o.reader(&Request {
         order: Order::File,
-        ..ReadConfig::default()
+        ..Request::default()
     });
     let mut v = Vec::new();
     while let Some(it) = r.next_item().unwrap() {
@@ -79,13 +80,13 @@ fn a_segment_truncated_under_the_reader_is_an_error_after_genuine_events() {
                     let ctx = format!("{z:?} {order:?} crc {crc} cut at {cut}");
                     let p = d.path().join("seg.floxlog");
                     std::fs::write(&p, &bytes).unwrap();
-                    let cfg = ReadConfig {
+                    let cfg = Request {
                         order,
                         read: ReadOptions {
                             verify_crc: crc,
                             ..ReadOptions::default()
                         },
-                        ..ReadConfig::default()
+                        ..Request::default()
                     };
                     let (got, errors) = read_truncating(&p, &cfg, cut);
                     assert!(
@@ -154,13 +155,13 @@ fn a_segment_truncated_under_a_merge_of_segments_read_ahead_is_an_error_after_ge
                 std::fs::write(&pb, &b).unwrap();
                 let t = Tape::open(&[pa.clone(), pb.clone()], OpenOptions::default()).unwrap();
                 let mut o = OpenedTape::open(t);
-                let mut r = o.reader(&ReadConfig {
+                let mut r = o.reader(&Request {
                     order: Order::Time,
                     read: ReadOptions {
                         verify_crc: crc,
                         ..ReadOptions::default()
                     },
-                    ..ReadConfig::default()
+                    ..Request::default()
                 });
                 let (mut got_a, mut got_b, mut last) = (Vec::new(), Vec::new(), i64::MIN);
                 while let Some(it) = r.next_item().unwrap() {
@@ -289,12 +290,10 @@ fn read_changing(
     let mut got = Vec::new();
     let mut errors = Vec::new();
     let Via::Reader(order) = via else {
-        use floxlog::tape::read::{Ahead, Request, Session};
+        use floxlog::tape::read::engine::Ahead;
+        use floxlog::tape::read::Session;
         let request = Request {
-            config: ReadConfig {
-                read,
-                ..ReadConfig::default()
-            },
+            read,
             threads: 1,
             range_bytes: 64 << 10,
             ..Request::default()
@@ -315,10 +314,10 @@ fn read_changing(
         }
         return (got, errors);
     };
-    let cfg = ReadConfig {
+    let cfg = Request {
         order,
         read,
-        ..ReadConfig::default()
+        ..Request::default()
     };
     let mut r = o.reader(&cfg);
     loop {

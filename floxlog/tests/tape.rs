@@ -4,7 +4,8 @@
 use floxlog::core::{Compression, Event, ReadOptions, Trade, WriterConfig};
 use floxlog::tape::check::verify_tape;
 use floxlog::tape::check::{recover_file, RecoverOptions};
-use floxlog::tape::read::{Filter, OpenedTape, Order, ReadConfig};
+use floxlog::tape::read::{Filter, Order};
+use floxlog::tape::read::{Request, Session};
 use floxlog::tape::{
     Durability, Layout, OpenOptions, Severity, Tape, TapeWriter, TapeWriterConfig,
 };
@@ -24,12 +25,12 @@ fn trade(ts: i64, sym: u32, id: u64) -> Trade {
     }
 }
 
-fn read_all(dir: &Path, cfg: &ReadConfig) -> (Vec<(i64, u64)>, usize) {
+fn read_all(dir: &Path, cfg: &Request) -> (Vec<(i64, u64)>, usize) {
     let tape = Tape::open(&[dir.to_path_buf()], OpenOptions::default()).unwrap();
-    let mut o = OpenedTape::open(tape);
-    let mut r = o.reader(cfg);
+    let mut o = Session::open(tape, cfg.clone());
+    let mut r = o.cursor();
     let mut v = Vec::new();
-    while let Some(it) = r.next_item().unwrap() {
+    while let Some(it) = r.next_event().unwrap() {
         let Event::Trade(t) = it.event else {
             panic!("not a trade")
         };
@@ -88,20 +89,20 @@ fn rotation_by_size_and_time_and_merged_reading() {
             &mut |_| {},
         );
         assert!(rep.passed(true), "{:?}", rep.findings);
-        let (v, problems) = read_all(&dir, &ReadConfig::default());
+        let (v, problems) = read_all(&dir, &Request::default());
         assert_eq!(problems, 0);
         assert_eq!(
             v,
             (0..500u64).map(|k| (k as i64 * 10, k)).collect::<Vec<_>>()
         );
         // Time range: [from, to), with the index used on Sorted (LZ4) segments.
-        let cfg = ReadConfig {
+        let cfg = Request {
             filter: Filter {
                 from: Some(1000),
                 to: Some(2005),
                 ..Filter::default()
             },
-            ..ReadConfig::default()
+            ..Request::default()
         };
         let (v, _) = read_all(&dir, &cfg);
         assert_eq!(v.first(), Some(&(1000, 100)));
@@ -147,12 +148,12 @@ fn seek_keeps_events_equal_to_from_before_the_chosen_index_entry() {
         w.append(&Event::Trade(trade(ts, 1, k as u64))).unwrap();
     }
     w.close().unwrap();
-    let cfg = ReadConfig {
+    let cfg = Request {
         filter: Filter {
             from: Some(5),
             ..Filter::default()
         },
-        ..ReadConfig::default()
+        ..Request::default()
     };
     let (v, _) = read_all(&dir, &cfg);
     assert_eq!(v, vec![(5, 1), (5, 2), (6, 3)]);
@@ -169,12 +170,12 @@ fn time_order_is_exact_for_far_displaced_events() {
         w.append(&Event::Trade(trade(t, 1, k as u64))).unwrap();
     }
     w.close().unwrap();
-    let (v, _) = read_all(&dir, &ReadConfig::default());
+    let (v, _) = read_all(&dir, &Request::default());
     let got: Vec<i64> = v.iter().map(|x| x.0).collect();
     assert_eq!(got, vec![0, 1, 2, 3, 4, 5, 6, 7, 8]);
-    let cfg = ReadConfig {
+    let cfg = Request {
         order: Order::File,
-        ..ReadConfig::default()
+        ..Request::default()
     };
     let (v, _) = read_all(&dir, &cfg);
     assert_eq!(v.iter().map(|x| x.0).collect::<Vec<_>>(), ts.to_vec());
@@ -215,7 +216,7 @@ fn crashed_writer_leaves_readable_segments_that_recover_restores() {
             _ => 100,
         };
         assert_eq!(files.len(), 1);
-        let (v, problems) = read_all(&dir, &ReadConfig::default());
+        let (v, problems) = read_all(&dir, &Request::default());
         assert_eq!(v.len(), on_disk, "{comp:?} {dur:?}");
         assert_eq!(problems, 0);
         let rep = verify_tape(
@@ -236,7 +237,7 @@ fn crashed_writer_leaves_readable_segments_that_recover_restores() {
         let file = std::fs::OpenOptions::new().write(true).open(f).unwrap();
         file.set_len(len - 5).unwrap();
         drop(file);
-        let (v, problems) = read_all(&dir, &ReadConfig::default());
+        let (v, problems) = read_all(&dir, &Request::default());
         let kept = if comp == Compression::Lz4 {
             on_disk - 16
         } else {
@@ -259,7 +260,7 @@ fn crashed_writer_leaves_readable_segments_that_recover_restores() {
             .filter(|f| f.severity == Severity::Error)
             .collect();
         assert!(errors.is_empty(), "{errors:?}");
-        let (v, problems) = read_all(&dir, &ReadConfig::default());
+        let (v, problems) = read_all(&dir, &Request::default());
         assert_eq!((v.len(), problems), (kept, 0));
         assert_eq!(
             v,

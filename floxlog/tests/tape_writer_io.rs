@@ -3,7 +3,7 @@
 
 use floxlog::core::{Compression, Event, SegmentHeader, Trade, WriterConfig};
 use floxlog::synth::mixed_event;
-use floxlog::tape::read::{OpenedTape, ReadConfig};
+use floxlog::tape::read::{Request, Session};
 use floxlog::tape::{
     Durability, Layout, Manifest, OpenOptions, Tape, TapeWriter, TapeWriterConfig,
 };
@@ -56,10 +56,10 @@ fn header_of(p: &Path) -> SegmentHeader {
 /// Events readable from the tape in `dir` now (open segments included).
 fn readable(dir: &Path) -> u64 {
     let tape = Tape::open(&[dir.to_path_buf()], OpenOptions::default()).unwrap();
-    let mut o = OpenedTape::open(tape);
-    let mut r = o.reader(&ReadConfig::default());
+    let mut o = Session::open(tape, Request::default());
+    let mut r = o.cursor();
     let mut n = 0;
-    while r.next_item().unwrap().is_some() {
+    while r.next_event().unwrap().is_some() {
         n += 1;
     }
     n

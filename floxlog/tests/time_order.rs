@@ -10,7 +10,8 @@ use common::mixed_segment;
 use floxlog::core::{Compression, WriterConfig};
 use floxlog::segment::{finish_to_vec, vec_writer};
 use floxlog::synth::mixed_event;
-use floxlog::tape::read::{Filter, OpenedTape, Order, ReadConfig};
+use floxlog::tape::read::engine::OpenedTape;
+use floxlog::tape::read::{Filter, Order, Request};
 use floxlog::tape::{OpenOptions, Tape};
 use std::path::{Path, PathBuf};
 
@@ -109,7 +110,7 @@ fn tape(rng: &mut Rng, dir: &Path) -> Vec<PathBuf> {
 /// (ts, event text) in the order read, and the problems (sorted).
 type Read = (Vec<(i64, String)>, Vec<String>);
 
-fn read(paths: &[PathBuf], cfg: &ReadConfig) -> Result<Read, String> {
+fn read(paths: &[PathBuf], cfg: &Request) -> Result<Read, String> {
     let t = Tape::open(paths, OpenOptions::default()).unwrap();
     let mut o = OpenedTape::open(t);
     let mut r = o.reader(cfg);
@@ -126,10 +127,10 @@ fn read(paths: &[PathBuf], cfg: &ReadConfig) -> Result<Read, String> {
 }
 
 fn check(paths: &[PathBuf], filter: &Filter, ctx: &str) {
-    let cfg = |order| ReadConfig {
+    let cfg = |order| Request {
         order,
         filter: filter.clone(),
-        ..ReadConfig::default()
+        ..Request::default()
     };
     let (mut want, want_p) = read(paths, &cfg(Order::File)).unwrap();
     want.sort_by_key(|x| x.0);
@@ -173,9 +174,9 @@ fn time_order_is_a_stable_sort_of_file_order() {
 fn ordering_memory_is_bounded_by_reorder_bytes() {
     let d = tempfile::tempdir().unwrap();
     let mut rng = Rng(7);
-    let cfg = |bytes| ReadConfig {
+    let cfg = |bytes| Request {
         reorder_bytes: bytes,
-        ..ReadConfig::default()
+        ..Request::default()
     };
     for z in [Compression::None, Compression::Lz4] {
         // 5,000 events out of order: 80,000 bytes of keys.
@@ -253,7 +254,7 @@ fn a_sorted_segment_is_opened_by_its_earliest_event_not_its_header() {
     let paths = vec![d.path().join("a.floxlog"), d.path().join("b.floxlog")];
     std::fs::write(&paths[0], a).unwrap();
     std::fs::write(&paths[1], b).unwrap();
-    let (v, p) = read(&paths, &ReadConfig::default()).unwrap();
+    let (v, p) = read(&paths, &Request::default()).unwrap();
     let ts: Vec<i64> = v.iter().map(|x| x.0).collect();
     assert_eq!((ts, p.len()), (vec![50, 70, 100], 0));
     check(&paths, &Filter::default(), "sorted by block");
@@ -275,22 +276,22 @@ fn a_lying_sorted_flag_is_an_error_not_a_wrong_order() {
         let paths = vec![p];
         let (all, probs) = read(
             &paths,
-            &ReadConfig {
+            &Request {
                 order: Order::File,
-                ..ReadConfig::default()
+                ..Request::default()
             },
         )
         .unwrap();
         assert_eq!((all.len(), probs.len()), (2_000, 0), "{z:?}");
         for cfg in [
-            ReadConfig::default(),
-            ReadConfig {
+            Request::default(),
+            Request {
                 order: Order::File,
                 filter: Filter {
                     to: Some(i64::MAX),
                     ..Filter::default()
                 },
-                ..ReadConfig::default()
+                ..Request::default()
             },
         ] {
             let (v, p) = read(&paths, &cfg).unwrap();

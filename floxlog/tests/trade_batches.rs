@@ -9,7 +9,8 @@ use common::mixed_segment;
 use floxlog::core::{Compression, Event, Position, Trade};
 use floxlog::segment::{finish_to_vec, vec_writer};
 use floxlog::synth::mixed_event;
-use floxlog::tape::read::{Filter, OpenedTape, Order, ReadConfig};
+use floxlog::tape::read::engine::OpenedTape;
+use floxlog::tape::read::{Filter, Order, Request};
 use floxlog::tape::{OpenOptions, Tape};
 use std::path::{Path, PathBuf};
 
@@ -86,7 +87,7 @@ type Read = (Vec<String>, Vec<String>);
 /// Segment number and position of each event.
 type Places = Vec<(usize, Position)>;
 
-fn per_event(paths: &[PathBuf], cfg: &ReadConfig) -> (Read, Places) {
+fn per_event(paths: &[PathBuf], cfg: &Request) -> (Read, Places) {
     let tape = Tape::open(paths, OpenOptions::default()).unwrap();
     let mut o = OpenedTape::open(tape);
     let mut r = o.reader(cfg);
@@ -99,7 +100,7 @@ fn per_event(paths: &[PathBuf], cfg: &ReadConfig) -> (Read, Places) {
     ((v, problems), places)
 }
 
-fn batched(paths: &[PathBuf], cfg: &ReadConfig, cap: usize, places: &Places) -> Read {
+fn batched(paths: &[PathBuf], cfg: &Request, cap: usize, places: &Places) -> Read {
     let tape = Tape::open(paths, OpenOptions::default()).unwrap();
     let mut o = OpenedTape::open(tape);
     let mut r = o.reader(cfg);
@@ -146,10 +147,10 @@ fn trade_batches_read_what_single_events_read() {
     ];
     for order in [Order::File, Order::Time] {
         for filter in &filters {
-            let cfg = ReadConfig {
+            let cfg = Request {
                 order,
                 filter: filter.clone(),
-                ..ReadConfig::default()
+                ..Request::default()
             };
             let (want, places) = per_event(&paths, &cfg);
             assert!(!want.1.is_empty(), "the tape has damage");
@@ -161,7 +162,7 @@ fn trade_batches_read_what_single_events_read() {
     }
     // Time order over one sorted segment is read in place too.
     let one = &paths[..1];
-    let cfg = ReadConfig::default();
+    let cfg = Request::default();
     let (want, places) = per_event(one, &cfg);
     assert_eq!(want.0.len(), 3000);
     for cap in [1, 7, 4096] {
@@ -177,9 +178,9 @@ fn trade_batches_read_what_single_events_read() {
     std::fs::write(&p, liar).unwrap();
     let one = [p];
     let (want, places) = per_event(&one, &cfg);
-    let file_order = ReadConfig {
+    let file_order = Request {
         order: Order::File,
-        ..ReadConfig::default()
+        ..Request::default()
     };
     let all = per_event(&one, &file_order).0 .0;
     assert_eq!(all.len(), 3000);

@@ -13,10 +13,11 @@
 #![no_main]
 
 use floxlog::core::ReadOptions;
-use floxlog::tape::read::{OpenedTape, Order, ReadConfig};
 use floxlog::tape::check::{recover_file, RecoverOptions};
 use floxlog::tape::check::scan_segment;
 use floxlog::tape::check::verify_tape;
+use floxlog::tape::read::engine::OpenedTape;
+use floxlog::tape::read::{Order, Request};
 use floxlog::tape::{OpenOptions, Tape};
 use libfuzzer_sys::fuzz_target;
 use std::path::PathBuf;
@@ -30,10 +31,10 @@ fn read(path: &PathBuf, order: Order, cut: Option<(usize, u64)>) -> (Vec<String>
         return (Vec::new(), String::new(), false);
     };
     let mut opened = OpenedTape::open(tape);
-    let cfg = ReadConfig {
+    let cfg = Request {
         order,
         reorder_bytes: 1 << 20,
-        ..ReadConfig::default()
+        ..Request::default()
     };
     let mut r = opened.reader(&cfg);
     let mut v = Vec::new();

@@ -1,5 +1,5 @@
 //! The pieces of a dataset of tapes (`floxlog.dataset`): the read
-//! session's fragments ([`fragments`], [`read_fragment`]: how a tape is
+//! session's fragments ([`Session::fragments`], [`Session::read_fragment`]: how a tape is
 //! cut and how a fragment's read is judged are the session's), listed in
 //! one process and read one by one in any process that sees the files;
 //! here only the Python arguments and results.
@@ -9,8 +9,8 @@ use crate::read::{convert, list_tape, ReadArgs};
 use crate::stream::{ArrowStream, Outcome, Source};
 use crate::wait::interruptible;
 use arrow_array::RecordBatch;
-use floxlog::tape::read::{fragments, read_fragment};
-use floxlog::tape::{OpenedTape, ReadOutcome, Tape, TapeError};
+use floxlog::tape::read::Session;
+use floxlog::tape::{ReadOutcome, Tape, TapeError};
 use floxlog_arrow::{read_piece, ReadSpec, RecordType, Symbols};
 use pyo3::prelude::*;
 use std::path::{Path, PathBuf};
@@ -26,7 +26,7 @@ fn spec_of(
         return Err(TapeError::usage("fragment_bytes must be at least 1"));
     }
     let (rt, req) = a.request(tape)?;
-    Ok((rt, a.spec(&req.config)?))
+    Ok((rt, a.spec(&req)?))
 }
 
 /// One piece as listed: segment file, first byte (`None`: the segment's
@@ -54,11 +54,12 @@ fn list_pieces(path: &PathBuf, a: &ReadArgs, range_bytes: u64) -> Result<Listing
     let Outcome {
         warnings, errors, ..
     } = Outcome::listing(&tape.findings);
-    let opened = OpenedTape::open(tape);
-    let rows = fragments(&opened, &spec.config(), range_bytes)
+    let session = Session::open(tape, spec.request());
+    let rows = session
+        .fragments(range_bytes)
         .into_iter()
         .map(|f| {
-            let path = opened.tape.segments[f.segment].path.clone();
+            let path = session.tape().segments[f.segment].path.clone();
             (path, f.start, f.end, f.first_ns, f.last_ns, f.events)
         })
         .collect();
@@ -117,7 +118,7 @@ fn read_one(
     // directory (the writer lock), nothing else opened.
     tape.segments = vec![tape.segments.swap_remove(i)];
     tape.findings.clear();
-    let opened = OpenedTape::open(tape);
+    let session = Session::open(tape, spec.request());
     let mut outcome = Outcome::default();
     let mut piece = PieceOut {
         schema: c.schema(&rt.schema()),
@@ -126,22 +127,22 @@ fn read_one(
         ends_segment: true,
         rank: RANK_OPEN,
     };
-    if !opened.open_errors.is_empty() {
+    if !session.open_errors().is_empty() {
         outcome
             .errors
-            .extend(opened.open_errors.iter().map(ErrInfo::from));
+            .extend(session.open_errors().iter().map(ErrInfo::from));
         outcome.done = true;
         piece.outcome = outcome;
         return Ok(piece);
     }
     piece.rank = RANK_READ;
-    let f = read_fragment(&opened, &spec.config(), range_bytes, at, until, &mut |p| {
+    let f = session.read_fragment(range_bytes, at, until, &mut |p| {
         let mut bs = Vec::new();
-        let (r, _) = read_piece(p, &spec, &symbols, &mut |_, b| {
+        read_piece(p, &spec, &symbols, &mut |_, b| {
             bs.push(convert(c, &b)?);
             Ok(())
         })?;
-        Ok((bs, r))
+        Ok(bs)
     })?;
     piece.batches = f.kept.into_iter().flatten().collect();
     outcome.judge(ReadOutcome::new(&f.problems, a.strict));

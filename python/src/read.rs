@@ -8,9 +8,7 @@ use arrow_array::RecordBatch;
 use arrow_schema::ArrowError;
 use floxlog::core::ReadOptions;
 use floxlog::tape::read::{Request, Session};
-use floxlog::tape::{
-    Filter, Finding, Judged, Kept, OpenOptions, Order, ReadConfig, ReadOutcome, Tape, TapeError,
-};
+use floxlog::tape::{Filter, Finding, Kept, OpenOptions, Order, ReadOutcome, Tape, TapeError};
 use floxlog_arrow::{read_batches, read_table, Limits, ReadSpec, RecordType, Symbols};
 use floxlog_arrow::{Conversion, Prices, Timestamps, WithLevels};
 use std::path::PathBuf;
@@ -47,10 +45,11 @@ impl Outcome {
     /// Adds a finished read's problems as the session judged them (as
     /// `floxlog cat` reports them).
     pub fn judge(&mut self, outcome: ReadOutcome<'_>) {
-        for j in outcome.judged() {
-            match j {
-                Judged::Warning(p) => self.warnings.push(p.torn_warning(Kept::Read)),
-                Judged::Error(p) => self.errors.push(ErrInfo::from(p.to_error())),
+        for p in outcome.problems {
+            if outcome.is_error(p) {
+                self.errors.push(ErrInfo::from(p.to_error()));
+            } else {
+                self.warnings.push(p.torn_warning(Kept::Read));
             }
         }
     }
@@ -183,32 +182,28 @@ impl ReadArgs {
             verify_crc: true,
             ..ReadOptions::default()
         };
-        let config = ReadConfig {
-            order,
-            filter,
-            read,
-            ..ReadConfig::default()
-        };
         let strict = self.strict;
         Ok((
             rt,
             Request {
-                config,
+                order,
+                filter,
+                read,
                 strict,
                 ..Request::default()
             },
         ))
     }
 
-    /// The Arrow read's settings for the session's `config`: price twins
+    /// The Arrow read's settings for the session's `request`: price twins
     /// built in the form asked (the conversion then has none to drop).
-    pub fn spec(&self, config: &ReadConfig) -> Result<ReadSpec, TapeError> {
+    pub fn spec(&self, request: &Request) -> Result<ReadSpec, TapeError> {
         Ok(ReadSpec {
-            order: config.order,
-            filter: config.filter.clone(),
+            order: request.order,
+            filter: request.filter.clone(),
             limits: Limits::rows(self.rows),
-            read: config.read,
-            reorder_bytes: config.reorder_bytes,
+            read: request.read,
+            reorder_bytes: request.reorder_bytes,
             prices: self.conversion()?.0.prices,
             ..ReadSpec::default()
         })
@@ -269,26 +264,30 @@ impl Job {
         whole: bool,
         sink: &mut dyn FnMut(RecordBatch) -> Result<(), TapeError>,
     ) -> (Outcome, Option<TapeError>) {
-        let mut out = Outcome::listing(&self.session.opened().tape.findings);
+        let mut out = Outcome::listing(&self.session.tape().findings);
         out.errors
-            .extend(self.session.opened().open_errors.iter().map(ErrInfo::from));
+            .extend(self.session.open_errors().iter().map(ErrInfo::from));
         let (args, symbols, c) = (&self.args, &self.symbols, &self.convert);
         let mut sink = |b: RecordBatch| sink(convert(c, &b)?);
-        let res = self.session.read_with(|opened, req| {
-            let spec = args.spec(&req.config)?;
-            let summary = if whole {
-                let (batches, summary) = read_table(opened, &spec, symbols, req.threads)?;
+        let session = &mut self.session;
+        let (strict, threads) = (session.request().strict, session.request().threads);
+        let res = (|| {
+            let spec = args.spec(session.request())?;
+            if whole {
+                let (batches, summary) = read_table(session, &spec, symbols, threads)?;
                 batches.into_iter().try_for_each(|(_, b)| sink(b))?;
-                summary
+                Ok(summary)
             } else {
-                read_batches(opened, &spec, symbols, &mut |_, b| sink(b))?
-            };
-            Ok(((), summary.problems))
-        });
-        let fatal = res.err();
-        if fatal.is_none() {
-            out.judge(self.session.outcome());
-        }
+                read_batches(session, &spec, symbols, &mut |_, b| sink(b))
+            }
+        })();
+        let fatal = match res {
+            Ok(summary) => {
+                out.judge(summary.outcome(strict));
+                None
+            }
+            Err(e) => Some(e),
+        };
         release_later(self.session);
         (out, fatal)
     }

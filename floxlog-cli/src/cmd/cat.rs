@@ -4,7 +4,7 @@ use super::common::{parse_size, report_listing, CmdResult, ErrorFormat, FilterAr
 use floxlog::json::PriceStyle;
 use floxlog::output::{write_json_line, Csv};
 use floxlog::tape::read::{Request, Session};
-use floxlog::tape::{Judged, Kept, Order, ReadConfig, TapeError};
+use floxlog::tape::{Kept, Order, TapeError};
 use std::io::Write;
 
 /// Output formats.
@@ -157,7 +157,7 @@ pub fn run(a: Args) -> CmdResult {
         }
         out.flush_if(false)
     };
-    let cfg = ReadConfig {
+    let request = Request {
         order: if a.file_order {
             Order::File
         } else {
@@ -166,9 +166,6 @@ pub fn run(a: Args) -> CmdResult {
         filter,
         reorder_bytes: usize::try_from(a.reorder_bytes).unwrap_or(usize::MAX),
         read: super::common::read_options(a.skip_unknown),
-    };
-    let request = Request {
-        config: cfg,
         strict: a.strict,
         ..Request::default()
     };
@@ -182,7 +179,7 @@ pub fn run(a: Args) -> CmdResult {
             eprintln!("{l}");
         }
     };
-    for e in &session.opened().open_errors {
+    for e in session.open_errors() {
         report(e);
         failed = true;
     }
@@ -206,29 +203,27 @@ pub fn run(a: Args) -> CmdResult {
         }
     }
     out.flush_if(true)?;
-    for j in events.outcome().judged() {
-        match j {
-            Judged::Warning(p) => {
-                eprintln!("floxlog: warning: {}", p.torn_warning(Kept::Read));
-                if !p.writer_live {
-                    eprintln!(
-                        "  hint: if its writer is gone, `floxlog recover {}` makes it a valid segment",
-                        p.path.display()
-                    );
-                }
-            }
-            Judged::Error(p) => {
+    let outcome = events.outcome();
+    for p in outcome.problems {
+        if !outcome.is_error(p) {
+            eprintln!("floxlog: warning: {}", p.torn_warning(Kept::Read));
+            if !p.writer_live {
                 eprintln!(
-                    "floxlog: error: {} (after {} events of that segment)",
-                    p.to_error(),
-                    p.events_before
+                    "  hint: if its writer is gone, `floxlog recover {}` makes it a valid segment",
+                    p.path.display()
                 );
-                if kit {
-                    eprintln!("error {} {}", p.error.kind, p.error.offset);
-                }
-                failed = true;
             }
+            continue;
         }
+        eprintln!(
+            "floxlog: error: {} (after {} events of that segment)",
+            p.to_error(),
+            p.events_before
+        );
+        if kit {
+            eprintln!("error {} {}", p.error.kind, p.error.offset);
+        }
+        failed = true;
     }
     if kit {
         for l in &unread_lines {

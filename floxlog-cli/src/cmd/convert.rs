@@ -1,9 +1,9 @@
 //! `floxlog convert`: recompress, decompress, re-index, merge, split.
 
 use super::common::{progress, report_listing, CmdResult, Sink, TapeArgs, WriteOpts};
-use floxlog::core::{Compression, FrameHeader, ReadOptions, Segment, UnknownTypes};
+use floxlog::core::{Compression, FrameHeader, ReadOptions, UnknownTypes};
 use floxlog::tape::read::{Request, Session};
-use floxlog::tape::{Order, ReadConfig, TapeError};
+use floxlog::tape::{Order, TapeError};
 use std::path::PathBuf;
 
 /// Rewrite tapes with other settings, copying every record byte for byte.
@@ -65,18 +65,15 @@ pub fn run(a: Args) -> CmdResult {
         .with_hint("restore them, or pass --allow-missing to convert the rest (the summary lists what was left out)"));
     }
     let request = Request {
-        config: ReadConfig {
-            order: if a.order == OrderArg::Time {
-                Order::Time
-            } else {
-                Order::File
-            },
-            read: ReadOptions {
-                verify_crc: true,
-                unknown_types: UnknownTypes::Reject,
-                ..ReadOptions::default()
-            },
-            ..ReadConfig::default()
+        order: if a.order == OrderArg::Time {
+            Order::Time
+        } else {
+            Order::File
+        },
+        read: ReadOptions {
+            verify_crc: true,
+            unknown_types: UnknownTypes::Reject,
+            ..ReadOptions::default()
         },
         // Every record or nothing: a torn tail too is an error.
         strict: true,
@@ -85,25 +82,22 @@ pub fn run(a: Args) -> CmdResult {
         ..Request::default()
     };
     let mut session = Session::open(tape, request);
-    let opened = session.opened();
-    if let Some(e) = opened.open_errors.first() {
+    if let Some(e) = session.open_errors().first() {
         return Err(e.clone());
     }
     // Defaults from the first segment: its codec and exchange tag.
     let (mut comp, mut exch) = (Compression::None, 0u8);
-    if let Some(f) = opened.files.iter().flatten().next() {
-        if let Ok(seg) = Segment::parse(f.bytes()) {
-            comp = seg.header().codec();
-            exch = seg.header().exchange_id;
-        }
+    if let Some(h) = session.first_header() {
+        comp = h.codec();
+        exch = h.exchange_id;
     }
     let compression = a.write.compression.map_or(comp, Into::into);
-    let total = opened.total_bytes();
+    let total = session.total_bytes();
     let result = (|| -> Result<(u64, u64, u64), TapeError> {
         let mut sink = Sink::create(&a.output, &a.write, compression, exch)?;
         // Symbol names travel with the events (a single segment file has
         // nowhere to keep them).
-        if let Some(md) = session.opened().tape.merged_metadata() {
+        if let Some(md) = session.tape().merged_metadata() {
             sink.set_metadata(md);
         }
         let pb = progress(total, "convert");

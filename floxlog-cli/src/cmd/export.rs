@@ -2,7 +2,7 @@
 //! dataset (see `floxlog_arrow::export`).
 
 use super::common::{progress, report_listing, CmdResult, FilterArgs, TapeArgs};
-use floxlog::tape::{Judged, Kept};
+use floxlog::tape::Kept;
 use floxlog_arrow::export::{export, Codec, ExportSpec, Format, PARTITION_TYPES};
 use floxlog_arrow::{Conversion, Prices, Timestamps};
 use std::path::PathBuf;
@@ -160,20 +160,18 @@ pub fn run(a: Args) -> CmdResult {
         eprintln!("floxlog: error: {e}");
         failed = true;
     }
-    for j in s.outcome(a.strict).judged() {
-        match j {
-            Judged::Warning(p) => {
-                eprintln!("floxlog: warning: {}", p.torn_warning(Kept::Exported))
-            }
-            Judged::Error(p) => {
-                eprintln!(
-                    "floxlog: error: {} (exported the {} events before it)",
-                    p.to_error(),
-                    p.events_before
-                );
-                failed = true;
-            }
+    let outcome = s.outcome(a.strict);
+    for p in outcome.problems {
+        if !outcome.is_error(p) {
+            eprintln!("floxlog: warning: {}", p.torn_warning(Kept::Exported));
+            continue;
         }
+        eprintln!(
+            "floxlog: error: {} (exported the {} events before it)",
+            p.to_error(),
+            p.events_before
+        );
+        failed = true;
     }
     let total = s.total_rows();
     eprintln!(

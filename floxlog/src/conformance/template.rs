@@ -11,7 +11,7 @@ pub struct Template {
     words: Vec<String>,
 }
 
-/// Splits `s` into words: blanks separate words; `'...'` is literal;
+/// Cuts `s` into words: blanks separate words; `'...'` is literal;
 /// `"..."` is literal except that a backslash escapes `"`, `\`, `$` and
 /// `` ` ``; a backslash outside quotes escapes the next character.
 pub fn split_words(s: &str) -> Result<Vec<String>, String> {

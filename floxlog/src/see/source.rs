@@ -2,9 +2,9 @@
 //! order through the read engine, and what could not be read. Kept to
 //! one function so a new read front (a read session) replaces it here.
 
-use crate::tape::read::merge::{Filter, OpenedTape, Order, ReadConfig};
+use crate::tape::read::merge::{Filter, OpenedTape, Order};
 use crate::tape::read::Problem;
-use crate::tape::read::DEFAULT_REORDER_BYTES;
+use crate::tape::read::Request;
 use crate::tape::{ReadOutcome, Tape, TapeError};
 use floxlog_core::{Event, ReadOptions};
 
@@ -28,11 +28,11 @@ pub fn read_events(
     read: ReadOptions,
     mut f: impl FnMut(usize, &Event<'_>),
 ) -> Result<ReadEnd, TapeError> {
-    let cfg = ReadConfig {
+    let cfg = Request {
         order: Order::Time,
         filter,
-        reorder_bytes: DEFAULT_REORDER_BYTES,
         read,
+        ..Request::default()
     };
     let mut opened = OpenedTape::open(tape);
     let open_errors = std::mem::take(&mut opened.open_errors);

@@ -3,9 +3,9 @@
 //!
 //! - [`dir`]: a tape directory: finding its segments, `manifest.json` and
 //!   flox's manifest, the tape lock, opening files safely.
-//! - [`read`]: the read engine: merged or file-order reads, the ranges read
-//!   on several threads, read-ahead, following a live segment, and a read's
-//!   judged outcome.
+//! - [`read`]: the read engine behind one read session ([`Session`]):
+//!   merged or file-order reads, the ranges read on several threads,
+//!   read-ahead, and a read's judged outcome.
 //! - [`check`]: verify, scan, inspect, recover and reindex, rebuild
 //!   manifests, re-pack LZ4 blocks.
 //! - [`diff`]: comparing two tapes.
@@ -39,8 +39,7 @@ pub use dir::{Layout, OpenOptions, Tape, TapeSegment};
 pub use dir::{Manifest, ManifestSegment};
 pub use error::{TapeError, TapeErrorKind};
 pub use hint::{set_program_vocabulary, Hint, Neutral, Remedy, Vocabulary};
-pub use read::{Filter, OpenedTape, Order, ReadConfig, TapeReader};
-pub use read::{Judged, Kept, ReadOutcome};
+pub use read::{Filter, Kept, Order, ReadOutcome, Request, Session};
 pub use report::{Finding, FindingKind, Severity};
 pub use tail::{
     SeriesPosition, Tail, TailNext, TailOptions, TailPosition, TailStart, TailTrades, WaitStrategy,

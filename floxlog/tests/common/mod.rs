@@ -26,11 +26,12 @@ pub fn mixed_segment(compression: Compression, index: bool, seed: u64, n: u64) -
 /// Every frame's payload of the tape in `dir`, read in file order, and
 /// the problems of the read that are not tolerated torn tails.
 pub fn read_payloads(dir: &std::path::Path) -> (Vec<Vec<u8>>, Vec<String>) {
-    use floxlog::tape::read::{OpenedTape, Order, ReadConfig};
+    use floxlog::tape::read::engine::OpenedTape;
+    use floxlog::tape::read::{Order, Request};
     use floxlog::tape::{OpenOptions, Tape};
     let tape = Tape::open(&[dir.to_path_buf()], OpenOptions::default()).unwrap();
     let mut o = OpenedTape::open(tape);
-    let cfg = ReadConfig {
+    let cfg = Request {
         order: Order::File,
         ..Default::default()
     };

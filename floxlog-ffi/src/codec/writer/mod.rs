@@ -79,7 +79,7 @@ pub(crate) const SLOT_LEN: usize = core::mem::size_of::<BlockSlot>();
 pub(crate) const SLOT_ALIGN: usize = core::mem::align_of::<BlockSlot>();
 const _: () = assert!(SLOT_LEN == 16 && SLOT_ALIGN <= 8);
 
-/// Splits the caller's LZ4 block buffer into the block slots (at its first
+/// Cuts the caller's LZ4 block buffer into the block slots (at its first
 /// `SLOT_ALIGN`-aligned byte) and the frame staging after them.
 fn split_block(
     block: &'static mut [u8],

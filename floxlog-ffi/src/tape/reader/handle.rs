@@ -9,7 +9,7 @@ use crate::tape::error::{str_in, TapeFail, TapeResult};
 use core::mem::MaybeUninit;
 use core::ptr::NonNull;
 use floxlog::tape::read::{Events, Request, Session};
-use floxlog::tape::{Filter, OpenOptions, Order, ReadConfig, ReadOutcome, Tape, TapeError};
+use floxlog::tape::{Filter, OpenOptions, Order, ReadOutcome, Tape, TapeError};
 use floxlog_core::{ReadOptions, UnknownTypes};
 use floxlog_result::*;
 use std::ffi::CString;
@@ -125,7 +125,7 @@ impl TapeReaderHandle {
         };
         let types = (f.types != 0).then(|| core::array::from_fn(|t| f.types & (1 << t) != 0));
         let from = (f.has_from != 0).then_some(f.from_ns);
-        let cfg = ReadConfig {
+        let request = Request {
             order,
             filter: Filter {
                 from,
@@ -143,6 +143,8 @@ impl TapeReaderHandle {
                 },
                 ..ReadOptions::default()
             },
+            strict: o.strict != 0,
+            ..Request::default()
         };
         let segments = tape.segments.len() as u64;
         let paths = tape
@@ -150,15 +152,10 @@ impl TapeReaderHandle {
             .iter()
             .map(|s| CString::new(s.path.as_os_str().as_bytes()).unwrap_or_default())
             .collect();
-        let request = Request {
-            config: cfg,
-            strict: o.strict != 0,
-            ..Request::default()
-        };
         let session = Session::open(tape, request);
         // Listed segments that cannot be read are data the reader lacks.
         let listing = session.listing_errors().collect();
-        let bytes = session.opened().total_bytes();
+        let bytes = session.total_bytes();
         let mut h = TapeReaderHandle {
             magic: TAPE_READER_MAGIC,
             events: None,
@@ -188,7 +185,7 @@ impl TapeReaderHandle {
         // cursor was dropped above); the new cursor's borrow lasts until
         // the next restart or the drop, both of which end it first.
         let session: &'static mut Session = unsafe { &mut *self.session.as_ptr() };
-        session.request_mut().config.filter.from = from;
+        session.request_mut().filter.from = from;
         #[allow(unused_mut)]
         let mut events = session.cursor();
         #[cfg(test)]

@@ -2,7 +2,7 @@
 //! defaults.
 
 use core::ffi::c_char;
-use floxlog::tape::read::DEFAULT_REORDER_BYTES;
+use floxlog::tape::read::Request;
 
 /// `floxlog_tape_reader_options.order`: merged by exchange timestamp across
 /// segments (a stable k-way merge: ties keep segment, then file order).
@@ -133,7 +133,7 @@ impl Default for floxlog_tape_reader_options {
             skip_unknown_types: 0,
             strict: 0,
             ignore_manifest: 0,
-            reorder_bytes: DEFAULT_REORDER_BYTES as u64,
+            reorder_bytes: Request::default().reorder_bytes as u64,
         }
     }
 }

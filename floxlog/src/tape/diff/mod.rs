@@ -29,9 +29,10 @@ pub use crate::tape::diff::report::{
 };
 use crate::tape::dir::discover::Tape;
 use crate::tape::error::TapeError;
-use crate::tape::read::merge::{OpenedTape, Order, ReadConfig, TapeReader};
+use crate::tape::read::merge::{OpenedTape, Order, TapeReader};
 use crate::tape::read::outcome::ReadOutcome;
 use crate::tape::read::problem::Problem;
+use crate::tape::read::Request;
 use floxlog_core::{Event, Position};
 use std::path::PathBuf;
 
@@ -60,10 +61,10 @@ pub fn diff_tapes(a: &[PathBuf], b: &[PathBuf], o: &DiffOptions) -> Result<DiffR
     let missing: Vec<Damage> = missing.collect();
     let mut oa = opened(ta)?;
     let mut ob = opened(tb)?;
-    let cfg = ReadConfig {
+    let cfg = Request {
         order: o.order,
         read: o.read,
-        ..ReadConfig::default()
+        ..Request::default()
     };
     let paths = |t: &OpenedTape| -> Vec<PathBuf> {
         t.tape.segments.iter().map(|s| s.path.clone()).collect()

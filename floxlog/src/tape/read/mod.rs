@@ -1,20 +1,24 @@
 //! The read engine. Front ends read through one [`Session`]: a
-//! [`Request`] (inputs, filter, order, strictness, CRCs, unknown types,
-//! threads), the [`Plan`] decided before any decoding, and one outcome
-//! ([`Session::error`]) that folds open errors and read problems. Its
-//! outputs: events pulled one at a time, runs of trades read ahead through
-//! the core's batch kernel ([`Session::cursor`]: `cat`, the C tape
-//! reader), frames ([`Session::frames`]), pieces read on several threads
-//! into a [`ColumnSink`] and judged as one sequential read ([`pieces`]),
-//! and a dataset's [`fragments`] ([`read_fragment`]).
+//! [`Request`] (order, [`Filter`], reorder bound, codec options,
+//! strictness, threads), the plan decided before any decoding, and one
+//! outcome ([`Session::error`]) that folds listing findings, open errors
+//! and read problems ([`Problem`], judged by [`ReadOutcome`]). Its outputs
+//! are its methods: events one at a time ([`Session::events`], each an
+//! [`Item`]; or pulled from [`Session::cursor`], whose [`Events`] read runs
+//! of trades ahead through the core's batch kernel: `cat`, the C tape
+//! reader), frames ([`Session::frames`]), every event into a
+//! [`ColumnSink`] in one pass ([`Session::columns`]) or in pieces on
+//! several threads judged as one sequential read ([`Session::pieces`],
+//! each a [`Piece`]), and a dataset's [`Fragment`]s
+//! ([`Session::fragments`], [`Session::read_fragment`]).
 //!
-//! Underneath, and private to the tape layer: the merge in time or file
-//! order ([`TapeReader`]), each segment mapped ([`SegmentFile`]), a read's
-//! judged outcome ([`ReadOutcome`]), and ranges: a tape cut into byte
-//! ranges with proven cut points (`ranges::Split`, on `split`'s cut
-//! points), read on several threads with results handed back in order
-//! (`parallel`), put back together as a sequential read would give them
-//! (every judgement made there, once).
+//! That is the whole face. Underneath, private to the tape layer: the
+//! merge in time or file order (`merge`), each segment mapped (`source`),
+//! and ranges: a tape cut into byte ranges with proven cut points
+//! (`ranges`, on `split`'s cut points), read on several threads with
+//! results handed back in order (`parallel`), put back together as a
+//! sequential read would give them (every judgement made there, once).
+//! `engine` names the merge for the workspace's own tests only.
 
 pub(crate) mod merge;
 pub(crate) mod outcome;
@@ -27,14 +31,21 @@ pub(crate) mod source;
 pub(crate) mod split;
 pub(crate) mod track;
 
-pub use merge::{
-    Filter, Item, OpenedTape, Order, ReadConfig, TapeReader, TradeRun, DEFAULT_REORDER_BYTES,
-};
-pub use outcome::{Judged, Kept, ReadOutcome};
+// The face: a session, what it reads and how it went.
+pub use merge::{Filter, Item, Order};
+pub use outcome::{Kept, ReadOutcome};
 pub use problem::Problem;
 pub use ranges::ColumnSink;
-pub use session::{
-    fragments, pieces, read_fragment, Fragment, FragmentRead, Piece, PieceRead, Pieces,
-};
-pub use session::{Ahead, EventAt, Events, Plan, Proof, Request, Session};
-pub use source::{header_is_unfinished, SegmentFile};
+pub use session::{Events, Fragment, Piece, Request, Session};
+
+/// The engine under the session, named for the workspace's own tests,
+/// fuzz targets and examples, which check it directly (the merge against
+/// a plain sort, the batch kernel against per-event reads); front ends
+/// read through [`Session`]. Not part of the API: it may change in any
+/// release.
+#[doc(hidden)]
+pub mod engine {
+    pub use super::merge::{OpenedTape, TapeReader};
+    pub use super::session::Ahead;
+    pub use super::source::header_is_unfinished;
+}

@@ -30,16 +30,6 @@ impl Kept {
     }
 }
 
-/// A problem of a read, judged.
-#[derive(Clone, Copy, Debug)]
-pub enum Judged<'a> {
-    /// A tolerated torn tail of a lenient read: a warning
-    /// ([`Problem::torn_warning`]); the read's complete events stand.
-    Warning(&'a Problem),
-    /// Damage (or, strict, a torn tail): the read failed.
-    Error(&'a Problem),
-}
-
 /// How a read went: the events it handed out and the segments that
 /// stopped early, judged strict or lenient.
 #[derive(Clone, Copy, Debug)]
@@ -47,7 +37,7 @@ pub struct ReadOutcome<'a> {
     /// Events handed out (0 where the front end does not count them).
     pub events: u64,
     /// Segments that stopped early, in the order the read found them
-    /// ([`crate::tape::TapeReader::problems`]).
+    /// ([`crate::tape::read::Session::problems`]).
     pub problems: &'a [Problem],
     /// A torn tail is an error too.
     pub strict: bool,
@@ -69,29 +59,15 @@ impl<'a> ReadOutcome<'a> {
     }
 
     /// Whether `p` is an error of this read (not a tolerated torn tail of
-    /// a lenient one).
+    /// a lenient one): each problem is an error or a warning.
     pub fn is_error(&self, p: &Problem) -> bool {
         self.strict || !p.tolerated
     }
 
-    /// Every problem, judged, in order.
-    pub fn judged(&self) -> impl Iterator<Item = Judged<'a>> + 'a {
-        let strict = self.strict;
-        self.problems.iter().map(move |p| {
-            if strict || !p.tolerated {
-                Judged::Error(p)
-            } else {
-                Judged::Warning(p)
-            }
-        })
-    }
-
     /// The problems that are errors, in order.
     pub fn errors(&self) -> impl Iterator<Item = &'a Problem> + 'a {
-        self.judged().filter_map(|j| match j {
-            Judged::Error(p) => Some(p),
-            Judged::Warning(_) => None,
-        })
+        let strict = self.strict;
+        self.problems.iter().filter(move |p| strict || !p.tolerated)
     }
 
     /// The first error, as a [`TapeError`].
@@ -111,10 +87,9 @@ impl<'a> ReadOutcome<'a> {
 
     /// The warnings of a lenient read's torn tails, in order.
     pub fn warnings(&self, kept: Kept) -> impl Iterator<Item = String> + 'a {
-        self.judged().filter_map(move |j| match j {
-            Judged::Warning(p) => Some(p.torn_warning(kept)),
-            Judged::Error(_) => None,
-        })
+        let strict = self.strict;
+        let tolerated = self.problems.iter().filter(move |p| !strict && p.tolerated);
+        tolerated.map(move |p| p.torn_warning(kept))
     }
 }
 

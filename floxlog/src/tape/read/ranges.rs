@@ -11,11 +11,12 @@
 //! errors, offsets and event counts.
 
 use crate::tape::error::TapeError;
-use crate::tape::read::merge::{unsorted, OpenedTape, Order, ReadConfig};
+use crate::tape::read::merge::{unsorted, OpenedTape, Order};
 use crate::tape::read::problem::Problem;
 use crate::tape::read::shortfall::SegmentCheck;
 use crate::tape::read::source::{is_torn_tail, SegmentFile};
 use crate::tape::read::track::Track;
+use crate::tape::read::Request;
 use floxlog_core::segment_header::flags;
 use floxlog_core::{
     Event, Position, ReadOptions, Reader, Segment, SegmentHeader, TradeColumns, TradeStop,
@@ -42,6 +43,12 @@ pub trait ColumnSink {
         let _ = n;
         Ok(())
     }
+
+    /// The events that follow are of segment `segment` (index in the
+    /// tape), until told another: for the sink's own errors.
+    fn segment(&mut self, segment: usize) {
+        let _ = segment;
+    }
 }
 
 impl<F: FnMut(&Event<'_>, u64) -> Result<(), TapeError>> ColumnSink for F {
@@ -53,8 +60,8 @@ impl<F: FnMut(&Event<'_>, u64) -> Result<(), TapeError>> ColumnSink for F {
 /// Trades asked of the kernel at first, after an event of another type:
 /// trades interleaved with other types take small runs; long runs double
 /// it up to [`MAX_ROOM`].
-const MIN_ROOM: usize = 64;
-const MAX_ROOM: usize = 1 << 16;
+pub(crate) const MIN_ROOM: usize = 64;
+pub(crate) const MAX_ROOM: usize = 1 << 16;
 
 /// One segment of a [`Split`].
 struct Input<'a> {
@@ -120,7 +127,7 @@ pub struct Split<'a> {
     inputs: Vec<Input<'a>>,
     problems: Vec<Problem>,
     ranges: Vec<Range>,
-    cfg: ReadConfig,
+    cfg: Request,
     /// One scratch size for the tape, as the sequential reader shares
     /// one: whether a damaged block is `BufferTooSmall` depends on it.
     scratch_len: usize,
@@ -133,7 +140,7 @@ impl<'a> Split<'a> {
     /// file order).
     pub fn new(
         opened: &'a OpenedTape,
-        cfg: &ReadConfig,
+        cfg: &Request,
         jobs: usize,
         min_range_bytes: u64,
     ) -> Split<'a> {
@@ -149,7 +156,7 @@ impl<'a> Split<'a> {
     /// Saves the proof's pass over every frame header before the reads.
     pub fn on_trust(
         opened: &'a OpenedTape,
-        cfg: &ReadConfig,
+        cfg: &Request,
         jobs: usize,
         min_range_bytes: u64,
     ) -> Split<'a> {
@@ -168,10 +175,10 @@ impl<'a> Split<'a> {
         jobs: usize,
         min_range_bytes: u64,
     ) -> Split<'a> {
-        let cfg = ReadConfig {
+        let cfg = Request {
             order: Order::File,
             read,
-            ..ReadConfig::default()
+            ..Request::default()
         };
         let files = files
             .into_iter()
@@ -183,11 +190,7 @@ impl<'a> Split<'a> {
 
     /// Cuts `opened` into ranges of about `range_bytes` (whatever the
     /// tape's size: for a pool that holds a bounded window of them).
-    pub fn with_range_bytes(
-        opened: &'a OpenedTape,
-        cfg: &ReadConfig,
-        range_bytes: u64,
-    ) -> Split<'a> {
+    pub fn with_range_bytes(opened: &'a OpenedTape, cfg: &Request, range_bytes: u64) -> Split<'a> {
         Split::build(mapped(opened), cfg, Proof::Threads(1), &|_| {
             range_bytes.max(1)
         })
@@ -198,7 +201,7 @@ impl<'a> Split<'a> {
     /// `proof` says.
     fn build(
         files: impl IntoIterator<Item = (usize, &'a SegmentFile, SegmentCheck)>,
-        cfg: &ReadConfig,
+        cfg: &Request,
         proof: Proof,
         target: &dyn Fn(u64) -> u64,
     ) -> Split<'a> {

@@ -4,7 +4,8 @@
 use super::fetch::{fetch_in, kind_in, list_in, Seen};
 use super::runtime::state;
 use super::Kind;
-use crate::tape::{OpenOptions, OpenedTape, ReadConfig, Tape};
+use crate::tape::read::{Request, Session};
+use crate::tape::{OpenOptions, Tape};
 use object_store::memory::InMemory;
 use object_store::path::Path as Key;
 use object_store::{ObjectStoreExt, PutPayload};
@@ -170,14 +171,16 @@ fn prefixes_list_one_level() {
 /// the segments' problems).
 fn events(inputs: &[PathBuf]) -> (Vec<String>, Vec<String>) {
     let tape = Tape::open(inputs, OpenOptions::default()).unwrap();
-    let mut o = OpenedTape::open(tape);
-    let mut errs: Vec<String> = o.open_errors.iter().map(|e| e.to_string()).collect();
-    let mut r = o.reader(&ReadConfig::default());
+    let mut s = Session::open(tape, Request::default());
+    let mut errs: Vec<String> = s.open_errors().iter().map(|e| e.to_string()).collect();
     let mut v = Vec::new();
-    while let Some(it) = r.next_item().unwrap() {
+    // A damaged segment ends the read with its error, which is also among
+    // the problems listed below.
+    let _ = s.events(&mut |it| {
         v.push(format!("{:?}", it.event));
-    }
-    errs.extend(r.problems().iter().map(|p| p.to_error().to_string()));
+        Ok(())
+    });
+    errs.extend(s.problems().iter().map(|p| p.to_error().to_string()));
     (v, errs)
 }
 

@@ -36,6 +36,7 @@
 
 use crate::tape::dir::discover::Tape;
 use crate::tape::error::TapeError;
+use crate::tape::read::session::Request;
 use crate::tape::read::shortfall::{check, SegmentCheck};
 use crate::tape::read::source::{is_torn_tail, SegmentFile};
 use floxlog_core::segment_header::flags;
@@ -61,31 +62,6 @@ pub enum Order {
     Time,
     /// Segment by segment, each in file order.
     File,
-}
-
-/// Reading settings.
-#[derive(Clone, Debug)]
-pub struct ReadConfig {
-    /// Output order.
-    pub order: Order,
-    /// Filter.
-    pub filter: Filter,
-    /// Time order: most bytes the orderings (16 bytes an event) of the
-    /// segments read at one time may hold together.
-    pub reorder_bytes: usize,
-    /// Codec options (CRC checks, unknown types).
-    pub read: ReadOptions,
-}
-
-impl Default for ReadConfig {
-    fn default() -> Self {
-        ReadConfig {
-            order: Order::Time,
-            filter: Filter::default(),
-            reorder_bytes: DEFAULT_REORDER_BYTES,
-            read: ReadOptions::default(),
-        }
-    }
 }
 
 /// Default bound on the bytes time order holds for orderings (256 MiB).
@@ -275,7 +251,7 @@ impl OpenedTape {
     }
 
     /// A reader over the events.
-    pub fn reader(&mut self, cfg: &ReadConfig) -> TapeReader<'_> {
+    pub fn reader(&mut self, cfg: &Request) -> TapeReader<'_> {
         let mut problems = Vec::new();
         let mut cursors = Vec::new();
         let mut scratch_len = 0;
@@ -378,13 +354,6 @@ impl<'a> TapeReader<'a> {
     /// Segments that stopped early so far (errors and torn tails).
     pub fn problems(&self) -> &[Problem] {
         &self.problems
-    }
-
-    /// The first problem that is not a tolerated torn tail.
-    pub fn first_error(&self) -> Option<&Problem> {
-        crate::tape::read::outcome::ReadOutcome::new(&self.problems, false)
-            .errors()
-            .next()
     }
 
     /// At the end of the read: a segment cut short whose read found no

@@ -101,7 +101,7 @@ impl Session {
     /// [`Events`]); the read's outcome is then the cursor's
     /// ([`Events::outcome`]).
     pub fn cursor(&mut self) -> Events<'_> {
-        let reader = self.opened.reader(&self.request.config);
+        let reader = self.opened.reader(&self.request.clone());
         Events {
             reader,
             ahead: Ahead {

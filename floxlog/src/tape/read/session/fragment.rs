@@ -12,9 +12,9 @@
 //! the cut, the file is cut short), those pieces are read first, counting
 //! only.
 
-use super::pieces::{Made, Piece};
+use super::pieces::Piece;
+use super::Session;
 use crate::tape::error::TapeError;
-use crate::tape::read::merge::{OpenedTape, ReadConfig};
 use crate::tape::read::problem::Problem;
 use crate::tape::read::ranges::{RangeEnd, Settle, Split};
 use crate::tape::read::source::header_is_unfinished;
@@ -37,48 +37,50 @@ pub struct Fragment {
     pub events: Option<u64>,
 }
 
-/// The fragments of `opened` read with `cfg`, cut at about `range_bytes`:
-/// every segment's, in tape order; a segment with no piece (its file did
-/// not open or its header failed) is one whole fragment, whose read says
-/// why.
-pub fn fragments(opened: &OpenedTape, cfg: &ReadConfig, range_bytes: u64) -> Vec<Fragment> {
-    let split = Split::with_range_bytes(opened, cfg, range_bytes);
-    let mut rows = Vec::new();
-    let mut k = 0;
-    for seg in 0..opened.tape.segments.len() {
-        let whole = Fragment {
-            segment: seg,
-            start: None,
-            end: None,
-            first_ns: None,
-            last_ns: None,
-            events: None,
-        };
-        if split.segment(k) != Some(seg) {
-            rows.push(whole);
-            continue;
-        }
-        while split.segment(k) == Some(seg) {
-            let (Some((start, end)), Some(h)) = (split.cut(k), split.header(k)) else {
-                break;
+impl Session {
+    /// The tape's fragments, cut at about `range_bytes`: every segment's,
+    /// in tape order; a segment with no piece (its file did not open or its
+    /// header failed) is one whole fragment, whose read says why.
+    pub fn fragments(&self, range_bytes: u64) -> Vec<Fragment> {
+        let (opened, cfg) = (&self.opened, &self.request.clone());
+        let split = Split::with_range_bytes(opened, cfg, range_bytes);
+        let mut rows = Vec::new();
+        let mut k = 0;
+        for seg in 0..opened.tape.segments.len() {
+            let whole = Fragment {
+                segment: seg,
+                start: None,
+                end: None,
+                first_ns: None,
+                last_ns: None,
+                events: None,
             };
-            let finished = !header_is_unfinished(h);
-            let is_whole = start.is_none() && end == u64::MAX;
-            rows.push(Fragment {
-                start,
-                end: (end != u64::MAX).then_some(end),
-                first_ns: finished.then_some(h.first_event_ns),
-                last_ns: finished.then_some(h.last_event_ns),
-                events: (finished && is_whole).then_some(u64::from(h.event_count)),
-                ..whole
-            });
-            k += 1;
+            if split.segment(k) != Some(seg) {
+                rows.push(whole);
+                continue;
+            }
+            while split.segment(k) == Some(seg) {
+                let (Some((start, end)), Some(h)) = (split.cut(k), split.header(k)) else {
+                    break;
+                };
+                let finished = !header_is_unfinished(h);
+                let is_whole = start.is_none() && end == u64::MAX;
+                rows.push(Fragment {
+                    start,
+                    end: (end != u64::MAX).then_some(end),
+                    first_ns: finished.then_some(h.first_event_ns),
+                    last_ns: finished.then_some(h.last_event_ns),
+                    events: (finished && is_whole).then_some(u64::from(h.event_count)),
+                    ..whole
+                });
+                k += 1;
+            }
         }
+        rows
     }
-    rows
 }
 
-/// What [`read_fragment`] read.
+/// What [`Session::read_fragment`] read.
 pub struct FragmentRead<T> {
     /// What the work made of the pieces a sequential read keeps.
     pub kept: Vec<T>,
@@ -91,91 +93,91 @@ pub struct FragmentRead<T> {
     pub ends_segment: bool,
 }
 
-/// Reads the fragment `[at, until)` of `opened`, a tape of one segment
-/// (cut with `cfg` at about `range_bytes`, as [`fragments`] listed it),
-/// `work` reading each of its pieces.
-pub fn read_fragment<T>(
-    opened: &OpenedTape,
-    cfg: &ReadConfig,
-    range_bytes: u64,
-    at: Option<u64>,
-    until: Option<u64>,
-    work: &mut dyn FnMut(&Piece<'_>) -> Made<T>,
-) -> Result<FragmentRead<T>, TapeError> {
-    let split = Split::with_range_bytes(opened, cfg, range_bytes);
-    let mut problems = split.header_problems().to_vec();
-    let end = until.unwrap_or(u64::MAX);
-    let wanted: Vec<usize> = (0..split.len())
-        .filter(|&k| (at, until) == (None, None) || split.cut(k) == Some((at, end)))
-        .collect();
-    if wanted.is_empty() && problems.is_empty() {
-        let seg = opened.tape.segments.first().map(|s| s.path.as_path());
-        return Err(TapeError::input(
-            seg,
-            format!(
+impl Session {
+    /// Reads the fragment `[at, until)` of a tape of one segment (cut at
+    /// about `range_bytes`, as [`Session::fragments`] listed it), `work`
+    /// reading each of its pieces.
+    pub fn read_fragment<T>(
+        &self,
+        range_bytes: u64,
+        at: Option<u64>,
+        until: Option<u64>,
+        work: &mut dyn FnMut(&Piece<'_>) -> Result<T, TapeError>,
+    ) -> Result<FragmentRead<T>, TapeError> {
+        let (opened, cfg) = (&self.opened, &self.request.clone());
+        let split = Split::with_range_bytes(opened, cfg, range_bytes);
+        let mut problems = split.header_problems().to_vec();
+        let end = until.unwrap_or(u64::MAX);
+        let wanted: Vec<usize> = (0..split.len())
+            .filter(|&k| (at, until) == (None, None) || split.cut(k) == Some((at, end)))
+            .collect();
+        if wanted.is_empty() && problems.is_empty() {
+            let seg = opened.tape.segments.first().map(|s| s.path.as_path());
+            return Err(TapeError::input(
+                seg,
+                format!(
                 "no range of the segment ends at byte {} any more: the segment changed since the \
                  dataset listed its fragments; list the dataset again",
                 until.map_or("(end)".to_string(), |e| e.to_string())
             ),
-        )
-        .at(at.unwrap_or(0)));
-    }
-    let mut fatal = None;
-    let mut reads = Vec::new();
-    for &k in &wanted {
-        match work(&Piece {
-            split: &split,
-            index: k,
-        }) {
-            Ok((t, r)) => reads.push((k, r.0, t)),
-            Err(e) => {
-                fatal = Some(e);
-                break;
+            )
+            .at(at.unwrap_or(0)));
+        }
+        let mut fatal = None;
+        let mut reads = Vec::new();
+        for &k in &wanted {
+            let piece = Piece::new(&split, k);
+            match work(&piece) {
+                Ok(t) => reads.push((k, piece.read.get(), t)),
+                Err(e) => {
+                    fatal = Some(e);
+                    break;
+                }
             }
         }
-    }
-    // Judged as a sequential read of the segment judges it, when the
-    // fragment's judgement depends on the pieces before it: an end that is
-    // a problem counts the segment's events before it (from its first
-    // piece); the Sorted flag checked across the cut needs the piece just
-    // before (where earlier ones ended early, a truthful flag leaves this
-    // one empty anyway).
-    let first = wanted.first().copied().unwrap_or(0);
-    let short = opened.checks.first().is_some_and(|c| c.short.is_some());
-    let counts = reads.iter().any(|(k, r, _)| {
-        !matches!(r.end, RangeEnd::Done | RangeEnd::Stopped) || (short && *k + 1 == split.len())
-    });
-    let sorted = reads.iter().any(|(k, _, _)| split.checks_sorted(*k));
-    let replay_from = if counts {
-        0
-    } else if sorted {
-        first.saturating_sub(1)
-    } else {
-        first
-    };
-    let mut st = Settle::default();
-    if first > 0 {
-        for k in replay_from..first {
-            let r = split.read(k, &mut |_: &Event<'_>, _: u64| Ok(()))?;
-            let _ = split.settle_next(&mut st, k, &r);
+        // Judged as a sequential read of the segment judges it, when the
+        // fragment's judgement depends on the pieces before it: an end that is
+        // a problem counts the segment's events before it (from its first
+        // piece); the Sorted flag checked across the cut needs the piece just
+        // before (where earlier ones ended early, a truthful flag leaves this
+        // one empty anyway).
+        let first = wanted.first().copied().unwrap_or(0);
+        let short = opened.checks.first().is_some_and(|c| c.short.is_some());
+        let counts = reads.iter().any(|(k, r, _)| {
+            !matches!(r.end, RangeEnd::Done | RangeEnd::Stopped) || (short && *k + 1 == split.len())
+        });
+        let sorted = reads.iter().any(|(k, _, _)| split.checks_sorted(*k));
+        let replay_from = if counts {
+            0
+        } else if sorted {
+            first.saturating_sub(1)
+        } else {
+            first
+        };
+        let mut st = Settle::default();
+        if first > 0 {
+            for k in replay_from..first {
+                let r = split.read(k, &mut |_: &Event<'_>, _: u64| Ok(()))?;
+                let _ = split.settle_next(&mut st, k, &r);
+            }
         }
-    }
-    let mut ends = false;
-    let mut kept = Vec::new();
-    for (k, r, t) in reads {
-        let (keep, failed, short) = split.settle_next(&mut st, k, &r);
-        problems.extend(failed);
-        problems.extend(short);
-        if keep {
-            kept.push(t);
+        let mut ends = false;
+        let mut kept = Vec::new();
+        for (k, r, t) in reads {
+            let (keep, failed, short) = split.settle_next(&mut st, k, &r);
+            problems.extend(failed);
+            problems.extend(short);
+            if keep {
+                kept.push(t);
+            }
+            ends = !keep || !matches!(r.end, RangeEnd::Done);
         }
-        ends = !keep || !matches!(r.end, RangeEnd::Done);
+        let ends_segment = ends || fatal.is_some() || !problems.is_empty();
+        Ok(FragmentRead {
+            kept,
+            problems,
+            fatal,
+            ends_segment,
+        })
     }
-    let ends_segment = ends || fatal.is_some() || !problems.is_empty();
-    Ok(FragmentRead {
-        kept,
-        problems,
-        fatal,
-        ends_segment,
-    })
 }

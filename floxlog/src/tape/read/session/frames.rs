@@ -15,10 +15,11 @@
 
 use super::Session;
 use crate::tape::error::TapeError;
-use crate::tape::read::merge::{OpenedTape, Order, ReadConfig};
+use crate::tape::read::merge::{OpenedTape, Order};
 use crate::tape::read::parallel::run_parallel_each;
 use crate::tape::read::problem::Problem;
 use crate::tape::read::ranges::{RangeRead, Settle, Split};
+use crate::tape::read::Request;
 use floxlog_core::ReadOptions;
 
 /// Target size of a range (file bytes).
@@ -63,7 +64,7 @@ impl Session {
         } else {
             r.range_bytes
         };
-        read_ahead(&self.opened, r.config.read, r.threads, range_bytes, f)
+        read_ahead(&self.opened, r.read, r.threads, range_bytes, f)
     }
 }
 
@@ -76,10 +77,10 @@ fn read_ahead(
     range_bytes: u64,
     f: &mut dyn FnMut(Ahead<'_>) -> Result<(), TapeError>,
 ) -> Result<(), TapeError> {
-    let cfg = ReadConfig {
+    let cfg = Request {
         order: Order::File,
         read: opts,
-        ..ReadConfig::default()
+        ..Request::default()
     };
     let split = Split::with_range_bytes(opened, &cfg, range_bytes);
     for p in split.header_problems() {

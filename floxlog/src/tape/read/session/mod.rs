@@ -6,36 +6,50 @@
 //! is one question.
 //!
 //! Front ends hand it a sink; how the tape is cut and on which threads it
-//! is read stays here: frames ([`Session::frames`]), pieces read on
-//! several threads and judged as one sequential read ([`pieces`]), and a
-//! dataset's fragments, listed and read one at a time ([`fragments`],
-//! [`read_fragment`]); and events pulled one at a time, runs of trades read
-//! ahead through the core's batch kernel ([`Session::cursor`]).
+//! is read stays here: frames ([`Session::frames`]), every event into a
+//! column sink in one pass ([`Session::columns`]), pieces read on several
+//! threads and judged as one sequential read ([`Session::pieces`]), and a
+//! dataset's fragments, listed and read one at a time
+//! ([`Session::fragments`], [`Session::read_fragment`]); and events pulled
+//! one at a time, runs of trades read ahead through the core's batch kernel
+//! ([`Session::cursor`]). Front ends also take from it what they show of
+//! the tape ([`Session::tape`], [`Session::open_errors`]...), never the
+//! engine's types.
 
 use crate::tape::dir::Tape;
 use crate::tape::error::TapeError;
-use crate::tape::read::merge::{Item, OpenedTape, Order, ReadConfig};
+use crate::tape::read::merge::{Filter, Item, OpenedTape, Order, DEFAULT_REORDER_BYTES};
 use crate::tape::read::outcome::ReadOutcome;
 use crate::tape::read::problem::Problem;
+use crate::tape::read::source::header_is_unfinished;
+use floxlog_core::{ReadOptions, Segment, SegmentHeader};
 
+mod columns;
 mod events;
 mod fragment;
 mod frames;
 mod pieces;
 
-pub use events::{EventAt, Events};
-pub use fragment::{fragments, read_fragment, Fragment, FragmentRead};
+pub use events::Events;
+pub use fragment::Fragment;
 pub use frames::Ahead;
-pub use pieces::{pieces, Piece, PieceRead, Pieces, Proof};
+pub use pieces::Piece;
 
 /// What takes a session's frames: type and payload.
 pub type FrameSink<'f> = dyn FnMut(u8, &[u8]) -> Result<(), TapeError> + 'f;
 
 /// What a session reads and how.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct Request {
-    /// Order, filter and per-segment read options.
-    pub config: ReadConfig,
+    /// Output order.
+    pub order: Order,
+    /// Which events (time range, symbols, types).
+    pub filter: Filter,
+    /// Time order: most bytes the orderings (16 bytes an event) of the
+    /// segments read at one time may hold together (default 256 MiB).
+    pub reorder_bytes: usize,
+    /// Codec options (CRC checks, unknown types).
+    pub read: ReadOptions,
     /// A torn tail is an error too.
     pub strict: bool,
     /// Threads decoding (0: one per core).
@@ -48,9 +62,24 @@ pub struct Request {
     pub range_bytes: u64,
 }
 
+impl Default for Request {
+    fn default() -> Self {
+        Request {
+            order: Order::Time,
+            filter: Filter::default(),
+            reorder_bytes: DEFAULT_REORDER_BYTES,
+            read: ReadOptions::default(),
+            strict: false,
+            threads: 0,
+            allow_missing: false,
+            range_bytes: 0,
+        }
+    }
+}
+
 /// How a session reads, decided from its request before decoding.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Plan {
+pub(crate) enum Plan {
     /// One pass on the calling thread (the merge, or one thread).
     OnePass,
     /// The tape cut into ranges decoded on several threads, handed out in
@@ -71,7 +100,9 @@ impl Session {
         Session::from_opened(OpenedTape::open(tape), request)
     }
 
-    /// A session over a tape already mapped.
+    /// A session over a tape already mapped (the workspace's tests map a
+    /// file, then change it under the read).
+    #[doc(hidden)]
     pub fn from_opened(opened: OpenedTape, request: Request) -> Session {
         Session {
             opened,
@@ -80,9 +111,48 @@ impl Session {
         }
     }
 
-    /// The opened tape (its listing, files and open errors).
-    pub fn opened(&self) -> &OpenedTape {
-        &self.opened
+    /// The tape read (its listing: segments, findings, symbols).
+    pub fn tape(&self) -> &Tape {
+        &self.opened.tape
+    }
+
+    /// The segments that could not be opened, in tape order.
+    pub fn open_errors(&self) -> &[TapeError] {
+        &self.opened.open_errors
+    }
+
+    /// Bytes of the segments opened.
+    pub fn total_bytes(&self) -> u64 {
+        self.opened.total_bytes()
+    }
+
+    /// Bytes of segment `segment`'s file (0: not opened).
+    pub fn segment_bytes(&self, segment: usize) -> u64 {
+        self.opened
+            .files
+            .get(segment)
+            .and_then(Option::as_ref)
+            .map_or(0, |f| f.len())
+    }
+
+    /// The event count of segment `segment`'s header, when the header is
+    /// finished (its writer closed it).
+    pub fn header_events(&self, segment: usize) -> Option<u64> {
+        let f = self.opened.files.get(segment)?.as_ref()?;
+        let seg = Segment::parse(f.bytes()).ok()?;
+        let h = seg.header();
+        (!header_is_unfinished(h)).then_some(u64::from(h.event_count))
+    }
+
+    /// The header of the first segment opened, if it parses.
+    pub fn first_header(&self) -> Option<SegmentHeader> {
+        let f = self.opened.files.iter().flatten().next()?;
+        Segment::parse(f.bytes()).ok().map(|s| *s.header())
+    }
+
+    /// The request.
+    pub fn request(&self) -> &Request {
+        &self.request
     }
 
     /// The request, to change between reads (a cursor's seek raises the
@@ -106,9 +176,9 @@ impl Session {
 
     /// How [`Session::frames`] reads: ranges only in file order without
     /// a filter on more than one thread.
-    pub fn frames_plan(&self) -> Plan {
-        let c = &self.request.config;
-        if c.order == Order::File && no_filter(c) && crate::par::threads(self.request.threads) > 1 {
+    pub(crate) fn frames_plan(&self) -> Plan {
+        let r = &self.request;
+        if r.order == Order::File && no_filter(&r.filter) && crate::par::threads(r.threads) > 1 {
             Plan::Ranges
         } else {
             Plan::OnePass
@@ -125,7 +195,7 @@ impl Session {
         f: &mut dyn FnMut(&Item<'_>) -> Result<(), TapeError>,
     ) -> Result<(), TapeError> {
         let strict = self.request.strict;
-        let cfg = self.request.config.clone();
+        let cfg = self.request.clone();
         let mut r = self.opened.reader(&cfg);
         let res = (|| {
             while let Some(it) = r.next_item()? {
@@ -167,7 +237,7 @@ impl Session {
                 }
             }),
             Plan::OnePass => {
-                let cfg = self.request.config.clone();
+                let cfg = self.request.clone();
                 let mut r = self.opened.reader(&cfg);
                 let res = (|| {
                     while let Some(it) = r.next_item()? {
@@ -182,21 +252,6 @@ impl Session {
         };
         self.problems = problems;
         r
-    }
-
-    /// Reads through `f`, a front end's own decoder (Arrow columns) given
-    /// the session's opened tape and request; the problems it returns
-    /// become the session's, so [`Session::outcome`] and
-    /// [`Session::error`] judge them as those of the session's own
-    /// outputs. An `Err` of `f` ends the read with no problems recorded.
-    pub fn read_with<T>(
-        &mut self,
-        f: impl FnOnce(&mut OpenedTape, &Request) -> Result<(T, Vec<Problem>), TapeError>,
-    ) -> Result<T, TapeError> {
-        self.problems.clear();
-        let (t, problems) = f(&mut self.opened, &self.request)?;
-        self.problems = problems;
-        Ok(t)
     }
 
     /// The problems the last read found, in the order it found them.
@@ -227,8 +282,7 @@ impl Session {
     }
 }
 
-/// Whether `c` keeps every event (ranges hand out every frame).
-fn no_filter(c: &ReadConfig) -> bool {
-    let f = &c.filter;
+/// Whether `f` keeps every event (ranges hand out every frame).
+fn no_filter(f: &Filter) -> bool {
     f.from.is_none() && f.to.is_none() && f.symbols.is_none() && f.types.is_none()
 }

@@ -1,38 +1,47 @@
 //! A tape read in pieces on several threads, judged as one sequential
 //! read: the front end supplies what to do with a piece's events.
 
+use super::Session;
 use crate::tape::error::TapeError;
-use crate::tape::read::merge::{OpenedTape, Order, ReadConfig};
+use crate::tape::read::merge::{OpenedTape, Order};
 use crate::tape::read::parallel::{concat_order, run_parallel};
 use crate::tape::read::problem::Problem;
 use crate::tape::read::ranges::{ColumnSink, RangeRead, Split};
+use crate::tape::read::Request;
+use std::cell::Cell;
 use std::path::Path;
 
-/// How the cuts between pieces are proven (see [`pieces`]).
+/// How the cuts between pieces are proven.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Proof {
+enum Proof {
     /// Before any read (index entries walked on the frame chain): the
     /// pieces always settle.
     Before,
     /// By the reads themselves (saves a pass over every frame header; a
-    /// cut they do not prove makes [`pieces`] give `None`).
+    /// cut they do not prove gives no pieces).
     ByReads,
 }
 
-/// What a front end made of a piece, and how the piece's read went.
-pub type Made<T> = Result<(T, PieceRead), TapeError>;
+/// What work on a piece returns (see [`Session::pieces`]).
+pub type PieceWork<'w, T> = dyn Fn(&Piece<'_>) -> Result<T, TapeError> + Sync + 'w;
 
-/// One piece of a tape as a worker reads it (see [`pieces`]).
+/// One piece of a tape as a worker reads it (see [`Session::pieces`]).
 pub struct Piece<'a> {
     pub(super) split: &'a Split<'a>,
     pub(super) index: usize,
+    /// How its read went ([`Piece::read`]): what the session judges.
+    pub(super) read: Cell<RangeRead>,
 }
 
-/// How a piece's read went; [`pieces`] judges it.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct PieceRead(pub(super) RangeRead);
+impl<'a> Piece<'a> {
+    pub(super) fn new(split: &'a Split<'a>, index: usize) -> Piece<'a> {
+        Piece {
+            split,
+            index,
+            read: Cell::default(),
+        }
+    }
 
-impl Piece<'_> {
     /// Its place among the pieces (tape order).
     pub fn index(&self) -> usize {
         self.index
@@ -51,12 +60,17 @@ impl Piece<'_> {
     /// Its events into `sink` with their frame (or block) offsets, runs of
     /// trades through the core's batch kernel into the sink's columns
     /// (the engine's one batch loop). An error of the sink ends the read.
-    pub fn read<K: ColumnSink + ?Sized>(&self, sink: &mut K) -> Result<PieceRead, TapeError> {
-        self.split.read(self.index, sink).map(PieceRead)
+    /// Work reads its piece once.
+    pub fn read<K: ColumnSink + ?Sized>(&self, sink: &mut K) -> Result<(), TapeError> {
+        if let Some(s) = self.segment() {
+            sink.segment(s);
+        }
+        self.read.set(self.split.read(self.index, sink)?);
+        Ok(())
     }
 }
 
-/// What [`pieces`] read, judged as a sequential read.
+/// What [`Session::pieces`] read, judged as a sequential read.
 pub struct Pieces<T> {
     /// Every piece's result with its segment and whether a sequential
     /// read reaches it (a piece it does not reach holds no event of the
@@ -69,31 +83,71 @@ pub struct Pieces<T> {
     pub problems: Vec<Problem>,
 }
 
-/// Reads `opened` cut into pieces of at least `min_piece_bytes` on `jobs`
-/// threads (0: one per core), `work` reading each (calling
-/// [`Piece::read`] once); `None` when the pieces are no sequential read's
-/// (a cut taken on trust not proven, or time order that concatenation
-/// cannot give): the caller then reads in one pass.
-pub fn pieces<T: Send>(
+impl Session {
+    /// Reads the tape cut into pieces of at least `min_piece_bytes` on
+    /// `jobs` threads (0: one per core), `work` reading each (calling
+    /// [`Piece::read`] once), the cuts proven before any read; `None` when
+    /// the pieces are no sequential read's (time order that concatenation
+    /// cannot give): the caller then reads in one pass.
+    pub fn pieces<T: Send>(
+        &self,
+        jobs: usize,
+        min_piece_bytes: u64,
+        work: &PieceWork<'_, T>,
+    ) -> Result<Option<Pieces<T>>, TapeError> {
+        let cfg = self.request.clone();
+        pieces(
+            &self.opened,
+            &cfg,
+            jobs,
+            min_piece_bytes,
+            Proof::Before,
+            work,
+        )
+    }
+
+    /// [`Session::pieces`] with index entries cut at on trust, proven by
+    /// the reads themselves (saves a pass over every frame header); also
+    /// `None` when a cut is not proven.
+    pub fn pieces_on_trust<T: Send>(
+        &self,
+        jobs: usize,
+        min_piece_bytes: u64,
+        work: &PieceWork<'_, T>,
+    ) -> Result<Option<Pieces<T>>, TapeError> {
+        let cfg = self.request.clone();
+        pieces(
+            &self.opened,
+            &cfg,
+            jobs,
+            min_piece_bytes,
+            Proof::ByReads,
+            work,
+        )
+    }
+}
+
+/// [`Session::pieces`] of `opened` read with `cfg`, cuts proven as `proof`
+/// says.
+fn pieces<T: Send>(
     opened: &OpenedTape,
-    cfg: &ReadConfig,
+    cfg: &Request,
     jobs: usize,
     min_piece_bytes: u64,
     proof: Proof,
-    work: &(dyn Fn(&Piece<'_>) -> Made<T> + Sync),
+    work: &PieceWork<'_, T>,
 ) -> Result<Option<Pieces<T>>, TapeError> {
     let split = match proof {
         Proof::Before => Split::new(opened, cfg, jobs, min_piece_bytes),
         Proof::ByReads => Split::on_trust(opened, cfg, jobs, min_piece_bytes),
     };
     let done = run_parallel(split.len(), jobs, &|i| {
-        work(&Piece {
-            split: &split,
-            index: i,
-        })
+        let p = Piece::new(&split, i);
+        let t = work(&p)?;
+        Ok((t, p.read.get()))
     })?;
     let segments: Vec<Option<usize>> = (0..split.len()).map(|i| split.segment(i)).collect();
-    let reads: Vec<RangeRead> = done.iter().map(|d| d.1 .0).collect();
+    let reads: Vec<RangeRead> = done.iter().map(|d| d.1).collect();
     let Some((keep, problems)) = split.settle(&reads) else {
         return Ok(None);
     };
