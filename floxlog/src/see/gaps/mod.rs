@@ -251,6 +251,15 @@ impl GapFinder {
             .push(k.counter, ts, recv);
     }
 
+    /// Each segment's first and last exchange_ts_ns among the events
+    /// taken (in time order, its earliest and latest).
+    pub fn spans(&self) -> Vec<Option<(i64, i64)>> {
+        self.ends
+            .iter()
+            .map(|e| e.map(|((first, _), (last, _))| (first, last)))
+            .collect()
+    }
+
     /// The findings: the series' gaps, then the read's damage and the
     /// tape's missing segments.
     pub fn finish(mut self, tape: &TapeInfo, end: &ReadEnd) -> GapReport {

@@ -264,6 +264,12 @@ impl Buckets {
         &mut self.books
     }
 
+    /// Events per frame type (index 1..5) over the whole tape: the sums
+    /// of counts, exact in a float below 2^53.
+    pub fn events_by_type(&self) -> [u64; 6] {
+        std::array::from_fn(|i| self.by_type[i].v.iter().sum::<f64>() as u64)
+    }
+
     /// Distinct symbols seen, tracked or not.
     pub fn distinct_symbols(&self) -> usize {
         self.symbols.len() + self.others.len()

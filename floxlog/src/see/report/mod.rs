@@ -86,21 +86,16 @@ pub fn see(tape: Tape, opts: &ReportOptions) -> Result<Seen, TapeError> {
     let n = info.series.len();
     let finder = GapFinder::new(opts.min_gap_ns, n);
     let mut buckets = Buckets::default();
-    let mut spans = vec![None; n];
-    let mut by_type = [0u64; 6];
-    let (end, finder) =
-        read_finding_gaps(tape, Filter::default(), opts.read, finder, |seg, ev| {
-            buckets.push(ev);
-            let ts = ev.exchange_ts_ns();
-            if let Some(s) = spans.get_mut(seg) {
-                *s = Some(s.map_or((ts, ts), |(a, b): (i64, i64)| (a.min(ts), b.max(ts))));
-            }
-            if let Some(c) = by_type.get_mut(ev.frame_type() as usize) {
-                *c += 1;
-            }
-        })?;
+    // Events per type and each segment's time span come from what the
+    // buckets and the gap finder (on its own thread) keep anyway: nothing
+    // more per event on the reading thread.
+    let (end, finder) = read_finding_gaps(tape, Filter::default(), opts.read, finder, |_, ev| {
+        buckets.push(ev)
+    })?;
     buckets.finish();
     let symbols = buckets.distinct_symbols();
+    let by_type = buckets.events_by_type();
+    let spans = finder.spans();
     let gaps = finder.finish(&info, &end);
     let book_symbol = opts.symbol.or_else(|| {
         buckets
