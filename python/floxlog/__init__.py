@@ -55,7 +55,7 @@ from typing import Any, Iterable, Iterator, Mapping, Sequence, Union
 import numpy as np
 import pyarrow as pa
 
-from . import _args, _floxlog, _prices
+from . import _args, _floxlog, _prices, _storage
 from ._numpy import SYMBOL_WIDTH, _trades_to_numpy, trade_dtype
 from ._errors import FloxlogError, FloxlogWarning, UsageError
 
@@ -594,15 +594,24 @@ GAPS_SCHEMA = pa.schema(
 TRADE_DTYPE = trade_dtype()
 
 
-def open(path: str | os.PathLike[str]) -> Tape:
+def open(path: str | os.PathLike[str], *, storage_options: Mapping[str, Any] | None = None) -> Tape:
     """Opens a tape: a tape directory (flox or spec layout, with or without
     ``manifest.json``), a directory of ``*.floxlog`` files, or one segment
     file. Raises :class:`FloxlogError` if it is none of these: a path that
     does not exist, or a file that is neither named as a segment
     (``*.floxlog``, ``<series>-NNNNNN.bin``) nor starts with the segment
     magic (kind ``"bad_magic"``). A file named as a segment opens whatever
-    it holds; its reads report damage (with ``e.partial``)."""
-    return Tape(_floxlog.open(os.fspath(path)))
+    it holds; its reads report damage (with ``e.partial``).
+
+    ``s3://bucket/prefix`` (a tape directory) or ``s3://bucket/key`` (a
+    segment) is read in place; credentials and endpoint come from the AWS
+    environment variables, or ``storage_options`` (fsspec's keys ``key``,
+    ``secret``, ``token``, ``endpoint_url``, ``region``; see
+    docs/object-storage.md), which the process keeps for that bucket."""
+    p = os.fspath(path)
+    if isinstance(p, str):
+        _storage.apply(p, _storage.options(storage_options))
+    return Tape(_floxlog.open(p))
 
 
 def schema(type: str, prices: str = "decimal") -> pa.Schema:

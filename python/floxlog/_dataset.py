@@ -25,12 +25,12 @@ import glob
 import os
 import warnings
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Iterator, Sequence, Union
 
 import pyarrow as pa
 
-from . import _args, _floxlog, _prices, _timestamps
+from . import _args, _floxlog, _prices, _storage, _timestamps
 from ._errors import FloxlogError, FloxlogWarning
 
 __all__ = ["Dataset", "Fragment", "dataset", "DEFAULT_FRAGMENT_BYTES"]
@@ -57,6 +57,9 @@ class ReadSettings:
     prices: str
     timestamps: str
     fragment_bytes: int
+    #: ``storage_options`` of the tapes on object storage (kept out of the
+    #: repr: it holds secrets).
+    storage: Union[_storage.Options, None] = field(default=None, repr=False)
 
     def native(self, rows: int = DEFAULT_ROWS) -> dict[str, Any]:
         """The arguments of the native read, by name (as a ``Tape`` read
@@ -86,8 +89,8 @@ def _warn(texts: Sequence[str], stacklevel: int) -> None:
 @dataclass(frozen=True)
 class Fragment:
     """One piece of a :class:`Dataset`: a segment of a tape, or a byte range
-    of one. It pickles (plain data) and reads in any process that sees the
-    tape's files.
+    of one. It pickles (plain data, ``storage_options`` too) and reads in
+    any process that sees the tape's files or reaches its object store.
 
     Attributes:
         tape: The tape's path (absolute).
@@ -126,6 +129,7 @@ class Fragment:
         if self.error is not None:
             e = FloxlogError(*self.error)
             return self.settings.schema().empty_table(), [], [e], True, 0
+        _storage.apply(self.tape, self.settings.storage)
         stream, warns, errors, ends, rank = _floxlog.read_dataset_piece(
             self.tape,
             self.segment,
@@ -211,6 +215,7 @@ class Dataset:
         frags: list[Fragment] = []
         warns: list[str] = []
         for tape in self.tapes:
+            _storage.apply(tape, self.settings.storage)
             pieces, w, errors = _floxlog.dataset_pieces(tape, self.settings.native(), self.settings.fragment_bytes)
             warns.extend(w)
             for e in errors:
@@ -275,8 +280,8 @@ class Dataset:
         return to_dask(self, columns)
 
 
-def _expand(paths: PathsLike) -> list[str]:
-    """Absolute paths of the tapes: each path as given, or a glob's
+def _expand(paths: PathsLike, storage: Union[_storage.Options, None] = None) -> list[str]:
+    """Absolute paths (or URLs) of the tapes: each as given, or a glob's
     matches, sorted; each once."""
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
@@ -285,7 +290,13 @@ def _expand(paths: PathsLike) -> list[str]:
         p = os.fspath(p)
         if not isinstance(p, str):
             raise TypeError(f"paths: expected str or os.PathLike, got {type(p).__name__}")
-        if any(c in p for c in "*?["):
+        if _storage.is_url(p):
+            _storage.apply(p, storage)
+            found = _storage.glob(p) if any(c in p for c in "*?[") else [p]
+            if not found:
+                raise FloxlogError(f"{p}: no object or prefix matches", kind="io", path=p)
+            out.extend(found)
+        elif any(c in p for c in "*?["):
             found = sorted(glob.glob(p))
             if not found:
                 raise FloxlogError(f"{p}: no file or directory matches", kind="io", path=p)
@@ -294,7 +305,7 @@ def _expand(paths: PathsLike) -> list[str]:
             out.append(p)
     seen: dict[str, None] = {}
     for p in out:
-        seen.setdefault(os.path.abspath(p), None)
+        seen.setdefault(p if _storage.is_url(p) else os.path.abspath(p), None)
     if not seen:
         raise _args.usage("paths: give at least one tape")
     return list(seen)
@@ -311,6 +322,7 @@ def dataset(
     prices: str = "decimal",
     timestamps: str = "ns",
     fragment_bytes: int = DEFAULT_FRAGMENT_BYTES,
+    storage_options: Union[dict[str, Any], None] = None,
 ) -> Dataset:
     """A :class:`Dataset` of one record type over one or many tapes:
     ``paths`` is a tape directory, a segment file, a glob of either
@@ -323,7 +335,13 @@ def dataset(
     ``exchange_ts`` / ``recv_ts`` columns (floored; the ``*_ts_ns``
     integers stay exact). ``fragment_bytes``: segments larger than twice
     this are cut into fragments of about this size. Raises
-    :class:`FloxlogError` for a path that is not a tape."""
+    :class:`FloxlogError` for a path that is not a tape.
+
+    ``s3://bucket/prefix`` URLs are read in place (a prefix is a tape
+    directory; a glob's wildcards only in the last part), with credentials
+    and endpoint from the AWS environment variables, or
+    ``storage_options`` (fsspec's keys: ``key``, ``secret``, ``token``,
+    ``endpoint_url``, ``region``), which fragments carry to workers."""
     if not isinstance(type, str):
         raise TypeError(f"type: expected str, got {builtins.type(type).__name__}")
     _floxlog.record_type_name(type)  # an unknown type raises here
@@ -336,8 +354,9 @@ def dataset(
         prices=_prices.check(prices),
         timestamps=_timestamps.check(timestamps),
         fragment_bytes=_args.count(fragment_bytes, "fragment_bytes", hi=2**62),
+        storage=_storage.options(storage_options),
     )
-    tapes = _expand(paths)
+    tapes = _expand(paths, settings.storage)
     for t in tapes:
         _floxlog.open(t)  # not a tape: raises here, naming it
     return Dataset(tapes, settings)

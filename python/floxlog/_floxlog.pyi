@@ -107,6 +107,19 @@ def open(path: Union[str, PathLike[str]]) -> NativeTape:
     """Lists the tape (directory of either layout, or segment file); raises
     ``FloxlogError`` if it is not one."""
 
+def configure_store(url: Union[str, PathLike[str]], options: list[tuple[str, str]]) -> None:
+    """The options of ``url``'s bucket's store in this process."""
+    ...
+
+def list_url(url: Union[str, PathLike[str]]) -> list[tuple[str, bool]]:
+    """``(name, is_prefix)`` directly under a prefix URL."""
+    ...
+
+def store_stats() -> tuple[int, int]:
+    """(requests, bytes) this process has sent to and received from object
+    stores."""
+    ...
+
 def dataset_pieces(
     path: Union[str, PathLike[str]], args: _ReadArgs, range_bytes: int
 ) -> tuple[

@@ -34,6 +34,7 @@ way). A fragment that fails (damage, a file gone) fails the job with the
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any, Iterator, Sequence
 
@@ -112,7 +113,23 @@ def _options_dataset(options: Any) -> Dataset:
         prices=opt("prices", "decimal"),
         timestamps=timestamps,
         fragment_bytes=int(opt("fragment_bytes", 64 << 20)),
+        storage_options=_storage_options(opt("storage_options")),
     )
+
+
+def _storage_options(text: Any) -> Any:
+    """The ``storage_options`` option: a JSON object (Spark options are
+    strings)."""
+    if text is None:
+        return None
+    try:
+        v = json.loads(text)
+    except ValueError as e:
+        # Not the text: it may hold a secret.
+        raise ValueError(f"floxlog: storage_options must be a JSON object ({getattr(e, 'msg', 'not JSON')})") from None
+    if not isinstance(v, dict):
+        raise ValueError("floxlog: storage_options must be a JSON object")
+    return v
 
 
 def _ns(t: Any) -> Any:

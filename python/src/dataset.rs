@@ -33,8 +33,9 @@ fn spec_of(
 /// start), end byte (`None`: the segment's end), and what the segment's
 /// finished header claims: first and last event time, and (a whole
 /// segment only) its event count of every type.
+/// (Paths as `str`, not `pathlib.Path`, which would make `s3://` `s3:/`.)
 type PieceRow = (
-    PathBuf,
+    std::ffi::OsString,
     Option<u64>,
     Option<u64>,
     Option<i64>,
@@ -59,7 +60,10 @@ fn list_pieces(path: &PathBuf, a: &ReadArgs, range_bytes: u64) -> Result<Listing
         .fragments(range_bytes)
         .into_iter()
         .map(|f| {
-            let path = session.tape().segments[f.segment].path.clone();
+            let path = session.tape().segments[f.segment]
+                .path
+                .clone()
+                .into_os_string();
             (path, f.start, f.end, f.first_ns, f.last_ns, f.events)
         })
         .collect();

@@ -15,6 +15,7 @@ mod errors;
 mod follow;
 mod read;
 mod samples;
+mod store;
 mod stream;
 mod wait;
 mod words;
@@ -56,10 +57,11 @@ struct NativeTape {
 
 #[pymethods]
 impl NativeTape {
-    /// The path given to `open`.
+    /// The path given to `open` (a `str`: `pathlib.Path` would make an
+    /// `s3://` URL `s3:/`).
     #[getter]
-    fn path(&self) -> PathBuf {
-        self.path.clone()
+    fn path(&self) -> std::ffi::OsString {
+        self.path.clone().into_os_string()
     }
 
     /// Reads every event of one record type (`args`: the read's arguments
@@ -401,6 +403,9 @@ fn _floxlog(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(optional_fields, m)?)?;
     m.add_function(wrap_pyfunction!(float_prices, m)?)?;
     m.add_function(wrap_pyfunction!(record_type_of, m)?)?;
+    m.add_function(wrap_pyfunction!(store::configure_store, m)?)?;
+    m.add_function(wrap_pyfunction!(store::list_url, m)?)?;
+    m.add_function(wrap_pyfunction!(store::store_stats, m)?)?;
     m.add_function(wrap_pyfunction!(dataset::dataset_pieces, m)?)?;
     m.add_function(wrap_pyfunction!(dataset::read_dataset_piece, m)?)?;
     m.add_class::<NativeWriter>()?;

@@ -232,3 +232,15 @@ def raw_columns(table: pa.Table, rtype: str) -> pa.Table:
 @pytest.fixture
 def tmp(tmp_path: Path) -> Iterator[Path]:
     yield tmp_path
+
+
+@pytest.fixture(scope="session")
+def s3_server():
+    """A real S3 API server (moto's, on 127.0.0.1) for the session's
+    object-storage tests; see s3server.py. moto is pinned in
+    requirements-test.txt: a missing install fails, never skips."""
+    from s3server import Server
+
+    server = Server()
+    yield server
+    server.stop()

@@ -67,3 +67,14 @@ def test_damage_fails_the_job(client, tmp: Path):
         client.compute(df).result()
     assert (e2.value.kind, e2.value.path, e2.value.offset, str(e2.value)) == (
         e.value.kind, e.value.path, e.value.offset, str(e.value))
+
+
+def test_a_url_reads_as_its_local_copy(client, tape: Path, s3_server):
+    """s3:// on workers that share no files with this process: the
+    fragments carry the storage_options (the workers have no AWS
+    variables)."""
+    u = s3_server.upload(tape, "dask/t")
+    ds = floxlog.dataset(u, "trade", fragment_bytes=SMALL, storage_options=s3_server.options)
+    df = ds.to_dask()
+    assert df.npartitions == len(floxlog.dataset(tape, "trade", fragment_bytes=SMALL).fragments()) > 4
+    assert frame_rows(client.compute(df).result()) == cat_rows(tape)

@@ -186,3 +186,16 @@ def test_the_docs_dataset_examples_run_as_written(spark, tmp_path, monkeypatch):
     assert btc.num_rows > 0
     assert scope["ds"].to_table().num_rows == btc.num_rows
     assert scope["sdf"].count() == tape.trades(start="2024-04-26T09:30:00Z").num_rows
+
+
+def test_a_url_loads_as_its_local_copy(spark, tape: Path, s3_server):
+    """load("s3://...") with storage_options as a JSON option: the rows of
+    the local copy."""
+    import json
+
+    u = s3_server.upload(tape, "spark/t")
+    df = _load(spark, u, type="trade", fragment_bytes=SMALL, storage_options=json.dumps(s3_server.options))
+    assert df.rdd.getNumPartitions() > 4
+    assert _rows(df) == cat_rows(tape)
+    with pytest.raises(Exception, match="storage_options must be a JSON object"):
+        _load(spark, u, type="trade", storage_options="{not json").count()

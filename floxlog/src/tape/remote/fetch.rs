@@ -10,6 +10,7 @@ use object_store::path::Path as Key;
 use object_store::{GetOptions, GetRange, ObjectMeta, ObjectStore, ObjectStoreExt};
 use std::collections::HashMap;
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
 
 /// What a listing saw of an object: reads check they get the same one.
@@ -26,6 +27,24 @@ impl From<&ObjectMeta> for Seen {
             e_tag: m.e_tag.clone(),
         }
     }
+}
+
+/// Requests sent (lists, heads, gets) and object bytes received by this
+/// process: what a read costs in a store's terms (the benchmarks').
+static REQUESTS: AtomicU64 = AtomicU64::new(0);
+static BYTES: AtomicU64 = AtomicU64::new(0);
+
+fn count(requests: u64, bytes: u64) {
+    REQUESTS.fetch_add(requests, Ordering::Relaxed);
+    BYTES.fetch_add(bytes, Ordering::Relaxed);
+}
+
+/// `(requests, bytes)` this process has sent and received so far.
+pub fn stats() -> (u64, u64) {
+    (
+        REQUESTS.load(Ordering::Relaxed),
+        BYTES.load(Ordering::Relaxed),
+    )
 }
 
 /// The objects listings (and looks) saw, by URL: the newest sighting wins.
@@ -110,6 +129,21 @@ pub fn list(url: &Path) -> Result<Vec<Entry>, TapeError> {
     run(list_in(store.as_ref(), url, &k))?
 }
 
+/// The objects and prefixes directly under prefix `url`.
+pub fn names(url: &Path) -> Result<Vec<(String, bool)>, TapeError> {
+    let (store, k) = resolve(url)?;
+    let prefix = (!k.as_ref().is_empty()).then_some(&k);
+    count(1, 0);
+    let l =
+        run(store.list_with_delimiter(prefix))?.map_err(|e| error(url, "listing the prefix", e))?;
+    let dirs = l.common_prefixes.iter().map(|p| (p, true));
+    let objects = l.objects.iter().map(|o| (&o.location, false));
+    Ok(dirs
+        .chain(objects)
+        .filter_map(|(p, dir)| Some((p.filename()?.to_string(), dir)))
+        .collect())
+}
+
 /// The bytes of object `url`, as the last listing saw it.
 pub fn fetch(url: &Path) -> Result<Vec<u8>, TapeError> {
     let (store, k) = resolve(url)?;
@@ -143,6 +177,7 @@ pub async fn kind_in(store: &dyn ObjectStore, url: &Path, k: &Key) -> Result<Kin
     if k.as_ref().is_empty() {
         return Ok(Kind::Prefix);
     }
+    count(1, 0);
     let l = store
         .list_with_delimiter(Some(k))
         .await
@@ -155,6 +190,7 @@ pub async fn kind_in(store: &dyn ObjectStore, url: &Path, k: &Key) -> Result<Kin
         mark_listed(url);
         return Ok(Kind::Prefix);
     }
+    count(1, 0);
     let m = store.head(k).await.map_err(|e| {
         let mut t = error(url, "looking up the object", e);
         if t.kind == crate::tape::TapeErrorKind::Io(std::io::ErrorKind::NotFound) {
@@ -179,6 +215,7 @@ pub async fn list_in(
     k: &Key,
 ) -> Result<Vec<Entry>, TapeError> {
     let prefix = (!k.as_ref().is_empty()).then_some(k);
+    count(1, 0);
     let l = store
         .list_with_delimiter(prefix)
         .await
@@ -209,12 +246,11 @@ pub async fn fetch_in(
 ) -> Result<Vec<u8>, TapeError> {
     let want = match listed {
         Some(s) => s,
-        None => Seen::from(
-            &store
-                .head(k)
-                .await
-                .map_err(|e| error(url, "looking up the object", e))?,
-        ),
+        None => {
+            count(1, 0);
+            let m = store.head(k).await;
+            Seen::from(&m.map_err(|e| error(url, "looking up the object", e))?)
+        }
     };
     let len = usize::try_from(want.size).map_err(|_| too_big(url, want.size))?;
     let mut buf = Vec::new();
@@ -231,6 +267,7 @@ pub async fn fetch_in(
                 range: Some(GetRange::Bounded(r.clone())),
                 ..GetOptions::default()
             };
+            count(1, 0);
             let got = store
                 .get_opts(k, opts)
                 .await
@@ -245,6 +282,7 @@ pub async fn fetch_in(
                 .bytes()
                 .await
                 .map_err(|e| error(url, &format!("reading bytes {}..{}", r.start, r.end), e))?;
+            count(0, b.len() as u64);
             if b.len() as u64 != r.end - r.start {
                 return Err(changed(url).at(r.start + b.len() as u64));
             }

@@ -27,6 +27,8 @@
 #[cfg(feature = "object-store")]
 mod fetch;
 #[cfg(feature = "object-store")]
+mod options;
+#[cfg(feature = "object-store")]
 mod runtime;
 #[cfg(feature = "object-store")]
 mod store;
@@ -64,7 +66,19 @@ pub struct Entry {
 
 #[cfg(feature = "object-store")]
 mod imp {
-    pub use super::fetch::{fetch, kind, list, listed_size, read_side};
+    pub use super::fetch::{fetch, kind, list, listed_size, names, read_side, stats};
+    use crate::tape::error::TapeError;
+    use std::path::Path;
+
+    pub fn configure(url: &Path, options: Vec<(String, String)>) -> Result<(), TapeError> {
+        let (bucket, _) = super::url::split(url)?;
+        // Checked now, where the caller gave them: not at a first read.
+        super::options::apply(Default::default(), bucket, &options)?;
+        if super::options::set(bucket, options) {
+            super::runtime::state()?.forget_store(bucket);
+        }
+        Ok(())
+    }
 }
 
 #[cfg(not(feature = "object-store"))]
@@ -86,6 +100,12 @@ mod imp {
     pub fn list(url: &Path) -> Result<Vec<Entry>, TapeError> {
         Err(unsupported(url))
     }
+    pub fn names(url: &Path) -> Result<Vec<(String, bool)>, TapeError> {
+        Err(unsupported(url))
+    }
+    pub fn configure(url: &Path, _: Vec<(String, String)>) -> Result<(), TapeError> {
+        Err(unsupported(url))
+    }
     pub fn fetch(url: &Path) -> Result<Vec<u8>, TapeError> {
         Err(unsupported(url))
     }
@@ -94,6 +114,9 @@ mod imp {
     }
     pub fn listed_size(_: &Path) -> Option<u64> {
         None
+    }
+    pub fn stats() -> (u64, u64) {
+        (0, 0)
     }
 }
 
@@ -105,6 +128,22 @@ pub fn kind(url: &Path) -> Result<Kind, TapeError> {
 /// The objects directly under prefix `url`, in the store's order.
 pub fn list(url: &Path) -> Result<Vec<Entry>, TapeError> {
     imp::list(url)
+}
+
+/// The names directly under prefix `url`, each with whether it is a
+/// prefix itself (a tape directory) rather than an object: what a glob
+/// over URLs matches.
+pub fn names(url: &Path) -> Result<Vec<(String, bool)>, TapeError> {
+    imp::names(url)
+}
+
+/// Options of the store of `url`'s bucket in this process, over what the
+/// environment gives: fsspec's names (`key`, `secret`, `token`,
+/// `endpoint_url`, `region`, `anon`) or object_store's `aws_*` keys. They
+/// replace options given before for that bucket; an unknown name is a
+/// usage error naming it (never its value).
+pub fn configure(url: &Path, options: Vec<(String, String)>) -> Result<(), TapeError> {
+    imp::configure(url, options)
 }
 
 /// The bytes of object `url` (checked against what the last listing saw).
@@ -120,6 +159,13 @@ pub fn read_side(url: &Path) -> std::io::Result<Option<Vec<u8>>> {
 /// The size the last listing (or look) saw of object `url`.
 pub fn listed_size(url: &Path) -> Option<u64> {
     imp::listed_size(url)
+}
+
+/// `(requests, bytes)`: requests this process has sent to object stores
+/// and the object bytes it received (for benchmarks: bytes fetched against
+/// bytes read).
+pub fn stats() -> (u64, u64) {
+    imp::stats()
 }
 
 /// A usage error for a command that writes, given a URL: writers stay

@@ -97,6 +97,13 @@ impl State {
         Ok(s)
     }
 
+    /// Forgets `bucket`'s store: the next use builds it again (its options
+    /// changed).
+    pub fn forget_store(&self, bucket: &str) {
+        let mut m = self.stores.lock().unwrap_or_else(PoisonError::into_inner);
+        m.remove(bucket);
+    }
+
     /// Puts `store` in place of `bucket`'s (tests: an in-memory store).
     #[cfg(test)]
     pub fn set_store(&self, bucket: &str, store: Arc<dyn ObjectStore>) {

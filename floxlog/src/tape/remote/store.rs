@@ -19,7 +19,8 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The store of `bucket`: credentials, region and endpoint from the AWS
-/// environment variables and the library's chain (see docs/object-storage.md).
+/// environment variables and the library's chain (see docs/object-storage.md),
+/// under the options given for it (`super::options`).
 pub fn build(bucket: &str) -> Result<Arc<dyn ObjectStore>, TapeError> {
     // reqwest is built without a default crypto provider (ring, not
     // aws-lc: a smaller C build); without one installed `build` panics.
@@ -37,11 +38,15 @@ pub fn build(bucket: &str) -> Result<Arc<dyn ObjectStore>, TapeError> {
     // environment set (AWS_ALLOW_HTTP among them).
     let client = |k| AmazonS3ConfigKey::Client(k);
     let secs = |d: Duration| format!("{}s", d.as_secs());
-    let s = AmazonS3Builder::from_env()
+    let b = AmazonS3Builder::from_env()
         .with_bucket_name(bucket)
         .with_retry(retry)
-        .with_config(client(ClientConfigKey::ConnectTimeout), secs(CONNECT_TIMEOUT))
-        .with_config(client(ClientConfigKey::Timeout), secs(REQUEST_TIMEOUT))
+        .with_config(
+            client(ClientConfigKey::ConnectTimeout),
+            secs(CONNECT_TIMEOUT),
+        )
+        .with_config(client(ClientConfigKey::Timeout), secs(REQUEST_TIMEOUT));
+    let s = super::options::apply(b, bucket, &super::options::of(bucket))?
         .build()
         .map_err(|e| {
             TapeError::usage(format!("s3://{bucket}: configuring the store: {e}")).with_hint(

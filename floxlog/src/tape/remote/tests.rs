@@ -326,3 +326,21 @@ fn side_files_a_listed_prefix_lacks_cost_no_request() {
     let other = Path::new("s3://memside/s2/manifest.json");
     assert_eq!(super::read_side(other).unwrap(), None);
 }
+
+#[test]
+fn requests_and_bytes_are_counted() {
+    let store = InMemory::new();
+    let data = vec![7u8; 1000];
+    put(&store, "c/seg.floxlog", &data);
+    let (url, k) = (
+        Path::new("s3://mem/c/seg.floxlog"),
+        Key::from("c/seg.floxlog"),
+    );
+    let listed = Some(seen(&store, "c/seg.floxlog"));
+    let (r0, b0) = super::stats();
+    let st = state().unwrap();
+    st.block_on(fetch_in(&store, url, &k, listed, 100)).unwrap();
+    let (r1, b1) = super::stats();
+    // Other tests count at the same time: at least this one's ten parts.
+    assert!(r1 - r0 >= 10 && b1 - b0 >= 1000, "{r0} {r1} {b0} {b1}");
+}
