@@ -38,13 +38,7 @@ def to_dask(ds: "Dataset", columns: Union[Sequence[str], None] = None) -> Any:
     import dask.dataframe as dd
 
     schema = ds.schema
-    if columns is not None:
-        columns = list(columns)
-        unknown = [c for c in columns if c not in schema.names]
-        if unknown:
-            from ._args import usage
-
-            raise usage(f"columns: {unknown} not in the {ds.type} schema ({', '.join(schema.names)})")
+    columns = ds._columns(columns)
     fragments = ds.fragments()
     meta = _frame(schema.empty_table(), None)
     if not fragments:

@@ -1,7 +1,8 @@
 """A dataset of tapes in fragments, for engines that read many pieces on
 many workers: :func:`dataset` over one or many tapes, :class:`Fragment` s
 that pickle and read anywhere the tapes' files are visible, and the routes
-into Dask (:meth:`Dataset.to_dask`) and Spark (:mod:`floxlog.spark`).
+into Dask (:meth:`Dataset.to_dask`), Ray (:meth:`Dataset.to_ray`) and Spark
+(:mod:`floxlog.spark`).
 
 A fragment is a segment, or a byte range of a large segment cut where the
 read engine proves a frame (or LZ4 block) boundary: the engine's one
@@ -269,6 +270,19 @@ class Dataset:
             raise _raised([e for _, _, e in ranked], table)
         return table
 
+    def _columns(self, columns: Union[Sequence[str], None]) -> Union[list[str], None]:
+        """An engine's ``columns=`` argument checked against the schema (a
+        usage error names the unknown ones): the names, or ``None`` for
+        all."""
+        if columns is None:
+            return None
+        columns = list(columns)
+        names = self.schema.names
+        unknown = [c for c in columns if c not in names]
+        if unknown:
+            raise _args.usage(f"columns: {unknown} not in the {self.type} schema ({', '.join(names)})")
+        return columns
+
     def to_dask(self, columns: Union[Sequence[str], None] = None) -> Any:
         """A ``dask.dataframe.DataFrame``, one partition per fragment
         (``dask.dataframe.from_map``; ``meta`` from the schema; columns
@@ -278,6 +292,18 @@ class Dataset:
         from ._dask import to_dask
 
         return to_dask(self, columns)
+
+    def to_ray(self, columns: Union[Sequence[str], None] = None) -> Any:
+        """A ``ray.data.Dataset``, one read task per fragment (a
+        ``ray.data.Datasource``; ``columns``: only these, and Ray's own
+        projections, ``select_columns``..., are pushed into the read). The
+        fragments are listed here, once. Tables are Arrow with the
+        ``symbol`` column as plain text. A fragment's error fails the job
+        with it. Needs ``ray[data]`` and a Ray cluster (``ray.init()``, or
+        one Ray starts)."""
+        from ._ray import to_ray
+
+        return to_ray(self, columns)
 
 
 def _expand(paths: PathsLike, storage: Union[_storage.Options, None] = None) -> list[str]:

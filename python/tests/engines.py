@@ -1,5 +1,6 @@
-"""Helpers of the engine tests (Dask, Spark): a tape with cut segments and
-what `floxlog cat --file-order` prints for it, as multisets of rows."""
+"""Helpers of the engine tests (Dask, Spark, Ray): a tape with cut segments
+and what `floxlog cat --file-order` prints for it, as multisets of rows; a
+local Ray."""
 
 from __future__ import annotations
 
@@ -34,3 +35,18 @@ def frame_rows(df, rtype: str = "trade") -> Counter:
     """The same fields of a pandas DataFrame's rows."""
     cols = [df[f].tolist() for f in FIELDS[rtype]]
     return Counter(tuple(int(v) for v in row) for row in zip(*cols))
+
+
+def ray_local():
+    """A local Ray of two CPUs for a test module (a generator for a
+    module-scoped fixture): no dashboard, a small object store, Ray Data
+    without progress bars."""
+    import ray
+
+    ray.init(num_cpus=2, include_dashboard=False, object_store_memory=200 << 20,
+             log_to_driver=False, configure_logging=False)
+    ray.data.DataContext.get_current().enable_progress_bars = False
+    try:
+        yield ray
+    finally:
+        ray.shutdown()

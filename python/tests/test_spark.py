@@ -1,7 +1,8 @@
 """The floxlog Spark data source in local[2]: one partition per fragment,
 rows equal to what `floxlog cat --file-order` prints, types Spark reads
 (microsecond timestamps, exact unsigned values), filters pushed down with
-the same result, damage failing the job with the floxlog error."""
+the same result, damage failing the job with the floxlog error; the
+examples of docs/distributed-engines.md (Dask, Spark and Ray) as written."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import floxlog
-from engines import SMALL, cat_rows, write_tape
+from engines import SMALL, cat_rows, ray_local, write_tape
 
 import pyspark  # noqa: F401  (pinned in requirements-test.txt: a missing install fails)
 
@@ -37,6 +38,12 @@ def spark():
     floxlog.spark.register(s)
     yield s
     s.stop()
+
+
+@pytest.fixture(scope="module")
+def ray_cluster():
+    """Ray for the docs' examples only (started when that test runs)."""
+    yield from ray_local()
 
 
 @pytest.fixture(scope="module")
@@ -158,9 +165,10 @@ def _docs_block(page: Path, marker: str, tapes: Path) -> str:
     return found[0].replace('"tapes/', f'"{tapes}/')
 
 
-def test_the_docs_dataset_examples_run_as_written(spark, tmp_path, monkeypatch):
-    """docs/distributed-engines.md's two Dask and Spark examples, as
-    written, over a demo tape under tapes/2024-04-26."""
+def test_the_docs_dataset_examples_run_as_written(spark, ray_cluster, tmp_path, monkeypatch):
+    """docs/distributed-engines.md's two Dask, Spark and Ray examples, as
+    written, over a demo tape under tapes/2024-04-26 (Ray initialised, as
+    the page says)."""
     import subprocess
 
     from test_export_duckdb import floxlog_bin
@@ -177,6 +185,7 @@ def test_the_docs_dataset_examples_run_as_written(spark, tmp_path, monkeypatch):
     want = tape.trades(start="2024-04-26").num_rows
     assert want > 0
     assert len(scope["df"]) == want
+    assert scope["rds"].count() == want
     assert scope["sdf"].count() == 4000
 
     scope = {"floxlog": floxlog, "spark": spark}
@@ -185,6 +194,8 @@ def test_the_docs_dataset_examples_run_as_written(spark, tmp_path, monkeypatch):
     btc = tape.trades(symbols=["BTCUSDT"])
     assert btc.num_rows > 0
     assert scope["ds"].to_table().num_rows == btc.num_rows
+    assert scope["rds"].count() == btc.num_rows
+    assert scope["totals"] == [{"symbol": "BTCUSDT", "sum(qty_raw)": sum(btc["qty_raw"].to_pylist())}]
     assert scope["sdf"].count() == tape.trades(start="2024-04-26T09:30:00Z").num_rows
 
 
