@@ -62,6 +62,12 @@ class Server:
         )
         self.client.create_bucket(Bucket=BUCKET)
 
+    def bucket(self, name: str) -> None:
+        """Makes bucket `name` if it is not there yet (tests share the
+        server)."""
+        if name not in {b["Name"] for b in self.client.list_buckets()["Buckets"]}:
+            self.client.create_bucket(Bucket=name)
+
     def upload(self, root: Path, prefix: str) -> str:
         """Every file under `root` to `prefix`; the prefix's URL."""
         root = Path(root)

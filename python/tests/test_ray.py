@@ -122,3 +122,13 @@ def test_import_floxlog_does_not_import_ray():
             "print(sorted(m for m in sys.modules if m == 'ray' or m.startswith('ray.')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_a_url_reads_as_its_local_copy(cluster, tape: Path, s3_server):
+    """s3:// on Ray's worker processes, which have no AWS variables: the
+    fragments carry the storage_options."""
+    u = s3_server.upload(tape, "ray/t")
+    ds = floxlog.dataset(u, "trade", fragment_bytes=SMALL, storage_options=s3_server.options)
+    rds = ds.to_ray().materialize()
+    assert rds.num_blocks() == len(ds.fragments()) > 4
+    assert frame_rows(_table(rds).to_pandas()) == cat_rows(tape)

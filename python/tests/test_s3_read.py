@@ -142,7 +142,7 @@ def test_the_docs_python_example_runs_as_written(s3_server, tmp_path):
     block = found[0].replace('"http://minio:9000"', repr(s3_server.endpoint)).replace('"..."', '"testing"')
     subprocess.run([floxlog_bin(), "demo", str(tmp_path / "demo"), "--trades", "3000", "--book-deltas", "100"],
                    check=True, capture_output=True)
-    s3_server.client.create_bucket(Bucket="market-data")
+    s3_server.bucket("market-data")
     for venue in ("binance", "okx"):
         for p in sorted((tmp_path / "demo").iterdir()):
             s3_server.client.upload_file(str(p), "market-data", f"2026-08-16/{venue}/{p.name}")
