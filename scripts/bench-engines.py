@@ -15,7 +15,15 @@
 each best of ``--repeat`` with the tape in the page cache; the cluster and
 session start-up are timed apart. Not a test.
 
-    .venv/bin/python scripts/bench-engines.py [--trades N] [--fragment-mib M]
+``--s3``: the object-store routes instead (the same tape on a local S3
+server, moto's, behind a counting proxy, beside the same reads of the local
+path): ``floxlog.open(url).trades()``, ``dataset(url).to_table()``, Dask,
+Spark and Ray, each with the bytes the server sent ÷ the bytes of the
+fragments read, requests per fragment and peak resident memory, and the
+limit of the same work: a raw download of every object (boto3) from the
+same server. See s3bench.py.
+
+    .venv/bin/python scripts/bench-engines.py [--trades N] [--fragment-mib M] [--s3]
 """
 
 from __future__ import annotations
@@ -55,9 +63,20 @@ def main() -> int:
     ap.add_argument("--fragment-mib", type=float, default=16.0)
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--no-spark", action="store_true")
+    ap.add_argument("--s3", action="store_true", help="the object-store routes (s3bench.py)")
     a = ap.parse_args()
     n = a.trades
     root = Path(tempfile.mkdtemp(prefix="floxlog-engines-"))
+    if a.s3:
+        sys.path.insert(0, str(Path(__file__).parent))
+        import s3bench
+
+        try:
+            path = root / "tape"
+            floxlog.write(path, _synthetic()(n), compression="lz4", max_segment_bytes=64 << 20)
+            return s3bench.run(path, n, int(a.fragment_mib * (1 << 20)), a.repeat, not a.no_spark)
+        finally:
+            shutil.rmtree(root, ignore_errors=True)
     rows = []
 
     def row(name: str, secs: float, note: str = "") -> None:

@@ -153,3 +153,16 @@ def test_the_docs_python_example_runs_as_written(s3_server, tmp_path):
     assert scope["tape"].trades().equals(want)
     assert scope["ds"].tapes == ("s3://market-data/2026-08-16/binance", "s3://market-data/2026-08-16/okx")
     assert scope["ds"].to_table().num_rows == 2 * want.num_rows
+
+
+def test_opening_a_prefix_costs_one_list_call(s3_server, remote):
+    """Requests counted by the byte source: one list call (not one to tell
+    a prefix from an object and another to list it), then one GET per side
+    file the listing saw (manifest.json, metadata.json)."""
+    from floxlog import _floxlog
+
+    before = _floxlog.store_stats()
+    opened(url("py/t"), s3_server)
+    after = _floxlog.store_stats()
+    assert after[0] - before[0] == 3
+    assert 0 < after[1] - before[1] < 10_000

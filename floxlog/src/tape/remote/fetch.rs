@@ -56,6 +56,24 @@ fn remember(url: &str, s: Seen) {
         .insert(url.to_string(), s);
 }
 
+/// The listing [`kind_in`] made of a prefix, for the [`list`] that follows
+/// it when a tape is opened (one list call, not two); taken once, so a
+/// later open lists again.
+static LAST_LISTING: Mutex<Option<(String, Vec<Entry>)>> = Mutex::new(None);
+
+fn keep_listing(url: &Path, entries: Vec<Entry>) {
+    let mut g = LAST_LISTING.lock().unwrap_or_else(PoisonError::into_inner);
+    *g = Some((prefix_key(url), entries));
+}
+
+fn take_listing(url: &Path) -> Option<Vec<Entry>> {
+    let mut g = LAST_LISTING.lock().unwrap_or_else(PoisonError::into_inner);
+    match g.take() {
+        Some((k, v)) if k == prefix_key(url) => Some(v),
+        _ => None,
+    }
+}
+
 /// Prefixes listed whole, so that a side file they lack is known absent
 /// without a request.
 static LISTED: Mutex<Option<std::collections::HashSet<String>>> = Mutex::new(None);
@@ -125,6 +143,9 @@ pub fn kind(url: &Path) -> Result<Kind, TapeError> {
 
 /// The objects directly under prefix `url`.
 pub fn list(url: &Path) -> Result<Vec<Entry>, TapeError> {
+    if let Some(v) = take_listing(url) {
+        return Ok(v);
+    }
     let (store, k) = resolve(url)?;
     run(list_in(store.as_ref(), url, &k))?
 }
@@ -183,11 +204,7 @@ pub async fn kind_in(store: &dyn ObjectStore, url: &Path, k: &Key) -> Result<Kin
         .await
         .map_err(|e| error(url, "listing the prefix", e))?;
     if !l.objects.is_empty() || !l.common_prefixes.is_empty() {
-        forget_under(url);
-        for o in &l.objects {
-            remember(&child(url, o), Seen::from(o));
-        }
-        mark_listed(url);
+        keep_listing(url, seen_all(url, &l.objects));
         return Ok(Kind::Prefix);
     }
     count(1, 0);
@@ -220,9 +237,14 @@ pub async fn list_in(
         .list_with_delimiter(prefix)
         .await
         .map_err(|e| error(url, "listing the prefix", e))?;
+    Ok(seen_all(url, &l.objects))
+}
+
+/// A prefix's listing remembered (what reads check against) and as entries.
+fn seen_all(url: &Path, objects: &[ObjectMeta]) -> Vec<Entry> {
     forget_under(url);
-    let mut v = Vec::with_capacity(l.objects.len());
-    for o in &l.objects {
+    let mut v = Vec::with_capacity(objects.len());
+    for o in objects {
         remember(&child(url, o), Seen::from(o));
         v.push(Entry {
             name: o.location.filename().unwrap_or_default().to_string(),
@@ -230,7 +252,7 @@ pub async fn list_in(
         });
     }
     mark_listed(url);
-    Ok(v)
+    v
 }
 
 /// Object `k` (named `url` in errors) in parts of `part` bytes, each
