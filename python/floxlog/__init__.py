@@ -267,10 +267,12 @@ class Tape:
     (the other segments too); ``e.partial`` holds those events.
     """
 
-    __slots__ = ("_t",)
+    __slots__ = ("_t", "_storage")
 
-    def __init__(self, native: Any) -> None:
+    def __init__(self, native: Any, storage: Any = None) -> None:
         self._t = native
+        # storage_options of a URL, kept to pickle with it.
+        self._storage = storage
 
     @property
     def path(self) -> str:
@@ -289,9 +291,9 @@ class Tape:
         return self.path
 
     def __reduce__(self) -> tuple[Any, ...]:
-        # Pickles as its path: unpickling opens the tape again (raising,
-        # naming the path, where it cannot be seen).
-        return (open, (self.path,))
+        # Pickles as its path (and storage_options): unpickling opens the
+        # tape again (raising, naming the path, where it cannot be seen).
+        return (_reopen, (self.path, self._storage))
 
     # -- tables ----------------------------------------------------------
 
@@ -609,9 +611,17 @@ def open(path: str | os.PathLike[str], *, storage_options: Mapping[str, Any] | N
     ``secret``, ``token``, ``endpoint_url``, ``region``; see
     docs/object-storage.md), which the process keeps for that bucket."""
     p = os.fspath(path)
+    opts = _storage.options(storage_options)
     if isinstance(p, str):
-        _storage.apply(p, _storage.options(storage_options))
-    return Tape(_floxlog.open(p))
+        _storage.apply(p, opts)
+    return Tape(_floxlog.open(p), opts)
+
+
+def _reopen(path: str, storage: Any = None) -> Tape:
+    """A pickled :class:`Tape` opened again (``storage``: its checked
+    ``storage_options``)."""
+    _storage.apply(path, storage)
+    return Tape(_floxlog.open(path), storage)
 
 
 def schema(type: str, prices: str = "decimal") -> pa.Schema:

@@ -50,6 +50,10 @@ def test_open_url_reads_what_the_local_copy_reads(s3_server, remote):
         assert got.num_rows == want.num_rows > 1000
         assert got.equals(want)
     assert tape.read("book").equals(floxlog.open(remote[u]).read("book"))
+    # Pickled with its storage_options, as a worker would get it.
+    again = pickle.loads(pickle.dumps(tape))
+    assert again.path == u and again.trades().equals(tape.trades())
+    assert "testing" not in repr(again)
 
 
 def test_corpus_tapes_read_alike(s3_server, remote):
