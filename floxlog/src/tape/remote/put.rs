@@ -17,10 +17,10 @@
 //! - replacing deletes the objects under the prefix that are not part of
 //!   the new dataset only after every new object is in place.
 //!
-//! Memory is bounded by [`PART_BYTES`] × ([`PARTS_IN_FLIGHT`] + 1): files
-//! up to one part are put whole, [`PARTS_IN_FLIGHT`] at a time; larger ones
-//! one at a time, as multipart uploads of parts of [`PART_BYTES`] with
-//! [`PARTS_IN_FLIGHT`] in flight.
+//! Memory is bounded by [`PART_BYTES`] × ([`PARTS_IN_FLIGHT`] + 1) and a
+//! read buffer of 1 MiB: files up to one part are put whole,
+//! [`PARTS_IN_FLIGHT`] at a time; larger ones one at a time, as multipart
+//! uploads of parts of [`PART_BYTES`] with [`PARTS_IN_FLIGHT`] in flight.
 
 use super::store::error;
 use super::url::split;
@@ -34,6 +34,10 @@ use std::collections::HashSet;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+
+/// Bytes read from a large file at a time, between waits for a free
+/// part slot (a small buffer: the parts themselves are the memory bound).
+const READ_BYTES: usize = 1 << 20;
 
 /// One file to upload: its key relative to the prefix, its path, its size.
 struct File {
@@ -273,7 +277,7 @@ async fn put_parts(
     let r = async {
         let mut file = std::fs::File::open(&f.path)
             .map_err(|e| TapeError::io(&f.path, "opening the file to upload", e))?;
-        let mut buf = vec![0u8; chunk.min(1 << 24)];
+        let mut buf = vec![0u8; chunk.min(READ_BYTES)];
         loop {
             let n = file
                 .read(&mut buf)
