@@ -164,3 +164,142 @@ fn the_public_calls_use_the_buckets_store_and_refuse_its_root() {
     assert!(e.to_string().contains("no-such-dir"), "{e}");
     assert!(!super::occupied(Path::new("s3://memput/exports/two")).unwrap());
 }
+
+/// An in-memory store whose puts (whole or multipart) fail for keys
+/// containing `fail`.
+#[derive(Debug)]
+struct Failing {
+    inner: InMemory,
+    fail: &'static str,
+}
+
+impl std::fmt::Display for Failing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Failing")
+    }
+}
+
+fn refused(k: &Key) -> object_store::Error {
+    object_store::Error::Generic {
+        store: "Failing",
+        source: format!("refused {k}").into(),
+    }
+}
+
+#[async_trait::async_trait]
+impl ObjectStore for Failing {
+    async fn put_opts(
+        &self,
+        k: &Key,
+        p: PutPayload,
+        o: object_store::PutOptions,
+    ) -> object_store::Result<object_store::PutResult> {
+        if k.as_ref().contains(self.fail) {
+            return Err(refused(k));
+        }
+        self.inner.put_opts(k, p, o).await
+    }
+    async fn put_multipart_opts(
+        &self,
+        k: &Key,
+        o: object_store::PutMultipartOptions,
+    ) -> object_store::Result<Box<dyn object_store::MultipartUpload>> {
+        if k.as_ref().contains(self.fail) {
+            return Err(refused(k));
+        }
+        self.inner.put_multipart_opts(k, o).await
+    }
+    async fn get_opts(
+        &self,
+        k: &Key,
+        o: object_store::GetOptions,
+    ) -> object_store::Result<object_store::GetResult> {
+        self.inner.get_opts(k, o).await
+    }
+    fn delete_stream(
+        &self,
+        l: futures_util::stream::BoxStream<'static, object_store::Result<Key>>,
+    ) -> futures_util::stream::BoxStream<'static, object_store::Result<Key>> {
+        self.inner.delete_stream(l)
+    }
+    fn list(
+        &self,
+        p: Option<&Key>,
+    ) -> futures_util::stream::BoxStream<'static, object_store::Result<object_store::ObjectMeta>>
+    {
+        self.inner.list(p)
+    }
+    async fn list_with_delimiter(
+        &self,
+        p: Option<&Key>,
+    ) -> object_store::Result<object_store::ListResult> {
+        self.inner.list_with_delimiter(p).await
+    }
+    async fn copy_opts(
+        &self,
+        a: &Key,
+        b: &Key,
+        o: object_store::CopyOptions,
+    ) -> object_store::Result<()> {
+        self.inner.copy_opts(a, b, o).await
+    }
+}
+
+#[test]
+fn a_failed_upload_to_a_fresh_prefix_deletes_what_it_put() {
+    let d = tempfile::tempdir().unwrap();
+    tree(d.path());
+    let st = state().unwrap();
+    // A small file refused (the others put), then a large one (a
+    // multipart upload) refused after every small one is in place.
+    for (fail, part) in [
+        ("type=trade/date=2024-04-27", 1 << 20),
+        ("2024-04-26/part-000000-0000-000", 100),
+    ] {
+        let store = Failing {
+            inner: InMemory::new(),
+            fail,
+        };
+        let e = st
+            .block_on(upload_with_parts(
+                &store,
+                d.path(),
+                Path::new("s3://mem/f"),
+                false,
+                part,
+            ))
+            .unwrap_err();
+        let msg = e.to_string();
+        assert!(msg.starts_with("s3://mem/f/type="), "{msg}");
+        assert!(
+            msg.contains("refused") && msg.contains("the objects uploaded were deleted"),
+            "{msg}"
+        );
+        assert!(objects(&store.inner, "f").is_empty(), "{fail}");
+    }
+    // Replacing: the old objects are not the uploader's to delete; the
+    // error says the prefix is a mix.
+    let store = Failing {
+        inner: InMemory::new(),
+        fail: "2024-04-27",
+    };
+    put(&store.inner, "r/old", b"old");
+    let e = st
+        .block_on(upload_with_parts(
+            &store,
+            d.path(),
+            Path::new("s3://mem/r"),
+            true,
+            1 << 20,
+        ))
+        .unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("a mix of the old and the new objects"),
+        "{e}"
+    );
+    assert_eq!(
+        objects(&store.inner, "r").get("r/old").map(Vec::as_slice),
+        Some(&b"old"[..])
+    );
+}
