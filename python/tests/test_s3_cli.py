@@ -50,8 +50,10 @@ def env_for(endpoint: str, key: str = "testing", secret: str = "testing") -> dic
 
 
 class S3:
-    def __init__(self, endpoint: str, local: dict[str, Path]):
+    def __init__(self, endpoint: str, local: dict[str, Path], client):
         self.endpoint = endpoint
+        #: a boto3 client of the server
+        self.client = client
         self.env = env_for(endpoint)
         #: s3 prefix (under the bucket) -> the local directory uploaded there
         self.local = local
@@ -97,7 +99,7 @@ def s3(tmp_path_factory) -> S3:
     for d in ["cases", "corrupt", "real", "tapes"]:
         upload(client, CORPUS / d, f"corpus/{d}")
     upload(client, demo, "demo")
-    yield S3(endpoint, local)
+    yield S3(endpoint, local, client)
     server.stop()
 
 
@@ -185,7 +187,7 @@ def test_an_unreachable_endpoint_is_an_error_naming_the_url(s3):
 
 
 def test_writers_stay_local(s3, tmp_path):
-    r = s3.run("export", url("demo"), "-o", url("out"))
+    r = s3.run("convert", url("demo"), "-o", url("out"))
     assert r.returncode == 2
     assert "writing to object storage is not supported" in r.stderr
     assert "aws s3 cp --recursive" in r.stderr
@@ -255,3 +257,97 @@ def test_book_and_export_from_a_url_equal_local(s3, tmp_path):
     assert files and files == sorted(p.relative_to(b) for p in b.rglob("*.parquet"))
     for f in files:
         assert (a / f).read_bytes() == (b / f).read_bytes()
+
+
+def objects(s3: S3, prefix: str) -> dict[str, bytes]:
+    """Every object under `prefix/` in the bucket: key relative to it, bytes."""
+    out = {}
+    for page in s3.client.get_paginator("list_objects_v2").paginate(Bucket=BUCKET, Prefix=f"{prefix}/"):
+        for o in page.get("Contents", []):
+            body = s3.client.get_object(Bucket=BUCKET, Key=o["Key"])["Body"].read()
+            out[o["Key"][len(prefix) + 1:]] = body
+    return out
+
+
+def local_files(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "csv"])
+def test_export_to_a_prefix_equals_a_local_export(s3, tmp_path, fmt):
+    """The same keys and bytes as the local export of the same tape and
+    options (Parquet here is byte-deterministic: no timestamps in its
+    metadata), from a local tape and from a URL."""
+    segs = [p for p in s3.local["demo"].iterdir() if p.suffix == ".floxlog"]
+    assert len(segs) >= 3
+    opts = ["--format", fmt, "--by-symbol", "-j", "2"]
+    local = s3.run("export", s3.local["demo"], "-o", tmp_path / "a", *opts)
+    assert local.returncode == 0, local.stderr
+    want = local_files(tmp_path / "a")
+    assert len(want) > 3 and all(k.endswith(f".{fmt}") for k in want)
+    # The dataset is built in the temporary directory, and removed.
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env = dict(s3.env, TMPDIR=str(tmp))
+    for src, prefix in [(s3.local["demo"], f"exp1-{fmt}"), (url("demo"), f"exp1-{fmt}-from-url")]:
+        r = s3.run("export", src, "-o", url(prefix), *opts, env=env)
+        assert r.returncode == 0, r.stderr
+        assert url(prefix) in r.stderr and f"uploaded {len(want)} objects" in r.stderr
+        assert objects(s3, prefix) == want
+        assert list(tmp.iterdir()) == []
+
+
+def test_export_to_an_occupied_prefix_needs_overwrite(s3, tmp_path):
+    one = ["--type", "trade"]
+    r = s3.run("export", s3.local["demo"], "-o", url("exp2"), "--by-symbol")
+    assert r.returncode == 0, r.stderr
+    before = objects(s3, "exp2")
+    assert any("type=book_delta" in k for k in before)
+    r = s3.run("export", s3.local["demo"], "-o", url("exp2"), *one)
+    assert r.returncode == 2
+    assert f"{url('exp2')} already exists" in r.stderr and "--overwrite" in r.stderr
+    assert objects(s3, "exp2") == before
+    # Replaced: the new dataset exactly, the old one's other keys gone.
+    r = s3.run("export", s3.local["demo"], "-o", url("exp2"), *one, "--overwrite")
+    assert r.returncode == 0, r.stderr
+    local = s3.run("export", s3.local["demo"], "-o", tmp_path / "b", *one)
+    assert local.returncode == 0, local.stderr
+    want = local_files(tmp_path / "b")
+    assert want and objects(s3, "exp2") == want
+    assert "deleted" in r.stderr
+    # A neighbour whose name extends the prefix is not under it.
+    s3.client.put_object(Bucket=BUCKET, Key="exp2x/keep", Body=b"x")
+    r = s3.run("export", s3.local["demo"], "-o", url("exp2"), "--overwrite")
+    assert r.returncode == 0, r.stderr
+    assert objects(s3, "exp2x") == {"keep": b"x"}
+
+
+def test_export_to_a_missing_bucket_or_dead_endpoint_fails_naming_the_url(s3, tmp_path):
+    target = "s3://no-such-bucket/exp3"
+    for extra in ([], ["--overwrite"]):
+        # Before any export work: the one list call fails.
+        r = s3.run("export", s3.local["demo"], "-o", target, *extra)
+        assert r.returncode == 3, r.stderr
+        assert f"{target}: listing the prefix" in r.stderr
+    dead = f"http://127.0.0.1:{free_port()}"
+    r = s3.run("export", s3.local["demo"], "-o", url("exp3"), env=env_for(dead))
+    assert r.returncode == 3, r.stderr
+    assert url("exp3") in r.stderr
+    # The bucket's root is no prefix to export to.
+    r = s3.run("export", s3.local["demo"], "-o", f"s3://{BUCKET}", "--overwrite")
+    assert r.returncode == 2 and "name a prefix" in r.stderr
+
+
+def test_export_of_files_larger_than_a_part_uploads_them_in_parts(s3, tmp_path):
+    """CSV files over 8 MiB go up as multipart uploads: the same bytes."""
+    demo = tmp_path / "big"
+    r = s3.run("demo", demo, "--trades", "200000", "--book-deltas", "1000",
+               "--compression", "lz4", "--max-segment-bytes", str(256 << 20))
+    assert r.returncode == 0, r.stderr
+    local = s3.run("export", demo, "-o", tmp_path / "a", "--format", "csv", "--type", "trade")
+    assert local.returncode == 0, local.stderr
+    want = local_files(tmp_path / "a")
+    assert max(len(b) for b in want.values()) > 8 << 20
+    r = s3.run("export", demo, "-o", url("exp4"), "--format", "csv", "--type", "trade")
+    assert r.returncode == 0, r.stderr
+    assert objects(s3, "exp4") == want

@@ -2,10 +2,11 @@
 //! dataset (see `floxlog_arrow::export`).
 
 use super::common::{progress, report_listing, CmdResult, FilterArgs, TapeArgs};
-use floxlog::tape::Kept;
+use floxlog::tape::remote::{self, is_url};
+use floxlog::tape::{Kept, TapeError};
 use floxlog_arrow::export::{export, Codec, ExportSpec, Format, PARTITION_TYPES};
 use floxlog_arrow::{Conversion, Prices, Timestamps};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 /// Dataset formats.
@@ -61,13 +62,16 @@ raw fields of the conformance corpus (always exact), exchange_ts/recv_ts as time
 (--timestamps us or ms for Spark and engines without nanoseconds: floored), prices and quantities \
 as decimal(38, 8) (--prices float: float64; raw: none besides the raw integers), symbol names. Segments are exported in parallel (--jobs), rows in \
 file order.\n\n\
-The dataset is built beside OUT under a hidden name and moved into place when complete. Every \
+The dataset is built beside OUT under a hidden name and moved into place when complete. OUT may \
+be an s3://bucket/prefix URL: the dataset is built in the system's temporary directory, then \
+uploaded object by object (not atomic: see docs/object-storage.md). Every \
 row read is written, and the counts are checked and printed; a damaged segment is exported up to \
 the damage and reported (exit 1).")]
 pub struct Args {
     #[command(flatten)]
     pub tape: TapeArgs,
-    /// Output directory (must not exist unless --overwrite).
+    /// Output directory, or an s3://bucket/prefix URL (must not exist,
+    /// or hold objects, unless --overwrite).
     #[arg(short, long, value_name = "DIR")]
     pub output: PathBuf,
     /// File format.
@@ -128,6 +132,13 @@ pub fn run(a: Args) -> CmdResult {
             "--timestamps and --prices apply to Parquet and Arrow: CSV holds the raw integers",
         ));
     }
+    let remote = is_url(&a.output);
+    // One list call before any work: an occupied prefix is refused as an
+    // existing local OUT is, and a missing bucket or a store that cannot
+    // be reached fails now, not after the export.
+    if remote && remote::occupied(&a.output)? && !a.overwrite {
+        return Err(remote::exists(&a.output));
+    }
     let tape = a.tape.open()?;
     let filter = a.filter.filter(&tape)?;
     let unread = report_listing(&tape);
@@ -152,8 +163,17 @@ pub fn run(a: Args) -> CmdResult {
     };
     let pb = progress(tape.file_bytes(), "export");
     let t0 = Instant::now();
-    let s = export(&tape, &a.output, &spec, &|n| pb.inc(n))?;
+    let staging = if remote { Some(Staging::new()?) } else { None };
+    let out = staging
+        .as_ref()
+        .map_or(a.output.clone(), |s| s.0.join("dataset"));
+    let s = export(&tape, &out, &spec, &|n| pb.inc(n))?;
     pb.finish_and_clear();
+    let uploaded = match &staging {
+        Some(_) => Some(remote::upload_dir(&out, &a.output, a.overwrite)?),
+        None => None,
+    };
+    drop(staging);
     let secs = t0.elapsed().as_secs_f64();
     let mut failed = unread > 0;
     for e in &s.open_errors {
@@ -182,6 +202,18 @@ pub fn run(a: Args) -> CmdResult {
         a.output.display(),
         total as f64 / secs.max(1e-9) / 1e6
     );
+    if let Some(u) = uploaded {
+        eprintln!(
+            "  uploaded {} objects ({} bytes){}",
+            u.objects,
+            u.bytes,
+            if a.overwrite {
+                format!(", deleted {} objects of the old dataset", u.deleted)
+            } else {
+                String::new()
+            }
+        );
+    }
     for (k, name) in PARTITION_TYPES.iter().enumerate() {
         if s.read_rows[k] > 0 || s.rows[k] > 0 {
             eprintln!(
@@ -191,4 +223,61 @@ pub fn run(a: Args) -> CmdResult {
         }
     }
     Ok(u8::from(failed))
+}
+
+/// A private directory under the system's temporary directory where a
+/// dataset bound for object storage is built, removed when dropped (on
+/// success and on every error; a process killed by a signal leaves it).
+struct Staging(PathBuf);
+
+impl Staging {
+    fn new() -> Result<Staging, TapeError> {
+        let base = std::env::temp_dir();
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        let mut last = None;
+        for n in 0..16u32 {
+            let p = base.join(format!(
+                "floxlog-export-{}-{nanos:x}-{n}",
+                std::process::id()
+            ));
+            // `create_dir`, not `_all`: never a directory (or link) that
+            // someone else made.
+            match private_dir(&p) {
+                Ok(()) => return Ok(Staging(p)),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(e),
+                Err(e) => {
+                    return Err(TapeError::io(
+                        &p,
+                        "creating the export's temporary directory",
+                        e,
+                    ))
+                }
+            }
+        }
+        let e = last.unwrap_or_else(|| std::io::Error::other("no free name"));
+        Err(TapeError::io(
+            &base,
+            "creating the export's temporary directory",
+            e,
+        ))
+    }
+}
+
+#[cfg(unix)]
+fn private_dir(p: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new().mode(0o700).create(p)
+}
+
+#[cfg(not(unix))]
+fn private_dir(p: &Path) -> std::io::Result<()> {
+    std::fs::create_dir(p)
+}
+
+impl Drop for Staging {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }

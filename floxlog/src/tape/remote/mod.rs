@@ -21,6 +21,11 @@
 //! merge reads them all at once), so a read holds the bytes of the objects
 //! it reads; `verify` on one thread holds one at a time.
 //!
+//! Writing: [`upload_dir`] puts a finished local directory (an export's
+//! dataset) under a prefix, object by object (stores have no rename; see
+//! `put.rs` for what that costs and what it still promises). Every other
+//! writer refuses a URL ([`refuse_writing`]).
+//!
 //! Without the `object-store` cargo feature a URL is a usage error that
 //! says so (the core and C libraries build without an HTTP stack).
 
@@ -28,6 +33,10 @@
 mod fetch;
 #[cfg(feature = "object-store")]
 mod options;
+#[cfg(feature = "object-store")]
+mod put;
+#[cfg(all(test, feature = "object-store"))]
+mod put_tests;
 #[cfg(feature = "object-store")]
 mod runtime;
 #[cfg(feature = "object-store")]
@@ -39,6 +48,18 @@ mod url;
 use crate::tape::error::TapeError;
 use std::path::Path;
 pub use url::is_url;
+
+/// What an upload did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Uploaded {
+    /// Objects written.
+    pub objects: u64,
+    /// Bytes written.
+    pub bytes: u64,
+    /// Objects deleted under the prefix (replacing: not part of the new
+    /// dataset).
+    pub deleted: u64,
+}
 
 /// Bytes of one range request.
 pub const PART_BYTES: u64 = 8 << 20;
@@ -67,6 +88,7 @@ pub struct Entry {
 #[cfg(feature = "object-store")]
 mod imp {
     pub use super::fetch::{fetch, kind, list, listed_size, names, read_side, stats};
+    pub use super::put::{exists, occupied, upload_dir};
     use crate::tape::error::TapeError;
     use std::path::Path;
 
@@ -83,7 +105,7 @@ mod imp {
 
 #[cfg(not(feature = "object-store"))]
 mod imp {
-    use super::{Entry, Kind};
+    use super::{Entry, Kind, Uploaded};
     use crate::tape::error::TapeError;
     use std::path::Path;
 
@@ -117,6 +139,15 @@ mod imp {
     }
     pub fn stats() -> (u64, u64) {
         (0, 0)
+    }
+    pub fn occupied(url: &Path) -> Result<bool, TapeError> {
+        Err(unsupported(url))
+    }
+    pub fn exists(url: &Path) -> TapeError {
+        unsupported(url)
+    }
+    pub fn upload_dir(_: &Path, url: &Path, _: bool) -> Result<Uploaded, TapeError> {
+        Err(unsupported(url))
     }
 }
 
@@ -166,6 +197,28 @@ pub fn listed_size(url: &Path) -> Option<u64> {
 /// bytes read).
 pub fn stats() -> (u64, u64) {
     imp::stats()
+}
+
+/// Whether any object lies under prefix `url` (one list call). The
+/// bucket's root is refused: a dataset goes under a prefix.
+pub fn occupied(url: &Path) -> Result<bool, TapeError> {
+    imp::occupied(url)
+}
+
+/// The usage error for an output prefix that holds objects, worded as
+/// local writers word an output that exists (with the `--overwrite` hint).
+pub fn exists(url: &Path) -> TapeError {
+    imp::exists(url)
+}
+
+/// Uploads the files under directory `local` as the objects under prefix
+/// `url`, at the same relative keys. Without `replace` the caller has
+/// checked [`occupied`], and a failure deletes what was uploaded; with it,
+/// objects under the prefix that are not part of the upload are deleted
+/// once every new object is in place. Not atomic: readers may see objects
+/// appear one by one (see docs/object-storage.md).
+pub fn upload_dir(local: &Path, url: &Path, replace: bool) -> Result<Uploaded, TapeError> {
+    imp::upload_dir(local, url, replace)
 }
 
 /// A usage error for a command that writes, given a URL: writers stay
