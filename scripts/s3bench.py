@@ -204,16 +204,22 @@ def _dask(relay, path, url, opts, frag_bytes, repeat, nfrag, read, show) -> None
     for src in (str(path), url):
         with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cl, \
                 Client(cl) as client:
-            df = floxlog.dataset(src, "trade", prices="float", fragment_bytes=frag_bytes,
-                                 storage_options=opts if src == url else None).to_dask()
+            def once():
+                df = floxlog.dataset(src, "trade", prices="float", fragment_bytes=frag_bytes,
+                                     storage_options=opts if src == url else None).to_dask()
+                return client.compute(df["price"].sum()).result()
+
+            # Once: the cluster keeps a result it has computed, and a second
+            # compute of the same graph returns it without reading.
+            client.run(lambda: __import__("floxlog"))
             before = relay.counts()
-            t = _best(repeat, lambda: client.compute(df["price"].sum()).result())
+            t = _best(1, once)
             after = relay.counts()
             peak = max(client.run(_vm_hwm).values())
         counted = None
         if src == url:
-            # The listing in this process counted too (once, not per repeat).
-            counted = ((after[0] - before[0]) / repeat, (after[1] - before[1]) / repeat)
+            # The listing (in this process) counted, as in the other routes.
+            counted = (after[0] - before[0], after[1] - before[1])
         show("Dask: sum(price), 2 worker processes", "s3" if src == url else "local", t, counted, nfrag, read, peak)
 
 

@@ -1,5 +1,6 @@
 """The `floxlog` tool reading tapes in place from a real S3 API server:
-moto's server on 127.0.0.1 (a free port), started once for the session.
+moto's server on 127.0.0.1 (a free port), started once for the session
+(conftest's `s3_server`).
 
 Uploaded: the conformance corpus (cases, corrupt segments, tapes) and a
 multi-segment LZ4 tape made by `floxlog demo`. Each read of an `s3://` URL
@@ -11,42 +12,21 @@ never a hang (a subprocess timeout guards; no timing is asserted)."""
 from __future__ import annotations
 
 import json
-import os
 import re
-import socket
 import subprocess
 import urllib.request
 from pathlib import Path
 
 import pytest
 
-boto3 = pytest.importorskip("boto3")
-moto_server = pytest.importorskip("moto.server")
+import boto3
 
-from conftest import CASES, CORPUS, CORRUPT  # noqa: E402
-from test_cli import CLI  # noqa: E402
+from conftest import CASES, CORPUS, CORRUPT
+from s3server import BUCKET, env_for, free_port, url
+from test_cli import CLI
 
-BUCKET = "tapes"
 # Generous: a hang is what it guards against, not speed.
 TIMEOUT = 120
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def env_for(endpoint: str, key: str = "testing", secret: str = "testing") -> dict:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
-    env.update(
-        AWS_ENDPOINT_URL=endpoint,
-        AWS_ALLOW_HTTP="true",
-        AWS_ACCESS_KEY_ID=key,
-        AWS_SECRET_ACCESS_KEY=secret,
-        AWS_REGION="us-east-1",
-    )
-    return env
 
 
 class S3:
@@ -68,26 +48,8 @@ class S3:
         )
 
 
-def upload(client, root: Path, prefix: str) -> None:
-    for p in sorted(root.rglob("*")):
-        if p.is_file():
-            client.upload_file(str(p), BUCKET, f"{prefix}/{p.relative_to(root).as_posix()}")
-
-
 @pytest.fixture(scope="session")
-def s3(tmp_path_factory) -> S3:
-    port = free_port()
-    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-    server.start()
-    endpoint = f"http://127.0.0.1:{port}"
-    client = boto3.client(
-        "s3",
-        endpoint_url=endpoint,
-        aws_access_key_id="testing",
-        aws_secret_access_key="testing",
-        region_name="us-east-1",
-    )
-    client.create_bucket(Bucket=BUCKET)
+def s3(s3_server, tmp_path_factory) -> S3:
     demo = tmp_path_factory.mktemp("s3") / "demo"
     # A tape of many LZ4 segments (rotated at 256 KiB).
     subprocess.run(
@@ -97,14 +59,9 @@ def s3(tmp_path_factory) -> S3:
     )
     local = {"corpus": CORPUS, "demo": demo}
     for d in ["cases", "corrupt", "real", "tapes"]:
-        upload(client, CORPUS / d, f"corpus/{d}")
-    upload(client, demo, "demo")
-    yield S3(endpoint, local, client)
-    server.stop()
-
-
-def url(rel: str) -> str:
-    return f"s3://{BUCKET}/{rel}"
+        s3_server.upload(CORPUS / d, f"corpus/{d}")
+    s3_server.upload(demo, "demo")
+    return S3(s3_server.endpoint, local, s3_server.client)
 
 
 def local_of(s3: S3, rel: str) -> Path:

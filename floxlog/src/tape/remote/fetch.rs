@@ -128,7 +128,7 @@ fn key(url: &Path, k: &str) -> Result<Key, TapeError> {
 fn resolve(url: &Path) -> Result<(std::sync::Arc<dyn ObjectStore>, Key), TapeError> {
     let (bucket, k) = split(url)?;
     let st = super::runtime::state()?;
-    Ok((st.store(bucket)?, key(url, k)?))
+    Ok((st.store(&bucket)?, key(url, k)?))
 }
 
 fn run<T: Send>(f: impl std::future::Future<Output = T> + Send) -> Result<T, TapeError> {

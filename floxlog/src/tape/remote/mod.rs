@@ -95,9 +95,9 @@ mod imp {
     pub fn configure(url: &Path, options: Vec<(String, String)>) -> Result<(), TapeError> {
         let (bucket, _) = super::url::split(url)?;
         // Checked now, where the caller gave them: not at a first read.
-        super::options::apply(Default::default(), bucket, &options)?;
-        if super::options::set(bucket, options) {
-            super::runtime::state()?.forget_store(bucket);
+        super::store::check_options(&bucket, &options)?;
+        if super::options::set(&bucket, options) {
+            super::runtime::state()?.forget_store(&bucket);
         }
         Ok(())
     }

@@ -53,6 +53,18 @@ fn key_of(name: &str) -> Option<AmazonS3ConfigKey> {
     fsspec.or_else(|| AmazonS3ConfigKey::from_str(name).ok())
 }
 
+/// The error for an option `name` no store of this kind knows: the name,
+/// never its value (a secret).
+pub fn unknown(store: &str, name: &str, known: &str) -> TapeError {
+    let shown = super::store::shown(store);
+    TapeError::usage(format!("{shown}: storage_options: unknown key `{name}`"))
+        .with_hint(format!("known: {known}"))
+}
+
+/// The keys an S3 store takes, for errors.
+pub const S3_KEYS: &str =
+    "key, secret, token, endpoint_url, region, anon, or object_store's aws_* keys";
+
 /// `b` with `options` applied (an `http://` endpoint allows plain HTTP,
 /// as fsspec does). Errors name the option, never its value (a secret).
 pub fn apply(
@@ -62,12 +74,7 @@ pub fn apply(
 ) -> Result<AmazonS3Builder, TapeError> {
     for (name, value) in options {
         let Some(k) = key_of(name) else {
-            return Err(TapeError::usage(format!(
-                "s3://{bucket}: storage_options: unknown key `{name}`"
-            ))
-            .with_hint(
-                "known: key, secret, token, endpoint_url, region, anon, or object_store's aws_* keys",
-            ));
+            return Err(unknown(bucket, name, S3_KEYS));
         };
         if k == AmazonS3ConfigKey::Endpoint && value.starts_with("http://") {
             b = b.with_allow_http(true);

@@ -59,7 +59,7 @@ fn resolve_prefix(url: &Path) -> Result<(Arc<dyn ObjectStore>, Key), TapeError> 
     }
     let key = Key::parse(k)
         .map_err(|e| TapeError::usage(format!("{}: not an object key: {e}", url.display())))?;
-    Ok((super::runtime::state()?.store(bucket)?, key))
+    Ok((super::runtime::state()?.store(&bucket)?, key))
 }
 
 fn run<T: Send>(f: impl std::future::Future<Output = T> + Send) -> Result<T, TapeError> {

@@ -344,3 +344,18 @@ fn requests_and_bytes_are_counted() {
     // Other tests count at the same time: at least this one's ten parts.
     assert!(r1 - r0 >= 10 && b1 - b0 >= 1000, "{r0} {r1} {b0} {b1}");
 }
+
+#[test]
+fn google_and_azure_take_the_librarys_own_option_names() {
+    use super::store::check_options;
+    let o = |k: &str| vec![(k.to_string(), "v".to_string())];
+    check_options("gs://b", &o("google_service_account")).unwrap();
+    check_options("az://c", &o("azure_storage_account_name")).unwrap();
+    for (store, shown) in [("gs://b", "gs://b"), ("az://c", "az://c"), ("b", "s3://b")] {
+        let e = check_options(store, &o("passwd")).unwrap_err().to_string();
+        assert!(
+            e.starts_with(&format!("{shown}: storage_options: unknown key `passwd`")),
+            "{e}"
+        );
+    }
+}
