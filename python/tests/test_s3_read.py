@@ -170,3 +170,13 @@ def test_opening_a_prefix_costs_one_list_call(s3_server, remote):
     after = _floxlog.store_stats()
     assert after[0] - before[0] == 3
     assert 0 < after[1] - before[1] < 10_000
+
+
+def test_a_missing_bucket_or_prefix_names_the_url(s3_server):
+    for u in ("s3://no-such-bucket/tape", url("py/no-such-tape")):
+        with pytest.raises(floxlog.FloxlogError) as e:
+            floxlog.open(u, storage_options=s3_server.options)
+        assert e.value.path == u and e.value.kind == "io", e.value
+    with pytest.raises(floxlog.FloxlogError) as e:
+        floxlog.dataset("s3://no-such-bucket/t*", storage_options=s3_server.options)
+    assert "s3://no-such-bucket" in str(e.value)
