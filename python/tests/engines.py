@@ -23,6 +23,17 @@ def write_tape(path: Path, n: int = 6000, compression: str = "lz4") -> Path:
     return path
 
 
+def damaged_tape(path: Path, n: int = 6000) -> tuple[Path, Path]:
+    """An uncompressed tape whose largest segment has a byte flipped half
+    way (a CRC mismatch there): the tape and that segment."""
+    tape = write_tape(path, n=n, compression="none")
+    seg = max(tape.glob("*.floxlog"), key=lambda p: p.stat().st_size)
+    data = bytearray(seg.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    seg.write_bytes(bytes(data))
+    return tape, seg
+
+
 def cat_rows(path: Path, rtype: str = "trade") -> Counter:
     """The raw fields of the events `floxlog cat --file-order` prints."""
     out = run("cat", "--file-order", "--type", rtype, path)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import floxlog
-from engines import SMALL, cat_rows, frame_rows, write_tape
+from engines import SMALL, cat_rows, damaged_tape, frame_rows, write_tape
 
 import distributed  # noqa: F401  (pinned in requirements-test.txt: a missing install fails)
 
@@ -55,11 +55,7 @@ def test_column_projection(client, tape: Path):
 
 
 def test_damage_fails_the_job(client, tmp: Path):
-    tape = write_tape(tmp / "t", compression="none")
-    seg = max(tape.glob("*.floxlog"), key=lambda p: p.stat().st_size)
-    data = bytearray(seg.read_bytes())
-    data[len(data) // 2] ^= 0xFF
-    seg.write_bytes(bytes(data))
+    tape, _ = damaged_tape(tmp / "t")
     with pytest.raises(floxlog.FloxlogError) as e:
         floxlog.open(tape).trades(order="file")
     df = floxlog.dataset(tape, "trade", fragment_bytes=SMALL).to_dask()

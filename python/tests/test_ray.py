@@ -11,7 +11,7 @@ import pyarrow as pa
 import pytest
 
 import floxlog
-from engines import SMALL, cat_rows, frame_rows, ray_local, write_tape
+from engines import SMALL, cat_rows, damaged_tape, frame_rows, ray_local, write_tape
 
 import ray  # noqa: F401  (pinned in requirements-test.txt: a missing install fails)
 
@@ -98,11 +98,7 @@ def test_empty_dataset_has_the_schema(cluster, tape: Path):
 
 
 def test_damage_fails_the_job(cluster, tmp: Path):
-    tape = write_tape(tmp / "t", n=3000, compression="none")
-    seg = max(tape.glob("*.floxlog"), key=lambda p: p.stat().st_size)
-    data = bytearray(seg.read_bytes())
-    data[len(data) // 2] ^= 0xFF
-    seg.write_bytes(bytes(data))
+    tape, seg = damaged_tape(tmp / "t", n=3000)
     with pytest.raises(floxlog.FloxlogError) as e:
         floxlog.open(tape).trades(order="file")
     assert e.value.path is not None and Path(e.value.path).name == seg.name

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import floxlog
-from engines import SMALL, cat_rows, ray_local, write_tape
+from engines import SMALL, cat_rows, damaged_tape, ray_local, write_tape
 
 import pyspark  # noqa: F401  (pinned in requirements-test.txt: a missing install fails)
 
@@ -101,11 +101,7 @@ def test_books(spark, tape: Path):
 
 
 def test_damage_fails_the_job(spark, tmp: Path):
-    tape = write_tape(tmp / "t", n=3000, compression="none")
-    seg = max(tape.glob("*.floxlog"), key=lambda p: p.stat().st_size)
-    data = bytearray(seg.read_bytes())
-    data[len(data) // 2] ^= 0xFF
-    seg.write_bytes(bytes(data))
+    tape, _ = damaged_tape(tmp / "t", n=3000)
     with pytest.raises(floxlog.FloxlogError) as e:
         floxlog.open(tape).trades(order="file")
     with pytest.raises(Exception) as e2:
