@@ -16,69 +16,17 @@ from __future__ import annotations
 
 import json
 import os
-import re
-import socket
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
 import floxlog
 
-BUCKET = "bench"
-REQUEST = re.compile(rb"(?:GET|HEAD|PUT|POST|DELETE) \S+ HTTP/1\.1\r\n")
-
-
-class CountingRelay:
-    """127.0.0.1:port -> the server: counts the requests clients send and
-    the bytes they receive."""
-
-    def __init__(self, upstream: int) -> None:
-        self.upstream = upstream
-        self.lock = threading.Lock()
-        self.requests = 0
-        self.bytes = 0
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(128)
-        self.port = self.sock.getsockname()[1]
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def counts(self) -> tuple[int, int]:
-        with self.lock:
-            return self.requests, self.bytes
-
-    def _accept(self) -> None:
-        while True:
-            try:
-                c, _ = self.sock.accept()
-            except OSError:
-                return
-            u = socket.create_connection(("127.0.0.1", self.upstream))
-            threading.Thread(target=self._pump, args=(c, u, True), daemon=True).start()
-            threading.Thread(target=self._pump, args=(u, c, False), daemon=True).start()
-
-    def _pump(self, src: socket.socket, dst: socket.socket, from_client: bool) -> None:
-        try:
-            while True:
-                b = src.recv(1 << 20)
-                if not b:
-                    break
-                with self.lock:
-                    if from_client:
-                        self.requests += len(REQUEST.findall(b))
-                    else:
-                        self.bytes += len(b)
-                dst.sendall(b)
-        except OSError:
-            pass
-        finally:
-            for s in (src, dst):
-                try:
-                    s.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
+# The test suite's relay (python/tests/s3server.py): the one measure of
+# requests and bytes for the tests and this benchmark.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python" / "tests"))
+from s3server import BUCKET, Relay, Server  # noqa: E402
 
 
 # One process reading, its peak RSS measured: time, rows.
@@ -98,22 +46,12 @@ print(json.dumps({"secs": time.perf_counter() - t0, "rows": n, "rss": peak()}))
 
 def run(path: Path, n: int, frag_bytes: int, repeat: int, spark: bool) -> int:
     import boto3
-    from moto.server import ThreadedMotoServer
 
-    port = _free_port()
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-    server.start()
-    import logging
-
-    logging.getLogger("werkzeug").setLevel(logging.WARNING)
-    relay = CountingRelay(port)
-    endpoint = f"http://127.0.0.1:{relay.port}"
-    opts = {"key": "bench", "secret": "bench", "endpoint_url": endpoint, "region": "us-east-1"}
-    client = boto3.client("s3", endpoint_url=f"http://127.0.0.1:{port}", aws_access_key_id="bench",
-                          aws_secret_access_key="bench", region_name="us-east-1")
-    client.create_bucket(Bucket=BUCKET)
-    for p in sorted(path.iterdir()):
-        client.upload_file(str(p), BUCKET, f"tape/{p.name}")
+    server = Server()
+    relay = Relay(int(server.endpoint.rsplit(":", 1)[1]))
+    endpoint = relay.endpoint
+    opts = dict(server.options, endpoint_url=endpoint)
+    server.upload(path, "tape")
     url = f"s3://{BUCKET}/tape"
     segs = {p.name: p.stat().st_size for p in path.glob("*.floxlog")}
     size = sum(segs.values())
@@ -124,8 +62,8 @@ def run(path: Path, n: int, frag_bytes: int, repeat: int, spark: bool) -> int:
           f"moto {_version('moto')} on 127.0.0.1 behind a counting relay\n", flush=True)
 
     # The limit: every object downloaded raw through the relay.
-    raw = boto3.client("s3", endpoint_url=endpoint, aws_access_key_id="bench",
-                       aws_secret_access_key="bench", region_name="us-east-1")
+    raw = boto3.client("s3", endpoint_url=endpoint, aws_access_key_id="testing",
+                       aws_secret_access_key="testing", region_name="us-east-1")
     t = _best(repeat, lambda: [raw.get_object(Bucket=BUCKET, Key=f"tape/{k}")["Body"].read() for k in segs])
     print(f"limit: raw GET of every segment object: {t:.3f} s, {size / t / 1e6:.0f} MB/s", flush=True)
     # The same in the byte source's parts (8 MiB ranges, 4 in flight): the
@@ -267,12 +205,6 @@ def _best(k: int, fn) -> float:
         fn()
         t = min(t, time.perf_counter() - t0)
     return t
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _version(pkg: str) -> str:

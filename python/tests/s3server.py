@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import socket
+import threading
 from pathlib import Path
 
 BUCKET = "tapes"
@@ -83,3 +85,76 @@ class Server:
 
 def url(rel: str) -> str:
     return f"s3://{BUCKET}/{rel}"
+
+
+class Relay:
+    """127.0.0.1:port -> the server at `upstream`: counts the requests
+    clients send and the response bytes they get (every process's, in one
+    place: the benchmarks' measure), and with `budget`, forwards that many
+    response bytes, then cuts every connection and stops listening, as a
+    server that dies mid-read."""
+
+    REQUEST = re.compile(rb"(?:GET|HEAD|PUT|POST|DELETE) \S+ HTTP/1\.1\r\n")
+
+    def __init__(self, upstream: int, budget: int | None = None) -> None:
+        self.upstream, self.budget = upstream, budget
+        self.lock = threading.Lock()
+        self.requests = self.bytes = 0
+        self.conns: list[socket.socket] = []
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(128)
+        self.port = self.sock.getsockname()[1]
+        self.endpoint = f"http://127.0.0.1:{self.port}"
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def counts(self) -> tuple[int, int]:
+        """(requests, response bytes) so far."""
+        with self.lock:
+            return self.requests, self.bytes
+
+    def _die(self) -> None:
+        for s in [self.sock, *self.conns]:
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            s.close()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                c, _ = self.sock.accept()
+            except OSError:
+                return
+            u = socket.create_connection(("127.0.0.1", self.upstream))
+            with self.lock:
+                self.conns += [c, u]
+            threading.Thread(target=self._pump, args=(c, u, False), daemon=True).start()
+            threading.Thread(target=self._pump, args=(u, c, True), daemon=True).start()
+
+    def _pump(self, src: socket.socket, dst: socket.socket, response: bool) -> None:
+        try:
+            while b := src.recv(1 << 20):
+                with self.lock:
+                    if not response:
+                        self.requests += len(self.REQUEST.findall(b))
+                        keep = len(b)
+                    elif self.budget is None:
+                        keep = len(b)
+                    else:
+                        keep = max(0, min(len(b), self.budget))
+                        self.budget -= keep
+                    self.bytes += keep if response else 0
+                dst.sendall(b[:keep])
+                if keep < len(b):
+                    self._die()
+                    return
+        except OSError:
+            pass
+        finally:
+            for s in (src, dst):
+                try:
+                    s.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass

@@ -6,68 +6,15 @@ every connection and stops listening, as a crashed server does."""
 
 from __future__ import annotations
 
-import socket
 import subprocess
 import sys
-import threading
 
 import pytest
 
-from s3server import env_for, url
+from s3server import Relay, env_for
 from test_cli import CLI
 
 TIMEOUT = 120
-
-
-class DyingRelay:
-    """127.0.0.1:port -> `upstream`, until `budget` response bytes have
-    passed; then every connection is cut and the port closed."""
-
-    def __init__(self, upstream: int, budget: int) -> None:
-        self.upstream, self.budget = upstream, budget
-        self.lock = threading.Lock()
-        self.conns: list[socket.socket] = []
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(64)
-        self.port = self.sock.getsockname()[1]
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _die(self) -> None:
-        for s in [self.sock, *self.conns]:
-            try:
-                s.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-            s.close()
-
-    def _accept(self) -> None:
-        while True:
-            try:
-                c, _ = self.sock.accept()
-            except OSError:
-                return
-            u = socket.create_connection(("127.0.0.1", self.upstream))
-            with self.lock:
-                self.conns += [c, u]
-            threading.Thread(target=self._pump, args=(c, u, False), daemon=True).start()
-            threading.Thread(target=self._pump, args=(u, c, True), daemon=True).start()
-
-    def _pump(self, src: socket.socket, dst: socket.socket, response: bool) -> None:
-        try:
-            while (b := src.recv(65536)):
-                if response:
-                    with self.lock:
-                        keep = max(0, min(len(b), self.budget))
-                        self.budget -= keep
-                    dst.sendall(b[:keep])
-                    if keep < len(b):
-                        self._die()
-                        return
-                else:
-                    dst.sendall(b)
-        except OSError:
-            pass
 
 
 @pytest.fixture(scope="module")
@@ -82,7 +29,7 @@ def tape_url(s3_server, tmp_path_factory) -> str:
 def test_the_tool_names_the_url_when_the_server_dies_mid_read(s3_server, tape_url, order):
     port = int(s3_server.endpoint.rsplit(":", 1)[1])
     # The listing and side files pass; a segment's body is cut.
-    relay = DyingRelay(port, budget=200_000)
+    relay = Relay(port, budget=200_000)
     r = subprocess.run([str(CLI), "cat", *order, tape_url], env=env_for(f"http://127.0.0.1:{relay.port}"),
                        capture_output=True, text=True, timeout=TIMEOUT)
     # 1: segments that could not be read, as for local files that cannot be
@@ -98,7 +45,7 @@ def test_the_tool_names_the_url_when_the_server_dies_mid_read(s3_server, tape_ur
 
 def test_python_raises_naming_the_url(s3_server, tape_url):
     port = int(s3_server.endpoint.rsplit(":", 1)[1])
-    relay = DyingRelay(port, budget=200_000)
+    relay = Relay(port, budget=200_000)
     opts = dict(s3_server.options, endpoint_url=f"http://127.0.0.1:{relay.port}")
     code = (
         "import sys, floxlog\n"
