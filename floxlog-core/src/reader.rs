@@ -89,6 +89,28 @@ impl<'a> Segment<'a> {
         self.frames_end as u64
     }
 
+    /// The segment with its frame area ending at `end` when that is before
+    /// its own end, and no bytes past it: a cursor made from it reads the
+    /// frames (or blocks) up to `end` only, and one that runs over `end`
+    /// stops as data cut short (for bytes fetched up to there; see
+    /// `floxlog::tape::read::Want`). The index is not read from it.
+    pub fn frames_until(&self, end: u64) -> Segment<'a> {
+        let end = usize::try_from(end).map_or(self.frames_end, |e| e.min(self.frames_end));
+        Segment {
+            data: self.data.get(..end).unwrap_or(self.data),
+            frames_end: end,
+            ..*self
+        }
+    }
+
+    /// Where the frame (or block) whose header is at `pos` ends, as its
+    /// header says (whether or not the segment holds that many bytes);
+    /// `None` when no whole header is there.
+    pub fn end_of_frame_at(&self, pos: u64) -> Option<u64> {
+        let frames = self.data.get(..self.frames_end).unwrap_or(self.data);
+        crate::index::next_header(frames, pos, self.is_compressed())
+    }
+
     /// Whether the frame stream is LZ4 blocks.
     pub fn is_compressed(&self) -> bool {
         self.header.has(flags::COMPRESSED)

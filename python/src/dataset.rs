@@ -9,7 +9,7 @@ use crate::read::{convert, list_tape, ReadArgs};
 use crate::stream::{ArrowStream, Outcome, Source};
 use crate::wait::interruptible;
 use arrow_array::RecordBatch;
-use floxlog::tape::read::Session;
+use floxlog::tape::read::{Session, Want};
 use floxlog::tape::{ReadOutcome, Tape, TapeError};
 use floxlog_arrow::{read_piece, ReadSpec, RecordType, Symbols};
 use pyo3::prelude::*;
@@ -55,7 +55,8 @@ fn list_pieces(path: &PathBuf, a: &ReadArgs, range_bytes: u64) -> Result<Listing
     let Outcome {
         warnings, errors, ..
     } = Outcome::listing(&tape.findings);
-    let session = Session::open(tape, spec.request());
+    // Objects on object storage: their headers and index trailers only.
+    let session = Session::open_wanting(tape, spec.request(), Want::Cuts);
     let rows = session
         .fragments(range_bytes)
         .into_iter()
@@ -122,7 +123,8 @@ fn read_one(
     // directory (the writer lock), nothing else opened.
     tape.segments = vec![tape.segments.swap_remove(i)];
     tape.findings.clear();
-    let session = Session::open(tape, spec.request());
+    // An object on object storage: the fragment's bytes only.
+    let session = Session::open_wanting(tape, spec.request(), Want::Range(at, until));
     let mut outcome = Outcome::default();
     let mut piece = PieceOut {
         schema: c.schema(&rt.schema()),

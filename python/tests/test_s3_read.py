@@ -77,6 +77,35 @@ def test_a_dataset_of_a_url_equals_the_local_dataset(s3_server, remote):
     assert f.to_table().equals(here.fragments()[2].to_table())
 
 
+def test_a_fragment_fetches_about_its_own_bytes(s3_server, remote):
+    """Listing fetches each segment's header and index trailer; a fragment
+    its own frames (or LZ4 blocks) besides those, never the whole object:
+    bytes fetched per byte read about 1, counted by the byte source."""
+    from floxlog import _floxlog
+
+    u = url("py/t")
+    sizes = {p.name: p.stat().st_size for p in remote[u].glob("*.floxlog")}
+    total = sum(sizes.values())
+    before = _floxlog.store_stats()
+    ds = floxlog.dataset(u, "trade", fragment_bytes=SMALL, storage_options=s3_server.options)
+    frags = ds.fragments()
+    listed = _floxlog.store_stats()
+    assert len(frags) > 2 * len(sizes)
+    assert listed[1] - before[1] < total // 50
+    fetched = 0
+    for f in frags:
+        own = (f.end_byte or sizes[f.segment.rsplit("/", 1)[1]]) - (f.start_byte or 0)
+        a = _floxlog.store_stats()
+        f.to_table()
+        b = _floxlog.store_stats()
+        # Besides its bytes: the listing, the side files, the header and
+        # the index trailer (a few requests and kilobytes).
+        assert own <= b[1] - a[1] <= own + 4096, (f, own, b[1] - a[1])
+        assert b[0] - a[0] <= 6
+        fetched += b[1] - a[1]
+    assert fetched <= 1.1 * total
+
+
 def test_a_prefix_glob_and_a_list_of_urls(s3_server, remote):
     opts = s3_server.options
     ds = floxlog.dataset(url("py/many/day*"), "trade", storage_options=opts)

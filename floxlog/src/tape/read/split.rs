@@ -55,24 +55,13 @@ pub fn candidates(seg: &Segment<'_>, opts: ReadOptions, target: u64) -> Candidat
     if seg.index_lost() || seg.frames_end().saturating_sub(first) < 2 * target {
         return out;
     }
-    let mut last = first;
-    let cuts = &mut out.starts;
-    let mut consider = |off: u64| {
-        if off >= last + target && off < seg.frames_end() {
-            cuts.push(off);
-            last = off;
-        }
-    };
     if seg.is_compressed() {
-        for b in seg.blocks().map_while(Result::ok) {
-            consider(b.offset);
-        }
+        let blocks = seg.blocks().map_while(Result::ok).map(|b| b.offset);
+        out.starts = spaced(seg, blocks, target);
     } else if let Ok(Some(ix)) = seg.index_unproven() {
         // Only the entries used as cuts need proving: each from the one
         // before (the first from the first frame).
-        for e in ix.iter() {
-            consider(e.file_offset);
-        }
+        out.starts = spaced(seg, ix.iter().map(|e| e.file_offset), target);
         out.on_trust = true;
     } else {
         let opts = ReadOptions {
@@ -80,11 +69,45 @@ pub fn candidates(seg: &Segment<'_>, opts: ReadOptions, target: u64) -> Candidat
             ..opts
         };
         let mut r = seg.reader(opts, &mut []);
-        while let Ok(Some(it)) = r.next_item() {
-            consider(it.position.offset);
-        }
+        let frames =
+            std::iter::from_fn(|| r.next_item().ok().flatten().map(|it| it.position.offset));
+        out.starts = spaced(seg, frames, target);
     }
     out
+}
+
+/// The offsets of `boundaries` (increasing) kept as cut points: each at
+/// least `target` bytes after the one before (the first frame the first),
+/// inside the frame area.
+fn spaced(seg: &Segment<'_>, boundaries: impl Iterator<Item = u64>, target: u64) -> Vec<u64> {
+    let mut last = SegmentHeader::LEN as u64;
+    let mut cuts = Vec::new();
+    for off in boundaries {
+        if off >= last + target && off < seg.frames_end() {
+            cuts.push(off);
+            last = off;
+        }
+    }
+    cuts
+}
+
+/// Cut points of a segment fetched by range (`SegmentFile::fetched_frames`):
+/// its index entries about `target` bytes apart, unproven (LZ4 segments
+/// too: the bytes fetched decide the cuts, and walking the block headers
+/// would fetch the object). A cut is proven by the read of the range
+/// before it ending exactly there (`Split::unproven`); a range read alone
+/// starts at an entry taken on trust, where the codec checks what it
+/// reads (a block's header, every frame's CRC).
+pub fn index_cuts(seg: &Segment<'_>, target: u64) -> Vec<u64> {
+    let first = SegmentHeader::LEN as u64;
+    let target = target.max(1);
+    if seg.frames_end().saturating_sub(first) < 2 * target {
+        return Vec::new();
+    }
+    match seg.index_unproven() {
+        Ok(Some(ix)) => spaced(seg, ix.iter().map(|e| e.file_offset), target),
+        _ => Vec::new(),
+    }
 }
 
 /// Below this many bytes of frames a segment's cuts are best proven on the

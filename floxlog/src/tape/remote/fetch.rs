@@ -165,13 +165,6 @@ pub fn names(url: &Path) -> Result<Vec<(String, bool)>, TapeError> {
         .collect())
 }
 
-/// The bytes of object `url`, as the last listing saw it.
-pub fn fetch(url: &Path) -> Result<Vec<u8>, TapeError> {
-    let (store, k) = resolve(url)?;
-    let s = seen(url);
-    run(fetch_in(store.as_ref(), url, &k, s, PART_BYTES))?
-}
-
 /// A side file's bytes; `Ok(None)`: no such object.
 pub fn read_side(url: &Path) -> std::io::Result<Option<Vec<u8>>> {
     // Not among its prefix's objects: absent (one request fewer per side
@@ -255,10 +248,80 @@ fn seen_all(url: &Path, objects: &[ObjectMeta]) -> Vec<Entry> {
     v
 }
 
-/// Object `k` (named `url` in errors) in parts of `part` bytes, each
-/// conditional on the ETag `listed` saw (else on the one a first look
-/// sees). A part of another object (ETag, size or length differ) is the
+/// What object `k` is now, if no listing saw it: one look.
+async fn want_of(
+    store: &dyn ObjectStore,
+    url: &Path,
+    k: &Key,
+    listed: Option<Seen>,
+) -> Result<Seen, TapeError> {
+    match listed {
+        Some(s) => Ok(s),
+        None => {
+            count(1, 0);
+            let m = store.head(k).await;
+            Ok(Seen::from(
+                &m.map_err(|e| error(url, "looking up the object", e))?,
+            ))
+        }
+    }
+}
+
+/// The bytes `range` of object `k` (named `url` in errors), as `want`
+/// saw it, in parts of at most `part` bytes, [`PARTS_IN_FLIGHT`] at a
+/// time, each conditional on its ETag: `put(offset, bytes)` for each part,
+/// in order. A part of another object (ETag, size or length differ) is the
 /// "changed; list again" error.
+async fn get_parts(
+    store: &dyn ObjectStore,
+    url: &Path,
+    k: &Key,
+    want: &Seen,
+    range: std::ops::Range<u64>,
+    part: u64,
+    put: &mut (dyn FnMut(u64, &[u8]) + Send),
+) -> Result<(), TapeError> {
+    let part = part.max(1);
+    let step = usize::try_from(part).unwrap_or(usize::MAX);
+    let end = range.end.min(want.size);
+    let starts: Vec<_> = (range.start..end)
+        .step_by(step)
+        .map(|at| at..(at + part).min(end))
+        .collect();
+    let parts = futures_util::stream::iter(starts).map(|r| async move {
+        let opts = GetOptions {
+            if_match: want.e_tag.clone(),
+            range: Some(GetRange::Bounded(r.clone())),
+            ..GetOptions::default()
+        };
+        let doing = || format!("reading bytes {}..{}", r.start, r.end);
+        count(1, 0);
+        let got = store
+            .get_opts(k, opts)
+            .await
+            .map_err(|e| error(url, &doing(), e))?;
+        // Stores that ignore If-Match: the size and ETag tell too.
+        let etag_differs = matches!((&want.e_tag, &got.meta.e_tag), (Some(a), Some(b)) if a != b);
+        if got.meta.size != want.size || etag_differs {
+            return Err(changed(url));
+        }
+        let b = got.bytes().await.map_err(|e| error(url, &doing(), e))?;
+        count(0, b.len() as u64);
+        if b.len() as u64 != r.end - r.start {
+            return Err(changed(url).at(r.start + b.len() as u64));
+        }
+        Ok::<_, TapeError>((r.start, b))
+    });
+    let mut parts = parts.buffered(PARTS_IN_FLIGHT);
+    while let Some((at, b)) = parts.try_next().await? {
+        put(at, &b);
+    }
+    Ok(())
+}
+
+/// Object `k` (named `url` in errors) whole, in parts of `part` bytes,
+/// checked against what `listed` saw (else a first look); see
+/// [`get_parts`].
 pub async fn fetch_in(
     store: &dyn ObjectStore,
     url: &Path,
@@ -266,56 +329,61 @@ pub async fn fetch_in(
     listed: Option<Seen>,
     part: u64,
 ) -> Result<Vec<u8>, TapeError> {
-    let want = match listed {
-        Some(s) => s,
-        None => {
-            count(1, 0);
-            let m = store.head(k).await;
-            Seen::from(&m.map_err(|e| error(url, "looking up the object", e))?)
-        }
-    };
+    let want = want_of(store, url, k, listed).await?;
     let len = usize::try_from(want.size).map_err(|_| too_big(url, want.size))?;
     let mut buf = Vec::new();
     buf.try_reserve_exact(len)
         .map_err(|_| too_big(url, want.size))?;
-    let part = part.max(1);
-    let starts = (0..want.size).step_by(usize::try_from(part).unwrap_or(usize::MAX));
-    let parts = futures_util::stream::iter(starts).map(|at| {
-        let r = at..(at + part).min(want.size);
-        let want = &want;
-        async move {
-            let opts = GetOptions {
-                if_match: want.e_tag.clone(),
-                range: Some(GetRange::Bounded(r.clone())),
-                ..GetOptions::default()
-            };
-            count(1, 0);
-            let got = store
-                .get_opts(k, opts)
-                .await
-                .map_err(|e| error(url, &format!("reading bytes {}..{}", r.start, r.end), e))?;
-            // Stores that ignore If-Match: the size and ETag tell too.
-            let etag_differs =
-                matches!((&want.e_tag, &got.meta.e_tag), (Some(a), Some(b)) if a != b);
-            if got.meta.size != want.size || etag_differs {
-                return Err(changed(url));
-            }
-            let b = got
-                .bytes()
-                .await
-                .map_err(|e| error(url, &format!("reading bytes {}..{}", r.start, r.end), e))?;
-            count(0, b.len() as u64);
-            if b.len() as u64 != r.end - r.start {
-                return Err(changed(url).at(r.start + b.len() as u64));
-            }
-            Ok::<_, TapeError>(b)
-        }
-    });
-    let mut parts = parts.buffered(PARTS_IN_FLIGHT);
-    while let Some(b) = parts.try_next().await? {
-        buf.extend_from_slice(&b);
-    }
+    let mut put = |_: u64, b: &[u8]| buf.extend_from_slice(b);
+    let all = 0..want.size;
+    get_parts(store, url, k, &want, all, part, &mut put).await?;
     Ok(buf)
+}
+
+/// The size of object `url`: as the last listing saw it, else one look
+/// (remembered, so the reads that follow check against it).
+pub fn object_size(url: &Path) -> Result<u64, TapeError> {
+    if let Some(s) = seen(url) {
+        return Ok(s.size);
+    }
+    let (store, k) = resolve(url)?;
+    let s = run(want_of(store.as_ref(), url, &k, None))??;
+    let size = s.size;
+    remember(&url.to_string_lossy(), s);
+    Ok(size)
+}
+
+/// Copies the bytes `range` of object `url` (as [`object_size`] saw it)
+/// into `out` at their offsets (`out` is as long as the object).
+pub fn fetch_range(
+    url: &Path,
+    range: std::ops::Range<u64>,
+    out: &mut [u8],
+) -> Result<(), TapeError> {
+    let (store, k) = resolve(url)?;
+    let want = match seen(url) {
+        Some(s) => s,
+        None => run(want_of(store.as_ref(), url, &k, None))??,
+    };
+    if want.size != out.len() as u64 {
+        return Err(changed(url));
+    }
+    let mut put = |at: u64, b: &[u8]| {
+        // Parts lie in the object, which is `out`'s length (checked).
+        let at = at as usize;
+        if let Some(d) = out.get_mut(at..at + b.len()) {
+            d.copy_from_slice(b);
+        }
+    };
+    run(get_parts(
+        store.as_ref(),
+        url,
+        &k,
+        &want,
+        range,
+        PART_BYTES,
+        &mut put,
+    ))?
 }
 
 fn too_big(url: &Path, size: u64) -> TapeError {

@@ -9,17 +9,20 @@
 //! - [`Tape::open`](crate::tape::Tape::open): a URL is a tape "directory"
 //!   when objects lie under `key/` (listed by the store's list call, one
 //!   level), else one segment object.
-//! - `SegmentFile::open_with`: a segment object is fetched into memory by
-//!   range requests of [`PART_BYTES`], [`PARTS_IN_FLIGHT`] at a time, each
+//! - `SegmentFile::open_wanting`: a segment object is fetched by range
+//!   requests of at most [`PART_BYTES`], [`PARTS_IN_FLIGHT`] at a time, each
 //!   conditional on the ETag the listing saw (an object replaced since is
-//!   an error that says "changed; list again", never a mix of two objects).
+//!   an error that says "changed; list again", never a mix of two objects):
+//!   whole, or for a dataset's fragments only its header, index trailer and
+//!   the fragment's frames (`crate::tape::read::Want`).
 //! - side files (`manifest.json`, `metadata.json`, flox's `.manifest`): one
 //!   GET each; a missing one is absent, as on disk.
 //!
-//! What it costs: a segment object is held in memory while it is open. The
-//! engine opens every segment of a tape before reading (a time-ordered
-//! merge reads them all at once), so a read holds the bytes of the objects
-//! it reads; `verify` on one thread holds one at a time.
+//! What it costs: what was fetched of a segment object is held in memory
+//! while it is open. A whole read opens every segment of a tape before
+//! reading (a time-ordered merge reads them all at once), so it holds the
+//! bytes of the objects it reads; `verify` on one thread holds one at a
+//! time; a dataset's fragment holds its own bytes.
 //!
 //! Writing: [`upload_dir`] puts a finished local directory (an export's
 //! dataset) under a prefix, object by object (stores have no rename; see
@@ -37,6 +40,8 @@ mod options;
 mod put;
 #[cfg(all(test, feature = "object-store"))]
 mod put_tests;
+#[cfg(all(test, feature = "object-store"))]
+mod range_tests;
 #[cfg(feature = "object-store")]
 mod runtime;
 #[cfg(feature = "object-store")]
@@ -87,7 +92,9 @@ pub struct Entry {
 
 #[cfg(feature = "object-store")]
 mod imp {
-    pub use super::fetch::{fetch, kind, list, listed_size, names, read_side, stats};
+    pub use super::fetch::{
+        fetch_range, kind, list, listed_size, names, object_size, read_side, stats,
+    };
     pub use super::put::{exists, occupied, upload_dir};
     use crate::tape::error::TapeError;
     use std::path::Path;
@@ -128,7 +135,10 @@ mod imp {
     pub fn configure(url: &Path, _: Vec<(String, String)>) -> Result<(), TapeError> {
         Err(unsupported(url))
     }
-    pub fn fetch(url: &Path) -> Result<Vec<u8>, TapeError> {
+    pub fn object_size(url: &Path) -> Result<u64, TapeError> {
+        Err(unsupported(url))
+    }
+    pub fn fetch_range(url: &Path, _: std::ops::Range<u64>, _: &mut [u8]) -> Result<(), TapeError> {
         Err(unsupported(url))
     }
     pub fn read_side(url: &Path) -> std::io::Result<Option<Vec<u8>>> {
@@ -177,9 +187,22 @@ pub fn configure(url: &Path, options: Vec<(String, String)>) -> Result<(), TapeE
     imp::configure(url, options)
 }
 
-/// The bytes of object `url` (checked against what the last listing saw).
-pub fn fetch(url: &Path) -> Result<Vec<u8>, TapeError> {
-    imp::fetch(url)
+/// The size of object `url`: what the last listing saw, else one look.
+pub fn object_size(url: &Path) -> Result<u64, TapeError> {
+    imp::object_size(url)
+}
+
+/// Copies the bytes `range` of object `url` into `out` (as long as the
+/// object, [`object_size`]) at their offsets, by range requests of at
+/// most [`PART_BYTES`], [`PARTS_IN_FLIGHT`] at a time, each conditional on
+/// the ETag the last listing saw: an object replaced since is the
+/// "changed; list again" error, never a mix of two objects.
+pub fn fetch_range(
+    url: &Path,
+    range: std::ops::Range<u64>,
+    out: &mut [u8],
+) -> Result<(), TapeError> {
+    imp::fetch_range(url, range, out)
 }
 
 /// A side file: `Ok(None)` when there is no such object.

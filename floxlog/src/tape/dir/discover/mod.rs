@@ -76,7 +76,17 @@ impl TapeSegment {
     /// Opens and maps the segment: a file found in a tape directory is
     /// never opened through a symbolic link; one the caller named is.
     pub fn open(&self) -> Result<crate::tape::read::source::SegmentFile, TapeError> {
-        crate::tape::read::source::SegmentFile::open_with(&self.path, self.dir.is_none())
+        self.open_wanting(Default::default())
+    }
+
+    /// [`TapeSegment::open`]; an object on object storage fetched as
+    /// `want` says.
+    pub fn open_wanting(
+        &self,
+        want: crate::tape::read::source::Want,
+    ) -> Result<crate::tape::read::source::SegmentFile, TapeError> {
+        use crate::tape::read::source::SegmentFile;
+        SegmentFile::open_wanting(&self.path, self.dir.is_none(), want)
     }
 }
 

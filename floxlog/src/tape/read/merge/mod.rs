@@ -38,7 +38,7 @@ use crate::tape::dir::discover::Tape;
 use crate::tape::error::TapeError;
 use crate::tape::read::session::Request;
 use crate::tape::read::shortfall::{check, SegmentCheck};
-use crate::tape::read::source::{is_torn_tail, SegmentFile};
+use crate::tape::read::source::{is_torn_tail, SegmentFile, Want};
 use floxlog_core::segment_header::flags;
 use floxlog_core::{Event, Position, RawFrame, ReadOptions, Reader, Segment, SegmentHeader};
 use std::path::{Path, PathBuf};
@@ -198,6 +198,12 @@ pub struct OpenedTape {
 impl OpenedTape {
     /// Maps every segment of `tape`.
     pub fn open(tape: Tape) -> OpenedTape {
+        OpenedTape::open_wanting(tape, Want::Whole)
+    }
+
+    /// [`OpenedTape::open`]; segment objects on object storage fetched as
+    /// `want` says.
+    pub fn open_wanting(tape: Tape, want: Want) -> OpenedTape {
         let mut files = Vec::new();
         let mut open_errors = Vec::new();
         let mut checks = Vec::new();
@@ -216,7 +222,7 @@ impl OpenedTape {
             let writer_live = *live
                 .entry(dir)
                 .or_insert_with_key(|d| crate::tape::dir::lock::writer_is_live(d));
-            match s.open() {
+            match s.open_wanting(want) {
                 Ok(f) => {
                     checks.push(check(s.listed.as_ref(), f.bytes(), writer_live));
                     // The header's page, mapped with its large folio (up to

@@ -21,7 +21,7 @@ use crate::tape::error::TapeError;
 use crate::tape::read::merge::{Filter, Item, OpenedTape, Order, DEFAULT_REORDER_BYTES};
 use crate::tape::read::outcome::ReadOutcome;
 use crate::tape::read::problem::Problem;
-use crate::tape::read::source::header_is_unfinished;
+use crate::tape::read::source::{header_is_unfinished, Want};
 use floxlog_core::{ReadOptions, Segment, SegmentHeader};
 
 mod columns;
@@ -97,7 +97,14 @@ pub struct Session {
 impl Session {
     /// Maps every segment of `tape` for `request`.
     pub fn open(tape: Tape, request: Request) -> Session {
-        Session::from_opened(OpenedTape::open(tape), request)
+        Session::open_wanting(tape, request, Want::Whole)
+    }
+
+    /// [`Session::open`]; segment objects on object storage fetched as
+    /// `want` says: [`Want::Cuts`] to list a dataset's fragments,
+    /// [`Want::Range`] to read one (local files are mapped whole).
+    pub fn open_wanting(tape: Tape, request: Request, want: Want) -> Session {
+        Session::from_opened(OpenedTape::open_wanting(tape, want), request)
     }
 
     /// A session over a tape already mapped (the workspace's tests map a

@@ -11,7 +11,10 @@
 //! error or not), so that the error names the shrinking, the file and the
 //! offset, and never blames the bytes.
 
+mod fetched;
 mod guard;
+
+pub use fetched::Want;
 
 use crate::tape::error::TapeError;
 use floxlog_core::{segment_header::flags, SegmentHeader};
@@ -21,8 +24,8 @@ use std::path::{Path, PathBuf};
 enum Data {
     Map(Mapped),
     /// A segment object fetched from object storage (`crate::tape::remote`):
-    /// bytes in memory, which nothing can shrink.
-    Remote(Vec<u8>),
+    /// bytes in memory, which nothing can shrink (see [`fetched`]).
+    Remote(fetched::Fetched),
     Empty,
 }
 
@@ -54,15 +57,16 @@ impl SegmentFile {
     /// [`SegmentFile::open`]; `follow`: whether a symbolic link is
     /// followed (not for a file found in a tape directory).
     pub fn open_with(path: &Path, follow: bool) -> Result<SegmentFile, TapeError> {
+        Self::open_wanting(path, follow, Want::Whole)
+    }
+
+    /// [`SegmentFile::open_with`]; a segment object on object storage is
+    /// fetched as `want` says (a local file is mapped whole).
+    pub fn open_wanting(path: &Path, follow: bool, want: Want) -> Result<SegmentFile, TapeError> {
         if crate::tape::remote::is_url(path) {
-            let b = crate::tape::remote::fetch(path)?;
             return Ok(SegmentFile {
                 path: path.to_path_buf(),
-                data: if b.is_empty() {
-                    Data::Empty
-                } else {
-                    Data::Remote(b)
-                },
+                data: fetched::fetch(path, want)?.map_or(Data::Empty, Data::Remote),
                 id: (0, 0),
             });
         }
@@ -102,7 +106,7 @@ impl SegmentFile {
     pub fn bytes(&self) -> &[u8] {
         match &self.data {
             Data::Map(m) => &m.map,
-            Data::Remote(b) => b,
+            Data::Remote(f) => &f.map,
             Data::Empty => &[],
         }
     }

@@ -10,11 +10,15 @@
 //! error, or at a Sorted segment's `to`), with the same problems: the same
 //! errors, offsets and event counts.
 
+mod settle;
+
+pub use settle::Settle;
+
 use crate::tape::error::TapeError;
 use crate::tape::read::merge::{unsorted, OpenedTape, Order};
 use crate::tape::read::problem::Problem;
 use crate::tape::read::shortfall::SegmentCheck;
-use crate::tape::read::source::{is_torn_tail, SegmentFile};
+use crate::tape::read::source::SegmentFile;
 use crate::tape::read::track::Track;
 use crate::tape::read::Request;
 use floxlog_core::segment_header::flags;
@@ -224,7 +228,11 @@ impl<'a> Split<'a> {
             };
             let header = *seg.header();
             let sorted = header.has(flags::SORTED);
-            scratch_len = scratch_len.max(seg.scratch_len());
+            scratch_len = scratch_len.max(match file.fetched_frames() {
+                // Only these blocks are there to walk (and to read).
+                Some((start, end)) => seg.frames_until(end).scratch_len_from(start),
+                None => seg.scratch_len(),
+            });
             // The pages the walk over the block headers mapped (see
             // `merge::OpenedTape::reader`).
             file.release();
@@ -246,6 +254,10 @@ impl<'a> Split<'a> {
             use crate::tape::read::split::{candidates, range_starts_on, PARALLEL_PROOF_BYTES};
             let (starts, on_trust) = match proof {
                 _ if input.sorted && f.from.is_some() => (Vec::new(), false),
+                _ if input.file.fetched_frames().is_some() => (
+                    crate::tape::read::split::index_cuts(&input.seg, target),
+                    true,
+                ),
                 Proof::ByReads => {
                     let c = candidates(&input.seg, cfg.read, target);
                     (c.starts, c.on_trust)
@@ -434,9 +446,25 @@ impl<'a> Split<'a> {
     ) -> Result<Reader<'a, 's>, floxlog_core::Error> {
         let input = &self.inputs[c.input];
         let opts = self.cfg.read;
+        let mut seg = input.seg;
+        if let Some((have_start, have_end)) = input.file.fetched_frames() {
+            let first = SegmentHeader::LEN as u64;
+            let (start, end) = (c.start.unwrap_or(first), c.end.min(seg.frames_end()));
+            if start < have_start || end > have_end {
+                return Err(floxlog_core::Error::new(
+                    floxlog_core::ErrorKind::InvalidInput,
+                    start,
+                    "range not fetched from the object",
+                ));
+            }
+            // The codec sees no byte past the range: a block that runs
+            // over a cut taken on trust ends the read as data cut short
+            // (see `Split::unproven`), never on bytes not fetched.
+            seg = seg.frames_until(end);
+        }
         let mut r = match c.start {
             None => {
-                let mut r = input.seg.reader(opts, scratch);
+                let mut r = seg.reader(opts, scratch);
                 if let (true, Some(from)) = (input.sorted, self.cfg.filter.from) {
                     // Segment::index proves every entry is a frame or block
                     // boundary; an index that fails the proof is not used.
@@ -445,7 +473,7 @@ impl<'a> Split<'a> {
                 }
                 r
             }
-            Some(at) => input.seg.reader_at(at, opts, scratch)?,
+            Some(at) => seg.reader_at(at, opts, scratch)?,
         };
         // A cut point is a proven boundary: no frame crosses it, and damage
         // from there on is the next range's to report.
@@ -509,101 +537,6 @@ impl<'a> Split<'a> {
     pub fn header_problems(&self) -> &[Problem] {
         &self.problems
     }
-
-    /// Which ranges a sequential read reaches (each segment's ranges up to
-    /// the first that ends early), given every range's read in order; and
-    /// the problems of the tape as a sequential read reports them (an
-    /// error's event count includes the ranges before it). `None` when a
-    /// cut taken on trust ([`Split::on_trust`]) was not proven by the read
-    /// before it (it ended elsewhere, or on an error that may be the cut's):
-    /// the reads are then no sequential read's, and the caller reads again
-    /// in one pass.
-    pub fn settle(self, reads: &[RangeRead]) -> Option<(Vec<bool>, Vec<Problem>)> {
-        let mut st = Settle::default();
-        let mut problems = self.problems.clone();
-        let mut kept = Vec::with_capacity(reads.len());
-        for (i, r) in reads.iter().enumerate() {
-            let (k, failed, short) = self.settle_next(&mut st, i, r);
-            let c = self.ranges.get(i)?;
-            let proven = match r.end {
-                RangeEnd::Done => r.reached == c.end,
-                RangeEnd::Stopped => true,
-                RangeEnd::Failed(..) => false,
-            };
-            if k && c.on_trust && !proven {
-                return None;
-            }
-            kept.push(k);
-            problems.extend(failed);
-            problems.extend(short);
-        }
-        Some((kept, problems))
-    }
-
-    /// [`Split::settle`] one range at a time, in order, for a caller that
-    /// streams them (cuts proven before the reads: not [`Split::on_trust`]'s): whether range `i` is kept, the problem that ends its
-    /// segment there, and (its segment's last range, kept or not) the
-    /// problem of a segment cut short whose read found nothing wrong
-    /// (which a sequential reader records at the end of the read).
-    pub fn settle_next(
-        &self,
-        st: &mut Settle,
-        i: usize,
-        r: &RangeRead,
-    ) -> (bool, Option<Problem>, Option<Problem>) {
-        let Some(c) = self.ranges.get(i) else {
-            return (false, None, None);
-        };
-        let input = &self.inputs[c.input];
-        if c.start.is_none() {
-            *st = Settle::default();
-        }
-        // The segment's last range: one cut short is damage even when what
-        // is left reads, or is not read (stopped at `to` in an earlier
-        // range: the sequential reader too judges the cut by the events it
-        // read).
-        let last = self.ranges.get(i + 1).is_none_or(|n| n.start.is_none());
-        let short = |st: &Settle| {
-            (last && !st.failed)
-                .then(|| Problem::cut_short(input.segment, input.path, input.check, st.before))
-                .flatten()
-        };
-        if st.stopped {
-            return (false, None, short(st));
-        }
-        // The Sorted flag checked across the cut: a range whose first
-        // event goes back ends the segment there, as the sequential read
-        // stops at that event.
-        let back = r.raw_first.filter(|&(ts, _)| ts < st.raw_last);
-        if let (true, Some((ts, at))) = (input.check_sorted, back) {
-            let mut l = st.raw_last;
-            if let Some(e) = unsorted(true, &mut l, ts, at) {
-                st.stopped = true;
-                st.failed = true;
-                return (false, Some(problem(input, e, st.before + 1)), None);
-            }
-        }
-        if r.raw_first.is_some() {
-            st.raw_last = r.raw_last;
-        }
-        let mut failed = None;
-        match r.end {
-            RangeEnd::Done => {}
-            RangeEnd::Stopped => st.stopped = true,
-            RangeEnd::Failed(e, events) => {
-                st.stopped = true;
-                st.failed = true;
-                let events = if c.start.is_none() && c.end == u64::MAX {
-                    events
-                } else {
-                    st.before + events
-                };
-                failed = Some(problem(input, e, events));
-            }
-        }
-        st.before += r.events;
-        (true, failed, short(st))
-    }
 }
 
 /// The mapped segments of `opened`: (index in the tape, file, its check),
@@ -628,44 +561,4 @@ enum Proof {
     Threads(usize),
     /// By the reads ([`Split::on_trust`]).
     ByReads,
-}
-
-/// Where [`Split::settle_next`] is in the current segment.
-#[derive(Clone, Copy, Debug)]
-pub struct Settle {
-    /// A range of the segment ended early: the rest are not reached.
-    stopped: bool,
-    /// ... on an error (that is the segment's problem: it is not also
-    /// judged cut short).
-    failed: bool,
-    /// Events of the segment's ranges so far.
-    before: u64,
-    /// Last timestamp of the segment so far (Sorted flag checks).
-    raw_last: i64,
-}
-
-impl Default for Settle {
-    fn default() -> Self {
-        Settle {
-            stopped: false,
-            failed: false,
-            before: 0,
-            raw_last: i64::MIN,
-        }
-    }
-}
-
-/// The problem that ends a segment's read: `e`, or the file's shrinking
-/// under the map if it shrank (never a torn tail).
-fn problem(input: &Input<'_>, e: floxlog_core::Error, events_before: u64) -> Problem {
-    let shrunk = input.file.shrink_error(Some(&e));
-    let torn = shrunk.is_none() && is_torn_tail(&input.header, &e, events_before, input.seg.data());
-    Problem::new(
-        input.segment,
-        input.path,
-        shrunk.unwrap_or(e),
-        events_before,
-        torn,
-        input.check,
-    )
 }
