@@ -2,11 +2,12 @@
 //! dataset (see `floxlog_arrow::export`).
 
 use super::common::{progress, report_listing, CmdResult, FilterArgs, TapeArgs};
+use super::staging::Staging;
 use floxlog::tape::remote::{self, is_url};
-use floxlog::tape::{Kept, TapeError};
+use floxlog::tape::Kept;
 use floxlog_arrow::export::{export, Codec, ExportSpec, Format, PARTITION_TYPES};
 use floxlog_arrow::{Conversion, Prices, Timestamps};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Instant;
 
 /// Dataset formats.
@@ -166,7 +167,7 @@ pub fn run(a: Args) -> CmdResult {
     let staging = if remote { Some(Staging::new()?) } else { None };
     let out = staging
         .as_ref()
-        .map_or(a.output.clone(), |s| s.0.join("dataset"));
+        .map_or(a.output.clone(), |s| s.path().join("dataset"));
     let s = export(&tape, &out, &spec, &|n| pb.inc(n))?;
     pb.finish_and_clear();
     let uploaded = match &staging {
@@ -223,61 +224,4 @@ pub fn run(a: Args) -> CmdResult {
         }
     }
     Ok(u8::from(failed))
-}
-
-/// A private directory under the system's temporary directory where a
-/// dataset bound for object storage is built, removed when dropped (on
-/// success and on every error; a process killed by a signal leaves it).
-struct Staging(PathBuf);
-
-impl Staging {
-    fn new() -> Result<Staging, TapeError> {
-        let base = std::env::temp_dir();
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.subsec_nanos());
-        let mut last = None;
-        for n in 0..16u32 {
-            let p = base.join(format!(
-                "floxlog-export-{}-{nanos:x}-{n}",
-                std::process::id()
-            ));
-            // `create_dir`, not `_all`: never a directory (or link) that
-            // someone else made.
-            match private_dir(&p) {
-                Ok(()) => return Ok(Staging(p)),
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(e),
-                Err(e) => {
-                    return Err(TapeError::io(
-                        &p,
-                        "creating the export's temporary directory",
-                        e,
-                    ))
-                }
-            }
-        }
-        let e = last.unwrap_or_else(|| std::io::Error::other("no free name"));
-        Err(TapeError::io(
-            &base,
-            "creating the export's temporary directory",
-            e,
-        ))
-    }
-}
-
-#[cfg(unix)]
-fn private_dir(p: &Path) -> std::io::Result<()> {
-    use std::os::unix::fs::DirBuilderExt;
-    std::fs::DirBuilder::new().mode(0o700).create(p)
-}
-
-#[cfg(not(unix))]
-fn private_dir(p: &Path) -> std::io::Result<()> {
-    std::fs::create_dir(p)
-}
-
-impl Drop for Staging {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
 }

@@ -18,5 +18,6 @@ pub mod recover;
 pub mod reindex;
 pub mod report;
 pub mod settings;
+pub mod staging;
 pub mod verify;
 pub mod words;
