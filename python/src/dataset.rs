@@ -123,8 +123,9 @@ fn read_one(
     // directory (the writer lock), nothing else opened.
     tape.segments = vec![tape.segments.swap_remove(i)];
     tape.findings.clear();
-    // An object on object storage: the fragment's bytes only.
-    let session = Session::open_wanting(tape, spec.request(), Want::Range(at, until));
+    // An object on object storage: its header and index trailer, then the
+    // fragment's frames fetched part by part as they are read.
+    let session = Session::open_wanting(tape, spec.request(), Want::Cuts);
     let mut outcome = Outcome::default();
     let mut piece = PieceOut {
         schema: c.schema(&rt.schema()),

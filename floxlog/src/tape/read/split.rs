@@ -52,7 +52,7 @@ pub fn candidates(seg: &Segment<'_>, opts: ReadOptions, target: u64) -> Candidat
         starts: Vec::new(),
         on_trust: false,
     };
-    if seg.index_lost() || seg.frames_end().saturating_sub(first) < 2 * target {
+    if seg.index_lost() || seg.frames_end().saturating_sub(first) < target.saturating_mul(2) {
         return out;
     }
     if seg.is_compressed() {
@@ -101,7 +101,7 @@ fn spaced(seg: &Segment<'_>, boundaries: impl Iterator<Item = u64>, target: u64)
 pub fn index_cuts(seg: &Segment<'_>, target: u64) -> Vec<u64> {
     let first = SegmentHeader::LEN as u64;
     let target = target.max(1);
-    if seg.frames_end().saturating_sub(first) < 2 * target {
+    if seg.frames_end().saturating_sub(first) < target.saturating_mul(2) {
         return Vec::new();
     }
     match seg.index_unproven() {

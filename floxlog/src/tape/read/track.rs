@@ -31,4 +31,13 @@ impl Track {
         self.in_order &= ts >= self.last;
         self.last = ts;
     }
+
+    /// Notes the timestamps `next` saw, after these.
+    pub fn then(&mut self, next: &Track) {
+        if let Some(f) = next.first {
+            self.see(f);
+            self.in_order &= next.in_order;
+            self.last = next.last;
+        }
+    }
 }

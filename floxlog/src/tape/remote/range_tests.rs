@@ -1,8 +1,10 @@
-//! Segments fetched by range, as a dataset's fragments read them: what a
-//! fragment fetches, its events against a local read, damage inside a
-//! fragment, and an index entry that is no boundary.
+//! Segments fetched by range, as a dataset's fragments read them (their
+//! frames part by part: parts of 16 KiB here): what a fragment fetches,
+//! its events against a local read, damage inside a fragment, and an index
+//! entry that is no boundary.
 
 use super::runtime::state;
+use crate::tape::read::ranges::TEST_LARGEST_PART;
 use crate::tape::read::source::SegmentFile;
 use crate::tape::read::{Fragment, Order, Request, Session, Want};
 use crate::tape::{OpenOptions, Tape, TapeError};
@@ -14,6 +16,9 @@ use std::sync::Arc;
 
 const RANGE: u64 = 64 << 10;
 
+/// Parts of a fragment's read: several per fragment.
+const PART: u64 = 16 << 10;
+
 /// A tape of one segment of 40 000 mixed events at `dir`.
 fn write_tape(dir: &Path, lz4: bool) {
     let cfg = crate::tape::TapeWriterConfig {
@@ -24,6 +29,8 @@ fn write_tape(dir: &Path, lz4: bool) {
             } else {
                 floxlog_core::Compression::None
             },
+            // Entries a few frames apart: parts of a few KiB.
+            index_interval: 64,
             ..floxlog_core::WriterConfig::default()
         },
         ..crate::tape::TapeWriterConfig::default()
@@ -99,8 +106,9 @@ fn fragments(url: &Path) -> Vec<Fragment> {
 /// What a dataset's read of fragment `f` gives: its events, its
 /// problems' texts and its error.
 fn read(url: &Path, f: &Fragment) -> (Vec<String>, Vec<String>, Option<TapeError>) {
+    crate::tape::read::ranges::TEST_STREAM_BYTES.with(|b| b.set(Some(PART)));
     let tape = Tape::open(&[url.to_path_buf()], OpenOptions::default()).unwrap();
-    let s = Session::open_wanting(tape, request(), Want::Range(f.start, f.end));
+    let s = Session::open_wanting(tape, request(), Want::Cuts);
     let r = s
         .read_fragment(RANGE, f.start, f.end, &mut |p| {
             let mut v = Vec::new();
@@ -115,6 +123,21 @@ fn read(url: &Path, f: &Fragment) -> (Vec<String>, Vec<String>, Option<TapeError
     (r.kept.concat(), errs.collect(), r.fatal)
 }
 
+/// The largest distance between consecutive index entries of segment
+/// file `p` (the first from the first frame).
+fn max_index_gap(p: &Path) -> u64 {
+    let b = std::fs::read(p).unwrap();
+    let s = floxlog_core::Segment::parse(&b).unwrap();
+    let ix = s.index_unproven().unwrap().unwrap();
+    let mut last = 64;
+    let mut gap = 0;
+    for e in ix.iter().map(|e| e.file_offset).chain([s.frames_end()]) {
+        gap = gap.max(e - last);
+        last = e;
+    }
+    gap
+}
+
 #[test]
 fn fragments_fetch_their_own_bytes_and_read_what_a_whole_read_reads() {
     for lz4 in [true, false] {
@@ -127,16 +150,26 @@ fn fragments_fetch_their_own_bytes_and_read_what_a_whole_read_reads() {
         let seg_url = url.join(local_seg.file_name().unwrap());
         let size = std::fs::metadata(&local_seg).unwrap().len();
         let mut all = Vec::new();
+        let gap = max_index_gap(&local_seg);
+        // Uncompressed: entries a few frames apart, so parts of 16 KiB.
+        assert!(lz4 || gap < PART / 2, "{gap}");
         for f in &frags {
+            TEST_LARGEST_PART.with(|c| c.set(0));
             let (v, errs, fatal) = read(&url, f);
             assert!(errs.is_empty() && fatal.is_none(), "{errs:?} {fatal:?}");
             all.extend(v);
-            // Only the fragment's frames besides the header and trailer.
-            let file = SegmentFile::open_wanting(&seg_url, true, Want::Range(f.start, f.end));
-            let (start, end) = file.unwrap().fetched_frames().unwrap();
-            assert_eq!(start, f.start.unwrap_or(64));
-            if let Some(e) = f.end {
-                assert_eq!(end, e);
+            // Held one part at a time: a part is one index entry's spacing
+            // (an LZ4 block, or a run of frames) past the part size at most.
+            let largest = TEST_LARGEST_PART.with(|c| c.get());
+            assert!(0 < largest && largest <= PART + gap, "{largest} {gap}");
+            // The header and trailer held; the frames fetched as read.
+            let file = SegmentFile::open_wanting(&seg_url, true, Want::Cuts).unwrap();
+            let start = f.start.unwrap_or(64);
+            let part = file.with_frames(start, f.end.unwrap_or(u64::MAX)).unwrap();
+            let (s, e) = part.fetched_frames().unwrap();
+            assert_eq!(s, start);
+            if let Some(end) = f.end {
+                assert_eq!(e, end);
                 assert!(end - start < size / 2, "{start}..{end} of {size}");
             }
         }

@@ -11,6 +11,10 @@
 //! errors, offsets and event counts.
 
 mod settle;
+mod stream;
+
+#[cfg(test)]
+pub use stream::{TEST_LARGEST_PART, TEST_STREAM_BYTES};
 
 pub use settle::Settle;
 
@@ -135,6 +139,9 @@ pub struct Split<'a> {
     /// One scratch size for the tape, as the sequential reader shares
     /// one: whether a damaged block is `BufferTooSmall` depends on it.
     scratch_len: usize,
+    /// Ranges of segment objects that hold none of their frames are read
+    /// by fetching them ([`stream`]); a split of one fetched part does not.
+    fetching: bool,
 }
 
 impl<'a> Split<'a> {
@@ -283,6 +290,7 @@ impl<'a> Split<'a> {
             ranges,
             cfg: cfg.clone(),
             scratch_len,
+            fetching: true,
         }
     }
 
@@ -351,6 +359,9 @@ impl<'a> Split<'a> {
             .ranges
             .get(i)
             .ok_or_else(|| TapeError::usage(format!("no range {i}")))?;
+        if self.fetches(&c) {
+            return self.read_fetching(c, sink);
+        }
         let input = &self.inputs[c.input];
         let mut scratch = self.scratch_for(input);
         let f = &self.cfg.filter;

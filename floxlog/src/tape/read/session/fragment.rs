@@ -17,7 +17,7 @@ use super::Session;
 use crate::tape::error::TapeError;
 use crate::tape::read::problem::Problem;
 use crate::tape::read::ranges::{RangeEnd, Settle, Split};
-use crate::tape::read::source::{header_is_unfinished, Want};
+use crate::tape::read::source::header_is_unfinished;
 use floxlog_core::Event;
 
 /// One fragment as listed.
@@ -160,23 +160,22 @@ impl Session {
         } else {
             first
         };
-        // Pieces before this one to read again, but their bytes were not
-        // fetched: read it all again from a copy that holds them.
-        let fetched_from = opened
-            .files
-            .first()
-            .and_then(|f| f.as_ref()?.fetched_frames());
-        if replay_from < first
-            && fetched_from.is_some_and(|(s, _)| s > split.bounds(replay_from).map_or(0, |b| b.0))
-        {
-            return self
-                .with_frames_from_start(until)?
-                .read_fragment(range_bytes, at, until, work);
-        }
         let mut st = Settle::default();
         if first > 0 {
             for k in replay_from..first {
-                let r = split.read(k, &mut |_: &Event<'_>, _: u64| Ok(()))?;
+                let read = split.read(k, &mut |_: &Event<'_>, _: u64| Ok(()));
+                // Only a fetch fails a read that keeps nothing.
+                let r = match read {
+                    Ok(r) => r,
+                    Err(e) => {
+                        return Ok(FragmentRead {
+                            kept: Vec::new(),
+                            problems,
+                            fatal: Some(e),
+                            ends_segment: true,
+                        })
+                    }
+                };
                 // The cuts before this fragment are not the segment's: so
                 // neither is the fragment.
                 if let Some(e) = split.unproven(k, &r) {
@@ -208,20 +207,5 @@ impl Session {
             fatal,
             ends_segment,
         })
-    }
-}
-
-impl Session {
-    /// This session's one segment opened again, its frames fetched from
-    /// the first to `until`: for a fragment whose judgement reads the
-    /// pieces before it.
-    fn with_frames_from_start(&self, until: Option<u64>) -> Result<Session, TapeError> {
-        let mut tape = self.opened.tape.clone();
-        tape.segments.truncate(1);
-        let s = Session::open_wanting(tape, self.request.clone(), Want::Range(None, until));
-        match s.open_errors().first() {
-            Some(e) => Err(e.clone()),
-            None => Ok(s),
-        }
     }
 }

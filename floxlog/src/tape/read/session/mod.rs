@@ -101,8 +101,9 @@ impl Session {
     }
 
     /// [`Session::open`]; segment objects on object storage fetched as
-    /// `want` says: [`Want::Cuts`] to list a dataset's fragments,
-    /// [`Want::Range`] to read one (local files are mapped whole).
+    /// `want` says: [`Want::Cuts`] to list a dataset's fragments and read
+    /// them, their frames fetched part by part (local files are mapped
+    /// whole).
     pub fn open_wanting(tape: Tape, request: Request, want: Want) -> Session {
         Session::from_opened(OpenedTape::open_wanting(tape, want), request)
     }

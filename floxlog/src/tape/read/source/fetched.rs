@@ -4,12 +4,13 @@
 //! The object's bytes sit at their own offsets in an anonymous map as long
 //! as the object, so the codec reads them as it reads a mapped file; the
 //! kernel gives pages only to the bytes written, so what is held is what
-//! was fetched. A segment read by range fetches its header, its index
-//! trailer and the frames of that range, and is cut only where its index
-//! points ([`SegmentFile::fetched_frames`] tells the splitter so): cut
-//! points that the bytes fetched decide, the same when a dataset lists its
-//! fragments (header and trailer only) and when a fragment is read. A
-//! segment without a usable index trailer is fetched whole.
+//! was fetched. A segment read by range ([`Want::Cuts`]) fetches its header
+//! and its index trailer, and is cut only where its index points
+//! ([`SegmentFile::fetched_frames`] tells the splitter so): cut points that
+//! those bytes decide, the same when a dataset lists its fragments and when
+//! a fragment is read; reading a range then fetches its frames part by part
+//! ([`SegmentFile::with_frames`]). A segment without a usable index trailer
+//! is fetched whole.
 
 use super::SegmentFile;
 use crate::tape::error::TapeError;
@@ -26,12 +27,9 @@ pub enum Want {
     #[default]
     Whole,
     /// The header and the index trailer: what cutting the segment into a
-    /// dataset's fragments reads.
+    /// dataset's fragments reads. Reading a range then fetches its frames
+    /// part by part (`SegmentFile::with_frames`), holding one part.
     Cuts,
-    /// The header, the index trailer and the frames (or LZ4 blocks) of
-    /// `[start, end)`: one fragment's read (`None`: from the first frame,
-    /// to the end of the frame area).
-    Range(Option<u64>, Option<u64>),
 }
 
 /// The bytes of a segment object held in memory.
@@ -64,7 +62,7 @@ pub(super) fn fetch(path: &Path, want: Want) -> Result<Option<Fetched>, TapeErro
         .map_err(|_| too_big())?;
     let frames = match want {
         Want::Whole => None,
-        Want::Cuts | Want::Range(..) => by_range(path, &mut m, want)?,
+        Want::Cuts => by_range(path, &mut m)?,
     };
     if frames.is_none() {
         remote::fetch_range(path, 0..size, &mut m)?;
@@ -75,11 +73,11 @@ pub(super) fn fetch(path: &Path, want: Want) -> Result<Option<Fetched>, TapeErro
     Ok(Some(Fetched { map, frames }))
 }
 
-/// Fetches the header, then the index trailer, then the frames `want`
-/// reads: the frame range fetched, or `None` when the segment cannot be
-/// read by range (a header that fails, no index, an index that does not
-/// parse: the caller fetches it whole, and it is cut as a file is).
-fn by_range(path: &Path, m: &mut MmapMut, want: Want) -> Result<Option<(u64, u64)>, TapeError> {
+/// Fetches the header, then the index trailer: the (empty) frame range
+/// fetched, or `None` when the segment cannot be read by range (a header
+/// that fails, no index, an index that does not parse: the caller fetches
+/// it whole, and it is cut as a file is).
+fn by_range(path: &Path, m: &mut MmapMut) -> Result<Option<(u64, u64)>, TapeError> {
     let size = m.len() as u64;
     let head = SegmentHeader::LEN as u64;
     if size < head {
@@ -94,25 +92,56 @@ fn by_range(path: &Path, m: &mut MmapMut, want: Want) -> Result<Option<(u64, u64
         return Ok(None);
     }
     remote::fetch_range(path, off..size, m)?;
-    let frames_end = match Segment::parse(&m[..]) {
-        Ok(s) if !s.index_lost() && matches!(s.index_unproven(), Ok(Some(_))) => s.frames_end(),
-        _ => return Ok(None),
-    };
-    let (start, end) = match want {
-        Want::Range(s, e) => (s.unwrap_or(head), e.unwrap_or(frames_end)),
-        Want::Cuts | Want::Whole => (head, head),
-    };
-    // A range outside the frame area (a fragment of another version of
-    // the object) fetches nothing; its read then finds no such range.
-    let end = end.min(frames_end);
-    let start = start.clamp(head, end);
-    if start < end {
-        remote::fetch_range(path, start..end, m)?;
+    match Segment::parse(&m[..]) {
+        Ok(s) if !s.index_lost() && matches!(s.index_unproven(), Ok(Some(_))) => {
+            Ok(Some((head, head)))
+        }
+        _ => Ok(None),
     }
-    Ok(Some((start, end)))
 }
 
 impl SegmentFile {
+    /// For a segment object fetched by range: a copy that also holds the
+    /// frames `[start, end)` (fetched now; the header and index trailer
+    /// copied, not fetched again), for reading them and dropping them: a
+    /// read streams a range part by part this way, holding one part.
+    pub fn with_frames(&self, start: u64, end: u64) -> Result<SegmentFile, TapeError> {
+        let super::Data::Remote(f) = &self.data else {
+            return Err(TapeError::usage(
+                "only an object read by range fetches frames",
+            ));
+        };
+        let head = SegmentHeader::LEN as u64;
+        let frames_end = Segment::parse(&f.map[..]).map_or(head, |s| s.frames_end());
+        let (end, len) = (end.min(frames_end), f.map.len());
+        let start = start.clamp(head, end);
+        let mut m = MmapOptions::new()
+            .len(len)
+            .no_reserve_swap()
+            .map_anon()
+            .map_err(|e| TapeError::io(&self.path, "reserving memory for the object", e))?;
+        // The header and the trailer (from the end of the frame area).
+        for r in [0..SegmentHeader::LEN, frames_end as usize..len] {
+            if let (Some(d), Some(s)) = (m.get_mut(r.clone()), f.map.get(r)) {
+                d.copy_from_slice(s);
+            }
+        }
+        if start < end {
+            remote::fetch_range(&self.path, start..end, &mut m)?;
+        }
+        let map = m
+            .make_read_only()
+            .map_err(|e| TapeError::io(&self.path, "protecting the fetched object", e))?;
+        Ok(SegmentFile {
+            path: self.path.clone(),
+            data: super::Data::Remote(Fetched {
+                map,
+                frames: Some((start, end)),
+            }),
+            id: self.id,
+        })
+    }
+
     /// For a segment object fetched by range: the frame bytes `[start,
     /// end)` it holds (besides the header and index trailer); `None` when
     /// every byte is there. Such a segment is cut only at its index

@@ -1,0 +1,191 @@
+//! A range of a segment object read by range (listed with
+//! [`Want::Cuts`](crate::tape::read::Want): header and index trailer held,
+//! no frames): its frames fetched in parts of about [`STREAM_BYTES`], each
+//! read and dropped before the next is fetched, so a fragment's read holds
+//! one part, not the fragment.
+//!
+//! Parts are cut at index entries, taken on trust as the fragments' cuts
+//! are, and proven the same way: the read of a part must end exactly at the
+//! next (see `Split::unproven`). A read that needs an index seek or checks
+//! the Sorted flag fetches its range as one part (both look across parts).
+
+use super::{ColumnSink, Proof, Range, RangeEnd, RangeRead, Split};
+use crate::tape::error::TapeError;
+use crate::tape::read::shortfall::SegmentCheck;
+use crate::tape::read::source::SegmentFile;
+use crate::tape::read::Request;
+use crate::tape::remote::{PARTS_IN_FLIGHT, PART_BYTES};
+use floxlog_core::{Segment, SegmentHeader};
+
+/// Bytes of frames fetched at a time: as many as one fetch has in flight.
+pub const STREAM_BYTES: u64 = PART_BYTES * PARTS_IN_FLIGHT as u64;
+
+#[cfg(test)]
+thread_local! {
+    /// [`STREAM_BYTES`] for this thread's reads (tests: parts of a small
+    /// tape).
+    pub static TEST_STREAM_BYTES: std::cell::Cell<Option<u64>> = const { std::cell::Cell::new(None) };
+    /// The largest part this thread's reads fetched, in bytes.
+    pub static TEST_LARGEST_PART: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+fn stream_bytes() -> u64 {
+    #[cfg(test)]
+    if let Some(b) = TEST_STREAM_BYTES.with(std::cell::Cell::get) {
+        return b;
+    }
+    STREAM_BYTES
+}
+
+impl<'a> Split<'a> {
+    /// Whether range `c` is read by fetching its frames: its segment
+    /// object holds none of them.
+    pub(super) fn fetches(&self, c: &Range) -> bool {
+        let f = self.inputs[c.input].file.fetched_frames();
+        self.fetching && f.is_some_and(|(s, e)| s == e)
+    }
+
+    /// Reads range `c` part by part (see the module docs), into `sink`.
+    pub(super) fn read_fetching<K: ColumnSink + ?Sized>(
+        &self,
+        c: Range,
+        sink: &mut K,
+    ) -> Result<RangeRead, TapeError> {
+        let input = &self.inputs[c.input];
+        let seek = input.sorted && self.cfg.filter.from.is_some() && c.start.is_none();
+        let parts = if input.check_sorted || seek {
+            vec![(c.start, c.end)]
+        } else {
+            parts(&input.seg, c.start, c.end, stream_bytes())
+        };
+        let mut out = RangeRead {
+            raw_last: i64::MIN,
+            ..RangeRead::default()
+        };
+        let first = SegmentHeader::LEN as u64;
+        for (start, end) in parts {
+            let file = input.file.with_frames(start.unwrap_or(first), end)?;
+            #[cfg(test)]
+            if let Some((s, e)) = file.fetched_frames() {
+                TEST_LARGEST_PART.with(|c| c.set(c.get().max(e - s)));
+            }
+            let part = Split::one_range(&file, input.segment, input.check, &self.cfg, start, end)?;
+            let r = part.read(0, sink)?;
+            // A part's end taken on trust and not proven: the index lies.
+            if let Some(e) = part.unproven(0, &r) {
+                return Err(e);
+            }
+            let before = out.events;
+            out.events += r.events;
+            out.track.then(&r.track);
+            out.reached = r.reached;
+            out.raw_first = out.raw_first.or(r.raw_first);
+            if r.raw_first.is_some() {
+                out.raw_last = r.raw_last;
+            }
+            match r.end {
+                RangeEnd::Done => {}
+                RangeEnd::Stopped => {
+                    out.end = RangeEnd::Stopped;
+                    break;
+                }
+                // Counted from the range's start, as one read counts.
+                RangeEnd::Failed(e, n) => {
+                    out.end = RangeEnd::Failed(e, before + n);
+                    break;
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// A split of `file` that is the one range `[start, end)` of segment
+    /// `segment` (`end` a cut taken on trust unless `u64::MAX`), read as
+    /// it is (never fetching).
+    fn one_range(
+        file: &'a SegmentFile,
+        segment: usize,
+        check: SegmentCheck,
+        cfg: &Request,
+        start: Option<u64>,
+        end: u64,
+    ) -> Result<Split<'a>, TapeError> {
+        let files = std::iter::once((segment, file, check));
+        let mut s = Split::build(files, cfg, Proof::Threads(1), &|_| u64::MAX);
+        if s.inputs.is_empty() {
+            return Err(TapeError::input(
+                Some(&file.path),
+                "the segment header no longer reads: list the dataset again",
+            ));
+        }
+        s.fetching = false;
+        s.ranges = vec![Range {
+            input: 0,
+            start,
+            end,
+            on_trust: end != u64::MAX,
+        }];
+        Ok(s)
+    }
+}
+
+/// The parts of `[start, end)` (`None`: the first frame; `u64::MAX`: the
+/// end of the frame area): cut at index entries at least `bytes` apart.
+fn parts(seg: &Segment<'_>, start: Option<u64>, end: u64, bytes: u64) -> Vec<(Option<u64>, u64)> {
+    let mut last = start.unwrap_or(SegmentHeader::LEN as u64);
+    let mut cuts = Vec::new();
+    if let Ok(Some(ix)) = seg.index_unproven() {
+        for e in ix.iter() {
+            let o = e.file_offset;
+            if o >= last.saturating_add(bytes.max(1)) && o < end.min(seg.frames_end()) {
+                cuts.push(o);
+                last = o;
+            }
+        }
+    }
+    let begins = std::iter::once(start).chain(cuts.iter().map(|&c| Some(c)));
+    let ends = cuts.iter().copied().chain(std::iter::once(end));
+    begins.zip(ends).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parts_are_cut_at_index_entries_far_enough_apart() {
+        let d = tempfile::tempdir().unwrap();
+        let cfg = crate::tape::TapeWriterConfig {
+            created_ns: Some(1),
+            ..crate::tape::TapeWriterConfig::default()
+        };
+        let mut w = crate::tape::TapeWriter::create(d.path(), cfg).unwrap();
+        for i in 0..20_000 {
+            w.append(&crate::synth::mixed_event(3, i).as_event())
+                .unwrap();
+        }
+        let seg = w.close().unwrap().remove(0);
+        let bytes = std::fs::read(d.path().join(&seg.name)).unwrap();
+        let s = Segment::parse(&bytes).unwrap();
+        let entries: Vec<u64> = s
+            .index_unproven()
+            .unwrap()
+            .unwrap()
+            .iter()
+            .map(|e| e.file_offset)
+            .collect();
+        let p = parts(&s, None, u64::MAX, 100_000);
+        assert!(p.len() > 3, "{p:?}");
+        assert_eq!(p[0].0, None);
+        assert_eq!(p.last().unwrap().1, u64::MAX);
+        for w in p.windows(2) {
+            let cut = w[1].0.unwrap();
+            assert_eq!(w[0].1, cut);
+            assert!(entries.contains(&cut));
+            assert!(cut - w[0].0.unwrap_or(64) >= 100_000);
+        }
+        // A range smaller than a part is one part.
+        let (a, b) = (entries[1], entries[3]);
+        assert_eq!(parts(&s, Some(a), b, 1 << 30), vec![(Some(a), b)]);
+    }
+}
