@@ -4,13 +4,12 @@
 //! entry that is no boundary.
 
 use super::runtime::state;
+use super::tests::{put, upload_files, write_events};
 use crate::tape::read::ranges::TEST_LARGEST_PART;
 use crate::tape::read::source::SegmentFile;
 use crate::tape::read::{Fragment, Order, Request, Session, Want};
 use crate::tape::{OpenOptions, Tape, TapeError};
 use object_store::memory::InMemory;
-use object_store::path::Path as Key;
-use object_store::{ObjectStoreExt, PutPayload};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -21,53 +20,24 @@ const PART: u64 = 16 << 10;
 
 /// A tape of one segment of 40 000 mixed events at `dir`.
 fn write_tape(dir: &Path, lz4: bool) {
-    let cfg = crate::tape::TapeWriterConfig {
-        created_ns: Some(1),
-        segment: floxlog_core::WriterConfig {
-            compression: if lz4 {
-                floxlog_core::Compression::Lz4
-            } else {
-                floxlog_core::Compression::None
-            },
-            // Entries a few frames apart: parts of a few KiB.
-            index_interval: 64,
-            ..floxlog_core::WriterConfig::default()
+    let segment = floxlog_core::WriterConfig {
+        compression: if lz4 {
+            floxlog_core::Compression::Lz4
+        } else {
+            floxlog_core::Compression::None
         },
-        ..crate::tape::TapeWriterConfig::default()
+        // Entries a few frames apart: parts of a few KiB.
+        index_interval: 64,
+        ..floxlog_core::WriterConfig::default()
     };
-    let mut w = crate::tape::TapeWriter::create(dir, cfg).unwrap();
-    for i in 0..40_000 {
-        w.append(&crate::synth::mixed_event(11, i).as_event())
-            .unwrap();
-    }
-    w.close().unwrap();
-}
-
-fn put(store: &InMemory, k: &str, b: &[u8]) {
-    let st = state().unwrap();
-    st.block_on(store.put(&Key::from(k), PutPayload::from(b.to_vec())))
-        .unwrap();
+    write_events(dir, segment, u64::MAX, 40_000, 11);
 }
 
 /// `dir`'s files under `bucket/t/` of a new in-memory store; the URL of
 /// the tape and the (local) path of its one segment.
 fn upload(dir: &Path, bucket: &str) -> (Arc<InMemory>, PathBuf, PathBuf) {
     let store = Arc::new(InMemory::new());
-    let mut seg = None;
-    for f in std::fs::read_dir(dir).unwrap() {
-        let f = f.unwrap();
-        let name = f.file_name().to_string_lossy().into_owned();
-        if f.file_type().unwrap().is_file() && !name.starts_with('.') {
-            put(
-                &store,
-                &format!("t/{name}"),
-                &std::fs::read(f.path()).unwrap(),
-            );
-            if name.ends_with(".floxlog") {
-                seg = Some(f.path());
-            }
-        }
-    }
+    let (_, seg) = upload_files(&store, dir, "t/");
     state().unwrap().set_store(bucket, store.clone());
     (
         store,

@@ -12,7 +12,7 @@ use object_store::{ObjectStoreExt, PutPayload};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-fn put(store: &InMemory, k: &str, b: &[u8]) {
+pub(super) fn put(store: &InMemory, k: &str, b: &[u8]) {
     let st = state().unwrap();
     st.block_on(store.put(&Key::from(k), PutPayload::from(b.to_vec())))
         .unwrap();
@@ -186,21 +186,56 @@ fn events(inputs: &[PathBuf]) -> (Vec<String>, Vec<String>) {
 
 /// A multi-segment LZ4 tape at `dir`.
 fn write_tape(dir: &Path) {
+    let lz4 = floxlog_core::WriterConfig {
+        compression: floxlog_core::Compression::Lz4,
+        ..floxlog_core::WriterConfig::default()
+    };
+    write_events(dir, lz4, 40_000, 5_000, 7);
+}
+
+/// A tape at `dir` of `n` mixed events (seed `seed`) in segments written
+/// with `segment`, of up to `max_segment_bytes`.
+pub(super) fn write_events(
+    dir: &Path,
+    segment: floxlog_core::WriterConfig,
+    max_segment_bytes: u64,
+    n: u64,
+    seed: u64,
+) {
     let cfg = crate::tape::TapeWriterConfig {
         created_ns: Some(1),
-        max_segment_bytes: 40_000,
-        segment: floxlog_core::WriterConfig {
-            compression: floxlog_core::Compression::Lz4,
-            ..floxlog_core::WriterConfig::default()
-        },
+        max_segment_bytes,
+        segment,
         ..crate::tape::TapeWriterConfig::default()
     };
     let mut w = crate::tape::TapeWriter::create(dir, cfg).unwrap();
-    for i in 0..5_000 {
-        w.append(&crate::synth::mixed_event(7, i).as_event())
+    for i in 0..n {
+        w.append(&crate::synth::mixed_event(seed, i).as_event())
             .unwrap();
     }
     w.close().unwrap();
+}
+
+/// The files of tape directory `dir` put under `prefix` in `store`: how
+/// many, and the path of the last segment file.
+pub(super) fn upload_files(store: &InMemory, dir: &Path, prefix: &str) -> (usize, Option<PathBuf>) {
+    let (mut n, mut seg) = (0, None);
+    for f in std::fs::read_dir(dir).unwrap() {
+        let f = f.unwrap();
+        let name = f.file_name().to_string_lossy().into_owned();
+        if f.file_type().unwrap().is_file() && !name.starts_with('.') {
+            put(
+                store,
+                &format!("{prefix}{name}"),
+                &std::fs::read(f.path()).unwrap(),
+            );
+            n += 1;
+            if name.ends_with(".floxlog") {
+                seg = Some(f.path());
+            }
+        }
+    }
+    (n, seg)
 }
 
 #[test]
@@ -209,19 +244,7 @@ fn a_tape_under_a_prefix_reads_as_its_directory() {
     let dir = d.path().join("tape");
     write_tape(&dir);
     let store = Arc::new(InMemory::new());
-    let mut n = 0;
-    for f in std::fs::read_dir(&dir).unwrap() {
-        let f = f.unwrap();
-        let name = f.file_name().to_string_lossy().into_owned();
-        if f.file_type().unwrap().is_file() && !name.starts_with('.') {
-            put(
-                &store,
-                &format!("t/{name}"),
-                &std::fs::read(f.path()).unwrap(),
-            );
-            n += 1;
-        }
-    }
+    let (n, _) = upload_files(&store, &dir, "t/");
     assert!(n >= 2, "{n} files");
     state().unwrap().set_store("memtape", store.clone());
     let local = events(std::slice::from_ref(&dir));
