@@ -9,7 +9,7 @@ use crate::read::{convert, list_tape, ReadArgs};
 use crate::stream::{ArrowStream, Outcome, Source};
 use crate::wait::interruptible;
 use arrow_array::RecordBatch;
-use floxlog::tape::read::{Session, Want};
+use floxlog::tape::read::Session;
 use floxlog::tape::{ReadOutcome, Tape, TapeError};
 use floxlog_arrow::{read_piece, ReadSpec, RecordType, Symbols};
 use pyo3::prelude::*;
@@ -56,7 +56,7 @@ fn list_pieces(path: &PathBuf, a: &ReadArgs, range_bytes: u64) -> Result<Listing
         warnings, errors, ..
     } = Outcome::listing(&tape.findings);
     // Objects on object storage: their headers and index trailers only.
-    let session = Session::open_wanting(tape, spec.request(), Want::Cuts);
+    let session = Session::open_fragments(tape, spec.request());
     let rows = session
         .fragments(range_bytes)
         .into_iter()
@@ -125,7 +125,7 @@ fn read_one(
     tape.findings.clear();
     // An object on object storage: its header and index trailer, then the
     // fragment's frames fetched part by part as they are read.
-    let session = Session::open_wanting(tape, spec.request(), Want::Cuts);
+    let session = Session::open_fragments(tape, spec.request());
     let mut outcome = Outcome::default();
     let mut piece = PieceOut {
         schema: c.schema(&rt.schema()),

@@ -37,7 +37,6 @@ pub use outcome::{Kept, ReadOutcome};
 pub use problem::Problem;
 pub use ranges::ColumnSink;
 pub use session::{Events, Fragment, Piece, Request, Session};
-pub use source::Want;
 
 /// The engine under the session, named for the workspace's own tests,
 /// fuzz targets and examples, which check it directly (the merge against

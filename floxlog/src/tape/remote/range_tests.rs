@@ -7,7 +7,8 @@ use super::runtime::state;
 use super::tests::{put, upload_files, write_events};
 use crate::tape::read::ranges::TEST_LARGEST_PART;
 use crate::tape::read::source::SegmentFile;
-use crate::tape::read::{Fragment, Order, Request, Session, Want};
+use crate::tape::read::source::Want;
+use crate::tape::read::{Fragment, Order, Request, Session};
 use crate::tape::{OpenOptions, Tape, TapeError};
 use object_store::memory::InMemory;
 use std::path::{Path, PathBuf};
@@ -70,7 +71,7 @@ fn whole(path: &Path) -> (Vec<String>, Vec<String>) {
 /// The fragments of the one-segment tape at `url`, as a dataset lists them.
 fn fragments(url: &Path) -> Vec<Fragment> {
     let tape = Tape::open(&[url.to_path_buf()], OpenOptions::default()).unwrap();
-    Session::open_wanting(tape, request(), Want::Cuts).fragments(RANGE)
+    Session::open_fragments(tape, request()).fragments(RANGE)
 }
 
 /// What a dataset's read of fragment `f` gives: its events, its
@@ -78,7 +79,7 @@ fn fragments(url: &Path) -> Vec<Fragment> {
 fn read(url: &Path, f: &Fragment) -> (Vec<String>, Vec<String>, Option<TapeError>) {
     crate::tape::read::ranges::TEST_STREAM_BYTES.with(|b| b.set(Some(PART)));
     let tape = Tape::open(&[url.to_path_buf()], OpenOptions::default()).unwrap();
-    let s = Session::open_wanting(tape, request(), Want::Cuts);
+    let s = Session::open_fragments(tape, request());
     let r = s
         .read_fragment(RANGE, f.start, f.end, &mut |p| {
             let mut v = Vec::new();

@@ -1,5 +1,5 @@
 //! A range of a segment object read by range (listed with
-//! [`Want::Cuts`](crate::tape::read::Want): header and index trailer held,
+//! `Want::Cuts` (`Session::open_fragments`): header and index trailer held,
 //! no frames): its frames fetched in parts of about [`STREAM_BYTES`], each
 //! read and dropped before the next is fetched, so a fragment's read holds
 //! one part, not the fragment.

@@ -97,15 +97,16 @@ pub struct Session {
 impl Session {
     /// Maps every segment of `tape` for `request`.
     pub fn open(tape: Tape, request: Request) -> Session {
-        Session::open_wanting(tape, request, Want::Whole)
+        Session::from_opened(OpenedTape::open(tape), request)
     }
 
-    /// [`Session::open`]; segment objects on object storage fetched as
-    /// `want` says: [`Want::Cuts`] to list a dataset's fragments and read
-    /// them, their frames fetched part by part (local files are mapped
-    /// whole).
-    pub fn open_wanting(tape: Tape, request: Request, want: Want) -> Session {
-        Session::from_opened(OpenedTape::open_wanting(tape, want), request)
+    /// [`Session::open`] for a dataset's fragments ([`Session::fragments`],
+    /// [`Session::read_fragment`]): a segment object on object storage is
+    /// fetched by range, its header and index trailer when opened, then
+    /// the frames a fragment reads part by part as it reads them (a local
+    /// file is mapped as by [`Session::open`]).
+    pub fn open_fragments(tape: Tape, request: Request) -> Session {
+        Session::from_opened(OpenedTape::open_wanting(tape, Want::Cuts), request)
     }
 
     /// A session over a tape already mapped (the workspace's tests map a
