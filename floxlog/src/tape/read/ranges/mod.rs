@@ -468,10 +468,12 @@ impl<'a> Split<'a> {
                     "range not fetched from the object",
                 ));
             }
-            // The codec sees no byte past the range: a block that runs
-            // over a cut taken on trust ends the read as data cut short
-            // (see `Split::unproven`), never on bytes not fetched.
-            seg = seg.frames_until(end);
+            // The codec sees no byte past the bytes fetched: a block that
+            // runs over a cut taken on trust ends the read as data cut
+            // short (see `Split::unproven`), never on bytes not fetched.
+            if have_end < seg.frames_end() {
+                seg = seg.frames_until(end);
+            }
         }
         let mut r = match c.start {
             None => {

@@ -9,7 +9,7 @@
 //! next (see `Split::unproven`). A read that needs an index seek or checks
 //! the Sorted flag fetches its range as one part (both look across parts).
 
-use super::{ColumnSink, Proof, Range, RangeEnd, RangeRead, Split};
+use super::{ColumnSink, Input, Proof, Range, RangeEnd, RangeRead, Split};
 use crate::tape::error::TapeError;
 use crate::tape::read::shortfall::SegmentCheck;
 use crate::tape::read::source::SegmentFile;
@@ -70,10 +70,15 @@ impl<'a> Split<'a> {
                 TEST_LARGEST_PART.with(|c| c.set(c.get().max(e - s)));
             }
             let part = Split::one_range(&file, input.segment, input.check, &self.cfg, start, end)?;
-            let r = part.read(0, sink)?;
+            let mut r = part.read(0, sink)?;
             // A part's end taken on trust and not proven: the index lies.
             if let Some(e) = part.unproven(0, &r) {
                 return Err(e);
+            }
+            if let RangeEnd::Failed(e, _) = r.end {
+                if let Some(judged) = input.judged_to_the_end(&e, start, end, &self.cfg)? {
+                    r = judged;
+                }
             }
             let before = out.events;
             out.events += r.events;
@@ -126,6 +131,33 @@ impl<'a> Split<'a> {
             on_trust: end != u64::MAX,
         }];
         Ok(s)
+    }
+}
+
+impl Input<'_> {
+    /// The read of part `[start, end)` again, to judge the error `e` it
+    /// ended on as a read that sees every frame byte does, when its
+    /// judgement looks past the part: an uncompressed segment's frames
+    /// ending in zeros to the end of the data (a journal's zero tail) are
+    /// zeros to the end of the part only. `None`: `e` stands. The events
+    /// before `e` are the same bytes either way, so a sink has them once.
+    fn judged_to_the_end(
+        &self,
+        e: &floxlog_core::Error,
+        start: Option<u64>,
+        end: u64,
+        cfg: &Request,
+    ) -> Result<Option<RangeRead>, TapeError> {
+        if e.what != floxlog_core::reader::ZERO_TAIL || end >= self.seg.frames_end() {
+            return Ok(None);
+        }
+        let first = SegmentHeader::LEN as u64;
+        let file = self.file.with_frames(start.unwrap_or(first), u64::MAX)?;
+        // Not limited to the part either (a limit ends the data there as
+        // the part's end did): the read stops at `e`'s frame all the same.
+        let part = Split::one_range(&file, self.segment, self.check, cfg, start, u64::MAX)?;
+        let r = part.read(0, &mut |_: &floxlog_core::Event<'_>, _: u64| Ok(()))?;
+        Ok(Some(r))
     }
 }
 
