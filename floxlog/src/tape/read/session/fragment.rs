@@ -127,13 +127,9 @@ impl Session {
         let mut reads = Vec::new();
         for &k in &wanted {
             let piece = Piece::new(&split, k);
+            // A cut taken on trust that the read did not prove fails the
+            // read itself (`Split::unproven`, checked as each part is read).
             match work(&piece) {
-                // A cut taken on trust that the read did not prove: what
-                // was read is no fragment of the segment.
-                Ok(_) if split.unproven(k, &piece.read.get()).is_some() => {
-                    fatal = split.unproven(k, &piece.read.get());
-                    break;
-                }
                 Ok(t) => reads.push((k, piece.read.get(), t)),
                 Err(e) => {
                     fatal = Some(e);
@@ -164,7 +160,9 @@ impl Session {
         if first > 0 {
             for k in replay_from..first {
                 let read = split.read(k, &mut |_: &Event<'_>, _: u64| Ok(()));
-                // Only a fetch fails a read that keeps nothing.
+                // Only a fetch fails a read that keeps nothing, or a cut
+                // before this fragment that is not the segment's (so
+                // neither is the fragment).
                 let r = match read {
                     Ok(r) => r,
                     Err(e) => {
@@ -176,16 +174,6 @@ impl Session {
                         })
                     }
                 };
-                // The cuts before this fragment are not the segment's: so
-                // neither is the fragment.
-                if let Some(e) = split.unproven(k, &r) {
-                    return Ok(FragmentRead {
-                        kept: Vec::new(),
-                        problems,
-                        fatal: Some(e),
-                        ends_segment: true,
-                    });
-                }
                 let _ = split.settle_next(&mut st, k, &r);
             }
         }
