@@ -22,7 +22,8 @@
 //! while it is open. A whole read opens every segment of a tape before
 //! reading (a time-ordered merge reads them all at once), so it holds the
 //! bytes of the objects it reads; `verify` on one thread holds one at a
-//! time; a dataset's fragment holds one part of its frames at a time.
+//! time; a dataset's fragment holds two parts of its frames at most (one read,
+//! the next fetched).
 //!
 //! Writing: [`upload_dir`] puts a finished local directory (an export's
 //! dataset) under a prefix, object by object (stores have no rename; see

@@ -5,7 +5,7 @@
 
 use super::runtime::state;
 use super::tests::{put, upload_files, write_events};
-use crate::tape::read::ranges::TEST_LARGEST_PART;
+use crate::tape::read::ranges::{TEST_LARGEST_PART, TEST_PARTS};
 use crate::tape::read::source::SegmentFile;
 use crate::tape::read::source::Want;
 use crate::tape::read::{Fragment, Order, Request, Session};
@@ -77,9 +77,18 @@ fn fragments(url: &Path) -> Vec<Fragment> {
 /// What a dataset's read of fragment `f` gives: its events, its
 /// problems' texts and its error.
 fn read(url: &Path, f: &Fragment) -> (Vec<String>, Vec<String>, Option<TapeError>) {
+    read_with(url, f, request())
+}
+
+/// [`read`] with request `req`.
+fn read_with(
+    url: &Path,
+    f: &Fragment,
+    req: Request,
+) -> (Vec<String>, Vec<String>, Option<TapeError>) {
     crate::tape::read::ranges::TEST_STREAM_BYTES.with(|b| b.set(Some(PART)));
     let tape = Tape::open(&[url.to_path_buf()], OpenOptions::default()).unwrap();
-    let s = Session::open_fragments(tape, request());
+    let s = Session::open_fragments(tape, req);
     let r = s
         .read_fragment(RANGE, f.start, f.end, &mut |p| {
             let mut v = Vec::new();
@@ -120,16 +129,23 @@ fn fragments_fetch_their_own_bytes_and_read_what_a_whole_read_reads() {
         assert!(frags.len() >= 4, "lz4 {lz4}: {} fragments", frags.len());
         let seg_url = url.join(local_seg.file_name().unwrap());
         let size = std::fs::metadata(&local_seg).unwrap().len();
-        let mut all = Vec::new();
+        let (mut all, mut most) = (Vec::new(), 0);
         let gap = max_index_gap(&local_seg);
         // Uncompressed: entries a few frames apart, so parts of 16 KiB.
         assert!(lz4 || gap < PART / 2, "{gap}");
         for f in &frags {
             TEST_LARGEST_PART.with(|c| c.set(0));
+            TEST_PARTS.with(|c| c.set((0, 0)));
             let (v, errs, fatal) = read(&url, f);
             assert!(errs.is_empty() && fatal.is_none(), "{errs:?} {fatal:?}");
+            // Every part after the first fetched while the one before was
+            // read, and none fetched that was not read.
+            let (parts, ahead) = TEST_PARTS.with(|c| c.get());
+            assert!(parts >= 1, "{parts} parts");
+            assert_eq!(ahead, parts - 1, "lz4 {lz4}");
+            most = most.max(parts);
             all.extend(v);
-            // Held one part at a time: a part is one index entry's spacing
+            // Parts of the part size: a part is one index entry's spacing
             // (an LZ4 block, or a run of frames) past the part size at most.
             let largest = TEST_LARGEST_PART.with(|c| c.get());
             assert!(0 < largest && largest <= PART + gap, "{largest} {gap}");
@@ -144,6 +160,7 @@ fn fragments_fetch_their_own_bytes_and_read_what_a_whole_read_reads() {
                 assert!(end - start < size / 2, "{start}..{end} of {size}");
             }
         }
+        assert!(most >= 3, "lz4 {lz4}: at most {most} parts a fragment");
         let local = whole(d.path());
         assert!(local.0.len() == 40_000 && local.1.is_empty());
         assert_eq!(all, local.0, "lz4 {lz4}");
@@ -220,4 +237,32 @@ fn an_index_entry_that_is_no_boundary_fails_the_fragment_before_it() {
         v.is_empty() && (fatal.is_some() || !errs.is_empty()),
         "{errs:?}"
     );
+}
+
+#[test]
+fn a_read_that_may_stop_early_fetches_no_part_ahead() {
+    let d = tempfile::tempdir().unwrap();
+    write_tape(d.path(), false);
+    let (_, url, _) = upload(d.path(), "ranges-to");
+    let frags = fragments(&url);
+    let to = Request {
+        filter: crate::tape::read::Filter {
+            to: Some(i64::MAX),
+            ..Default::default()
+        },
+        ..request()
+    };
+    let (mut all, mut bounded, mut most) = (Vec::new(), Vec::new(), 0);
+    for f in &frags {
+        all.extend(read(&url, f).0);
+        TEST_PARTS.with(|c| c.set((0, 0)));
+        let (v, errs, fatal) = read_with(&url, f, to.clone());
+        assert!(errs.is_empty() && fatal.is_none(), "{errs:?} {fatal:?}");
+        bounded.extend(v);
+        let (parts, ahead) = TEST_PARTS.with(|c| c.get());
+        assert!(parts >= 1 && ahead == 0, "{parts} parts, {ahead} ahead");
+        most = most.max(parts);
+    }
+    assert!(most >= 3, "at most {most} parts a fragment");
+    assert_eq!(bounded, all);
 }

@@ -14,7 +14,7 @@ mod settle;
 mod stream;
 
 #[cfg(test)]
-pub use stream::{TEST_LARGEST_PART, TEST_STREAM_BYTES};
+pub use stream::{TEST_LARGEST_PART, TEST_PARTS, TEST_STREAM_BYTES};
 
 pub use settle::Settle;
 

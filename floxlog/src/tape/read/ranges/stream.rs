@@ -1,8 +1,10 @@
 //! A range of a segment object read by range (listed with
 //! `Want::Cuts` (`Session::open_fragments`): header and index trailer held,
-//! no frames): its frames fetched in parts of about [`STREAM_BYTES`], each
-//! read and dropped before the next is fetched, so a fragment's read holds
-//! one part, not the fragment.
+//! no frames): its frames fetched in parts of about [`STREAM_BYTES`], the
+//! next part fetched while one is read, each dropped once read, so a
+//! fragment's read holds two parts, not the fragment. A read that may stop
+//! before its range ends (a `to` bound) fetches a part only when it gets
+//! there: nothing is fetched that it would not read.
 //!
 //! Parts are cut at index entries, taken on trust as the fragments' cuts
 //! are, and proven the same way: the read of a part must end exactly at the
@@ -27,6 +29,8 @@ thread_local! {
     pub static TEST_STREAM_BYTES: std::cell::Cell<Option<u64>> = const { std::cell::Cell::new(None) };
     /// The largest part this thread's reads fetched, in bytes.
     pub static TEST_LARGEST_PART: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    /// Parts this thread's reads read, and fetched ahead of being read.
+    pub static TEST_PARTS: std::cell::Cell<(u64, u64)> = const { std::cell::Cell::new((0, 0)) };
 }
 
 fn stream_bytes() -> u64 {
@@ -58,50 +62,92 @@ impl<'a> Split<'a> {
         } else {
             parts(&input.seg, c.start, c.end, stream_bytes())
         };
-        let mut out = RangeRead {
-            raw_last: i64::MIN,
-            ..RangeRead::default()
-        };
         let first = SegmentHeader::LEN as u64;
-        for (start, end) in parts {
-            let file = input.file.with_frames(start.unwrap_or(first), end)?;
-            #[cfg(test)]
-            if let Some((s, e)) = file.fetched_frames() {
-                TEST_LARGEST_PART.with(|c| c.set(c.get().max(e - s)));
-            }
-            let part = Split::one_range(&file, input.segment, input.check, &self.cfg, start, end)?;
-            let mut r = part.read(0, sink)?;
-            // A part's end taken on trust and not proven: the index lies.
-            if let Some(e) = part.unproven(0, &r) {
-                return Err(e);
-            }
-            if let RangeEnd::Failed(e, _) = r.end {
-                if let Some(judged) = input.judged_to_the_end(&e, start, end, &self.cfg)? {
-                    r = judged;
+        let fetch = |&(start, end): &(Option<u64>, u64)| {
+            input.file.with_frames(start.unwrap_or(first), end)
+        };
+        // The next part's fetch overlaps this part's decoding; a prefetched
+        // part the read stops before is dropped unread, its error unseen.
+        let ahead = self.cfg.filter.to.is_none() && parts.len() > 1;
+        std::thread::scope(|sc| {
+            let mut next = None;
+            let mut out = RangeRead {
+                raw_last: i64::MIN,
+                ..RangeRead::default()
+            };
+            let mut each = || -> Result<(), TapeError> {
+                for (i, p) in parts.iter().enumerate() {
+                    let file = match next.take() {
+                        Some(h) => joined(h)?,
+                        None => fetch(p)?,
+                    };
+                    if let Some(q) = parts.get(i + 1).filter(|_| ahead) {
+                        next = Some(sc.spawn(move || fetch(q)));
+                        #[cfg(test)]
+                        TEST_PARTS.with(|c| c.set((c.get().0, c.get().1 + 1)));
+                    }
+                    if self.read_part(input, *p, &file, sink, &mut out)? {
+                        break;
+                    }
                 }
+                Ok(())
+            };
+            let r = each();
+            // A part fetched for a read that ended before it: waited for,
+            // and dropped with whatever its fetch met.
+            if let Some(h) = next {
+                let _ = h.join();
             }
-            let before = out.events;
-            out.events += r.events;
-            out.track.then(&r.track);
-            out.reached = r.reached;
-            out.raw_first = out.raw_first.or(r.raw_first);
-            if r.raw_first.is_some() {
-                out.raw_last = r.raw_last;
-            }
-            match r.end {
-                RangeEnd::Done => {}
-                RangeEnd::Stopped => {
-                    out.end = RangeEnd::Stopped;
-                    break;
-                }
-                // Counted from the range's start, as one read counts.
-                RangeEnd::Failed(e, n) => {
-                    out.end = RangeEnd::Failed(e, before + n);
-                    break;
-                }
+            r.map(|()| out)
+        })
+    }
+
+    /// Reads one part `p` of `input`, fetched as `file`, into `sink` and
+    /// `out`; whether the read ends there (stopped or failed).
+    fn read_part<K: ColumnSink + ?Sized>(
+        &self,
+        input: &Input<'_>,
+        (start, end): (Option<u64>, u64),
+        file: &SegmentFile,
+        sink: &mut K,
+        out: &mut RangeRead,
+    ) -> Result<bool, TapeError> {
+        #[cfg(test)]
+        if let Some((s, e)) = file.fetched_frames() {
+            TEST_LARGEST_PART.with(|c| c.set(c.get().max(e - s)));
+            TEST_PARTS.with(|c| c.set((c.get().0 + 1, c.get().1)));
+        }
+        let part = Split::one_range(file, input.segment, input.check, &self.cfg, start, end)?;
+        let mut r = part.read(0, sink)?;
+        // A part's end taken on trust and not proven: the index lies.
+        if let Some(e) = part.unproven(0, &r) {
+            return Err(e);
+        }
+        if let RangeEnd::Failed(e, _) = r.end {
+            if let Some(judged) = input.judged_to_the_end(&e, start, end, &self.cfg)? {
+                r = judged;
             }
         }
-        Ok(out)
+        let before = out.events;
+        out.events += r.events;
+        out.track.then(&r.track);
+        out.reached = r.reached;
+        out.raw_first = out.raw_first.or(r.raw_first);
+        if r.raw_first.is_some() {
+            out.raw_last = r.raw_last;
+        }
+        match r.end {
+            RangeEnd::Done => Ok(false),
+            RangeEnd::Stopped => {
+                out.end = RangeEnd::Stopped;
+                Ok(true)
+            }
+            // Counted from the range's start, as one read counts.
+            RangeEnd::Failed(e, n) => {
+                out.end = RangeEnd::Failed(e, before + n);
+                Ok(true)
+            }
+        }
     }
 
     /// A split of `file` that is the one range `[start, end)` of segment
@@ -132,6 +178,13 @@ impl<'a> Split<'a> {
         }];
         Ok(s)
     }
+}
+
+/// The part a prefetching thread fetched (a panic there is this thread's).
+fn joined(
+    h: std::thread::ScopedJoinHandle<'_, Result<SegmentFile, TapeError>>,
+) -> Result<SegmentFile, TapeError> {
+    h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
 }
 
 impl Input<'_> {
